@@ -1,0 +1,29 @@
+# CUDA detection. AUTO compiles the CUDA parts when nvcc is found and silently stays CPU-only
+# otherwise; ON fails with a clear message; OFF never looks. A CPU-only build never needs nvcc.
+set(DT_WITH_CUDA OFF)
+if(NOT DT_ENABLE_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    # nvcc is often installed outside PATH; its conventional location is /usr/local/cuda.
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      # No GPU on the build machines, so "native" cannot be used: one portable real arch plus
+      # PTX keeps compile time short. Override with -DCMAKE_CUDA_ARCHITECTURES=... for a device.
+      set(CMAKE_CUDA_ARCHITECTURES 80)
+    endif()
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    set(DT_WITH_CUDA ON)
+    message(STATUS "detrain: CUDA backend ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, arch ${CMAKE_CUDA_ARCHITECTURES})")
+  elseif(DT_ENABLE_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "DT_ENABLE_CUDA=ON but no CUDA compiler was found. Install the CUDA "
+                        "toolkit or set CMAKE_CUDA_COMPILER, or configure with -DDT_ENABLE_CUDA=OFF.")
+  else()
+    message(STATUS "detrain: CUDA backend OFF (no nvcc found)")
+  endif()
+endif()

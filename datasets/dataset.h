@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// In-memory image classification data sets: uint8 pixels in (N, C, H, W) order plus labels.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dt {
+
+struct Dataset {
+    std::string name;  // "fashion-mnist/train", ...
+    int64_t size = 0;
+    int channels = 1, height = 28, width = 28;
+    int num_classes = 10;
+    std::vector<uint8_t> pixels;  // size * channels * height * width, NCHW
+    std::vector<int32_t> labels;  // size, each in [0, num_classes)
+    std::vector<std::string> class_names;
+
+    int64_t sample_pixels() const { return int64_t{channels} * height * width; }
+    /// Keeps the first n examples (n <= size).
+    void truncate(int64_t n);
+};
+
+struct DatasetSplits {
+    Dataset train;
+    Dataset test;
+};
+
+/// Names accepted by load_dataset: fashion-mnist, mnist, cifar10, cifar100.
+const std::vector<std::string>& dataset_names();
+/// Where a data set lives when --data-dir is not given (Debian package install locations).
+std::string default_data_dir(const std::string& name);
+/// Loads both splits; throws IoError naming the file and the fault.
+DatasetSplits load_dataset(const std::string& name, const std::string& dir);
+
+}  // namespace dt

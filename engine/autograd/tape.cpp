@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+#include "engine/autograd/tape.h"
+
+namespace dt::autograd {
+
+namespace {
+
+struct Tape {
+    std::vector<std::shared_ptr<Node>> nodes;
+    uint64_t next_seq = 0;
+};
+
+thread_local Tape t_tape;
+thread_local bool t_grad_enabled = true;
+
+// Adds a gradient contribution to `slot` by the documented rule.
+void add_into(std::shared_ptr<TensorImpl>& slot, const Tensor& g, const Tensor& owner,
+              const std::string& op) {
+    DT_CHECK_SHAPE(g.shape() == owner.shape(), "backward of ", op, " produced a gradient ",
+                   g.str(), " for an input of shape ", owner.str(),
+                   " (hint: a bug in that op's backward rule)");
+    if (!slot) {
+        slot = g.impl_ptr();
+    } else {
+        slot = accumulate(Tensor(slot), g).impl_ptr();
+    }
+}
+
+}  // namespace
+
+bool grad_enabled() { return t_grad_enabled; }
+
+NoGradGuard::NoGradGuard() : previous_(t_grad_enabled) { t_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { t_grad_enabled = previous_; }
+
+bool needs_grad(const std::vector<Tensor>& inputs) {
+    if (!t_grad_enabled) return false;
+    for (const Tensor& t : inputs) {
+        if (t.defined() && t.requires_grad()) return true;
+    }
+    return false;
+}
+
+void record(Tensor& out, const std::string& name, std::vector<Tensor> inputs, BackwardFn fn) {
+    auto node = std::make_shared<Node>();
+    node->seq = t_tape.next_seq++;
+    node->name = name;
+    node->inputs = std::move(inputs);
+    node->backward = std::move(fn);
+    out.impl().requires_grad = true;
+    out.impl().grad_fn = node;
+    t_tape.nodes.push_back(std::move(node));
+}
+
+Tensor accumulate(const Tensor& acc, const Tensor& g) {
+    Tensor out = Tensor::empty(acc.shape());
+    const float* a = acc.f32();
+    const float* b = g.f32();
+    float* o = out.f32();
+    // ORDER: one add per element, acc on the left; no reduction happens here.
+    for (int64_t i = 0, n = acc.numel(); i < n; ++i) o[i] = a[i] + b[i];
+    return out;
+}
+
+void backward(const Tensor& loss) {
+    DT_CHECK(loss.numel() == 1, "backward() needs a one-element loss, got ", loss.str());
+    DT_CHECK(loss.requires_grad(), "backward(): the loss does not depend on any tensor that "
+             "requires a gradient (hint: set_requires_grad(true) on the parameters, and do not "
+             "compute the loss under a NoGradGuard)");
+    Tensor seed = Tensor::full(loss.shape(), 1.0f);
+    if (loss.is_leaf()) {
+        add_into(loss.impl().grad, seed, loss, "backward");
+        return;
+    }
+    loss.impl().grad_fn->grad_out = seed;
+    // Walk a snapshot so the tape can be cleared even if a closure throws.
+    std::vector<std::shared_ptr<Node>> nodes;
+    nodes.swap(t_tape.nodes);
+    t_tape.next_seq = 0;
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+        Node& node = **it;
+        if (!node.grad_out.defined()) continue;  // not on a path to the loss
+        std::vector<Tensor> grads = node.backward(node.grad_out);
+        DT_CHECK(grads.size() == node.inputs.size(), "backward of ", node.name, " returned ",
+                 grads.size(), " gradients for ", node.inputs.size(), " inputs");
+        node.grad_out = Tensor();  // free as soon as it is consumed
+        for (std::size_t i = 0; i < grads.size(); ++i) {
+            const Tensor& in = node.inputs[i];
+            if (!grads[i].defined() || !in.defined() || !in.requires_grad()) continue;
+            if (in.is_leaf()) {
+                add_into(in.impl().grad, grads[i], in, node.name);
+            } else {
+                auto& slot = in.impl().grad_fn->grad_out;
+                std::shared_ptr<TensorImpl> s = slot.impl_ptr();
+                add_into(s, grads[i], in, node.name);
+                slot = Tensor(s);
+            }
+        }
+        node.backward = nullptr;  // release saved tensors early
+        node.inputs.clear();
+    }
+}
+
+std::size_t tape_size() { return t_tape.nodes.size(); }
+
+void clear_tape() {
+    t_tape.nodes.clear();
+    t_tape.next_seq = 0;
+}
+
+}  // namespace dt::autograd

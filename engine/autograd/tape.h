@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+// Reverse-mode autograd over a tape (one per thread).
+//
+// Forward ops append one Node per differentiable result, with a sequence number in creation
+// order. backward(loss) seeds d loss = 1 and walks the tape in *reverse sequence order*; each
+// node's backward closure returns one gradient per input (undefined where none is needed).
+//
+// ORDER of gradient accumulation (for a tensor used by several ops): contributions arrive in
+// reverse sequence order of the consuming nodes, and within one node in input order. The first
+// contribution is stored as is; each later one is added out of place as `acc = acc + g`, element
+// by element (acc on the left). Leaves (parameters) accumulate into .grad() by the same rule,
+// also across several backward() calls until zero_grad().
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/tensor.h"
+
+namespace dt::autograd {
+
+/// Maps the gradient of a node's output to the gradients of its inputs (same order as inputs).
+using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_out)>;
+
+struct Node {
+    uint64_t seq = 0;
+    std::string name;            // op name, for error messages ("conv2d", ...)
+    std::vector<Tensor> inputs;  // the op's differentiable inputs
+    BackwardFn backward;
+    Tensor grad_out;             // accumulated gradient of the node's output
+};
+
+/// True unless a NoGradGuard is alive on this thread.
+bool grad_enabled();
+
+/// Disables recording for its lifetime (evaluation, optimizer updates). Nests.
+class NoGradGuard {
+ public:
+    NoGradGuard();
+    ~NoGradGuard();
+    NoGradGuard(const NoGradGuard&) = delete;
+    NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+    bool previous_;
+};
+
+/// True when recording is on and some input requires a gradient.
+bool needs_grad(const std::vector<Tensor>& inputs);
+
+/// Records `out` as produced by op `name` from `inputs`; marks out.requires_grad. Call only when
+/// needs_grad(inputs) is true. The closure must capture exactly the state backward needs.
+void record(Tensor& out, const std::string& name, std::vector<Tensor> inputs, BackwardFn fn);
+
+/// Runs the reverse pass from a one-element float tensor and then clears this thread's tape.
+void backward(const Tensor& loss);
+
+/// Number of nodes currently on this thread's tape (for tests).
+std::size_t tape_size();
+/// Drops every recorded node (e.g. after an evaluation that recorded by mistake).
+void clear_tape();
+
+/// acc + g elementwise into a new tensor (the accumulation rule above). Shapes must match.
+Tensor accumulate(const Tensor& acc, const Tensor& g);
+
+}  // namespace dt::autograd

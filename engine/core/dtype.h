@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+// Element types (float32 for values, int32/int64 for labels and indices) and devices.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace dt {
+
+enum class DType { kF32, kI32, kI64 };
+enum class Device { kCpu, kCuda };
+
+constexpr std::size_t dtype_size(DType t) { return t == DType::kI64 ? 8 : 4; }
+constexpr const char* dtype_name(DType t) {
+    return t == DType::kF32 ? "float32" : t == DType::kI32 ? "int32" : "int64";
+}
+constexpr const char* device_name(Device d) { return d == Device::kCpu ? "cpu" : "cuda"; }
+
+template <typename T> struct DTypeOf;
+template <> struct DTypeOf<float> { static constexpr DType value = DType::kF32; };
+template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kI32; };
+template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kI64; };
+
+}  // namespace dt

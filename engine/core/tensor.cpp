@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+#include "engine/core/tensor.h"
+
+#include <cstdlib>
+
+#include "engine/autograd/tape.h"
+
+namespace dt {
+
+namespace {
+constexpr std::size_t kAlignment = 64;  // one cache line; every AVX-512 load is aligned
+}
+
+Storage::Storage(std::size_t n, Device dev) : bytes(n), device(dev) {
+    if (dev == Device::kCuda) {
+        throw DeviceError(
+            "tensor on device cuda: detrain has no CUDA tensor storage yet (this build runs on "
+            "the CPU only; hint: use the cpu device)");
+    }
+    std::size_t rounded = (n + kAlignment - 1) / kAlignment * kAlignment;
+    data = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+    if (data == nullptr) throw Error(str("out of memory allocating ", n, " bytes"));
+}
+
+Storage::~Storage() { std::free(data); }
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+    for (int64_t d : shape) {
+        DT_CHECK_SHAPE(d >= 0, "negative extent in shape ", shape_str(shape));
+    }
+    auto impl = std::make_shared<TensorImpl>();
+    impl->shape = shape;
+    impl->dtype = dtype;
+    impl->storage = std::make_shared<Storage>(
+        static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype), device);
+    return Tensor(std::move(impl));
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
+    Tensor t = empty(shape, dtype, device);
+    std::memset(t.impl().storage->data, 0, t.nbytes());
+    return t;
+}
+
+Tensor Tensor::full(const Shape& shape, float value) {
+    Tensor t = empty(shape);
+    t.fill(value);
+    return t;
+}
+
+Tensor Tensor::from_vector(const Shape& shape, const std::vector<float>& values) {
+    DT_CHECK_SHAPE(static_cast<int64_t>(values.size()) == shape_numel(shape), "from_vector: ",
+                   values.size(), " values for shape ", shape_str(shape));
+    Tensor t = empty(shape);
+    if (!values.empty()) std::memcpy(t.f32(), values.data(), values.size() * sizeof(float));
+    return t;
+}
+
+Tensor Tensor::from_vector_i64(const Shape& shape, const std::vector<int64_t>& values) {
+    DT_CHECK_SHAPE(static_cast<int64_t>(values.size()) == shape_numel(shape), "from_vector_i64: ",
+                   values.size(), " values for shape ", shape_str(shape));
+    Tensor t = empty(shape, DType::kI64);
+    if (!values.empty()) std::memcpy(t.data<int64_t>(), values.data(), values.size() * 8);
+    return t;
+}
+
+int64_t Tensor::dim(int i) const {
+    int n = ndim();
+    int k = i < 0 ? i + n : i;
+    DT_CHECK_SHAPE(k >= 0 && k < n, "dim(", i, ") out of range for shape ", shape_str(shape()));
+    return shape()[static_cast<std::size_t>(k)];
+}
+
+std::string Tensor::str() const {
+    if (!defined()) return "undefined";
+    return dt::str(dtype_name(dtype()), shape_str(shape()), " ", device_name(device()));
+}
+
+std::vector<float> Tensor::to_vector() const {
+    const float* p = f32();
+    return std::vector<float>(p, p + numel());
+}
+
+float Tensor::item() const {
+    DT_CHECK_SHAPE(numel() == 1, "item() needs a one-element tensor, got ", str());
+    return f32()[0];
+}
+
+Tensor Tensor::clone() const {
+    Tensor t = empty(shape(), dtype(), device());
+    std::memcpy(t.impl().storage->data, impl().storage->data, nbytes());
+    return t;
+}
+
+Tensor Tensor::view(const Shape& new_shape) const {
+    DT_CHECK_SHAPE(shape_numel(new_shape) == numel(), "view: cannot view ", str(), " as ",
+                   shape_str(new_shape), " (element counts differ)");
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = impl_->storage;
+    impl->shape = new_shape;
+    impl->dtype = impl_->dtype;
+    return Tensor(std::move(impl));
+}
+
+void Tensor::copy_from(const Tensor& src) {
+    DT_CHECK_SHAPE(src.shape() == shape() && src.dtype() == dtype(), "copy_from: source ",
+                   src.str(), " does not match destination ", str());
+    std::memcpy(impl().storage->data, src.impl().storage->data, nbytes());
+}
+
+void Tensor::fill(float value) {
+    float* p = f32();
+    for (int64_t i = 0, n = numel(); i < n; ++i) p[i] = value;
+}
+
+Tensor& Tensor::set_requires_grad(bool on) {
+    DT_CHECK_T(DTypeError, !on || dtype() == DType::kF32,
+               "only float32 tensors can require gradients, got ", str());
+    impl().requires_grad = on;
+    return *this;
+}
+
+void Tensor::backward() const { autograd::backward(*this); }
+
+void Tensor::check_dtype(DType want) const {
+    DT_CHECK_T(DTypeError, impl().dtype == want, "tensor ", str(), " accessed as ",
+               dtype_name(want));
+}
+
+}  // namespace dt

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+#include "engine/core/tensor.h"
+
+namespace dt {
+
+struct Pool2dOptions {
+    int kernel = 2;
+    int stride = 2;
+    int padding = 0;  // max pool: padded cells never win; avg pool: count_include_pad = true
+};
+
+/// Max pooling: x (N, C, H, W) -> (N, C, Ho, Wo). Ties go to the first maximum in row-major
+/// window order. Reduction site: pool.backward (overlapping windows).
+Tensor maxpool2d(const Tensor& x, Pool2dOptions opt = {});
+
+/// Average pooling with the divisor kernel*kernel (padding counts): same shapes as maxpool2d.
+Tensor avgpool2d(const Tensor& x, Pool2dOptions opt = {});
+
+/// Mean over H and W: x (N, C, H, W) -> (N, C).
+Tensor global_avgpool(const Tensor& x);
+
+}  // namespace dt

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// Optimizers update parameters in place from their .grad(), elementwise, in a fixed order.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/tensor.h"
+
+namespace dt {
+
+struct OptimizerConfig {
+    std::string kind = "adam";  // sgd | adam | adamw
+    float momentum = 0.0f;      // sgd
+    bool nesterov = false;      // sgd (needs momentum > 0)
+    float weight_decay = 0.0f;  // sgd/adam: L2 added to the gradient; adamw: decoupled
+    float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;  // adam/adamw
+};
+
+class Optimizer {
+ public:
+    virtual ~Optimizer() = default;
+    /// One update with learning rate lr; parameters without a gradient are skipped.
+    virtual void step(float lr) = 0;
+    /// Drops every parameter's gradient.
+    void zero_grad();
+    /// Named state tensors (momentum buffers, moments, step count) for checkpoints.
+    virtual std::vector<std::pair<std::string, Tensor>> state() = 0;
+
+ protected:
+    explicit Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {}
+    std::vector<Tensor> params_;
+};
+
+/// Throws ValueError for an unknown kind or invalid hyper-parameters.
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg, std::vector<Tensor> params);
+
+}  // namespace dt

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// The `tree` reduction recipe: partial sums ("leaves") combined by one fixed pairwise tree.
+//
+// ORDER: for n leaves p[0..n) the tree is left-complete:
+//   T(p[l..h)) = p[l]                                  if h - l == 1
+//              = T(p[l..l+s)) + T(p[l+s..h))          s = largest power of two < h - l
+// e.g. n=3: (p0+p1)+p2, n=4: (p0+p1)+(p2+p3), n=5: ((p0+p1)+(p2+p3))+p4,
+//      n=7: ((p0+p1)+(p2+p3)) + ((p4+p5)+p6).
+// It is evaluated as a binary counter: leaf c (0-based) is written to slot popcount(c); then, for
+// each trailing one bit of c, slot[d-1] = slot[d-1] + slot[d] (left operand first) and d -= 1. At
+// the end the popcount(n) remaining slots are folded right to left: slot[d-1] = slot[d-1] + slot[d].
+// This yields exactly T above and needs only floor(log2 n) + 2 slots, so leaves can be produced
+// one at a time (or in waves) without storing all of them. The shape depends on n alone, never on
+// thread count or launch geometry, which is why results do not depend on them.
+//
+// Which leaves a kernel uses is part of its recipe (kernels/README.md): for reductions across the
+// samples of a batch, one leaf per sample, summed in index order inside the sample.
+#pragma once
+#include "kernels/common/hd.h"
+
+namespace dt::kernels::common {
+
+/// Slots a tree stack needs for n leaves.
+DT_HD int tree_slots(int64_t n) {
+    int s = 1;
+    while ((int64_t{1} << (s - 1)) <= n && s < 64) ++s;
+    return s + 1;
+}
+
+/// Slot that leaf number `count` (0-based) must be written to before tree_push.
+DT_HD int tree_leaf_slot(int64_t count) { return popcount64(static_cast<uint64_t>(count)); }
+
+/// Merges after leaf `count` was written to its slot; elements [lo, hi) of each slot row, rows
+/// `stride` floats apart. ORDER: left + right, see the header comment.
+DT_HD void tree_push(float* slots, int64_t stride, int64_t lo, int64_t hi, int64_t count) {
+    int d = tree_leaf_slot(count);
+    int merges = trailing_ones64(static_cast<uint64_t>(count));
+    for (int m = 0; m < merges; ++m, --d) {
+        float* left = slots + (d - 1) * stride;
+        const float* right = slots + d * stride;
+        for (int64_t i = lo; i < hi; ++i) left[i] = left[i] + right[i];
+    }
+}
+
+/// Folds the remaining slots after n leaves; the total ends in slot 0. n must be >= 1.
+DT_HD void tree_finish(float* slots, int64_t stride, int64_t lo, int64_t hi, int64_t n) {
+    for (int d = popcount64(static_cast<uint64_t>(n)) - 1; d >= 1; --d) {
+        float* left = slots + (d - 1) * stride;
+        const float* right = slots + d * stride;
+        for (int64_t i = lo; i < hi; ++i) left[i] = left[i] + right[i];
+    }
+}
+
+/// Scalar tree stack: push(leaf) n times, then finish(). finish() of zero leaves is +0.
+struct TreeSum {
+    float slot[66];
+    int64_t count;
+};
+
+DT_HD void tree_sum_init(TreeSum& t) { t.count = 0; }
+
+DT_HD void tree_sum_push(TreeSum& t, float leaf) {
+    t.slot[tree_leaf_slot(t.count)] = leaf;
+    tree_push(t.slot, 1, 0, 1, t.count);
+    ++t.count;
+}
+
+DT_HD float tree_sum_finish(TreeSum& t) {
+    if (t.count == 0) return 0.0f;
+    tree_finish(t.slot, 1, 0, 1, t.count);
+    return t.slot[0];
+}
+
+/// T(p[0..n)) with p[i] = partials[i * stride]; 0 for n == 0.
+DT_HD float reduce_tree_combine(const float* partials, int64_t n, int64_t stride = 1) {
+    TreeSum t;
+    tree_sum_init(t);
+    for (int64_t i = 0; i < n; ++i) tree_sum_push(t, partials[i * stride]);
+    return tree_sum_finish(t);
+}
+
+/// ORDER: sequential leaf sum x[0] + x[s] + x[2s] + ... from +0, left to right.
+DT_HD float sum_sequential(const float* x, int64_t n, int64_t stride = 1) {
+    float acc = 0.0f;
+    for (int64_t i = 0; i < n; ++i) acc = acc + x[i * stride];
+    return acc;
+}
+
+}  // namespace dt::kernels::common

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+// Models compose engine ops; they hold named parameters in a canonical order (the order in which
+// the constructor registers them, which is the forward order). That order defines the
+// weights_sha256 of result.json and the tensor order of weights.safetensors.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/tensor.h"
+
+namespace dt {
+
+enum class ParamRole { kWeight, kBias, kBnGamma, kBnBeta, kBnRunningMean, kBnRunningVar };
+
+/// One named tensor of a model. Trainable ones get gradients and optimizer updates; buffers
+/// (batch-norm running statistics) are saved but neither trained nor hashed as weights.
+struct NamedParam {
+    std::string name;  // PyTorch-style: "conv1.weight", "layer1.0.bn1.running_mean"
+    Tensor tensor;
+    ParamRole role = ParamRole::kWeight;
+    bool trainable = true;
+    int64_t fan_in = 0;   // weights only: inputs per output (Ci*Kh*Kw or I)
+    int64_t fan_out = 0;  // weights only: outputs per input (Co*Kh*Kw or O)
+};
+
+enum class InitScheme {
+    kGlorotUniform,  // U(-a, a), a = sqrt(6 / (fan_in + fan_out))
+    kHeUniform,      // U(-a, a), a = sqrt(6 / fan_in)  (Kaiming-uniform for ReLU)
+};
+
+/// Per-step inputs to forward() besides the images.
+struct ForwardContext {
+    bool training = true;
+    uint64_t epoch = 0;
+    uint64_t dropout_seed = 0;
+    std::vector<int64_t> sample_ids;  // dataset index of every sample in the batch
+};
+
+struct ModelConfig {
+    std::string name = "smallcnn";  // smallcnn | smallcnn-bn | mediumcnn | resnet18
+    int kernel_size = 3;            // mediumcnn only: 1, 3, 5 or 7
+    int in_channels = 1;
+    int height = 28;
+    int width = 28;
+    int num_classes = 10;
+    float dropout = 0.0f;  // probability before the classifier (0 = no dropout layer)
+};
+
+class Model {
+ public:
+    virtual ~Model() = default;
+    /// x (N, C, H, W) float32 -> logits (N, num_classes).
+    virtual Tensor forward(const Tensor& x, const ForwardContext& ctx) = 0;
+
+    const std::string& name() const { return name_; }
+    /// Every parameter and buffer in canonical order.
+    const std::vector<NamedParam>& params() const { return params_; }
+    /// Trainable tensors in canonical order (what optimizers update and weights_sha256 hashes).
+    std::vector<Tensor> trainable() const;
+    /// Weights drawn from the init stream: element i of the k-th trainable weight is keyed by
+    /// (seed, kInit, index = i, sub = k); biases and beta are 0, gamma 1, running stats 0/1.
+    void init(InitScheme scheme, uint64_t seed);
+    int64_t num_trainable() const;  // element count
+
+ protected:
+    explicit Model(std::string name) : name_(std::move(name)) {}
+    Tensor& add_param(NamedParam p);
+    std::vector<NamedParam> params_;
+
+ private:
+    std::string name_;
+};
+
+/// Builds one of the reference models; throws ValueError for an unknown name or bad size.
+std::unique_ptr<Model> make_model(const ModelConfig& cfg);
+
+}  // namespace dt

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+// Pins the tree recipe of kernels/common/reduce_tree.h: its shape for small n written out by hand,
+// its recursive definition for every n up to 300, and the slice/stack form used by kernels.
+#include "kernels/common/reduce_tree.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/support/compare.h"
+#include "tests/support/rng.h"
+
+namespace dt::kernels::common {
+namespace {
+
+// The definition, written recursively.
+float tree_recursive(const float* p, int64_t n) {
+    if (n == 1) return p[0];
+    int64_t s = 1;
+    while (s * 2 < n) s *= 2;
+    return tree_recursive(p, s) + tree_recursive(p + s, n - s);
+}
+
+TEST(ReduceTree, SmallShapesByHand) {
+    // Values chosen so that different association orders give different float results.
+    std::vector<float> p = {1e8f, 3.0f, -1e8f, 5.0f, 7.5f, 1e-3f, 2.5e7f};
+    const float* q = p.data();
+    EXPECT_EQ(test::bits(reduce_tree_combine(q, 1)), test::bits(q[0]));
+    EXPECT_EQ(test::bits(reduce_tree_combine(q, 2)), test::bits(q[0] + q[1]));
+    EXPECT_EQ(test::bits(reduce_tree_combine(q, 3)), test::bits((q[0] + q[1]) + q[2]));
+    EXPECT_EQ(test::bits(reduce_tree_combine(q, 4)), test::bits((q[0] + q[1]) + (q[2] + q[3])));
+    EXPECT_EQ(test::bits(reduce_tree_combine(q, 5)),
+              test::bits(((q[0] + q[1]) + (q[2] + q[3])) + q[4]));
+    EXPECT_EQ(test::bits(reduce_tree_combine(q, 7)),
+              test::bits(((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + q[6])));
+    EXPECT_EQ(reduce_tree_combine(q, 0), 0.0f);
+}
+
+TEST(ReduceTree, MatchesRecursiveDefinition) {
+    std::vector<float> p = test::uniform_floats(300, -1e4f, 1e4f, test::test_seed());
+    for (auto& v : p) v = v * v * v;  // wide magnitudes make rounding order-sensitive
+    for (int64_t n = 1; n <= 300; ++n) {
+        ASSERT_EQ(test::bits(reduce_tree_combine(p.data(), n)),
+                  test::bits(tree_recursive(p.data(), n)))
+            << "n = " << n;
+    }
+}
+
+TEST(ReduceTree, SliceStackEqualsScalarTree) {
+    const int64_t n = 37, len = 5;
+    std::vector<float> leaves = test::uniform_floats(n * len, -3.0f, 3.0f, test::test_seed(), 1);
+    std::vector<float> slots(static_cast<std::size_t>(tree_slots(n) * len));
+    // Two slices processed separately must give the same as one pass per element.
+    for (int64_t c = 0; c < n; ++c) {
+        float* slot = slots.data() + tree_leaf_slot(c) * len;
+        for (int64_t i = 0; i < len; ++i) slot[i] = leaves[c * len + i];
+        tree_push(slots.data(), len, 0, 2, c);
+        tree_push(slots.data(), len, 2, len, c);
+    }
+    tree_finish(slots.data(), len, 0, 3, n);
+    tree_finish(slots.data(), len, 3, len, n);
+    for (int64_t i = 0; i < len; ++i) {
+        EXPECT_EQ(test::bits(slots[i]), test::bits(reduce_tree_combine(leaves.data() + i, n, len)));
+    }
+}
+
+TEST(ReduceTree, SlotsSuffice) {
+    for (int64_t n : {1, 2, 3, 7, 8, 9, 127, 128, 129, 100000}) {
+        int max_slot = 0;
+        for (int64_t c = 0; c < n; ++c) max_slot = std::max(max_slot, tree_leaf_slot(c));
+        EXPECT_LT(max_slot, tree_slots(n)) << "n = " << n;
+    }
+}
+
+}  // namespace
+}  // namespace dt::kernels::common

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+// Comparison helpers for kernel tests: bitwise equality (memcmp with the first mismatches printed
+// in hex) and closeness to a double-precision reference within a stated bound.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+namespace dt::test {
+
+inline uint32_t bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+/// Passes iff a and b have identical bits; otherwise lists up to 8 differing indices.
+inline ::testing::AssertionResult bitwise_equal(const float* a, const float* b, int64_t n) {
+    if (n == 0 || std::memcmp(a, b, static_cast<std::size_t>(n) * 4) == 0) {
+        return ::testing::AssertionSuccess();
+    }
+    std::ostringstream os;
+    int shown = 0;
+    int64_t diffs = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        if (bits(a[i]) == bits(b[i])) continue;
+        ++diffs;
+        if (shown++ < 8) {
+            os << "\n  [" << i << "] " << a[i] << " (0x" << std::hex << bits(a[i]) << ") vs "
+               << std::dec << b[i] << " (0x" << std::hex << bits(b[i]) << std::dec << ")";
+        }
+    }
+    return ::testing::AssertionFailure() << diffs << " of " << n << " elements differ:" << os.str();
+}
+
+inline ::testing::AssertionResult bitwise_equal(const std::vector<float>& a,
+                                                const std::vector<float>& b) {
+    if (a.size() != b.size()) {
+        return ::testing::AssertionFailure() << "sizes differ: " << a.size() << " vs " << b.size();
+    }
+    return bitwise_equal(a.data(), b.data(), static_cast<int64_t>(a.size()));
+}
+
+/// Passes iff |got[i] - want[i]| <= bound[i] for all i (bound derived by the caller, e.g.
+/// K * eps32 * sum|terms|); otherwise lists up to 8 violations.
+inline ::testing::AssertionResult within_bound(const float* got, const double* want,
+                                               const double* bound, int64_t n) {
+    std::ostringstream os;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        double err = std::fabs(static_cast<double>(got[i]) - want[i]);
+        if (err <= bound[i] && !std::isnan(got[i])) continue;
+        if (bad++ < 8) {
+            os << "\n  [" << i << "] got " << got[i] << " want " << want[i] << " err " << err
+               << " > bound " << bound[i];
+        }
+    }
+    if (bad == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << bad << " of " << n << " elements out of bound:"
+                                         << os.str();
+}
+
+/// Same with one scalar bound for every element.
+inline ::testing::AssertionResult within_abs(const float* got, const double* want, double bound,
+                                             int64_t n) {
+    std::vector<double> b(static_cast<std::size_t>(n), bound);
+    return within_bound(got, want, b.data(), n);
+}
+
+constexpr double kEps32 = 1.0 / 8388608.0;  // 2^-23, float32 machine epsilon
+
+}  // namespace dt::test

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// Reproducible test inputs: values come from Philox keyed by (seed, index), so a failing case is
+// replayed by its seed alone. Tests take the seed from --gtest_random_seed when it is given.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/common/philox.h"
+
+namespace dt::test {
+
+inline uint64_t test_seed() {
+    int s = ::testing::UnitTest::GetInstance()->random_seed();
+    return s == 0 ? 12345u : static_cast<uint64_t>(s);
+}
+
+/// n uniform floats in [lo, hi) keyed by (seed, tag, index).
+inline std::vector<float> uniform_floats(int64_t n, float lo, float hi, uint64_t seed,
+                                         uint32_t tag = 0) {
+    using namespace dt::kernels::common;
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        Philox4 r = philox_draw(seed, RngStream::kTest, static_cast<uint64_t>(i), tag);
+        v[static_cast<std::size_t>(i)] = lo + (hi - lo) * uniform01(r.v[0]);
+    }
+    return v;
+}
+
+inline std::vector<double> to_double(const std::vector<float>& v) {
+    return std::vector<double>(v.begin(), v.end());
+}
+
+}  // namespace dt::test
