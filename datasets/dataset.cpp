@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
+// Dataset helpers and the name -> loader dispatch (idx.cpp for the MNIST family, cifar.cpp).
 #include "datasets/dataset.h"
 
+#include "datasets/cifar.h"
+#include "datasets/idx.h"
 #include "engine/core/error.h"
 
 namespace dt {
@@ -14,14 +17,23 @@ void Dataset::truncate(int64_t n) {
 }
 
 const std::vector<std::string>& dataset_names() {
-    static const std::vector<std::string> names = {"fashion-mnist", "mnist", "cifar10",
-                                                   "cifar100"};
+    static const std::vector<std::string> names = {"fashion-mnist", "mnist", "cifar10", "cifar100"};
     return names;
 }
 
 std::string default_data_dir(const std::string& name) {
     // Public install locations of Debian's dataset packages (dataset-fashion-mnist, ...).
     return "/usr/share/datasets/" + name;
+}
+
+DatasetSplits load_dataset(const std::string& name, const std::string& dir) {
+    if (name == "fashion-mnist") return load_fashion_mnist(dir);
+    if (name == "mnist") return load_mnist(dir);
+    if (name == "cifar10") return load_cifar10(dir);
+    if (name == "cifar100") return load_cifar100(dir);
+    std::string known;
+    for (const std::string& n : dataset_names()) known += (known.empty() ? "" : ", ") + n;
+    throw ValueError(str("unknown data set '", name, "' (known: ", known, ")"));
 }
 
 }  // namespace dt

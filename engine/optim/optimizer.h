@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Optimizers update parameters in place from their .grad(), elementwise, in a fixed order.
+// Optimizers update parameters in place from their .grad(), elementwise, in a fixed order
+// (sgd.h, adam.h hold the formulas). Parameters are visited in the order given ("param<i>").
 #pragma once
 #include <memory>
 #include <string>
@@ -34,5 +35,14 @@ class Optimizer {
 
 /// Throws ValueError for an unknown kind or invalid hyper-parameters.
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg, std::vector<Tensor> params);
+
+namespace optim_detail {
+/// Throws unless every parameter is a defined float32 CPU tensor (`who`: "sgd", "adam", ...).
+void check_params(const std::vector<Tensor>& params, const char* who);
+/// The gradient of parameter i (checked to match its shape and dtype), or an undefined tensor.
+Tensor grad_of(const Tensor& param, std::size_t i, const char* who);
+/// An int64 scalar tensor holding 0 (step counters).
+Tensor zero_counter();
+}  // namespace optim_detail
 
 }  // namespace dt

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+// BatchLoader: validate once in the constructor; per batch, take the epoch's permutation (cached),
+// then fill each row independently (augment the uint8 image, map bytes through the per-channel
+// normalisation table). Rows are owned by one OpenMP iteration each, so any thread count gives
+// the same bytes.
+#include "datasets/loader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include "datasets/sampler.h"
+#include "engine/core/error.h"
+
+namespace dt {
+
+struct BatchLoader::Cache {
+    std::mutex mu;
+    uint64_t epoch = 0;
+    std::shared_ptr<const std::vector<int64_t>> perm;  // null until the first request
+};
+
+Normalization standardize(std::vector<float> mean, std::vector<float> stddev) {
+    Normalization n;
+    n.kind = NormKind::kStandardize;
+    n.mean = std::move(mean);
+    n.stddev = std::move(stddev);
+    return n;
+}
+
+BatchLoader::BatchLoader(const Dataset& ds, LoaderConfig cfg)
+    : ds_(&ds), cfg_(std::move(cfg)), cache_(std::make_shared<Cache>()) {
+    const int64_t p = ds.sample_pixels();
+    DT_CHECK_VALUE(ds.size >= 0 && static_cast<int64_t>(ds.pixels.size()) == ds.size * p &&
+                       static_cast<int64_t>(ds.labels.size()) == ds.size,
+                   ds.name, ": inconsistent data set: size ", ds.size, ", ", ds.pixels.size(),
+                   " pixel bytes (expected ", ds.size * p, "), ", ds.labels.size(), " labels");
+    DT_CHECK_VALUE(cfg_.batch_size >= 1, "loader for ", ds.name, ": batch_size must be >= 1, got ",
+                   cfg_.batch_size);
+    DT_CHECK_VALUE(cfg_.augment.crop_padding >= 0 &&
+                       cfg_.augment.crop_padding <= std::max(ds.height, ds.width),
+                   "loader for ", ds.name, ": crop_padding ", cfg_.augment.crop_padding,
+                   " outside [0, ", std::max(ds.height, ds.width),
+                   "] (hint: CIFAR recipes use 4; 0 disables cropping)");
+
+    // ORDER: the table holds exactly the documented formula for every byte value, so a lookup
+    // equals evaluating it per pixel.
+    const int C = ds.channels;
+    const Normalization& nm = cfg_.norm;
+    if (nm.kind == NormKind::kStandardize) {
+        DT_CHECK_VALUE(
+            static_cast<int>(nm.mean.size()) == C && static_cast<int>(nm.stddev.size()) == C,
+            "loader for ", ds.name, ": standardisation needs ", C,
+            " means and standard deviations (one per channel), got ", nm.mean.size(), " and ",
+            nm.stddev.size());
+        for (int c = 0; c < C; ++c) {
+            const float s = nm.stddev[static_cast<std::size_t>(c)];
+            DT_CHECK_VALUE(
+                std::isfinite(s) && s > 0.0f && std::isfinite(nm.mean[static_cast<std::size_t>(c)]),
+                "loader for ", ds.name, ": channel ", c, " has mean ",
+                nm.mean[static_cast<std::size_t>(c)], " and std ", s,
+                " (expected finite values and std > 0)");
+        }
+    }
+    table_.resize(static_cast<std::size_t>(C) * 256);
+    for (int c = 0; c < C; ++c) {
+        for (int x = 0; x < 256; ++x) {
+            float v = static_cast<float>(x) / 255.0f;
+            if (nm.kind == NormKind::kStandardize) {
+                v = (v - nm.mean[static_cast<std::size_t>(c)]) /
+                    nm.stddev[static_cast<std::size_t>(c)];
+            }
+            table_[static_cast<std::size_t>(c * 256 + x)] = v;
+        }
+    }
+}
+
+int64_t BatchLoader::num_batches() const {
+    const int64_t n = ds_->size, b = cfg_.batch_size;
+    return cfg_.drop_last ? n / b : (n + b - 1) / b;
+}
+
+int64_t BatchLoader::batch_rows(int64_t index) const {
+    DT_CHECK_VALUE(index >= 0 && index < num_batches(), "loader for ", ds_->name, ": batch ", index,
+                   " out of range [0, ", num_batches(), ")");
+    return std::min(cfg_.batch_size, ds_->size - index * cfg_.batch_size);
+}
+
+std::shared_ptr<const std::vector<int64_t>> BatchLoader::permutation(uint64_t epoch) const {
+    std::lock_guard<std::mutex> lock(cache_->mu);
+    if (cache_->perm == nullptr || cache_->epoch != epoch) {
+        cache_->perm = std::make_shared<const std::vector<int64_t>>(
+            cfg_.shuffle ? epoch_permutation(ds_->size, cfg_.shuffle_seed, epoch)
+                         : identity_permutation(ds_->size));
+        cache_->epoch = epoch;
+    }
+    return cache_->perm;
+}
+
+Batch BatchLoader::batch(uint64_t epoch, int64_t index) const {
+    const int64_t rows = batch_rows(index);
+    DT_CHECK_VALUE(epoch <= 0xFFFFFFFFull, "loader for ", ds_->name, ": epoch ", epoch,
+                   " does not fit the 32-bit Philox sub-counter (expected < 2^32)");
+    std::shared_ptr<const std::vector<int64_t>> perm = permutation(epoch);
+    const int C = ds_->channels, H = ds_->height, W = ds_->width;
+    const int64_t P = ds_->sample_pixels(), HW = int64_t{H} * W;
+
+    Batch out;
+    out.images = Tensor::empty({rows, C, H, W});
+    out.labels = Tensor::empty({rows}, DType::kI64);
+    out.sample_ids.assign(perm->begin() + index * cfg_.batch_size,
+                          perm->begin() + index * cfg_.batch_size + rows);
+    const bool augment = cfg_.augment.enabled();
+    std::vector<uint8_t> scratch(augment ? static_cast<std::size_t>(rows * P) : 0);
+    float* images = out.images.f32();
+    int64_t* labels = out.labels.data<int64_t>();
+    const uint8_t* pixels = ds_->pixels.data();
+    const float* table = table_.data();
+
+    // Row r is owned by one iteration: augment into scratch row r, normalise into images row r.
+#pragma omp parallel for schedule(static) if (rows * P >= (1 << 16))
+    for (int64_t r = 0; r < rows; ++r) {
+        const int64_t id = out.sample_ids[static_cast<std::size_t>(r)];
+        const uint8_t* src = pixels + id * P;
+        if (augment) {
+            uint8_t* tmp = scratch.data() + r * P;
+            augment_image(cfg_.augment, epoch, id, src, tmp, C, H, W);
+            src = tmp;
+        }
+        float* dst = images + r * P;
+        for (int c = 0; c < C; ++c) {
+            const float* t = table + c * 256;
+            for (int64_t i = 0; i < HW; ++i) dst[c * HW + i] = t[src[c * HW + i]];
+        }
+        labels[r] = ds_->labels[static_cast<std::size_t>(id)];
+    }
+    return out;
+}
+
+LoaderConfig eval_loader_config(int64_t batch_size, Normalization norm) {
+    LoaderConfig cfg;
+    cfg.batch_size = batch_size;
+    cfg.shuffle = false;
+    cfg.augment = AugmentConfig{};
+    cfg.norm = std::move(norm);
+    cfg.drop_last = false;
+    return cfg;
+}
+
+std::vector<Batch> eval_batches(const Dataset& ds, int64_t batch_size, Normalization norm) {
+    BatchLoader loader(ds, eval_loader_config(batch_size, std::move(norm)));
+    std::vector<Batch> out;
+    out.reserve(static_cast<std::size_t>(loader.num_batches()));
+    for (int64_t b = 0; b < loader.num_batches(); ++b) out.push_back(loader.batch(0, b));
+    return out;
+}
+
+}  // namespace dt

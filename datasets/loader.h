@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// Mini-batches of an in-memory Dataset. Batch b of epoch e holds the samples
+//   perm(e)[b*B], ..., perm(e)[min((b+1)*B, n) - 1]
+// where perm(e) = epoch_permutation(n, shuffle_seed, e) (sampler.h) or the identity when shuffle
+// is off; the last batch is smaller unless drop_last. Each sample is augmented (uint8, augment.h,
+// keyed by its dataset index and e) and then normalised to float32; both depend only on the
+// sample, so batch(e, b) is a pure function of (dataset, config, e, b) at any thread count.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "datasets/augment.h"
+#include "datasets/dataset.h"
+#include "engine/core/tensor.h"
+
+namespace dt {
+
+enum class NormKind {
+    kScale01,      // ORDER: v = float(x) / 255.0f              (torchvision ToTensor)
+    kStandardize,  // ORDER: v = (float(x) / 255.0f - mean[c]) / stddev[c], all float32
+};                 //        (ToTensor then Normalize(mean, std))
+
+struct Normalization {
+    NormKind kind = NormKind::kScale01;
+    std::vector<float> mean, stddev;  // one per channel; kStandardize only
+};
+
+/// Per-channel standardisation with the given statistics (of x/255).
+Normalization standardize(std::vector<float> mean, std::vector<float> stddev);
+
+struct LoaderConfig {
+    int64_t batch_size = 64;
+    bool shuffle = true;
+    uint64_t shuffle_seed = 0;
+    AugmentConfig augment;  // crop_padding == 0 && !hflip: no augmentation
+    Normalization norm;
+    bool drop_last = false;
+};
+
+struct Batch {
+    Tensor images;                    // (B, C, H, W) float32
+    Tensor labels;                    // (B) int64
+    std::vector<int64_t> sample_ids;  // (B) dataset index of each row
+    int64_t size() const { return static_cast<int64_t>(sample_ids.size()); }
+};
+
+class BatchLoader {
+ public:
+    /// `ds` is referenced, not copied: it must outlive the loader. Throws ValueError for a bad
+    /// batch size, normalisation or augmentation, and for an inconsistent Dataset.
+    BatchLoader(const Dataset& ds, LoaderConfig cfg);
+
+    int64_t num_batches() const;
+    /// Rows of batch `index` (B, or the remainder for the last batch).
+    int64_t batch_rows(int64_t index) const;
+    /// Batch `index` in [0, num_batches()) of epoch `epoch` (< 2^32).
+    Batch batch(uint64_t epoch, int64_t index) const;
+    /// The sample order of an epoch (identity when shuffle is off).
+    std::vector<int64_t> order(uint64_t epoch) const { return *permutation(epoch); }
+
+    const Dataset& dataset() const { return *ds_; }
+    const LoaderConfig& config() const { return cfg_; }
+
+ private:
+    struct Cache;  // the last epoch's permutation, shared by concurrent batch() calls
+    std::shared_ptr<const std::vector<int64_t>> permutation(uint64_t epoch) const;
+
+    const Dataset* ds_;
+    LoaderConfig cfg_;
+    std::vector<float> table_;  // (C, 256): the normalised value of each byte, by the formula
+    std::shared_ptr<Cache> cache_;
+};
+
+/// Loader settings for evaluation: no shuffle, no augmentation, keep the last partial batch.
+LoaderConfig eval_loader_config(int64_t batch_size, Normalization norm = {});
+/// The whole data set as batches in index order (e.g. the test set, built once).
+std::vector<Batch> eval_batches(const Dataset& ds, int64_t batch_size, Normalization norm = {});
+
+}  // namespace dt

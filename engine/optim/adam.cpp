@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+// Adam / AdamW update (formulas and their order in adam.h): per parameter, host scalars in double
+// first, then one elementwise pass. Elements are independent, so the OpenMP split changes no bit.
+#include "engine/optim/adam.h"
+
+#include <cmath>
+
+namespace dt {
+
+Adam::Adam(std::vector<Tensor> params, const OptimizerConfig& cfg, bool decoupled)
+    : Optimizer(std::move(params)),
+      beta1_(cfg.beta1),
+      beta2_(cfg.beta2),
+      eps_(cfg.eps),
+      weight_decay_(cfg.weight_decay),
+      decoupled_(decoupled) {
+    const char* who = decoupled ? "adamw" : "adam";
+    optim_detail::check_params(params_, who);
+    // Comparisons written so that NaN fails them.
+    DT_CHECK_VALUE(beta1_ >= 0.0f && beta1_ < 1.0f, who, ": beta1 must be in [0, 1), got ", beta1_,
+                   " (hint: 0.9 is usual)");
+    DT_CHECK_VALUE(beta2_ >= 0.0f && beta2_ < 1.0f, who, ": beta2 must be in [0, 1), got ", beta2_,
+                   " (hint: 0.999 is usual)");
+    DT_CHECK_VALUE(std::isfinite(eps_) && eps_ > 0.0f, who, ": eps must be a finite value > 0,",
+                   " got ", eps_, " (hint: 1e-8 is usual)");
+    DT_CHECK_VALUE(std::isfinite(weight_decay_) && weight_decay_ >= 0.0f, who,
+                   ": weight_decay must be a finite value >= 0, got ", weight_decay_,
+                   decoupled ? " (hint: 0.01 is usual for adamw)" : " (hint: 0 disables it)");
+    step_ = optim_detail::zero_counter();
+    for (const Tensor& p : params_) {
+        steps_.push_back(optim_detail::zero_counter());
+        exp_avg_.push_back(Tensor::zeros(p.shape()));
+        exp_avg_sq_.push_back(Tensor::zeros(p.shape()));
+    }
+    powers_.resize(params_.size());
+}
+
+void Adam::step(float lr) {
+    const char* who = decoupled_ ? "adamw" : "adam";
+    step_.data<int64_t>()[0] += 1;
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+        Tensor g_t = optim_detail::grad_of(params_[i], i, who);
+        if (!g_t.defined()) continue;
+        int64_t& t = steps_[i].data<int64_t>()[0];
+        t += 1;
+
+        // ORDER: b^t as a repeated product in double. One multiplication per step; a step count
+        // restored from a checkpoint recomputes the product from 1, which gives the same bits.
+        Powers& pw = powers_[i];
+        if (pw.t + 1 != t) pw = Powers{};
+        for (; pw.t < t; ++pw.t) {
+            pw.b1t *= static_cast<double>(beta1_);
+            pw.b2t *= static_cast<double>(beta2_);
+        }
+        const double c1 = 1.0 - pw.b1t, c2 = 1.0 - pw.b2t;
+        const float neg_step = -static_cast<float>(static_cast<double>(lr) / c1);
+        const float c2s = static_cast<float>(std::sqrt(c2));
+        const float k1 = static_cast<float>(1.0 - static_cast<double>(beta1_));
+        const float k2 = static_cast<float>(1.0 - static_cast<double>(beta2_));
+        const float decay =
+            static_cast<float>(1.0 - static_cast<double>(lr) * static_cast<double>(weight_decay_));
+        const float b1 = beta1_, b2 = beta2_, eps = eps_, wd = weight_decay_;
+        const bool decoupled = decoupled_;
+
+        const float* grad = g_t.f32();
+        float* p = params_[i].f32();
+        float* m = exp_avg_[i].f32();
+        float* v = exp_avg_sq_[i].f32();
+        const int64_t n = params_[i].numel();
+#pragma omp parallel for schedule(static) if (n >= (1 << 14))
+        for (int64_t k = 0; k < n; ++k) {
+            float g = grad[k];
+            float pk = p[k];
+            if (wd != 0.0f) {
+                if (decoupled) {
+                    pk = pk * decay;  // ORDER: AdamW decay before the Adam step
+                } else {
+                    g = g + wd * pk;  // ORDER: L2 term rounded, then added
+                }
+            }
+            const float mk = m[k] * b1 + k1 * g;            // ORDER: (m*b1) + (k1*g)
+            const float vk = v[k] * b2 + (k2 * g) * g;      // ORDER: (v*b2) + ((k2*g)*g)
+            const float denom = std::sqrt(vk) / c2s + eps;  // ORDER: (sqrt(v)/c2s) + eps
+            m[k] = mk;
+            v[k] = vk;
+            p[k] = pk + (neg_step * mk) / denom;  // ORDER: pk + ((-step_size*m)/denom)
+        }
+    }
+}
+
+std::vector<std::pair<std::string, Tensor>> Adam::state() {
+    std::vector<std::pair<std::string, Tensor>> out = {{"step", step_}};
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+        out.emplace_back(str("param", i, ".step"), steps_[i]);
+        out.emplace_back(str("param", i, ".exp_avg"), exp_avg_[i]);
+        out.emplace_back(str("param", i, ".exp_avg_sq"), exp_avg_sq_[i]);
+    }
+    return out;
+}
+
+}  // namespace dt

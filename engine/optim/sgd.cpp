@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+// SGD update (formulas and their order in sgd.h). Elements are independent, so the OpenMP split
+// over elements cannot change a bit.
+#include "engine/optim/sgd.h"
+
+#include <cmath>
+
+namespace dt {
+
+Sgd::Sgd(std::vector<Tensor> params, const OptimizerConfig& cfg)
+    : Optimizer(std::move(params)),
+      momentum_(cfg.momentum),
+      weight_decay_(cfg.weight_decay),
+      nesterov_(cfg.nesterov) {
+    optim_detail::check_params(params_, "sgd");
+    // isfinite also rejects NaN, for which every comparison is false.
+    DT_CHECK_VALUE(std::isfinite(momentum_) && momentum_ >= 0.0f, "sgd: momentum must be a finite",
+                   " value >= 0, got ", momentum_, " (hint: 0.9 is usual; 0 disables momentum)");
+    DT_CHECK_VALUE(std::isfinite(weight_decay_) && weight_decay_ >= 0.0f, "sgd: weight_decay",
+                   " must be a finite value >= 0, got ", weight_decay_,
+                   " (hint: 5e-4 is usual for CIFAR; 0 disables it)");
+    DT_CHECK_VALUE(!nesterov_ || momentum_ > 0.0f, "sgd: nesterov needs momentum > 0, got ",
+                   "momentum ", momentum_, " (hint: set momentum, e.g. 0.9, or turn nesterov off)");
+    step_ = optim_detail::zero_counter();
+    for (const Tensor& p : params_) {
+        steps_.push_back(optim_detail::zero_counter());
+        buf_.push_back(momentum_ != 0.0f ? Tensor::zeros(p.shape()) : Tensor());
+    }
+}
+
+void Sgd::step(float lr) {
+    step_.data<int64_t>()[0] += 1;
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+        Tensor g_t = optim_detail::grad_of(params_[i], i, "sgd");
+        if (!g_t.defined()) continue;
+        int64_t& t = steps_[i].data<int64_t>()[0];
+        const bool first = t == 0;
+        t += 1;
+        const float* grad = g_t.f32();
+        float* p = params_[i].f32();
+        float* buf = momentum_ != 0.0f ? buf_[i].f32() : nullptr;
+        const float mom = momentum_, wd = weight_decay_;
+        const bool nesterov = nesterov_;
+        const int64_t n = params_[i].numel();
+#pragma omp parallel for schedule(static) if (n >= (1 << 15))
+        for (int64_t k = 0; k < n; ++k) {
+            float g = grad[k];
+            if (wd != 0.0f) g = g + wd * p[k];  // ORDER: L2 term rounded, then added
+            if (buf != nullptr) {
+                const float b = first ? g : mom * buf[k] + g;  // ORDER: (mom*buf) + g
+                buf[k] = b;
+                g = nesterov ? g + mom * b : b;  // ORDER: g + (mom*buf)
+            }
+            p[k] = p[k] - lr * g;  // ORDER: (lr*g) rounded, then subtracted
+        }
+    }
+}
+
+std::vector<std::pair<std::string, Tensor>> Sgd::state() {
+    std::vector<std::pair<std::string, Tensor>> out = {{"step", step_}};
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+        out.emplace_back(str("param", i, ".step"), steps_[i]);
+        if (buf_[i].defined()) out.emplace_back(str("param", i, ".momentum_buffer"), buf_[i]);
+    }
+    return out;
+}
+
+}  // namespace dt
