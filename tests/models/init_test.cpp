@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+// Model::init on the reference models: same seed -> same bits, different seed -> different;
+// every weight inside its Glorot / He bound (with the fan_in/fan_out the layers register);
+// biases, BN gammas/betas and running statistics at their constants; weights_sha256 is the hash
+// of the trainable tensors only.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "engine/io/sha256.h"
+#include "models/model.h"
+#include "models/weights_hash.h"
+#include "tests/support/compare.h"
+
+namespace dt {
+namespace {
+
+ModelConfig config(const std::string& name, int c, int hw) {
+    ModelConfig cfg;
+    cfg.name = name;
+    cfg.in_channels = c;
+    cfg.height = hw;
+    cfg.width = hw;
+    return cfg;
+}
+
+const ModelConfig kConfigs[] = {config("smallcnn", 1, 28), config("smallcnn-bn", 3, 32),
+                                config("mediumcnn", 3, 32), config("resnet18", 3, 32)};
+
+void expect_same_bits(const Model& a, const Model& b) {
+    ASSERT_EQ(a.params().size(), b.params().size());
+    for (std::size_t i = 0; i < a.params().size(); ++i) {
+        EXPECT_TRUE(test::bitwise_equal(a.params()[i].tensor.to_vector(),
+                                        b.params()[i].tensor.to_vector()))
+            << a.params()[i].name;
+    }
+}
+
+TEST(ModelInit, SameSeedSameBitsDifferentSeedDifferent) {
+    for (const ModelConfig& cfg : kConfigs) {
+        SCOPED_TRACE(cfg.name);
+        auto a = make_model(cfg), b = make_model(cfg), c = make_model(cfg);
+        a->init(InitScheme::kGlorotUniform, 1234);
+        b->init(InitScheme::kGlorotUniform, 1234);
+        c->init(InitScheme::kGlorotUniform, 1235);
+        expect_same_bits(*a, *b);
+        EXPECT_EQ(weights_sha256(*a), weights_sha256(*b));
+        EXPECT_NE(weights_sha256(*a), weights_sha256(*c));
+        for (std::size_t i = 0; i < a->params().size(); ++i) {
+            if (a->params()[i].role != ParamRole::kWeight) continue;
+            EXPECT_FALSE(test::bitwise_equal(a->params()[i].tensor.to_vector(),
+                                             c->params()[i].tensor.to_vector()))
+                << a->params()[i].name;
+        }
+        // Re-initialising overwrites everything (no dependence on the previous contents).
+        c->init(InitScheme::kGlorotUniform, 1234);
+        expect_same_bits(*a, *c);
+    }
+}
+
+TEST(ModelInit, WeightsWithinBoundAndConstantsSet) {
+    for (const ModelConfig& cfg : kConfigs) {
+        for (InitScheme scheme : {InitScheme::kGlorotUniform, InitScheme::kHeUniform}) {
+            SCOPED_TRACE(cfg.name + (scheme == InitScheme::kHeUniform ? " he" : " glorot"));
+            auto m = make_model(cfg);
+            m->init(scheme, 99);
+            for (const NamedParam& p : m->params()) {
+                const std::vector<float> v = p.tensor.to_vector();
+                if (p.role != ParamRole::kWeight) {
+                    const float want = (p.role == ParamRole::kBnGamma ||
+                                        p.role == ParamRole::kBnRunningVar) ? 1.0f : 0.0f;
+                    for (float x : v) ASSERT_EQ(x, want) << p.name;
+                    continue;
+                }
+                ASSERT_GT(p.fan_in, 0) << p.name;
+                ASSERT_GT(p.fan_out, 0) << p.name;
+                const double fan = scheme == InitScheme::kGlorotUniform
+                                       ? static_cast<double>(p.fan_in + p.fan_out)
+                                       : static_cast<double>(p.fan_in);
+                const float bound = static_cast<float>(std::sqrt(6.0 / fan));
+                float max_abs = 0;
+                double sum = 0;
+                for (float x : v) {
+                    ASSERT_LE(std::fabs(x), bound) << p.name;
+                    max_abs = std::max(max_abs, std::fabs(x));
+                    sum += x;
+                }
+                if (v.size() >= 1000) {  // uniform on [-a, a): reaches the edge, mean near 0
+                    EXPECT_GT(max_abs, 0.99f * bound) << p.name;
+                    EXPECT_LT(std::fabs(sum / v.size()), 0.1 * bound) << p.name;
+                }
+            }
+        }
+    }
+}
+
+TEST(ModelInit, FansOfSmallCnn) {
+    auto m = make_model(config("smallcnn", 1, 28));
+    const NamedParam& conv1 = m->params()[0];
+    EXPECT_EQ(conv1.fan_in, 1 * 9);
+    EXPECT_EQ(conv1.fan_out, 16 * 9);
+    const NamedParam& fc1 = m->params()[6];
+    ASSERT_EQ(fc1.name, "fc1.weight");
+    EXPECT_EQ(fc1.fan_in, 288);
+    EXPECT_EQ(fc1.fan_out, 32);
+}
+
+TEST(WeightsHash, IsHashOfTrainableTensorsOnly) {
+    auto m = make_model(config("smallcnn-bn", 1, 28));
+    m->init(InitScheme::kGlorotUniform, 7);
+    const std::string h = weights_sha256(*m);
+    EXPECT_EQ(h.size(), 64u);
+    EXPECT_EQ(h, io::weights_sha256(m->trainable()));
+    std::string bytes;
+    for (const NamedParam& p : m->params()) {
+        if (!p.trainable) continue;
+        bytes.append(reinterpret_cast<const char*>(p.tensor.f32()), p.tensor.nbytes());
+    }
+    EXPECT_EQ(h, io::sha256_hex(bytes));
+    // Buffers do not count; any trainable bit does.
+    Tensor running_mean = m->params()[3].tensor;
+    running_mean.f32()[0] = 5.0f;
+    EXPECT_EQ(weights_sha256(*m), h);
+    Tensor w = m->params()[0].tensor;
+    uint32_t u;
+    std::memcpy(&u, &w.f32()[7], 4);
+    u ^= 1u;  // flip the lowest mantissa bit of one weight
+    std::memcpy(&w.f32()[7], &u, 4);
+    EXPECT_NE(weights_sha256(*m), h);
+}
+
+}  // namespace
+}  // namespace dt
