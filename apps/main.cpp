@@ -1,8 +1,95 @@
 // SPDX-License-Identifier: MIT
-// detrain: command-line entry point; subcommands live in apps/<name>_cmd.cpp.
+// detrain: command-line entry point. Subcommands: train (apps/train_cmd.cpp), info (below).
+// Exit status: 0 success, 1 a dt::Error (bad data, bad value, I/O failure, diverged training),
+// 2 a command-line parse error (unknown flag, missing value, ...).
+#include <omp.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "apps/train_cmd.h"
+#include "apps/train_config.h"
+#include "apps/version.h"
+#include "datasets/dataset.h"
+#include "engine/core/error.h"
+
+namespace {
+
+const char* kDescription =
+    "detrain: a deterministic deep-learning training engine.\n"
+    "Trains image classifiers (small CNNs, ResNet-18) on MNIST, Fashion-MNIST and CIFAR with\n"
+    "bitwise reproducible results: the same flags and seeds give the same weights on any thread "
+    "count.";
+
+// Erases a live progress bar that an error interrupts (a terminal only).
+const char* end_of_bar() { return isatty(fileno(stderr)) ? "\r\033[K" : ""; }
+
+bool cpu_supports_avx2() { return __builtin_cpu_supports("avx2"); }
+bool cpu_supports_avx512f() { return __builtin_cpu_supports("avx512f"); }
+
+int run_info() {
+#ifdef DT_WITH_CUDA
+    const char* cuda = "compiled in (no device is used yet: training runs on the CPU)";
+#else
+    const char* cuda =
+        "not compiled (configure with -DDT_ENABLE_CUDA=ON and nvcc on PATH); "
+        "no device is used yet";
+#endif
+    std::printf("detrain %s\n", dt::version_string());
+    std::printf("  cuda backend    %s\n", cuda);
+    std::printf("  openmp threads  %d max (%d logical cores; --threads default %d)\n",
+                omp_get_max_threads(), omp_get_num_procs(), dt::default_thread_count());
+    std::printf("  cpu isa         avx2 %s, avx512f %s\n", cpu_supports_avx2() ? "yes" : "no",
+                cpu_supports_avx512f() ? "yes" : "no");
+    std::printf("  data            default directories (--data-dir overrides):\n");
+    for (const std::string& name : dt::dataset_names()) {
+        const std::string dir = dt::default_data_dir(name);
+        std::error_code ec;
+        const bool found = std::filesystem::is_directory(dir, ec);
+        std::printf("    %-14s %s (%s)\n", name.c_str(), dir.c_str(), found ? "found" : "missing");
+    }
+    return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-    std::fprintf(stderr, "detrain: not built yet\n");
-    return 1;
+    CLI::App app(kDescription, "detrain");
+    app.set_version_flag("--version", dt::version_string());
+    app.require_subcommand(1);
+    app.footer("Run 'detrain <subcommand> --help' for the flags of a subcommand.");
+
+    dt::TrainConfig train_cfg;
+    CLI::App* train = dt::add_train_command(app, train_cfg);
+    CLI::App* info = app.add_subcommand(
+        "info", "Print the version, compiled backends, CPU features and data directories");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {  // --help, --version
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "detrain: error: %s\n", e.what());
+        std::fprintf(stderr, "Run 'detrain --help' or 'detrain <subcommand> --help' for usage.\n");
+        return 2;
+    }
+
+    try {
+        if (train->parsed()) {
+            return dt::run_train_command(train_cfg, std::vector<std::string>(argv, argv + argc));
+        }
+        if (info->parsed()) return run_info();
+        return 2;  // unreachable: require_subcommand(1)
+    } catch (const dt::Error& e) {
+        std::fprintf(stderr, "%sdetrain: error: %s\n", end_of_bar(), e.what());
+        return 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%sdetrain: internal error: %s\n", end_of_bar(), e.what());
+        return 1;
+    }
 }

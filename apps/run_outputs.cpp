@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+// Files of a finished run (see run_outputs.h and docs/formats.md).
+#include "apps/run_outputs.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "apps/version.h"
+#include "engine/core/error.h"
+#include "engine/io/safetensors.h"
+#include "models/model_io.h"
+
+namespace dt {
+
+const char* const kWeightsHashOrder =
+    "SHA-256 of the raw little-endian float32 bytes of every trainable tensor (no BN running "
+    "statistics), concatenated without names or shapes, in the model's canonical parameter order "
+    "(the order of weights.safetensors)";
+
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void throw_io(const std::string& what, const std::string& path, int err) {
+    throw IoError(str(what, " ", path, ": ", std::strerror(err)));
+}
+
+// Writes all of `data` to fd; returns 0 or the errno of the failure.
+int write_all(int fd, const char* data, std::size_t n) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, data, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        data += w;
+        n -= static_cast<std::size_t>(w);
+    }
+    return 0;
+}
+
+std::string quote_arg(const std::string& a) {
+    if (!a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos) return a;
+    std::string q = "'";
+    for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+std::string join_command_line(const std::vector<std::string>& argv) {
+    std::string s;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        if (i > 0) s += ' ';
+        s += quote_arg(argv[i]);
+    }
+    return s;
+}
+
+}  // namespace
+
+// ---- directories and atomic files ----
+
+void prepare_output_dir(const std::string& dir) {
+    DT_CHECK_VALUE(!dir.empty(), "--out: the output directory must not be empty");
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw IoError(str("cannot create output directory ", dir, ": ", ec.message()));
+    if (!fs::is_directory(dir, ec)) {
+        throw IoError(str("output path ", dir, " exists but is not a directory"));
+    }
+    // Probe: creating a file is what the run will need at the end, so fail now, not then.
+    const std::string probe = dir + "/.detrain-write-test." + std::to_string(::getpid());
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw_io("cannot write into output directory", dir, errno);
+    ::close(fd);
+    ::unlink(probe.c_str());
+}
+
+void write_file_atomic(const std::string& path, const std::string& contents) {
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw_io("cannot create", tmp, errno);
+    int err = write_all(fd, contents.data(), contents.size());
+    if (err == 0 && ::fsync(fd) != 0) err = errno;
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+    if (err != 0) {
+        ::unlink(tmp.c_str());
+        throw_io("cannot write", path, err);
+    }
+}
+
+// ---- contents ----
+
+std::string predictions_csv(const TrainResult& r) {
+    DT_CHECK(r.test_labels.size() == r.predictions.size(),
+             "predictions_csv: ", r.test_labels.size(), " labels but ", r.predictions.size(),
+             " predictions");
+    std::string s = "index,label,predicted\n";
+    s.reserve(s.size() + r.predictions.size() * 12);
+    for (std::size_t i = 0; i < r.predictions.size(); ++i) {
+        s += std::to_string(i) + ',' + std::to_string(r.test_labels[i]) + ',' +
+             std::to_string(r.predictions[i]) + '\n';
+    }
+    return s;
+}
+
+nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
+                                   const std::vector<std::string>& command_line) {
+    using Json = nlohmann::ordered_json;
+    Json j;
+    j["detrain_version"] = version_string();
+    j["command_line"] = join_command_line(command_line);
+    j["config"] = to_json(cfg);
+    j["seeds"] = Json{{"init", cfg.init_seed()},
+                      {"shuffle", cfg.shuffle_seed()},
+                      {"augment", cfg.augment_seed()},
+                      {"dropout", cfg.dropout_seed()}};
+    j["threads"] = r.threads;
+    j["dataset"] = Json{{"name", cfg.dataset},
+                        {"dir", cfg.data_dir},
+                        {"train_size", r.info.train_size},
+                        {"test_size", r.info.test_size},
+                        {"image_shape", {r.info.channels, r.info.height, r.info.width}},
+                        {"num_classes", r.info.num_classes},
+                        {"class_names", r.class_names}};
+    j["model"] = cfg.model;
+    j["epochs"] = cfg.epochs;
+    j["steps_per_epoch"] = r.info.steps_per_epoch;
+    Json history = Json::array();
+    for (const EpochStats& e : r.history) {
+        history.push_back(Json{{"epoch", e.epoch},
+                               {"train_loss", e.train_loss},
+                               {"test_accuracy", e.test_accuracy},
+                               {"seconds", e.seconds},
+                               {"train_seconds", e.train_seconds},
+                               {"images_per_second", e.images_per_second}});
+    }
+    j["history"] = history;
+    j["final_train_loss"] = r.final_train_loss;
+    j["test_accuracy"] = r.test_accuracy;
+    Json per_class = Json::object();
+    for (std::size_t c = 0; c < r.per_class_accuracy.size(); ++c) {
+        const double a = r.per_class_accuracy[c];
+        per_class[r.class_names.at(c)] = std::isfinite(a) ? Json(a) : Json(nullptr);
+    }
+    j["per_class_accuracy"] = per_class;
+    j["weights_sha256"] = r.weights_sha256;
+    j["weights_sha256_order"] = kWeightsHashOrder;
+    j["num_parameters"] = r.num_parameters;
+    j["wall_time_seconds"] = r.wall_time_seconds;
+    j["images_per_second"] = r.images_per_second;
+    j["files"] = Json{{"result", "result.json"},
+                      {"predictions", "predictions.csv"},
+                      {"weights", "weights.safetensors"}};
+    return j;
+}
+
+// ---- writing ----
+
+RunFiles write_run_outputs(const TrainConfig& cfg, const TrainResult& r,
+                           const std::vector<std::string>& command_line) {
+    DT_CHECK(r.model != nullptr, "write_run_outputs: the result holds no model");
+    prepare_output_dir(cfg.out);
+    const fs::path dir(cfg.out);
+    RunFiles files{(dir / "result.json").string(), (dir / "predictions.csv").string(),
+                   (dir / "weights.safetensors").string()};
+
+    io::Metadata meta{{"format", "pt"},
+                      {"detrain_version", version_string()},
+                      {"model", cfg.model},
+                      {"weights_sha256", r.weights_sha256},
+                      {"weights_sha256_order", kWeightsHashOrder},
+                      {"config", to_json(cfg).dump()}};
+    save_model_safetensors(*r.model, files.weights, meta);
+
+    write_file_atomic(files.predictions_csv, predictions_csv(r));
+    write_file_atomic(files.result_json, result_json(cfg, r, command_line).dump(2) + "\n");
+    return files;
+}
+
+void print_summary(std::FILE* out, const TrainResult& r, const RunFiles& files) {
+    std::fprintf(out,
+                 "test accuracy   %.2f%% (%lld test examples)\n"
+                 "final loss      %.4f (train, last epoch)\n"
+                 "weights_sha256  %s\n"
+                 "time            %.1f s, %.0f training images/s, %d threads\n"
+                 "files           %s\n"
+                 "                %s\n"
+                 "                %s\n",
+                 100.0 * r.test_accuracy, static_cast<long long>(r.info.test_size),
+                 r.final_train_loss, r.weights_sha256.c_str(), r.wall_time_seconds,
+                 r.images_per_second, r.threads, files.result_json.c_str(),
+                 files.predictions_csv.c_str(), files.weights.c_str());
+    std::fflush(out);
+}
+
+}  // namespace dt

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+// `detrain train`: registration of the subcommand and its run (apps/train_cmd.cpp).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace dt {
+
+struct TrainConfig;
+
+/// Adds the `train` subcommand with every flag of TrainConfig (written into `cfg`).
+CLI::App* add_train_command(CLI::App& app, TrainConfig& cfg);
+
+/// Runs a parsed `train`: finalizes cfg, checks --out, trains, writes the files, prints the
+/// summary to stdout. `command_line` is argv, recorded in result.json. Throws dt::Error.
+int run_train_command(TrainConfig& cfg, const std::vector<std::string>& command_line);
+
+}  // namespace dt

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+// TrainConfig: every flag of `detrain train`, with the defaults of Zhuang et al. 2021 (Adam,
+// lr 4e-4, batch 128, Glorot-uniform init, inputs scaled to [0, 1]). The flag names are a public
+// interface (scripts, result.json "config"). Flow: add_train_flags() registers the flags on a
+// CLI11 app, parsing fills the struct, finalize_train_config() resolves the derived defaults
+// (seeds, data dir, output dir) and validates; invalid values throw dt::ValueError naming the
+// flag, the value given and the valid range.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace dt {
+
+/// All logical cores (omp_get_num_procs()), the default of --threads.
+int default_thread_count();
+
+struct TrainConfig {
+    // ---- model ----
+    std::string model = "smallcnn";  // smallcnn | smallcnn-bn | mediumcnn | resnet18
+    int kernel_size = 3;             // mediumcnn only: 1, 3, 5 or 7
+    std::string init = "glorot";     // glorot | he
+    double dropout = 0.0;            // in [0, 1)
+
+    // ---- data ----
+    std::string dataset = "fashion-mnist";  // fashion-mnist | mnist | cifar10 | cifar100
+    std::string data_dir;                   // "" -> default_data_dir(dataset)
+    std::string augment = "none";           // none | crop | flip | crop+flip
+    int crop_padding = 4;
+    std::string normalize = "unit";  // unit: x/255; standard: per-channel mean/std of train split
+    bool no_shuffle = false;
+    int64_t limit_train = 0;  // first N examples; 0 = all
+    int64_t limit_test = 0;
+
+    // ---- optimisation ----
+    int epochs = 10;
+    int batch_size = 128;
+    int eval_batch_size = 1000;
+    double lr = 4e-4;
+    std::string optimizer = "adam";  // sgd | adam | adamw
+    double momentum = 0.9;           // sgd only
+    bool nesterov = false;           // sgd only
+    double weight_decay = 0.0;
+    std::string schedule = "constant";  // constant | step | cosine
+    double step_epochs = 30;            // step
+    double gamma = 0.1;                 // step
+    double warmup_epochs = 0;           // cosine
+    double min_lr = 0;                  // cosine
+
+    // ---- seeds: --seed sets all four; an individual flag overrides it ----
+    uint64_t seed = 0;
+    std::optional<uint64_t> seed_init, seed_shuffle, seed_augment, seed_dropout;
+
+    // ---- run ----
+    int threads = default_thread_count();
+    std::string progress = "auto";  // auto | bar | plain | none
+    std::string out;                // "" -> runs/<model>-<dataset>
+
+    // Resolved seeds (valid after finalize_train_config).
+    uint64_t init_seed() const { return seed_init.value_or(seed); }
+    uint64_t shuffle_seed() const { return seed_shuffle.value_or(seed); }
+    uint64_t augment_seed() const { return seed_augment.value_or(seed); }
+    uint64_t dropout_seed() const { return seed_dropout.value_or(seed); }
+};
+
+/// Accepted values of the enumerated flags (also used in --help and error messages).
+const std::vector<std::string>& model_names();
+const std::vector<std::string>& optimizer_names();
+const std::vector<std::string>& schedule_names();
+const std::vector<std::string>& init_names();
+const std::vector<std::string>& augment_names();
+const std::vector<std::string>& normalize_names();
+const std::vector<std::string>& progress_names();
+
+/// Registers every flag of `detrain train` on `app`, writing into `cfg` (which must outlive the
+/// parse). Defaults shown in --help are the current values of `cfg`.
+void add_train_flags(CLI::App& app, TrainConfig& cfg);
+
+/// Validates every field; throws dt::ValueError naming the flag, the value and the valid range.
+void validate_train_config(const TrainConfig& cfg);
+
+/// Fills derived defaults (data_dir, out) and validates. Call once after parsing.
+void finalize_train_config(TrainConfig& cfg);
+
+/// Every field, with the resolved seeds, under the flag names (without "--"), in flag order.
+nlohmann::ordered_json to_json(const TrainConfig& cfg);
+
+}  // namespace dt

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT
+// The training loop of `detrain train` (contract in trainer.h). Reference for the recipe:
+// Zhuang et al. 2021, "Randomness in neural network training" (Adam, lr 4e-4, batch 128).
+#include "apps/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "datasets/dataset.h"
+#include "datasets/loader.h"
+#include "engine/autograd/tape.h"
+#include "engine/core/error.h"
+#include "engine/ops/softmax_xent.h"
+#include "engine/optim/optimizer.h"
+#include "engine/optim/schedule.h"
+#include "engine/runtime/threads.h"
+#include "models/weights_hash.h"
+
+namespace dt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// Per-channel mean and (population) standard deviation of x/255 over a whole split. Exact and
+/// order-free: a per-channel histogram of byte values, then sums over the 256 bins in double.
+Normalization channel_statistics(const Dataset& ds) {
+    const int C = ds.channels;
+    const int64_t plane = int64_t{ds.height} * ds.width;
+    std::vector<int64_t> hist(static_cast<std::size_t>(C) * 256, 0);
+    for (int64_t n = 0; n < ds.size; ++n) {
+        for (int c = 0; c < C; ++c) {
+            const uint8_t* p = ds.pixels.data() + (n * C + c) * plane;
+            int64_t* h = hist.data() + c * 256;
+            for (int64_t i = 0; i < plane; ++i) ++h[p[i]];
+        }
+    }
+    std::vector<float> mean(static_cast<std::size_t>(C)), stddev(static_cast<std::size_t>(C));
+    const double count = static_cast<double>(ds.size) * static_cast<double>(plane);
+    for (int c = 0; c < C; ++c) {
+        const int64_t* h = hist.data() + c * 256;
+        double m = 0;  // ORDER: bins 0..255 ascending, in double
+        for (int v = 0; v < 256; ++v) m += static_cast<double>(h[v]) * (v / 255.0);
+        m /= count;
+        double var = 0;
+        for (int v = 0; v < 256; ++v)
+            var += static_cast<double>(h[v]) * (v / 255.0 - m) * (v / 255.0 - m);
+        var /= count;
+        mean[static_cast<std::size_t>(c)] = static_cast<float>(m);
+        // A constant channel (std 0) would divide by zero: use 1, i.e. only subtract the mean.
+        stddev[static_cast<std::size_t>(c)] = var > 0 ? static_cast<float>(std::sqrt(var)) : 1.0f;
+    }
+    return standardize(std::move(mean), std::move(stddev));
+}
+
+LoaderConfig train_loader_config(const TrainConfig& cfg, Normalization norm) {
+    LoaderConfig lc;
+    lc.batch_size = cfg.batch_size;
+    lc.shuffle = !cfg.no_shuffle;
+    lc.shuffle_seed = cfg.shuffle_seed();
+    lc.augment.crop_padding =
+        (cfg.augment == "crop" || cfg.augment == "crop+flip") ? cfg.crop_padding : 0;
+    lc.augment.hflip = cfg.augment == "flip" || cfg.augment == "crop+flip";
+    lc.augment.seed = cfg.augment_seed();
+    lc.norm = std::move(norm);
+    lc.drop_last = false;
+    return lc;
+}
+
+OptimizerConfig optimizer_config(const TrainConfig& cfg) {
+    OptimizerConfig oc;
+    oc.kind = cfg.optimizer;
+    if (cfg.optimizer == "sgd") {  // momentum and nesterov mean nothing to adam/adamw
+        oc.momentum = static_cast<float>(cfg.momentum);
+        oc.nesterov = cfg.nesterov;
+    }
+    oc.weight_decay = static_cast<float>(cfg.weight_decay);
+    return oc;
+}
+
+ScheduleConfig schedule_config(const TrainConfig& cfg) {
+    ScheduleConfig sc;
+    sc.kind = cfg.schedule;
+    sc.step_epochs = cfg.step_epochs;
+    sc.gamma = cfg.gamma;
+    sc.warmup_epochs = cfg.warmup_epochs;
+    sc.min_lr = cfg.min_lr;
+    return sc;
+}
+
+struct Evaluation {
+    double accuracy = 0;
+    std::vector<double> per_class;     // NaN for a class without test examples
+    std::vector<int64_t> predictions;  // by test index
+};
+
+/// Predictions for every test example (training = false, no tape) and the accuracies.
+Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test, uint64_t epoch,
+                    uint64_t dropout_seed) {
+    autograd::NoGradGuard no_grad;
+    Evaluation ev;
+    ev.predictions.assign(static_cast<std::size_t>(test.size), -1);
+    for (int64_t b = 0; b < loader.num_batches(); ++b) {
+        Batch batch = loader.batch(0, b);
+        ForwardContext ctx;
+        ctx.training = false;
+        ctx.epoch = epoch;
+        ctx.dropout_seed = dropout_seed;
+        ctx.sample_ids = batch.sample_ids;
+        const std::vector<int64_t> pred = argmax_rows(model.forward(batch.images, ctx));
+        for (std::size_t i = 0; i < pred.size(); ++i) {
+            ev.predictions[static_cast<std::size_t>(batch.sample_ids[i])] = pred[i];
+        }
+    }
+    std::vector<int64_t> correct(static_cast<std::size_t>(test.num_classes), 0);
+    std::vector<int64_t> total(static_cast<std::size_t>(test.num_classes), 0);
+    int64_t all_correct = 0;
+    for (int64_t i = 0; i < test.size; ++i) {
+        const auto label = static_cast<std::size_t>(test.labels[static_cast<std::size_t>(i)]);
+        const bool ok = ev.predictions[static_cast<std::size_t>(i)] == static_cast<int64_t>(label);
+        ++total[label];
+        correct[label] += ok;
+        all_correct += ok;
+    }
+    ev.accuracy =
+        test.size > 0 ? static_cast<double>(all_correct) / static_cast<double>(test.size) : 0.0;
+    for (std::size_t c = 0; c < total.size(); ++c) {
+        ev.per_class.push_back(total[c] > 0
+                                   ? static_cast<double>(correct[c]) / static_cast<double>(total[c])
+                                   : std::nan(""));
+    }
+    return ev;
+}
+
+void apply_limit(Dataset& ds, int64_t limit) {
+    if (limit > 0 && limit < ds.size) ds.truncate(limit);
+}
+
+/// Both splits with --limit-* applied; a load failure names --data-dir.
+DatasetSplits load_splits(const TrainConfig& cfg) {
+    DatasetSplits data;
+    try {
+        data = load_dataset(cfg.dataset, cfg.data_dir);
+    } catch (const IoError& e) {
+        throw IoError(
+            str("cannot load ", cfg.dataset, " from --data-dir ", cfg.data_dir, ": ", e.what()));
+    }
+    apply_limit(data.train, cfg.limit_train);
+    apply_limit(data.test, cfg.limit_test);
+    DT_CHECK_VALUE(data.train.size > 0, "data set ", cfg.dataset, " in ", cfg.data_dir,
+                   " has no training examples");
+    return data;
+}
+
+/// The model of --model for images shaped like `ds`, initialised from --seed-init.
+std::unique_ptr<Model> make_initialised_model(const TrainConfig& cfg, const Dataset& ds) {
+    ModelConfig mc;
+    mc.name = cfg.model;
+    mc.kernel_size = cfg.kernel_size;
+    mc.in_channels = ds.channels;
+    mc.height = ds.height;
+    mc.width = ds.width;
+    mc.num_classes = ds.num_classes;
+    mc.dropout = static_cast<float>(cfg.dropout);
+    std::unique_ptr<Model> model = make_model(mc);
+    model->init(cfg.init == "he" ? InitScheme::kHeUniform : InitScheme::kGlorotUniform,
+                cfg.init_seed());
+    return model;
+}
+
+struct EpochTotals {
+    double loss_sum = 0;  // ORDER: batch losses summed in batch order, in double
+    int64_t images = 0;
+    double seconds = 0;
+};
+
+/// The training steps of epoch `e` (0-based).
+EpochTotals train_epoch(const TrainConfig& cfg, int e, Model& model, Optimizer& optimizer,
+                        const BatchLoader& loader, const ScheduleConfig& schedule,
+                        Progress& progress) {
+    const Clock::time_point start = Clock::now();
+    const int64_t steps = loader.num_batches();
+    EpochTotals t;
+    for (int64_t b = 0; b < steps; ++b) {
+        Batch batch = loader.batch(static_cast<uint64_t>(e), b);
+        ForwardContext ctx;
+        ctx.training = true;
+        ctx.epoch = static_cast<uint64_t>(e);
+        ctx.dropout_seed = cfg.dropout_seed();
+        ctx.sample_ids = batch.sample_ids;
+        Tensor loss = softmax_cross_entropy(model.forward(batch.images, ctx), batch.labels);
+        const float loss_value = loss.item();
+        const int64_t step = e * steps + b;  // global, 0-based
+        if (!std::isfinite(loss_value)) {
+            autograd::clear_tape();
+            throw Error(str("training diverged: loss is ", loss_value, " at epoch ", e + 1,
+                            ", step ", b + 1, " of ", steps, " (global step ", step + 1,
+                            "); try a smaller --lr (now ", cfg.lr, ")"));
+        }
+        optimizer.zero_grad();
+        loss.backward();
+        optimizer.step(
+            static_cast<float>(learning_rate(schedule, cfg.lr, step, steps, steps * cfg.epochs)));
+        t.loss_sum += loss_value;
+        t.images += batch.size();
+        progress.step(e + 1, b + 1, t.loss_sum / static_cast<double>(b + 1),
+                      static_cast<double>(t.images) / seconds_since(start));
+    }
+    t.seconds = seconds_since(start);
+    return t;
+}
+
+}  // namespace
+
+TrainResult run_training(const TrainConfig& cfg, Progress& progress) {
+    const Clock::time_point run_start = Clock::now();
+    TrainResult r;
+    set_num_threads(cfg.threads);
+    r.threads = num_threads();
+
+    const DatasetSplits data = load_splits(cfg);
+    const Normalization norm =
+        cfg.normalize == "standard" ? channel_statistics(data.train) : Normalization{};
+    const BatchLoader train_loader(data.train, train_loader_config(cfg, norm));
+    const BatchLoader test_loader(data.test, eval_loader_config(cfg.eval_batch_size, norm));
+    r.model = make_initialised_model(cfg, data.train);
+    const std::unique_ptr<Optimizer> optimizer =
+        make_optimizer(optimizer_config(cfg), r.model->trainable());
+    const ScheduleConfig schedule = schedule_config(cfg);
+
+    r.class_names = data.train.class_names;
+    r.info = RunInfo{data.train.size,
+                     data.test.size,
+                     data.train.channels,
+                     data.train.height,
+                     data.train.width,
+                     data.train.num_classes,
+                     train_loader.num_batches(),
+                     r.model->num_trainable()};
+    r.num_parameters = r.info.num_parameters;
+    progress.start(cfg, r.info);
+
+    double train_seconds_all = 0;
+    int64_t train_images_all = 0;
+    Evaluation ev;
+    for (int e = 0; e < cfg.epochs; ++e) {
+        const Clock::time_point epoch_start = Clock::now();
+        const EpochTotals t =
+            train_epoch(cfg, e, *r.model, *optimizer, train_loader, schedule, progress);
+        train_seconds_all += t.seconds;
+        train_images_all += t.images;
+        progress.evaluating(e + 1);
+        ev = evaluate(*r.model, test_loader, data.test, static_cast<uint64_t>(e),
+                      cfg.dropout_seed());
+        EpochStats s;
+        s.epoch = e + 1;
+        s.train_loss = t.loss_sum / static_cast<double>(train_loader.num_batches());
+        s.test_accuracy = ev.accuracy;
+        s.seconds = seconds_since(epoch_start);
+        s.train_seconds = t.seconds;
+        s.images_per_second = static_cast<double>(t.images) / t.seconds;
+        r.history.push_back(s);
+        progress.epoch_end(s);
+    }
+
+    r.final_train_loss = r.history.back().train_loss;
+    r.images_per_second = static_cast<double>(train_images_all) / train_seconds_all;
+    r.test_accuracy = ev.accuracy;
+    r.per_class_accuracy = std::move(ev.per_class);
+    r.predictions = std::move(ev.predictions);
+    r.test_labels = data.test.labels;
+    r.weights_sha256 = weights_sha256(*r.model);
+    r.wall_time_seconds = seconds_since(run_start);
+    return r;
+}
+
+}  // namespace dt

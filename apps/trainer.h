@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// run_training: the training loop of `detrain train`, reusable by other subcommands.
+// Per step: forward (training mode) -> softmax_cross_entropy -> zero_grad -> backward ->
+// lr = schedule(step) -> optimizer step. After each epoch: evaluation on the test split under
+// NoGradGuard (training = false). Every random choice is keyed by a seed of TrainConfig (init,
+// shuffle, augment, dropout), never by time or thread, so the final weights are a function of the
+// configuration alone (not of --threads).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/progress.h"
+#include "apps/train_config.h"
+#include "models/model.h"
+
+namespace dt {
+
+struct TrainResult {
+    // ---- data ----
+    RunInfo info;                          // sizes, image shape, steps per epoch, parameters
+    std::vector<std::string> class_names;  // label order
+
+    // ---- training ----
+    std::vector<EpochStats> history;  // one entry per epoch
+    double final_train_loss = 0;      // history.back().train_loss
+    double images_per_second = 0;     // training images / training seconds, all epochs
+    double wall_time_seconds = 0;     // whole run_training call (loading, training, evaluation)
+    int threads = 0;
+
+    // ---- final evaluation (test split, data-set order) ----
+    double test_accuracy = 0;                // fraction in [0, 1]
+    std::vector<double> per_class_accuracy;  // aligned with class_names; NaN: no test example
+    std::vector<int32_t> test_labels;        // label of test example i
+    std::vector<int64_t> predictions;        // argmax of the logits of test example i
+
+    // ---- weights ----
+    std::unique_ptr<Model> model;
+    std::string weights_sha256;  // io::weights_sha256 over model->trainable(), canonical order
+    int64_t num_parameters = 0;  // trainable elements
+};
+
+/// Trains as `cfg` says (cfg must have passed finalize_train_config). Throws dt::IoError for
+/// unreadable data, dt::ValueError for invalid combinations, dt::Error when the training loss
+/// becomes non-finite (naming epoch, step and the value).
+TrainResult run_training(const TrainConfig& cfg, Progress& progress);
+
+}  // namespace dt

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+// End to end: runs the real `detrain` executable (DT_DETRAIN_EXE) on a tiny synthetic IDX data
+// set written to a temporary directory: 512 train / 128 test 28x28 images whose class k shows a
+// bright horizontal band at rows 2+2k, 3+2k over deterministic noise, so a CNN learns it in a few
+// steps. Checks the files of a run, reproducibility of weights_sha256 (same seeds, other thread
+// count; a different --seed-init changes it) and that bad input fails with a message naming the
+// problem and no result.json. Budget: ~30 s on 2 cores.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/io/safetensors.h"
+#include "engine/io/sha256.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kTrain = 512, kTest = 128, kSide = 28, kClasses = 10;
+
+void put_be32(std::ofstream& f, uint32_t v) {
+    const char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                       static_cast<char>(v >> 8), static_cast<char>(v)};
+    f.write(b, 4);
+}
+
+// Writes <prefix>-images-idx3-ubyte and <prefix>-labels-idx1-ubyte (uncompressed IDX).
+void write_split(const fs::path& dir, const std::string& prefix, int n, uint32_t noise_seed) {
+    std::ofstream img(dir / (prefix + "-images-idx3-ubyte"), std::ios::binary);
+    std::ofstream lab(dir / (prefix + "-labels-idx1-ubyte"), std::ios::binary);
+    put_be32(img, 0x00000803);
+    put_be32(img, static_cast<uint32_t>(n));
+    put_be32(img, kSide);
+    put_be32(img, kSide);
+    put_be32(lab, 0x00000801);
+    put_be32(lab, static_cast<uint32_t>(n));
+    uint32_t state = noise_seed;
+    for (int i = 0; i < n; ++i) {
+        const int label = (i * 7 + 3) % kClasses;
+        lab.put(static_cast<char>(label));
+        for (int y = 0; y < kSide; ++y) {
+            for (int x = 0; x < kSide; ++x) {
+                state = state * 1664525u + 1013904223u;  // LCG noise in [0, 64)
+                int v = static_cast<int>(state >> 26);
+                if (y == 2 + 2 * label || y == 3 + 2 * label) v += 180;
+                img.put(static_cast<char>(v));
+            }
+        }
+    }
+}
+
+struct CliRun {
+    int status = -1;  // exit status
+    std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+class TrainCli : public ::testing::Test {
+ protected:
+    static void SetUpTestSuite() {
+        root_ = fs::temp_directory_path() / ("detrain-e2e-" + std::to_string(::getpid()));
+        fs::create_directories(root_ / "data");
+        write_split(root_ / "data", "train", kTrain, 1);
+        write_split(root_ / "data", "t10k", kTest, 2);
+    }
+    static void TearDownTestSuite() {
+        std::error_code ec;
+        fs::remove_all(root_, ec);
+    }
+
+    /// Runs `detrain <args>`, capturing stdout and stderr.
+    static CliRun detrain(const std::string& args) {
+        const std::string tag = std::to_string(counter_++);
+        const fs::path out = root_ / ("stdout" + tag), err = root_ / ("stderr" + tag);
+        const std::string cmd =
+            std::string(DT_DETRAIN_EXE) + " " + args + " >" + out.string() + " 2>" + err.string();
+        const int raw = std::system(cmd.c_str());
+        CliRun r;
+        r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+        r.out = slurp(out);
+        r.err = slurp(err);
+        return r;
+    }
+
+    /// `detrain train` on the synthetic data into root/<name>; returns the run.
+    static CliRun train(const std::string& name, const std::string& extra) {
+        return detrain("train --data-dir " + (root_ / "data").string() + " --out " +
+                       (root_ / name).string() +
+                       " --epochs 2 --batch-size 32 --lr 2e-3 --eval-batch-size 50"
+                       " --progress none " +
+                       extra);
+    }
+
+    static nlohmann::json result(const std::string& name) {
+        return nlohmann::json::parse(slurp(root_ / name / "result.json"));
+    }
+
+    static std::string hash_of(const std::string& name) {
+        return result(name).at("weights_sha256").get<std::string>();
+    }
+
+    /// The base run, trained once and shared by several tests.
+    static const CliRun& base() {
+        static const CliRun run = train("base", "--threads 2 --progress plain");
+        return run;
+    }
+
+    static inline fs::path root_;
+    static inline int counter_ = 0;
+};
+
+TEST_F(TrainCli, HelpAndInfo) {
+    const CliRun help = detrain("--help");
+    EXPECT_EQ(help.status, 0);
+    EXPECT_NE(help.out.find("deterministic"), std::string::npos) << help.out;
+    EXPECT_NE(help.out.find("train"), std::string::npos);
+    EXPECT_NE(help.out.find("info"), std::string::npos);
+    const CliRun train_help = detrain("train --help");
+    EXPECT_EQ(train_help.status, 0);
+    EXPECT_NE(train_help.out.find("--seed-init"), std::string::npos);
+    const CliRun info = detrain("info");
+    EXPECT_EQ(info.status, 0);
+    EXPECT_NE(info.out.find("avx2"), std::string::npos) << info.out;
+    EXPECT_NE(info.out.find("fashion-mnist"), std::string::npos) << info.out;
+}
+
+TEST_F(TrainCli, ParseErrorsExitTwo) {
+    const CliRun r = detrain("train --no-such-flag");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--no-such-flag"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--help"), std::string::npos) << r.err;
+    EXPECT_EQ(detrain("").status, 2);  // a subcommand is required
+}
+
+TEST_F(TrainCli, RunWritesResultPredictionsAndWeights) {
+    const CliRun& r = base();
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("detrain train"), std::string::npos) << r.err;  // configuration block
+    EXPECT_NE(r.err.find("epoch 2/2"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("test accuracy"), std::string::npos) << r.out;
+
+    const nlohmann::json j = result("base");
+    const std::string hash = j.at("weights_sha256");
+    EXPECT_EQ(hash.size(), 64u);
+    EXPECT_NE(r.out.find(hash), std::string::npos);
+    EXPECT_EQ(j.at("detrain_version"), "0.1.0");
+    EXPECT_EQ(j.at("config").at("model"), "smallcnn");
+    EXPECT_EQ(j.at("threads"), 2);
+    EXPECT_EQ(j.at("dataset").at("train_size"), kTrain);
+    EXPECT_EQ(j.at("dataset").at("test_size"), kTest);
+    EXPECT_EQ(j.at("dataset").at("class_names").size(), 10u);
+    ASSERT_EQ(j.at("history").size(), 2u);
+    for (const auto& e : j.at("history")) {
+        EXPECT_GT(e.at("train_loss").get<double>(), 0.0);
+        EXPECT_GT(e.at("images_per_second").get<double>(), 0.0);
+    }
+    EXPECT_LT(j.at("history")[1].at("train_loss").get<double>(),
+              j.at("history")[0].at("train_loss").get<double>());
+    const double acc = j.at("test_accuracy");
+    std::printf("base run: test accuracy %.3f, final train loss %.4f\n", acc,
+                j.at("final_train_loss").get<double>());
+    EXPECT_GE(acc, 0.5) << "the bands are easy to learn";  // chance is 0.1
+    EXPECT_LE(acc, 1.0);
+    EXPECT_EQ(j.at("per_class_accuracy").size(), 10u);
+    EXPECT_EQ(j.at("num_parameters"), 23626);
+    EXPECT_GT(j.at("wall_time_seconds").get<double>(), 0.0);
+    EXPECT_GT(j.at("images_per_second").get<double>(), 0.0);
+    EXPECT_EQ(j.at("seeds").at("init"), 0);
+
+    // predictions.csv: header + one row per test example; accuracy agrees with result.json.
+    std::istringstream csv(slurp(root_ / "base" / "predictions.csv"));
+    std::string line;
+    std::getline(csv, line);
+    EXPECT_EQ(line, "index,label,predicted");
+    int rows = 0, correct = 0;
+    while (std::getline(csv, line)) {
+        int index = -1, label = -1, pred = -1;
+        ASSERT_EQ(std::sscanf(line.c_str(), "%d,%d,%d", &index, &label, &pred), 3) << line;
+        EXPECT_EQ(index, rows);
+        correct += label == pred;
+        ++rows;
+    }
+    EXPECT_EQ(rows, kTest);
+    EXPECT_DOUBLE_EQ(acc, static_cast<double>(correct) / kTest);
+
+    // weights.safetensors: readable, hash in metadata; smallcnn has no buffers, so the hash is
+    // over all of its tensors in file order.
+    const auto file = dt::io::load_safetensors((root_ / "base" / "weights.safetensors").string());
+    EXPECT_EQ(file.metadata.at("weights_sha256"), hash);
+    std::vector<dt::Tensor> tensors;
+    for (const auto& [name, t] : file.tensors) tensors.push_back(t);
+    EXPECT_EQ(dt::io::weights_sha256(tensors), hash);
+}
+
+// Hash comparisons use a smaller run (1 epoch, 192 examples = 6 steps) to keep the suite fast;
+// the later --epochs overrides the earlier one (last flag wins).
+TEST_F(TrainCli, SameSeedsSameHashAtAnyThreadCount) {
+    const std::string small = "--epochs 1 --limit-train 192 ";
+    const CliRun a = train("small-a", small + "--threads 2");
+    ASSERT_EQ(a.status, 0) << a.err;
+    const CliRun b = train("small-b", small + "--threads 2");
+    ASSERT_EQ(b.status, 0) << b.err;
+    EXPECT_EQ(hash_of("small-b"), hash_of("small-a"));
+    const CliRun one = train("small-one-thread", small + "--threads 1");
+    ASSERT_EQ(one.status, 0) << one.err;
+    EXPECT_EQ(hash_of("small-one-thread"), hash_of("small-a"));
+    EXPECT_EQ(result("small-one-thread").at("threads"), 1);
+}
+
+TEST_F(TrainCli, OtherInitSeedOtherHash) {
+    const CliRun r = train("small-init-1", "--epochs 1 --limit-train 192 --seed-init 1");
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_TRUE(fs::exists(root_ / "small-a" / "result.json")) << "runs after the test above";
+    EXPECT_NE(hash_of("small-init-1"), hash_of("small-a"));
+    EXPECT_EQ(result("small-init-1").at("seeds").at("init"), 1);
+    EXPECT_EQ(result("small-init-1").at("seeds").at("shuffle"), 0);
+}
+
+TEST_F(TrainCli, BatchNormModelTrains) {
+    const CliRun r = train("bn", "--model smallcnn-bn --epochs 1 --limit-train 192");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = result("bn");
+    EXPECT_EQ(j.at("dataset").at("train_size"), 192);
+    const auto file = dt::io::load_safetensors((root_ / "bn" / "weights.safetensors").string());
+    EXPECT_NE(file.find("bn1.running_mean"), nullptr);
+    EXPECT_EQ(file.metadata.at("weights_sha256"), j.at("weights_sha256").get<std::string>());
+}
+
+struct BadRun {
+    const char* name;
+    std::string args;
+    std::string expect;  // text the error message must contain
+};
+
+TEST_F(TrainCli, BadInputFailsWithoutResult) {
+    const std::string data = "--data-dir " + (root_ / "data").string();
+    const BadRun cases[] = {
+        {"bad-model", data + " --model vgg", "--model"},
+        {"bad-lr", data + " --lr -1", "--lr"},
+        {"bad-batch", data + " --batch-size 0", "--batch-size"},
+        {"no-data", "--data-dir " + (root_ / "nowhere").string(), (root_ / "nowhere").string()},
+    };
+    for (const BadRun& b : cases) {
+        SCOPED_TRACE(b.name);
+        const fs::path out = root_ / b.name;
+        const CliRun r =
+            detrain("train " + b.args + " --epochs 1 --progress none --out " + out.string());
+        EXPECT_NE(r.status, 0);
+        EXPECT_NE(r.err.find(b.expect), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("detrain: error:"), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(out / "result.json"));
+    }
+    const CliRun r = detrain("train " + data + " --epochs 1 --progress none --out /proc/x");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("/proc/x"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists("/proc/x/result.json"));
+}
+
+}  // namespace
