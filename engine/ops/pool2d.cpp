@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+// dt::maxpool2d / avgpool2d / global_avgpool: validation, dispatch to kernels/pool2d.h and the
+// autograd records. Saved for backward: max pool keeps only the int32 argmax (and x's shape);
+// the average pools keep nothing but shapes.
+#include "engine/ops/pool2d.h"
+
+#include <limits>
+
+#include "engine/autograd/tape.h"
+#include "engine/noise/reduce_sites.h"
+#include "engine/ops/dispatch.h"
+#include "kernels/pool2d.h"
+
+namespace dt {
+
+namespace {
+
+kernels::Pool2dParams pool_params(const Tensor& x, const Pool2dOptions& opt, const char* op) {
+    ops_detail::check_f32(x, op, "input", 4);
+    DT_CHECK_VALUE(opt.kernel >= 1 && opt.stride >= 1, op, ": kernel and stride must be >= 1, got "
+                   "kernel ", opt.kernel, ", stride ", opt.stride);
+    DT_CHECK_VALUE(opt.padding >= 0 && 2 * opt.padding <= opt.kernel, op, ": padding must be in "
+                   "[0, kernel / 2], got padding ", opt.padding, " with kernel ", opt.kernel,
+                   " (hint: larger padding would create windows with no input cell)");
+    kernels::Pool2dParams p;
+    p.N = x.dim(0), p.C = x.dim(1), p.H = x.dim(2), p.W = x.dim(3);
+    p.kernel = opt.kernel, p.stride = opt.stride, p.padding = opt.padding;
+    p.Ho = kernels::pool2d_out_size(p.H, p.kernel, p.stride, p.padding);
+    p.Wo = kernels::pool2d_out_size(p.W, p.kernel, p.stride, p.padding);
+    DT_CHECK_SHAPE(p.H + 2 * p.padding >= p.kernel && p.W + 2 * p.padding >= p.kernel, op,
+                   ": input ", x.str(), " is smaller than the kernel ", p.kernel, " with padding ",
+                   p.padding, " (hint: H + 2*padding and W + 2*padding must be >= kernel)");
+    DT_CHECK_SHAPE(p.H * p.W <= std::numeric_limits<int32_t>::max(), op, ": a plane of ", x.str(),
+                   " has more than 2^31 - 1 cells (argmax offsets are int32)");
+    return p;
+}
+
+}  // namespace
+
+Tensor maxpool2d(const Tensor& x, Pool2dOptions opt) {
+    kernels::Pool2dParams p = pool_params(x, opt, "maxpool2d");
+    Tensor y = Tensor::empty({p.N, p.C, p.Ho, p.Wo});
+    Tensor argmax = Tensor::empty({p.N, p.C, p.Ho, p.Wo}, DType::kI32);
+    switch (x.device()) {
+        case Device::kCpu:
+            kernels::cpu::maxpool2d_forward(x.f32(), y.f32(), argmax.data<int32_t>(), p);
+            break;
+        case Device::kCuda: ops_detail::no_cuda("maxpool2d");
+    }
+    if (autograd::needs_grad({x})) {
+        autograd::record(y, "maxpool2d", {x}, [argmax, p](const Tensor& dy) {
+            kernels::Pool2dParams q = p;
+            q.mode = accum_mode(ReduceSite::kPoolBackward);
+            Tensor dx = Tensor::empty({q.N, q.C, q.H, q.W});
+            kernels::cpu::maxpool2d_backward(dy.f32(), argmax.data<int32_t>(), dx.f32(), q);
+            return std::vector<Tensor>{dx};
+        });
+    }
+    return y;
+}
+
+Tensor avgpool2d(const Tensor& x, Pool2dOptions opt) {
+    kernels::Pool2dParams p = pool_params(x, opt, "avgpool2d");
+    Tensor y = Tensor::empty({p.N, p.C, p.Ho, p.Wo});
+    switch (x.device()) {
+        case Device::kCpu: kernels::cpu::avgpool2d_forward(x.f32(), y.f32(), p); break;
+        case Device::kCuda: ops_detail::no_cuda("avgpool2d");
+    }
+    if (autograd::needs_grad({x})) {
+        autograd::record(y, "avgpool2d", {x}, [p](const Tensor& dy) {
+            kernels::Pool2dParams q = p;
+            q.mode = accum_mode(ReduceSite::kPoolBackward);
+            Tensor dx = Tensor::empty({q.N, q.C, q.H, q.W});
+            kernels::cpu::avgpool2d_backward(dy.f32(), dx.f32(), q);
+            return std::vector<Tensor>{dx};
+        });
+    }
+    return y;
+}
+
+Tensor global_avgpool(const Tensor& x) {
+    ops_detail::check_f32(x, "global_avgpool", "input", 4);
+    const int64_t N = x.dim(0), C = x.dim(1), hw = x.dim(2) * x.dim(3);
+    DT_CHECK_SHAPE(hw > 0, "global_avgpool: input ", x.str(), " has no spatial cells");
+    Tensor y = Tensor::empty({N, C});
+    switch (x.device()) {
+        case Device::kCpu: kernels::cpu::global_avgpool_forward(x.f32(), y.f32(), N * C, hw); break;
+        case Device::kCuda: ops_detail::no_cuda("global_avgpool");
+    }
+    if (autograd::needs_grad({x})) {
+        Shape shape = x.shape();
+        autograd::record(y, "global_avgpool", {x}, [shape, N, C, hw](const Tensor& dy) {
+            Tensor dx = Tensor::empty(shape);
+            kernels::cpu::global_avgpool_backward(dy.f32(), dx.f32(), N * C, hw);
+            return std::vector<Tensor>{dx};
+        });
+    }
+    return y;
+}
+
+}  // namespace dt

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+// dt::softmax_cross_entropy and dt::argmax_rows: validation (labels are int64 in [0, K)),
+// dispatch to kernels/softmax_xent.h and the autograd record. Saved for backward: logits, labels
+// and the per-row max and exp-sum, so the backward recomputes the forward's exponentials.
+#include "engine/ops/softmax_xent.h"
+
+#include "engine/autograd/tape.h"
+#include "engine/noise/reduce_sites.h"
+#include "engine/ops/dispatch.h"
+#include "kernels/softmax_xent.h"
+
+namespace dt {
+
+Tensor softmax_cross_entropy(const Tensor& logits, const Tensor& labels) {
+    ops_detail::check_f32(logits, "softmax_cross_entropy", "logits", 2);
+    DT_CHECK(labels.defined(), "softmax_cross_entropy: labels are undefined");
+    DT_CHECK_T(DTypeError, labels.dtype() == DType::kI64, "softmax_cross_entropy: labels must be "
+               "int64, got ", labels.str());
+    const int64_t N = logits.dim(0), K = logits.dim(1);
+    DT_CHECK_SHAPE(labels.ndim() == 1 && labels.dim(0) == N, "softmax_cross_entropy: labels ",
+                   labels.str(), " do not match logits ", logits.str(), " (expected labels [",
+                   N, "])");
+    DT_CHECK_SHAPE(N > 0 && K > 0, "softmax_cross_entropy: logits ", logits.str(),
+                   " must have at least one row and one class");
+    const int64_t* lab = labels.data<int64_t>();
+    for (int64_t n = 0; n < N; ++n) {
+        DT_CHECK_VALUE(lab[n] >= 0 && lab[n] < K, "softmax_cross_entropy: labels[", n, "] = ",
+                       lab[n], " is outside [0, ", K, ") (hint: ", K, " classes in logits ",
+                       logits.str(), ")");
+    }
+    kernels::SoftmaxXentParams p;
+    p.N = N, p.K = K, p.mode = accum_mode(ReduceSite::kLoss);
+    Tensor loss = Tensor::empty({});
+    Tensor rowmax = Tensor::empty({N}), rowsum = Tensor::empty({N});
+    Tensor loss_rows = Tensor::empty({N});
+    switch (logits.device()) {
+        case Device::kCpu:
+            kernels::cpu::softmax_xent_forward(logits.f32(), lab, rowmax.f32(), rowsum.f32(),
+                                               loss_rows.f32(), loss.f32(), p);
+            break;
+        case Device::kCuda: ops_detail::no_cuda("softmax_cross_entropy");
+    }
+    if (autograd::needs_grad({logits})) {
+        autograd::record(loss, "softmax_cross_entropy", {logits},
+                         [logits, labels, rowmax, rowsum, p](const Tensor& dloss) {
+            Tensor dlogits = Tensor::empty(logits.shape());
+            kernels::cpu::softmax_xent_backward(logits.f32(), labels.data<int64_t>(),
+                                                rowmax.f32(), rowsum.f32(), dloss.f32()[0],
+                                                dlogits.f32(), p);
+            return std::vector<Tensor>{dlogits};
+        });
+    }
+    return loss;
+}
+
+std::vector<int64_t> argmax_rows(const Tensor& logits) {
+    ops_detail::check_f32(logits, "argmax_rows", "logits", 2);
+    const int64_t N = logits.dim(0), K = logits.dim(1);
+    DT_CHECK_SHAPE(K > 0 || N == 0, "argmax_rows: logits ", logits.str(), " have no columns");
+    std::vector<int64_t> out(static_cast<std::size_t>(N));
+    switch (logits.device()) {
+        case Device::kCpu: kernels::cpu::argmax_rows(logits.f32(), out.data(), N, K); break;
+        case Device::kCuda: ops_detail::no_cuda("argmax_rows");
+    }
+    return out;
+}
+
+}  // namespace dt

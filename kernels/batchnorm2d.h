@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+// Contract of the 2-D batch-normalisation kernels. x, y, dy, dx are (N, C, HW) (HW = H*W,
+// contiguous); mean, var, invstd, gamma, beta, running stats, dgamma, dbeta are (C).
+//
+// Numeric recipe (sites bn.stats and bn.backward, AccumMode in the Params; only kTree today):
+//   leaf(n, c)   = sum over i < HW of term(x[n, c, i]) from +0 in index order     // ORDER
+//   total(c)     = T(leaf(0, c), ..., leaf(N-1, c))  (reduce_tree.h, one leaf per sample)
+//   mean         = total(x) / count,  var = total((x - mean)^2) / count  (biased, two passes)
+//   invstd       = 1 / sqrt(var + eps)                                      count = N*HW as float
+//   y            = ((x - mean) * invstd) * gamma + beta    (xhat first, then scale, then shift)
+//   running_mean = (1 - m) * running_mean + m * mean       ((1 - m) rounded once, left to right)
+//   running_var  = (1 - m) * running_var + m * (var * (count / (count - 1)))
+//   dbeta        = total(dy),  dgamma = total(dy * xhat),  xhat = (x - mean) * invstd (recomputed)
+//   training dx  = ((gamma * invstd) / count) * (((count * dy) - dbeta) - xhat * dgamma)
+//   eval dx      = dy * (gamma * invstd)
+// The CPU kernel sums 8 rows (n, c) at once, each in its own accumulator, for instruction-level
+// parallelism; the order inside every row is unchanged.
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/accum_mode.h"
+
+namespace dt::kernels {
+
+struct BatchNorm2dParams {
+    int64_t N = 0, C = 0, HW = 0;  // x is (N, C, HW)
+    float eps = 1e-5f;
+    common::AccumMode mode = common::AccumMode::kTree;  // bn.stats (forward) / bn.backward
+};
+
+namespace ref {
+void batchnorm2d_stats(const double* x, double* mean, double* var, double* invstd,
+                       const BatchNorm2dParams& p);
+void batchnorm2d_invstd(const double* var, double* invstd, const BatchNorm2dParams& p);
+void batchnorm2d_apply(const double* x, const double* mean, const double* invstd,
+                       const double* gamma, const double* beta, double* y,
+                       const BatchNorm2dParams& p);
+void batchnorm2d_update_running(double* running_mean, double* running_var, const double* mean,
+                                const double* var, double momentum, const BatchNorm2dParams& p);
+void batchnorm2d_backward(const double* dy, const double* x, const double* mean,
+                          const double* invstd, const double* gamma, double* dx, double* dgamma,
+                          double* dbeta, bool training, const BatchNorm2dParams& p);
+}  // namespace ref
+
+namespace cpu {
+/// Batch statistics (site bn.stats): mean, biased var and invstd per channel.
+void batchnorm2d_stats(const float* x, float* mean, float* var, float* invstd,
+                       const BatchNorm2dParams& p);
+/// invstd = 1 / sqrt(var + eps) per channel (eval mode, from the running variance).
+void batchnorm2d_invstd(const float* var, float* invstd, const BatchNorm2dParams& p);
+/// y = ((x - mean) * invstd) * gamma + beta.
+void batchnorm2d_apply(const float* x, const float* mean, const float* invstd, const float* gamma,
+                       const float* beta, float* y, const BatchNorm2dParams& p);
+/// In-place running-statistics update with the unbiased variance (PyTorch semantics).
+void batchnorm2d_update_running(float* running_mean, float* running_var, const float* mean,
+                                const float* var, float momentum, const BatchNorm2dParams& p);
+/// dx, dgamma, dbeta (site bn.backward); `training` selects the batch-statistics dx formula.
+void batchnorm2d_backward(const float* dy, const float* x, const float* mean, const float* invstd,
+                          const float* gamma, float* dx, float* dgamma, float* dbeta,
+                          bool training, const BatchNorm2dParams& p);
+}  // namespace cpu
+
+}  // namespace dt::kernels

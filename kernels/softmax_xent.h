@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// Contract of the softmax cross-entropy kernels. logits, dlogits are (N, K); labels (N) int64 in
+// [0, K) (checked by the op); rowmax, rowsum, loss_rows are (N); loss is one float.
+//
+// Numeric recipe (exp/log from kernels/common/fast_math.h, so every backend gives equal bits):
+//   m_n    = first maximum of row n (strict >)
+//   s_n    = sum over k of dt_expf(l[n,k] - m_n), from +0 in class order              // ORDER
+//   loss_n = dt_logf(s_n) - (l[n,label] - m_n)
+//   loss   = T(loss_0, ..., loss_{N-1}) / N   (site loss: reduce_tree.h, one leaf per sample)
+// Backward, with g = dloss / N computed once:
+//   dlogits[n,k] = ((dt_expf(l[n,k] - m_n) / s_n) - [k == label]) * g              // ORDER
+// Forward saves m_n and s_n so the backward recomputes the same exponentials bit for bit.
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/accum_mode.h"
+
+namespace dt::kernels {
+
+struct SoftmaxXentParams {
+    int64_t N = 0, K = 0;
+    common::AccumMode mode = common::AccumMode::kTree;  // site loss
+};
+
+namespace ref {
+void softmax_xent_forward(const double* logits, const int64_t* labels, double* rowmax,
+                          double* rowsum, double* loss_rows, double* loss,
+                          const SoftmaxXentParams& p);
+void softmax_xent_backward(const double* logits, const int64_t* labels, const double* rowmax,
+                           const double* rowsum, double dloss, double* dlogits,
+                           const SoftmaxXentParams& p);
+}  // namespace ref
+
+namespace cpu {
+void softmax_xent_forward(const float* logits, const int64_t* labels, float* rowmax,
+                          float* rowsum, float* loss_rows, float* loss,
+                          const SoftmaxXentParams& p);
+void softmax_xent_backward(const float* logits, const int64_t* labels, const float* rowmax,
+                           const float* rowsum, float dloss, float* dlogits,
+                           const SoftmaxXentParams& p);
+/// out[n] = index of the first maximum of row n of x (N, K).
+void argmax_rows(const float* x, int64_t* out, int64_t N, int64_t K);
+}  // namespace cpu
+
+}  // namespace dt::kernels

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// The tape's documented behaviour (engine/autograd/tape.h): a tensor used several times receives
+// its contributions in reverse sequence order of the consumers, the first stored as is and later
+// ones added as acc + g; leaves keep accumulating across backward() calls; NoGradGuard records
+// nothing; backward() from a tensor with more than one element throws.
+#include "engine/autograd/tape.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "engine/ops/add.h"
+#include "engine/ops/relu.h"
+#include "engine/ops/softmax_xent.h"
+#include "tests/support/compare.h"
+#include "tests/support/rng.h"
+
+namespace dt {
+namespace {
+
+Tensor leaf(const Shape& shape, const std::vector<float>& v) {
+    Tensor t = Tensor::from_vector(shape, v);
+    t.set_requires_grad(true);
+    return t;
+}
+
+TEST(Tape, SameTensorTwiceInOneOp) {
+    Tensor x = leaf({1}, {3.0f});
+    add(x, x).backward();
+    EXPECT_EQ(x.grad().item(), 2.0f);  // dy, then dy + dy
+}
+
+// loss(add(relu(x), x)): add (seq 1) runs first and gives x its first contribution G; relu
+// (seq 0) adds relu'(x) * G second, so x.grad = G + (x > 0 ? G : 0), G on the left.
+TEST(Tape, TwoConsumersAccumulateInReverseSequenceOrder) {
+    const std::vector<float> xv = test::uniform_floats(12, -2, 2, test::test_seed());
+    const Tensor labels = Tensor::from_vector_i64({3}, {1, 3, 0});
+    Tensor x = leaf({3, 4}, xv);
+    autograd::clear_tape();
+    Tensor z = add(relu(x), x);
+    EXPECT_EQ(autograd::tape_size(), 2u);
+    softmax_cross_entropy(z, labels).backward();
+    EXPECT_EQ(autograd::tape_size(), 0u);  // backward clears the tape
+    // G: the loss gradient at z's value.
+    Tensor zl = leaf({3, 4}, z.to_vector());
+    softmax_cross_entropy(zl, labels).backward();
+    const std::vector<float> g = zl.grad().to_vector();
+    std::vector<float> want;
+    for (std::size_t i = 0; i < xv.size(); ++i) want.push_back(g[i] + (xv[i] > 0 ? g[i] : 0.0f));
+    EXPECT_TRUE(test::bitwise_equal(x.grad().to_vector(), want));
+}
+
+TEST(Tape, LeavesAccumulateAcrossBackwardCallsUntilZeroGrad) {
+    Tensor x = leaf({1}, {0.5f});
+    relu(x).backward();
+    relu(x).backward();
+    EXPECT_EQ(x.grad().item(), 2.0f);
+    x.zero_grad();
+    EXPECT_FALSE(x.grad().defined());
+    relu(x).backward();
+    EXPECT_EQ(x.grad().item(), 1.0f);
+}
+
+TEST(Tape, NoGradGuardRecordsNothingAndNests) {
+    Tensor x = leaf({2}, {1.0f, -1.0f});
+    autograd::clear_tape();
+    {
+        autograd::NoGradGuard outer;
+        {
+            autograd::NoGradGuard inner;
+            EXPECT_FALSE(add(x, x).requires_grad());
+        }
+        EXPECT_FALSE(autograd::grad_enabled());
+        EXPECT_FALSE(relu(x).requires_grad());
+    }
+    EXPECT_TRUE(autograd::grad_enabled());
+    EXPECT_EQ(autograd::tape_size(), 0u);
+    EXPECT_THROW(relu(Tensor::from_vector({1}, {1.0f})).backward(),
+                 Error);  // nothing requires grad
+}
+
+TEST(Tape, BackwardFromNonScalarThrows) {
+    Tensor x = leaf({3}, {1.0f, 2.0f, 3.0f});
+    Tensor y = relu(x);
+    EXPECT_THROW(y.backward(), Error);
+    autograd::clear_tape();
+}
+
+}  // namespace
+}  // namespace dt

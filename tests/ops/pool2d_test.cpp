@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+// dt::maxpool2d / avgpool2d / global_avgpool through autograd: forward and backward against the
+// double reference (max pool exactly; sums within (terms + 1) * eps32 * max|ref|), output shapes,
+// gradient flow through the tape, and bad-input errors.
+#include "engine/ops/pool2d.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "engine/autograd/tape.h"
+#include "kernels/ref/pool2d_ref.h"
+#include "tests/support/compare.h"
+#include "tests/support/rng.h"
+
+namespace dt {
+namespace {
+
+using VecD = std::vector<double>;
+
+std::vector<Tensor> backward_of(const Tensor& y, const Tensor& dy) {
+    std::vector<Tensor> g = y.impl().grad_fn->backward(dy);
+    autograd::clear_tape();
+    return g;
+}
+
+::testing::AssertionResult close_to(const Tensor& got, const VecD& want, double terms) {
+    double scale = 0;
+    for (double v : want) scale = std::max(scale, std::fabs(v));
+    return test::within_abs(got.f32(), want.data(), (terms + 1) * test::kEps32 * scale + 1e-30,
+                            got.numel());
+}
+
+kernels::Pool2dParams params_of(const Tensor& x, const Tensor& y, Pool2dOptions o) {
+    kernels::Pool2dParams p;
+    p.N = x.dim(0), p.C = x.dim(1), p.H = x.dim(2), p.W = x.dim(3);
+    p.Ho = y.dim(2), p.Wo = y.dim(3), p.kernel = o.kernel, p.stride = o.stride,
+    p.padding = o.padding;
+    return p;
+}
+
+TEST(Pool2dOp, MaxAndAvgMatchReference) {
+    for (Pool2dOptions o : {Pool2dOptions{}, Pool2dOptions{3, 2, 1}, Pool2dOptions{2, 1, 0}}) {
+        SCOPED_TRACE("k=" + std::to_string(o.kernel) + " s=" + std::to_string(o.stride));
+        Tensor x = Tensor::from_vector({2, 3, 7, 6},
+                                       test::uniform_floats(252, -2, 2, test::test_seed(), 1));
+        x.set_requires_grad(true);
+        Tensor ym = maxpool2d(x, o), ya = avgpool2d(x, o);
+        const kernels::Pool2dParams p = params_of(x, ym, o);
+        EXPECT_EQ(ym.dim(2), kernels::pool2d_out_size(7, o.kernel, o.stride, o.padding));
+        EXPECT_EQ(ya.shape(), ym.shape());
+        Tensor dy = Tensor::from_vector(
+            ym.shape(), test::uniform_floats(ym.numel(), -1, 1, test::test_seed(), 2));
+        const VecD xd = test::to_double(x.to_vector()), dyd = test::to_double(dy.to_vector());
+        VecD y1(ym.numel()), y2(ym.numel()), dx1(x.numel()), dx2(x.numel());
+        std::vector<int32_t> am(ym.numel());
+        kernels::ref::maxpool2d_forward(xd.data(), y1.data(), am.data(), p);
+        kernels::ref::maxpool2d_backward(dyd.data(), am.data(), dx1.data(), p);
+        kernels::ref::avgpool2d_forward(xd.data(), y2.data(), p);
+        kernels::ref::avgpool2d_backward(dyd.data(), dx2.data(), p);
+        const double terms = o.kernel * o.kernel;
+        EXPECT_TRUE(close_to(ym, y1, 0));
+        EXPECT_TRUE(close_to(ya, y2, terms));
+        EXPECT_TRUE(close_to(backward_of(ym, dy)[0], dx1, terms));
+        Tensor ya2 = avgpool2d(x, o);
+        EXPECT_TRUE(close_to(backward_of(ya2, dy)[0], dx2, terms + 1));
+    }
+}
+
+TEST(Pool2dOp, GlobalAvgMatchesReference) {
+    Tensor x =
+        Tensor::from_vector({3, 4, 5, 5}, test::uniform_floats(300, -2, 2, test::test_seed(), 3));
+    x.set_requires_grad(true);
+    Tensor y = global_avgpool(x);
+    ASSERT_EQ(y.shape(), (Shape{3, 4}));
+    Tensor dy = Tensor::from_vector({3, 4}, test::uniform_floats(12, -1, 1, test::test_seed(), 4));
+    const VecD xd = test::to_double(x.to_vector()), dyd = test::to_double(dy.to_vector());
+    VecD yd(12), dxd(300);
+    kernels::ref::global_avgpool_forward(xd.data(), yd.data(), 12, 25);
+    kernels::ref::global_avgpool_backward(dyd.data(), dxd.data(), 12, 25);
+    EXPECT_TRUE(close_to(y, yd, 25));
+    Tensor dx = backward_of(y, dy)[0];
+    EXPECT_EQ(dx.shape(), x.shape());
+    EXPECT_TRUE(close_to(dx, dxd, 1));
+}
+
+TEST(Pool2dOp, GradientFlowsThroughTheTape) {
+    // One-element output: the single window's maximum gets the whole gradient.
+    Tensor x = Tensor::from_vector({1, 1, 2, 2}, {0.5f, 3.0f, 3.0f, -1.0f});
+    x.set_requires_grad(true);
+    maxpool2d(x).backward();
+    EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{0, 1, 0, 0}));  // first maximum wins
+    Tensor z = Tensor::from_vector({1, 1, 2, 2}, {1, 2, 3, 4});
+    z.set_requires_grad(true);
+    avgpool2d(z).backward();
+    EXPECT_EQ(z.grad().to_vector(), (std::vector<float>{0.25f, 0.25f, 0.25f, 0.25f}));
+}
+
+TEST(Pool2dOp, BadInputsThrow) {
+    Tensor x = Tensor::full({1, 1, 4, 4}, 1.0f);
+    EXPECT_THROW(maxpool2d(x, {3, 1, 2}), ValueError);  // padding > kernel / 2
+    EXPECT_THROW(avgpool2d(x, {0, 1, 0}), ValueError);
+    EXPECT_THROW(maxpool2d(x, {2, 0, 0}), ValueError);
+    EXPECT_THROW(maxpool2d(x, {5, 1, 0}), ShapeError);  // window larger than the map
+    EXPECT_THROW(maxpool2d(Tensor::full({4, 4}, 1.0f)), ShapeError);
+    EXPECT_THROW(global_avgpool(Tensor::full({1, 4, 4}, 1.0f)), ShapeError);
+    EXPECT_THROW(global_avgpool(Tensor::zeros({1, 1, 2, 2}, DType::kI32)), DTypeError);
+}
+
+}  // namespace
+}  // namespace dt
