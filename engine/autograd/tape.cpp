@@ -88,7 +88,10 @@ void backward(const Tensor& loss) {
             const Tensor& in = node.inputs[i];
             if (!grads[i].defined() || !in.defined() || !in.requires_grad()) continue;
             if (in.is_leaf()) {
-                add_into(in.impl().grad, grads[i], in, node.name);
+                // A leaf's .grad() is handed to optimizers and users: never let two leaves
+                // share one buffer (add's backward returns the same dy for both inputs).
+                const bool first = !in.impl().grad;
+                add_into(in.impl().grad, first ? grads[i].clone() : grads[i], in, node.name);
             } else {
                 auto& slot = in.impl().grad_fn->grad_out;
                 std::shared_ptr<TensorImpl> s = slot.impl_ptr();

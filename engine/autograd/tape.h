@@ -9,7 +9,8 @@
 // reverse sequence order of the consuming nodes, and within one node in input order. The first
 // contribution is stored as is; each later one is added out of place as `acc = acc + g`, element
 // by element (acc on the left). Leaves (parameters) accumulate into .grad() by the same rule,
-// also across several backward() calls until zero_grad().
+// also across several backward() calls until zero_grad(). A leaf's first gradient is stored as
+// its own copy, so no two leaves ever share a gradient buffer.
 #pragma once
 #include <cstdint>
 #include <functional>
