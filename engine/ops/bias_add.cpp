@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// dt::bias_add: validation, dispatch to kernels/bias_add.h and the autograd record. Backward:
+// dx = dy (copied, no arithmetic), db via the bias.grad site.
+#include "engine/ops/bias_add.h"
+
+#include "engine/autograd/tape.h"
+#include "engine/noise/reduce_sites.h"
+#include "engine/ops/dispatch.h"
+#include "kernels/bias_add.h"
+
+namespace dt {
+
+Tensor bias_add(const Tensor& x, const Tensor& b) {
+    ops_detail::check_f32(x, "bias_add", "input x");
+    ops_detail::check_f32(b, "bias_add", "bias b", 1);
+    DT_CHECK_SHAPE(x.ndim() >= 2, "bias_add: x must have at least 2 dimensions (N, C, ...), got ",
+                   x.str());
+    DT_CHECK_SHAPE(b.dim(0) == x.dim(1), "bias_add: bias has ", b.dim(0), " entries but x has ",
+                   x.dim(1), " channels (x is ", shape_str(x.shape()), ", b is ",
+                   shape_str(b.shape()), "; hint: b must have shape [", x.dim(1), "])");
+    DT_CHECK_T(DeviceError, b.device() == x.device(),
+               "bias_add: x and b must be on one device, got x ", x.str(), ", b ", b.str());
+    const int64_t n = x.dim(0), c = x.dim(1);
+    const kernels::BiasAddParams p{.n = n, .c = c, .p = n * c == 0 ? 0 : x.numel() / (n * c)};
+    Tensor y = Tensor::empty(x.shape());
+    switch (x.device()) {
+        case Device::kCpu: kernels::cpu::bias_add_forward(x.f32(), b.f32(), y.f32(), p); break;
+        case Device::kCuda: ops_detail::no_cuda("bias_add");
+    }
+    if (autograd::needs_grad({x, b})) {
+        autograd::record(y, "bias_add", {x, b}, [x, b, p](const Tensor& dy) {
+            Tensor dx, db;
+            // Identity; a copy, since gradients may later be edited in place.
+            if (x.requires_grad()) dx = dy.clone();
+            if (b.requires_grad()) {
+                kernels::BiasAddParams q = p;
+                q.mode = accum_mode(ReduceSite::kBiasGrad);
+                db = Tensor::empty(b.shape());
+                kernels::cpu::bias_add_backward(dy.f32(), db.f32(), q);
+            }
+            return std::vector<Tensor>{dx, db};
+        });
+    }
+    return y;
+}
+
+}  // namespace dt

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// dt::conv2d: validation, dispatch to kernels/conv2d.h and the autograd record. Saved for
+// backward: x and w (and whether b exists). Backward computes only the gradients whose inputs
+// require one: dx (site conv.dgrad), dw (conv.wgrad), db (bias.grad, kernels/bias_add.h).
+#include "engine/ops/conv2d.h"
+
+#include "engine/autograd/tape.h"
+#include "engine/noise/reduce_sites.h"
+#include "engine/ops/dispatch.h"
+#include "kernels/bias_add.h"
+#include "kernels/conv2d.h"
+
+namespace dt {
+
+namespace {
+
+kernels::Conv2dParams conv2d_params(const Tensor& x, const Tensor& w, Conv2dOptions opt) {
+    ops_detail::check_f32(x, "conv2d", "input x", 4);
+    ops_detail::check_f32(w, "conv2d", "weight w", 4);
+    DT_CHECK_SHAPE(w.dim(1) == x.dim(1), "conv2d: input channels differ: x is ",
+                   shape_str(x.shape()), ", w is ", shape_str(w.shape()),
+                   " (expected w.shape[1] == x.shape[1] == ", x.dim(1),
+                   "; w is (out_channels, in_channels, kh, kw))");
+    DT_CHECK_VALUE(opt.stride >= 1, "conv2d: stride must be >= 1, got ", opt.stride);
+    DT_CHECK_VALUE(opt.padding >= 0, "conv2d: padding must be >= 0, got ", opt.padding);
+    DT_CHECK_SHAPE(w.dim(2) >= 1 && w.dim(3) >= 1, "conv2d: empty kernel, w is ",
+                   shape_str(w.shape()));
+    kernels::Conv2dParams p;
+    p.n = x.dim(0), p.ci = x.dim(1), p.h = x.dim(2), p.w = x.dim(3);
+    p.co = w.dim(0), p.kh = w.dim(2), p.kw = w.dim(3);
+    p.stride = opt.stride, p.pad = opt.padding;
+    DT_CHECK_SHAPE(p.h + 2 * p.pad >= p.kh && p.w + 2 * p.pad >= p.kw,
+                   "conv2d: kernel ", p.kh, "x", p.kw, " is larger than the padded input ",
+                   p.h + 2 * p.pad, "x", p.w + 2 * p.pad, " (x is ", shape_str(x.shape()),
+                   ", padding ", p.pad, "; hint: increase padding or use a smaller kernel)");
+    p.ho = (p.h + 2 * p.pad - p.kh) / p.stride + 1;
+    p.wo = (p.w + 2 * p.pad - p.kw) / p.stride + 1;
+    return p;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, Conv2dOptions opt) {
+    const kernels::Conv2dParams p = conv2d_params(x, w, opt);
+    if (b.defined()) {
+        ops_detail::check_f32(b, "conv2d", "bias b", 1);
+        DT_CHECK_SHAPE(b.dim(0) == p.co, "conv2d: bias has ", b.dim(0), " entries but w has ",
+                       p.co, " output channels (b is ", shape_str(b.shape()), ", w is ",
+                       shape_str(w.shape()), "; hint: b must have shape [", p.co, "])");
+    }
+    DT_CHECK_T(DeviceError, w.device() == x.device() && (!b.defined() || b.device() == x.device()),
+               "conv2d: x, w and b must be on one device, got x ", x.str(), ", w ", w.str(),
+               b.defined() ? ", b " + b.str() : std::string());
+    Tensor y = Tensor::empty({p.n, p.co, p.ho, p.wo});
+    switch (x.device()) {
+        case Device::kCpu:
+            kernels::cpu::conv2d_forward(x.f32(), w.f32(), b.defined() ? b.f32() : nullptr,
+                                         y.f32(), p);
+            break;
+        case Device::kCuda: ops_detail::no_cuda("conv2d");
+    }
+    if (autograd::needs_grad({x, w, b})) {
+        autograd::record(y, "conv2d", {x, w, b}, [x, w, b, p](const Tensor& dy) {
+            Tensor dx, dw, db;
+            if (x.requires_grad()) {
+                kernels::Conv2dParams q = p;
+                q.mode = accum_mode(ReduceSite::kConvDgrad);
+                dx = Tensor::empty(x.shape());
+                kernels::cpu::conv2d_backward_data(dy.f32(), w.f32(), dx.f32(), q);
+            }
+            if (w.requires_grad()) {
+                kernels::Conv2dParams q = p;
+                q.mode = accum_mode(ReduceSite::kConvWgrad);
+                dw = Tensor::empty(w.shape());
+                kernels::cpu::conv2d_backward_weight(x.f32(), dy.f32(), dw.f32(), q);
+            }
+            if (b.defined() && b.requires_grad()) {
+                kernels::BiasAddParams q{.n = p.n, .c = p.co, .p = p.ho * p.wo,
+                                         .mode = accum_mode(ReduceSite::kBiasGrad)};
+                db = Tensor::empty(b.shape());
+                kernels::cpu::bias_add_backward(dy.f32(), db.f32(), q);
+            }
+            return std::vector<Tensor>{dx, dw, db};
+        });
+    }
+    return y;
+}
+
+}  // namespace dt

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+// dt::linear: validation, dispatch to kernels/linear.h and the autograd record. Saved for
+// backward: x and w. Backward computes only the gradients whose inputs require one: dx (site
+// linear.dgrad), dw (linear.wgrad), db (bias.grad, kernels/bias_add.h with P = 1).
+#include "engine/ops/linear.h"
+
+#include "engine/autograd/tape.h"
+#include "engine/noise/reduce_sites.h"
+#include "engine/ops/dispatch.h"
+#include "kernels/bias_add.h"
+#include "kernels/linear.h"
+
+namespace dt {
+
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+    ops_detail::check_f32(x, "linear", "input x", 2);
+    ops_detail::check_f32(w, "linear", "weight w", 2);
+    DT_CHECK_SHAPE(w.dim(1) == x.dim(1), "linear: in-features differ: x is ",
+                   shape_str(x.shape()), ", w is ", shape_str(w.shape()),
+                   " (expected w.shape[1] == x.shape[1] == ", x.dim(1),
+                   "; w is (out_features, in_features) as in PyTorch)");
+    const kernels::LinearParams p{.n = x.dim(0), .in = x.dim(1), .out = w.dim(0)};
+    if (b.defined()) {
+        ops_detail::check_f32(b, "linear", "bias b", 1);
+        DT_CHECK_SHAPE(b.dim(0) == p.out, "linear: bias has ", b.dim(0), " entries but w has ",
+                       p.out, " output features (b is ", shape_str(b.shape()), ", w is ",
+                       shape_str(w.shape()), "; hint: b must have shape [", p.out, "])");
+    }
+    DT_CHECK_T(DeviceError, w.device() == x.device() && (!b.defined() || b.device() == x.device()),
+               "linear: x, w and b must be on one device, got x ", x.str(), ", w ", w.str(),
+               b.defined() ? ", b " + b.str() : std::string());
+    Tensor y = Tensor::empty({p.n, p.out});
+    switch (x.device()) {
+        case Device::kCpu:
+            kernels::cpu::linear_forward(x.f32(), w.f32(), b.defined() ? b.f32() : nullptr,
+                                         y.f32(), p);
+            break;
+        case Device::kCuda: ops_detail::no_cuda("linear");
+    }
+    if (autograd::needs_grad({x, w, b})) {
+        autograd::record(y, "linear", {x, w, b}, [x, w, b, p](const Tensor& dy) {
+            Tensor dx, dw, db;
+            if (x.requires_grad()) {
+                kernels::LinearParams q = p;
+                q.mode = accum_mode(ReduceSite::kLinearDgrad);
+                dx = Tensor::empty(x.shape());
+                kernels::cpu::linear_backward_data(dy.f32(), w.f32(), dx.f32(), q);
+            }
+            if (w.requires_grad()) {
+                kernels::LinearParams q = p;
+                q.mode = accum_mode(ReduceSite::kLinearWgrad);
+                dw = Tensor::empty(w.shape());
+                kernels::cpu::linear_backward_weight(x.f32(), dy.f32(), dw.f32(), q);
+            }
+            if (b.defined() && b.requires_grad()) {
+                kernels::BiasAddParams q{.n = p.n, .c = p.out, .p = 1,
+                                         .mode = accum_mode(ReduceSite::kBiasGrad)};
+                db = Tensor::empty(b.shape());
+                kernels::cpu::bias_add_backward(dy.f32(), db.f32(), q);
+            }
+            return std::vector<Tensor>{dx, dw, db};
+        });
+    }
+    return y;
+}
+
+}  // namespace dt

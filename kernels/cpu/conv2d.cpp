@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: MIT
+// conv2d on the CPU (recipes in kernels/conv2d.h), as GEMMs on cpu::gemm over a zero-padded
+// copy xp (Ci, Hp, Wp) of each sample, so no tap ever needs a bounds test:
+//   xpad[r, q] = xp[rbase[r] + oh*stride*Wp + ow*stride], rbase[r] = (c*Hp + ki)*Wp + kj.
+// - forward, stride 1: B row r is the contiguous run xp + rbase[r] ("flat" positions
+//   q' = oh*Wp + ow, ow < Wp), read in place (GemmBRows); the Wp - Wo extra columns per row are
+//   computed and dropped (they are separate outputs and never enter a kept sum). Other strides
+//   gather B panels from xp.
+// - wgrad: im2col written straight into cpu::gemm's packed-A layout (A = col, (R, P)), times
+//   B = dY_s^T, giving the leaf transposed (R, Co); dw is transposed back after the tree. K runs
+//   over the real positions only, so no padding term enters a sum.
+// - dgrad: per sample W^T dY into a thread-local column buffer, then col2im into a padded buffer
+//   whose border is dropped.
+// Weights are packed once per call and shared by all samples. Samples are owned by loop
+// iterations; with fewer samples than threads they run in order with a parallel GEMM instead
+// (cpu::gemm's bits never depend on that).
+#include "kernels/conv2d.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "kernels/common/reduce_tree.h"
+#include "kernels/gemm.h"
+
+namespace dt::kernels::cpu {
+
+namespace {
+
+constexpr int64_t kWave = 16;     // samples whose wgrad leaves are held at once
+constexpr int64_t kSlice = 2048;  // elements per tree-merge work item
+
+float* scratch(std::vector<float>& v, int64_t n) {
+    if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
+    return v.data();
+}
+
+/// Runs fn(s, parallel_gemm) for s in [0, n): samples across threads, or in order with a
+/// parallel GEMM when there are fewer samples than threads.
+template <class Fn>
+void for_each_sample(int64_t n, Fn&& fn) {
+    if (n >= omp_get_max_threads() && !omp_in_parallel()) {
+#pragma omp parallel for schedule(static)
+        for (int64_t s = 0; s < n; ++s) fn(s, false);
+    } else {
+        for (int64_t s = 0; s < n; ++s) fn(s, true);
+    }
+}
+
+// ---- padded samples and taps ----
+
+struct Geometry {
+    const Conv2dParams* p;
+    int64_t hp, wp, R, P;
+    std::vector<int64_t> rbase;  // (R): offset of tap r's first pixel in xp
+    explicit Geometry(const Conv2dParams& q)
+        : p(&q), hp(q.h + 2 * q.pad), wp(q.w + 2 * q.pad), R(q.ci * q.kh * q.kw),
+          P(q.ho * q.wo), rbase(static_cast<std::size_t>(R)) {
+        for (int64_t c = 0, r = 0; c < q.ci; ++c)
+            for (int64_t ki = 0; ki < q.kh; ++ki)
+                for (int64_t kj = 0; kj < q.kw; ++kj) rbase[r++] = (c * hp + ki) * wp + kj;
+    }
+};
+
+/// dst[0 .. n) = src[0 .. n) for short runs (GCC turns copy loops, even 3-element tails and
+/// intrinsic loops, into memmove calls, which cost more than the copy here).
+inline void copy_run(float* __restrict dst, const float* __restrict src, int64_t n) {
+    int64_t i = 0;
+#if defined(__x86_64__)
+    for (; i + 4 <= n; i += 4) {
+        _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
+        __asm__ volatile("");  // keeps GCC from turning this loop into a memmove call
+    }
+#else
+    for (; i + 4 <= n; i += 4)
+        for (int64_t t = 0; t < 4; ++t) dst[i + t] = src[i + t];
+#endif
+    if (i < n) dst[i] = src[i];
+    if (i + 1 < n) dst[i + 1] = src[i + 1];
+    if (i + 2 < n) dst[i + 2] = src[i + 2];
+}
+
+/// The padded sample xp (Ci, Hp, Wp) of xs (Ci, H, W): xs itself when pad == 0.
+const float* pad_sample(const float* xs, const Geometry& g) {
+    const Conv2dParams& p = *g.p;
+    if (p.pad == 0) return xs;
+    thread_local std::vector<float> t_xp;
+    float* xp = scratch(t_xp, p.ci * g.hp * g.wp);
+    std::fill(xp, xp + p.ci * g.hp * g.wp, 0.0f);
+    for (int64_t c = 0; c < p.ci; ++c)
+        for (int64_t ih = 0; ih < p.h; ++ih)
+            copy_run(xp + (c * g.hp + ih + p.pad) * g.wp + p.pad, xs + (c * p.h + ih) * p.w,
+                     p.w);
+    return xp;
+}
+
+/// dst[t] = xpad[r, q0 + t] for t < count (positions q = oh*Wo + ow in order).
+void fill_tap(const float* xp, const Geometry& g, int64_t r, int64_t q0, int64_t count,
+              float* dst) {
+    const Conv2dParams& p = *g.p;
+    int64_t oh = q0 / p.wo, ow = q0 % p.wo;
+    for (int64_t t = 0; t < count; ow = 0, ++oh) {
+        const int64_t seg = std::min(p.wo - ow, count - t);
+        const float* src = xp + g.rbase[r] + oh * p.stride * g.wp + ow * p.stride;
+        if (p.stride == 1) {
+            copy_run(dst + t, src, seg);
+        } else {
+            for (int64_t u = 0; u < seg; ++u) dst[t + u] = src[u * p.stride];
+        }
+        t += seg;
+    }
+}
+
+struct Source {
+    const float* xp;
+    const Geometry* g;
+};
+
+/// Forward B, any stride: B[r, q] = xpad[r, q] (q = oh*Wo + ow).
+void pack_gather(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr, int64_t pw,
+                 float* dst) {
+    const auto* s = static_cast<const Source*>(ctx);
+    for (int64_t k = 0; k < kc; ++k) {
+        fill_tap(s->xp, *s->g, k0 + k, j0, nr, dst + k * pw);
+        std::fill(dst + k * pw + nr, dst + (k + 1) * pw, 0.0f);
+    }
+}
+
+/// im2col of one padded sample into cpu::gemm's packed-A layout (kernels/gemm.h), M = R, K = P.
+void im2col_packed(const float* xp, const Geometry& g, int64_t mpad, float* dst) {
+    const Conv2dParams& p = *g.p;
+    if (g.P <= kGemmKc && p.stride == 1) {  // one K block: row r is col row r, (Ho, Wo) runs
+        for (int64_t r = 0; r < g.R; ++r)
+            for (int64_t oh = 0; oh < p.ho; ++oh)
+                copy_run(dst + r * g.P + oh * p.wo, xp + g.rbase[r] + oh * g.wp, p.wo);
+        std::fill(dst + g.R * g.P, dst + mpad * g.P, 0.0f);
+        return;
+    }
+    for (int64_t pc = 0; pc < g.P; pc += kGemmKc) {
+        const int64_t kc = std::min(kGemmKc, g.P - pc);
+        float* block = dst + pc * mpad;
+        for (int64_t r = 0; r < g.R; ++r) fill_tap(xp, g, r, pc, kc, block + r * kc);
+        std::fill(block + g.R * kc, block + mpad * kc, 0.0f);
+    }
+}
+
+/// dxs (Ci, H, W) = col2im(dcol (R, P)). ORDER: dx starts at +0; rows r ascending, so each input
+/// element receives its taps (ki, kj) in ascending order (one position per tap at most).
+/// Accumulates into a zeroed padded buffer dxp (Ci, Hp, Wp) with whole (Ho, Wo) runs (stride 1) or
+/// strided runs; the border of dxp collects terms that belong to no input and is dropped.
+void col2im(const float* __restrict dcol, float* __restrict dxs, const Geometry& g) {
+    const Conv2dParams& p = *g.p;
+    thread_local std::vector<float> t_dxp;
+    const int64_t xpsz = p.ci * g.hp * g.wp;
+    float* __restrict dxp = p.pad == 0 ? dxs : scratch(t_dxp, xpsz);
+    std::fill(dxp, dxp + xpsz, 0.0f);
+    for (int64_t r = 0; r < g.R; ++r) {
+        const float* src = dcol + r * g.P;
+        for (int64_t oh = 0; oh < p.ho; ++oh, src += p.wo) {
+            float* __restrict d = dxp + g.rbase[r] + oh * p.stride * g.wp;
+            if (p.stride == 1) {
+                for (int64_t u = 0; u < p.wo; ++u) d[u] = d[u] + src[u];
+            } else {
+                for (int64_t u = 0; u < p.wo; ++u) d[u * p.stride] = d[u * p.stride] + src[u];
+            }
+        }
+    }
+    if (p.pad == 0) return;
+    for (int64_t c = 0; c < p.ci; ++c)
+        for (int64_t ih = 0; ih < p.h; ++ih)
+            copy_run(dxs + (c * p.h + ih) * p.w, dxp + (c * g.hp + ih + p.pad) * g.wp + p.pad,
+                     p.w);
+}
+
+/// Packs A once for all samples, into the calling thread's buffer.
+GemmPackedA pack_shared_a(const float* a, const GemmParams& gp) {
+    thread_local std::vector<float> t_apacked;
+    const CpuIsa isa = gemm_isa();
+    return gemm_pack_a(isa, a, scratch(t_apacked, gemm_packed_a_size(isa, gp)), gp);
+}
+
+// ---- conv.dgrad, tree mode ----
+// No cross-sample reduction here: each sample's dx is owned by one iteration, and the sums over
+// output channels and taps are sequential (kernels/conv2d.h).
+void conv2d_dgrad_tree(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
+    const Geometry g(p);
+    const int64_t R = g.R, P = g.P, xsz = p.ci * p.h * p.w;
+    const bool pointwise = p.kh == 1 && p.kw == 1 && p.stride == 1 && p.pad == 0;
+    const GemmParams gp{.m = R, .n = P, .k = p.co, .trans_a = true};
+    const GemmPackedA wt = pack_shared_a(w, gp);
+    for_each_sample(p.n, [&](int64_t s, bool par) {
+        thread_local std::vector<float> t_dcol;
+        float* dxs = dx + s * xsz;
+        float* dcol = pointwise ? dxs : scratch(t_dcol, R * P);
+        GemmParams q = gp;
+        q.parallel = par;
+        // ORDER: dcol[r,q] = +0 + sum over o ascending of w[o,r] * dy[s,o,q] (A = W^T).
+        gemm(wt, dy + s * p.co * P, dcol, q);
+        if (!pointwise) col2im(dcol, dxs, g);  // pointwise: +0 + t == t, so skip it
+    });
+}
+
+// ---- conv.wgrad, tree mode ----
+void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
+    const Geometry g(p);
+    const int64_t L = p.co * g.R, xsz = p.ci * p.h * p.w;
+    const CpuIsa isa = gemm_isa();
+    const int64_t mr = gemm_tile_rows(isa), mpad = (g.R + mr - 1) / mr * mr;
+    thread_local std::vector<float> t_tree, t_leaves;
+    float* tree = scratch(t_tree, common::tree_slots(p.n) * L);
+    float* leaves = scratch(t_leaves, std::min(kWave, p.n) * L);  // leaf^T (R, Co) each
+    const int64_t slices = (L + kSlice - 1) / kSlice;
+    const bool par_slices = L >= 4 * kSlice && !omp_in_parallel();
+    for (int64_t s0 = 0; s0 < p.n; s0 += kWave) {
+        const int64_t wn = std::min(kWave, p.n - s0);
+        for_each_sample(wn, [&](int64_t j, bool par) {
+            const int64_t s = s0 + j;
+            thread_local std::vector<float> t_col;
+            float* col = scratch(t_col, mpad * g.P);
+            im2col_packed(pad_sample(x + s * xsz, g), g, mpad, col);
+            // ORDER: leaf_s[o,r] = +0 + sum over q ascending of dy[s,o,q] * col[r,q], computed
+            // as col . dY^T (a*b == b*a exactly), stored transposed.
+            gemm(GemmPackedA{col, isa}, dy + s * p.co * g.P, leaves + j * L,
+                 GemmParams{.m = g.R, .n = p.co, .k = g.P, .trans_b = true, .parallel = par});
+        });
+        // ORDER: leaves enter the tree in sample order; slices only split the element range.
+#pragma omp parallel for schedule(static) if (par_slices)
+        for (int64_t sl = 0; sl < slices; ++sl) {
+            const int64_t lo = sl * kSlice, hi = std::min(L, lo + kSlice);
+            for (int64_t j = 0; j < wn; ++j) {
+                const int64_t count = s0 + j;
+                float* slot = tree + common::tree_leaf_slot(count) * L;
+                std::memcpy(slot + lo, leaves + j * L + lo, (hi - lo) * sizeof(float));
+                common::tree_push(tree, L, lo, hi, count);
+            }
+        }
+    }
+#pragma omp parallel for schedule(static) if (par_slices)
+    for (int64_t sl = 0; sl < slices; ++sl)
+        common::tree_finish(tree, L, sl * kSlice, std::min(L, (sl + 1) * kSlice), p.n);
+    for (int64_t o = 0; o < p.co; ++o)  // (R, Co) -> (Co, R)
+        for (int64_t r = 0; r < g.R; ++r) dw[o * g.R + r] = tree[r * p.co + o];
+}
+
+}  // namespace
+
+void conv2d_forward(const float* x, const float* w, const float* b, float* y,
+                    const Conv2dParams& p) {
+    const Geometry g(p);
+    const int64_t xsz = p.ci * p.h * p.w;
+    const bool flat = p.stride == 1;
+    // Flat positions: ho rows of Wp, the last one cut at Wo (so reads stay inside xp).
+    const int64_t n_flat = (p.ho - 1) * g.wp + p.wo;
+    const GemmParams gp{.m = p.co, .n = flat ? n_flat : g.P, .k = g.R};
+    const GemmPackedA wa = pack_shared_a(w, gp);
+    for_each_sample(p.n, [&](int64_t s, bool par) {
+        const Source src{pad_sample(x + s * xsz, g), &g};
+        thread_local std::vector<const float*> t_rows;  // flat B rows: xp + rbase[r]
+        if (flat) {
+            t_rows.resize(static_cast<std::size_t>(g.R));
+            for (int64_t r = 0; r < g.R; ++r) t_rows[r] = src.xp + g.rbase[r];
+        }
+        float* ys = y + s * p.co * g.P;
+        const bool direct = !flat || g.wp == p.wo;  // flat with Wp == Wo is y's own layout
+        thread_local std::vector<float> t_out;
+        float* out = direct ? ys : scratch(t_out, p.co * n_flat);
+        GemmParams q = gp;
+        q.parallel = par;
+        // ORDER: y = +0 + sum over r ascending of w[o,r] * xpad[r,q] (gemm_f32_k_sequential) ...
+        if (flat) {
+            gemm(wa, GemmBRows{t_rows.data()}, out, q);
+        } else {
+            gemm(wa, GemmBSource{pack_gather, &src}, out, q);
+        }
+        for (int64_t o = 0; o < p.co; ++o) {
+            const float bo = b ? b[o] : 0.0f;
+            for (int64_t oh = 0; oh < p.ho; ++oh) {
+                float* yr = ys + (o * p.ho + oh) * p.wo;
+                const float* orow = out + o * gp.n + oh * (direct ? p.wo : g.wp);
+                if (b) {  // ORDER: ... then + b[o], once
+                    for (int64_t ow = 0; ow < p.wo; ++ow) yr[ow] = orow[ow] + bo;
+                } else if (!direct) {
+                    std::memcpy(yr, orow, p.wo * sizeof(float));
+                }
+            }
+        }
+    });
+}
+
+void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
+    switch (p.mode) {
+        case common::AccumMode::kTree: conv2d_dgrad_tree(dy, w, dx, p); return;
+    }
+}
+
+void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
+    if (p.n == 0) {
+        std::fill(dw, dw + p.co * p.ci * p.kh * p.kw, 0.0f);
+        return;
+    }
+    switch (p.mode) {
+        case common::AccumMode::kTree: conv2d_wgrad_tree(x, dy, dw, p); return;
+    }
+}
+
+}  // namespace dt::kernels::cpu

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+// GEMM on the CPU (recipe gemm_f32_k_sequential, see kernels/gemm.h): BLIS-style blocking with
+// packed A micro-panels (MR rows, row-major) and B panels (NR columns, k-major; packed, or read
+// in place from row pointers), an MR x NR register tile per ISA (kernels/cpu/gemm_ukernels.h),
+// runtime dispatch among them. Blocks: C is cut into NC-column blocks, K into KC-deep blocks
+// taken in ascending order (the partial sum of each C element is stored to C and reloaded: a
+// float store/load is exact), and each (KC, NC) step into work units (blocks of C), each owned
+// by one loop iteration. No path ever splits or reorders the k loop of an element, so bits
+// depend on nothing but the inputs. B comes from a plain matrix (kernels/cpu/gemm_pack.h), a
+// GemmBSource or GemmBRows; A is packed per unit or once up front (gemm_pack_a).
+// Reference: kernels/ref/gemm_ref.h.
+#include "kernels/gemm.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/gemm_pack.h"
+#include "kernels/cpu/gemm_ukernels.h"
+
+namespace dt::kernels::cpu {
+namespace {
+
+using namespace gemm_detail;
+
+constexpr int64_t kKc = kGemmKc;  // K block depth
+constexpr int64_t kNc = 1024;      // B block width (multiple of kNu)
+constexpr int64_t kMc = 128;       // A block height (a power of two, multiple of every MR)
+constexpr int64_t kNu = 128;       // columns per work unit (a power of two >= every NR)
+constexpr int64_t kMinUnits = 8;   // parallel work units wanted per (KC, NC) step
+
+/// A growable 64-byte aligned scratch buffer (one per thread and purpose).
+struct Scratch {
+    std::vector<float> v;
+    float* get(int64_t n) {
+        if (static_cast<int64_t>(v.size()) < n + 16) v.resize(static_cast<std::size_t>(n + 16));
+        auto p = reinterpret_cast<uintptr_t>(v.data());
+        return reinterpret_cast<float*>((p + 63) & ~uintptr_t{63});
+    }
+};
+thread_local Scratch t_apack, t_bpack;
+
+/// Width of B panel q (of NR columns) when the block has nc columns: a last panel of at most
+/// NR/2 columns is packed (and computed) at half width.
+template <class K>
+int64_t panel_width(int64_t q, int64_t nc) {
+    return nc - q * K::kNr <= K::kNr / 2 ? K::kNr / 2 : K::kNr;
+}
+
+// ---- driver ----
+
+/// One tile; edge tiles (mr < MR or nr < W) touch only their existing rows and columns of C, and
+/// a short tile computes only the next power of two >= mr rows.
+template <class K, int W>
+void tile(int64_t kc, const float* ap, const float* const* brow, int64_t boff, float* c,
+          int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
+    if (mr > K::kMr / 2) {
+        K::template ukr<W, K::kMr>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+    } else if (mr > K::kMr / 4) {
+        K::template ukr<W, K::kMr / 2>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+    } else if (K::kMr >= 8 && mr > K::kMr / 8) {
+        constexpr int kRows = std::max<int>(1, K::kMr / 4);
+        K::template ukr<W, kRows>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+    } else {
+        K::template ukr<W, 1>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+    }
+}
+
+/// Packs all of A: K blocks of kKc in order, each holding round_up(M, MR) rows as MR-row panels
+/// (block at pc * Mpad, panel of rows [i0, i0+MR) at + i0 * kc).
+template <class K>
+void pack_a_all(const float* a, float* dst, const GemmParams& p) {
+    const int64_t mpad = (p.m + K::kMr - 1) / K::kMr * K::kMr, lda = gemm_lda(p);
+    for (int64_t pc = 0; pc < p.k; pc += kKc) {
+        const int64_t kc = std::min(kKc, p.k - pc);
+        for (int64_t i0 = 0; i0 < p.m; i0 += K::kMr)
+            pack_a_panel(a, lda, p.trans_a, i0, std::min(K::kMr, p.m - i0), K::kMr, pc, kc,
+                         dst + pc * mpad + i0 * kc);
+    }
+}
+
+/// The B operand: a source that packs panels, or row pointers (full panels are read in place,
+/// only a partial last panel is packed).
+struct BOperand {
+    const GemmBSource* src;
+    const float* const* rows;
+};
+
+/// The blocked product. `apacked` (from pack_a_all) or null to pack A per work unit.
+template <class K>
+void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
+              const GemmParams& p) {
+    constexpr int64_t kMr = K::kMr, kNr = K::kNr;
+    const int64_t lda = gemm_lda(p), ldc = gemm_ldc(p);
+    const int64_t mpad = (p.m + kMr - 1) / kMr * kMr;
+    const bool par = p.parallel && p.m * p.n * p.k >= (int64_t{1} << 18) && !omp_in_parallel() &&
+                     omp_get_max_threads() > 1;
+    float* bpack = t_bpack.get(kKc * ((std::min(p.n, kNc) + kNr - 1) / kNr) * kNr);
+    // Row tables of the packed panels: full width (ptab) and half width (htab).
+    thread_local std::vector<const float*> t_tabs;
+    if (t_tabs.size() < 2 * kKc) t_tabs.resize(2 * kKc);
+    const float** ptab = t_tabs.data();
+    const float** htab = ptab + kKc;
+    for (int64_t jc = 0; jc < p.n; jc += kNc) {
+        const int64_t nc = std::min(kNc, p.n - jc);
+        const int64_t npanels = (nc + kNr - 1) / kNr;
+        // ORDER: K blocks in ascending order; the first starts from +0 (or C when accumulating).
+        for (int64_t pc = 0; pc < p.k; pc += kKc) {
+            const int64_t kc = std::min(kKc, p.k - pc);
+            const bool load_c = p.accumulate || pc > 0;
+            for (int64_t k = 0; k < kc; ++k) {
+                ptab[k] = bpack + k * kNr;
+                htab[k] = bpack + k * (kNr / 2);
+            }
+            // Panels [0, q_packed) are read in place (row operand), the rest are packed.
+            const int64_t q_packed = b.rows ? nc / kNr : 0;
+            auto pack_b = [&](int64_t q) {
+                const int64_t j0 = jc + q * kNr, nr = std::min(kNr, nc - q * kNr);
+                float* dst = bpack + q * kc * kNr;
+                if (b.rows) {
+                    pack_rows_panel(b.rows + pc, kc, j0, nr, panel_width<K>(q, nc), dst);
+                } else {
+                    b.src->pack(b.src->ctx, pc, kc, j0, nr, panel_width<K>(q, nc), dst);
+                }
+            };
+            // Work units, each owning a block of C: MC rows x the whole block when serial; when
+            // parallel MC x kNu, halved (down to one tile) until there are kMinUnits of them. The
+            // split depends on the shape only, and no split changes a bit.
+            int64_t unit_w = par ? kNu : nc, unit_m = kMc;
+            auto units_of = [&](int64_t um, int64_t uw) {
+                return ((p.m + um - 1) / um) * ((nc + uw - 1) / uw);
+            };
+            while (par && units_of(unit_m, unit_w) < kMinUnits && unit_w > kNr) unit_w /= 2;
+            while (par && units_of(unit_m, unit_w) < kMinUnits && unit_m > kMr) unit_m /= 2;
+            const int64_t mblocks = (p.m + unit_m - 1) / unit_m;
+            const int64_t groups = (nc + unit_w - 1) / unit_w;
+            auto unit = [&](int64_t u) {
+                const int64_t ic = (u / groups) * unit_m, mc = std::min(unit_m, p.m - ic);
+                const int64_t j_lo = (u % groups) * unit_w, j_hi = std::min(nc, j_lo + unit_w);
+                const float* ablock = apacked ? apacked + pc * mpad + ic * kc : nullptr;
+                if (!ablock) {
+                    float* ap = t_apack.get(kMc * kc);
+                    for (int64_t ir = 0; ir < mc; ir += kMr)
+                        pack_a_panel(a, lda, p.trans_a, ic + ir, std::min(kMr, mc - ir), kMr, pc,
+                                     kc, ap + ir * kc);
+                    ablock = ap;
+                }
+                for (int64_t jr = j_lo; jr < j_hi; jr += kNr) {
+                    const int64_t q = jr / kNr, nr = std::min(kNr, nc - jr);
+                    const bool half = panel_width<K>(q, nc) < kNr;
+                    const bool in_place = q < q_packed;
+                    const float* const* brow = in_place ? b.rows + pc : (half ? htab : ptab);
+                    const int64_t boff = in_place ? jc + jr : q * kc * kNr;
+                    for (int64_t ir = 0; ir < mc; ir += kMr) {
+                        float* ct = c + (ic + ir) * ldc + jc + jr;
+                        const int64_t mr = std::min(kMr, mc - ir), ao = ir * kc;
+                        if (half) {
+                            tile<K, kNr / 2>(kc, ablock + ao, brow, boff, ct, ldc, mr, nr, load_c);
+                        } else {
+                            tile<K, kNr>(kc, ablock + ao, brow, boff, ct, ldc, mr, nr, load_c);
+                        }
+                    }
+                }
+            };
+            if (par) {
+#pragma omp parallel for schedule(static)
+                for (int64_t q = q_packed; q < npanels; ++q) pack_b(q);
+#pragma omp parallel for schedule(static)
+                for (int64_t u = 0; u < mblocks * groups; ++u) unit(u);
+            } else {
+                for (int64_t q = q_packed; q < npanels; ++q) pack_b(q);
+                for (int64_t u = 0; u < mblocks * groups; ++u) unit(u);
+            }
+        }
+    }
+}
+
+/// Handles empty shapes, then runs the path `isa`.
+void gemm_dispatch(CpuIsa isa, const float* a, const float* apacked, const BOperand& b,
+                   float* c, const GemmParams& p) {
+    if (p.m <= 0 || p.n <= 0) return;
+    if (p.k <= 0) {  // empty sum: +0, or C unchanged when accumulating
+        if (!p.accumulate) {
+            const int64_t ldc = gemm_ldc(p);
+            for (int64_t i = 0; i < p.m; ++i) std::fill(c + i * ldc, c + i * ldc + p.n, 0.0f);
+        }
+        return;
+    }
+    switch (isa) {
+#if DT_GEMM_X86
+        case CpuIsa::kAvx512: gemm_run<KernelAvx512>(a, apacked, b, c, p); return;
+        case CpuIsa::kAvx2: gemm_run<KernelAvx2>(a, apacked, b, c, p); return;
+#endif
+        default: gemm_run<KernelScalar>(a, apacked, b, c, p); return;
+    }
+}
+
+}  // namespace
+
+int64_t gemm_tile_rows(CpuIsa isa) {
+    switch (isa) {
+#if DT_GEMM_X86
+        case CpuIsa::kAvx512: return KernelAvx512::kMr;
+        case CpuIsa::kAvx2: return KernelAvx2::kMr;
+#endif
+        default: return KernelScalar::kMr;
+    }
+}
+
+namespace {
+
+// ---- dispatch ----
+
+CpuIsa best_isa() {
+    if (cpu_isa_supported(CpuIsa::kAvx512)) return CpuIsa::kAvx512;
+    if (cpu_isa_supported(CpuIsa::kAvx2)) return CpuIsa::kAvx2;
+    return CpuIsa::kScalar;
+}
+
+CpuIsa initial_isa() {
+    if (const char* env = std::getenv("DT_ISA")) {
+        for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+            if (std::strcmp(env, cpu_isa_name(isa)) == 0 && cpu_isa_supported(isa)) return isa;
+        }
+    }
+    return best_isa();
+}
+
+std::atomic<int> g_isa{-1};
+
+}  // namespace
+
+const char* cpu_isa_name(CpuIsa isa) {
+    switch (isa) {
+        case CpuIsa::kScalar: return "scalar";
+        case CpuIsa::kAvx2: return "avx2";
+        case CpuIsa::kAvx512: return "avx512";
+    }
+    return "?";
+}
+
+bool cpu_isa_supported(CpuIsa isa) {
+    switch (isa) {
+        case CpuIsa::kScalar: return true;
+#if DT_GEMM_X86
+        case CpuIsa::kAvx2: return __builtin_cpu_supports("avx2");
+        case CpuIsa::kAvx512: return __builtin_cpu_supports("avx512f");
+#else
+        default: return false;
+#endif
+    }
+    return false;
+}
+
+CpuIsa gemm_isa() {
+    int v = g_isa.load(std::memory_order_relaxed);
+    if (v < 0) {
+        v = static_cast<int>(initial_isa());
+        g_isa.store(v, std::memory_order_relaxed);
+    }
+    return static_cast<CpuIsa>(v);
+}
+
+bool gemm_set_isa(CpuIsa isa) {
+    if (!cpu_isa_supported(isa)) return false;
+    g_isa.store(static_cast<int>(isa), std::memory_order_relaxed);
+    return true;
+}
+
+namespace {
+
+/// Plain B: read in place through a row table when small and not transposed (no TLB pressure),
+/// packed otherwise. Either way the same values reach the same ORDER.
+template <class Run>
+void with_plain_b(const float* b, const GemmParams& p, Run&& run) {
+    const int64_t ldb = gemm_ldb(p);
+    if (!p.trans_b && p.k * p.n <= (int64_t{1} << 16)) {
+        thread_local std::vector<const float*> t_rows;
+        if (static_cast<int64_t>(t_rows.size()) < p.k) t_rows.resize(static_cast<std::size_t>(p.k));
+        for (int64_t k = 0; k < p.k; ++k) t_rows[k] = b + k * ldb;
+        run(BOperand{nullptr, t_rows.data()});
+        return;
+    }
+    const PlainB plain{b, ldb, p.trans_b};
+    const GemmBSource src{pack_plain_b, &plain};
+    run(BOperand{&src, nullptr});
+}
+
+}  // namespace
+
+void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
+    with_plain_b(b, p,
+                 [&](const BOperand& op) { gemm_dispatch(gemm_isa(), a, nullptr, op, c, p); });
+}
+
+void gemm(const float* a, const GemmBSource& b, float* c, const GemmParams& p) {
+    gemm_dispatch(gemm_isa(), a, nullptr, BOperand{&b, nullptr}, c, p);
+}
+
+void gemm(const float* a, const GemmBRows& b, float* c, const GemmParams& p) {
+    gemm_dispatch(gemm_isa(), a, nullptr, BOperand{nullptr, b.rows}, c, p);
+}
+
+void gemm(const GemmPackedA& a, const float* b, float* c, const GemmParams& p) {
+    with_plain_b(b, p,
+                 [&](const BOperand& op) { gemm_dispatch(a.isa, nullptr, a.data, op, c, p); });
+}
+
+void gemm(const GemmPackedA& a, const GemmBSource& b, float* c, const GemmParams& p) {
+    gemm_dispatch(a.isa, nullptr, a.data, BOperand{&b, nullptr}, c, p);
+}
+
+void gemm(const GemmPackedA& a, const GemmBRows& b, float* c, const GemmParams& p) {
+    gemm_dispatch(a.isa, nullptr, a.data, BOperand{nullptr, b.rows}, c, p);
+}
+
+int64_t gemm_packed_a_size(CpuIsa isa, const GemmParams& p) {
+    const int64_t mr = gemm_tile_rows(isa);
+    return (p.m + mr - 1) / mr * mr * p.k;
+}
+
+GemmPackedA gemm_pack_a(CpuIsa isa, const float* a, float* buffer, const GemmParams& p) {
+    switch (isa) {
+#if DT_GEMM_X86
+        case CpuIsa::kAvx512: pack_a_all<KernelAvx512>(a, buffer, p); break;
+        case CpuIsa::kAvx2: pack_a_all<KernelAvx2>(a, buffer, p); break;
+#endif
+        default: isa = CpuIsa::kScalar, pack_a_all<KernelScalar>(a, buffer, p); break;
+    }
+    return GemmPackedA{buffer, isa};
+}
+
+}  // namespace dt::kernels::cpu

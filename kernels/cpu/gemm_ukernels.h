@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+// Register-tile microkernels of cpu::gemm (internal to kernels/cpu/gemm.cpp): one struct per ISA
+// path with its tile height kMr, panel width kNr (a half-width kNr/2 variant serves narrow last
+// panels, shorter ROWS variants short last row tiles) and ukr<W, ROWS>. All paths evaluate the
+// same ORDER (kernels/gemm.h), so they agree bitwise. Compiled with -ffp-contract=off: the
+// separate mul and add intrinsics are never fused.
+#pragma once
+#include <cstdint>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define DT_GEMM_X86 1
+#endif
+
+namespace dt::kernels::cpu::gemm_detail {
+
+// ---- microkernels ----
+// ukr<W, ROWS>(kc, ap, brow, boff, c, ldc, mr, nr, load_c): the C tile (ROWS <= MR, W) at c with
+// row stride ldc, of which only rows < mr <= ROWS and columns < nr exist (edge tiles: those are
+// the only ones read or written; the rest is computed from zero padding and dropped).
+// ap: MR x kc packed row-major (ap[i*kc + k]); B row k is brow[k] + boff (W floats: a packed
+// panel row, or B itself read in place).
+// ORDER: acc = load_c ? C : +0; for k ascending: acc = acc + (a * b), product rounded first.
+
+struct KernelScalar {
+    static constexpr int64_t kMr = 4, kNr = 8;
+    template <int W, int ROWS>
+    static void ukr(int64_t kc, const float* ap, const float* const* brow, int64_t boff,
+                    float* c, int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
+        float acc[ROWS][W] = {};
+        if (load_c)
+            for (int64_t i = 0; i < mr; ++i)
+                for (int64_t j = 0; j < nr; ++j) acc[i][j] = c[i * ldc + j];
+        for (int64_t k = 0; k < kc; ++k) {
+            const float* bk = brow[k] + boff;
+            for (int i = 0; i < ROWS; ++i) {
+                const float av = ap[i * kc + k];
+                for (int j = 0; j < W; ++j) acc[i][j] = acc[i][j] + av * bk[j];  // ORDER
+            }
+        }
+        for (int64_t i = 0; i < mr; ++i)
+            for (int64_t j = 0; j < nr; ++j) c[i * ldc + j] = acc[i][j];
+    }
+};
+
+#if DT_GEMM_X86
+template <int NV, int kRows>
+__attribute__((target("avx2"))) void ukr_avx2(int64_t kc, const float* ap,
+                                              const float* const* brow, int64_t boff, float* c,
+                                              int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
+    __m256i mask[NV];  // lane j of vector v exists iff 8v + j < nr
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int v = 0; v < NV; ++v)
+        mask[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(nr) - 8 * v), lane);
+    __m256 acc[kRows][NV];
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+            acc[i][v] = load_c && i < mr ? _mm256_maskload_ps(c + i * ldc + 8 * v, mask[v])
+                                         : _mm256_setzero_ps();
+    for (int64_t k = 0; k < kc; ++k) {
+        __m256 bv[NV];
+        const float* bk = brow[k] + boff;
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) bv[v] = _mm256_loadu_ps(bk + 8 * v);
+#pragma GCC unroll 8
+        for (int i = 0; i < kRows; ++i) {
+            const __m256 av = _mm256_broadcast_ss(ap + i * kc + k);
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v)  // ORDER: mul, then add (no fma)
+                acc[i][v] = _mm256_add_ps(acc[i][v], _mm256_mul_ps(av, bv[v]));
+        }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+            if (i < mr) _mm256_maskstore_ps(c + i * ldc + 8 * v, mask[v], acc[i][v]);
+}
+
+template <int NV, int kRows>
+__attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap,
+                                                   const float* const* brow, int64_t boff,
+                                                   float* c, int64_t ldc, int64_t mr, int64_t nr,
+                                                   bool load_c) {
+    __mmask16 mask[NV];  // lane j of vector v exists iff 16v + j < nr
+    for (int v = 0; v < NV; ++v) {
+        const int64_t left = nr - 16 * v;
+        mask[v] = left >= 16 ? 0xFFFF : left <= 0 ? 0 : static_cast<__mmask16>((1u << left) - 1);
+    }
+    __m512 acc[kRows][NV];
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+            acc[i][v] = load_c && i < mr ? _mm512_maskz_loadu_ps(mask[v], c + i * ldc + 16 * v)
+                                         : _mm512_setzero_ps();
+    for (int64_t k = 0; k < kc; ++k) {
+        __m512 bv[NV];
+        const float* bk = brow[k] + boff;
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_ps(bk + 16 * v);
+#pragma GCC unroll 8
+        for (int i = 0; i < kRows; ++i) {
+            const __m512 av = _mm512_set1_ps(ap[i * kc + k]);
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v)  // ORDER: mul, then add (no fma)
+                acc[i][v] = _mm512_add_ps(acc[i][v], _mm512_mul_ps(av, bv[v]));
+        }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < kRows; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+            if (i < mr) _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask[v], acc[i][v]);
+}
+
+struct KernelAvx2 {
+    static constexpr int64_t kMr = 4, kNr = 16;
+    template <int W, int ROWS>
+    static void ukr(int64_t kc, const float* ap, const float* const* brow, int64_t boff,
+                    float* c, int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
+        ukr_avx2<W / 8, ROWS>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+    }
+};
+
+struct KernelAvx512 {
+    static constexpr int64_t kMr = 8, kNr = 32;
+    template <int W, int ROWS>
+    static void ukr(int64_t kc, const float* ap, const float* const* brow, int64_t boff,
+                    float* c, int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
+        ukr_avx512<W / 16, ROWS>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+    }
+};
+#endif
+
+}  // namespace dt::kernels::cpu::gemm_detail

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// Reference conv2d backward (data, weight, bias) vs central differences in double, on small
+// odd shapes with strides 1-2, padding 0-3 and kernels 1, 3, 7 (and a non-square 2x3).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kernels/ref/bias_add_ref.h"
+#include "kernels/ref/conv2d_ref.h"
+#include "tests/support/gradcheck.h"
+#include "tests/support/rng.h"
+
+namespace dt::kernels {
+namespace {
+
+Conv2dParams geom(int64_t n, int64_t ci, int64_t h, int64_t w, int64_t co, int64_t kh, int64_t kw,
+                  int64_t stride, int64_t pad) {
+    Conv2dParams p{.n = n, .ci = ci, .h = h, .w = w, .co = co, .kh = kh, .kw = kw,
+                   .stride = stride, .pad = pad};
+    p.ho = (h + 2 * pad - kh) / stride + 1;
+    p.wo = (w + 2 * pad - kw) / stride + 1;
+    return p;
+}
+
+std::vector<double> randd(int64_t n, uint32_t tag) {
+    return test::to_double(test::uniform_floats(n, -1, 1, test::test_seed(), tag));
+}
+
+TEST(GradcheckConv2d, ReferenceBackward) {
+    const Conv2dParams cases[] = {geom(2, 2, 5, 7, 3, 3, 3, 1, 1), geom(1, 3, 7, 6, 2, 3, 3, 2, 1),
+                                  geom(2, 2, 5, 5, 3, 1, 1, 1, 0), geom(1, 2, 5, 7, 2, 1, 1, 2, 0),
+                                  geom(1, 1, 9, 8, 2, 7, 7, 1, 3), geom(2, 2, 9, 9, 2, 7, 7, 2, 2),
+                                  geom(1, 2, 6, 5, 2, 2, 3, 1, 0)};
+    for (const Conv2dParams& p : cases) {
+        SCOPED_TRACE(testing::PrintToString(std::vector<int64_t>{
+            p.n, p.ci, p.h, p.w, p.co, p.kh, p.kw, p.stride, p.pad}));
+        const int64_t nx = p.n * p.ci * p.h * p.w, nw = p.co * p.ci * p.kh * p.kw;
+        const int64_t ny = p.n * p.co * p.ho * p.wo;
+        const auto x = randd(nx, 1), w = randd(nw, 2), b = randd(p.co, 3), dy = randd(ny, 4);
+        std::vector<double> dx(nx), dw(nw), db(p.co);
+        ref::conv2d_backward_data(dy.data(), w.data(), dx.data(), p);
+        ref::conv2d_backward_weight(x.data(), dy.data(), dw.data(), p);
+        ref::bias_add_backward(dy.data(), db.data(),
+                               BiasAddParams{.n = p.n, .c = p.co, .p = p.ho * p.wo});
+        auto fwd = [&](const std::vector<double>& xi, const std::vector<double>& wi,
+                       const std::vector<double>& bi) {
+            std::vector<double> y(ny);
+            ref::conv2d_forward(xi.data(), wi.data(), bi.data(), y.data(), p);
+            return y;
+        };
+        EXPECT_TRUE(test::gradcheck([&](const auto& v) { return fwd(v, w, b); }, x, dy, dx))
+            << "dx";
+        EXPECT_TRUE(test::gradcheck([&](const auto& v) { return fwd(x, v, b); }, w, dy, dw))
+            << "dw";
+        EXPECT_TRUE(test::gradcheck([&](const auto& v) { return fwd(x, w, v); }, b, dy, db))
+            << "db";
+    }
+}
+
+}  // namespace
+}  // namespace dt::kernels

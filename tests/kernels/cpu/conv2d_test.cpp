@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+// Pins the conv2d recipes of kernels/conv2d.h: forward, conv.dgrad and conv.wgrad equal a naive
+// float evaluation of the stated ORDER bit for bit on every ISA path; they lie within derived
+// bounds of the double reference (c * eps32 * the same sums over |terms|, c = terms per sum plus
+// tree depth); and no thread count changes a bit. Shapes: odd sizes, strides 1-3, padding,
+// kernels 1, 2x3, 3, 5, 7, more samples than one wgrad wave (16), more positions than one GEMM
+// K block (256).
+#include "kernels/conv2d.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/common/reduce_tree.h"
+#include "kernels/gemm.h"
+#include "kernels/ref/conv2d_ref.h"
+#include "tests/support/compare.h"
+#include "tests/support/rng.h"
+
+namespace dt::kernels {
+namespace {
+
+Conv2dParams geom(int64_t n, int64_t ci, int64_t h, int64_t w, int64_t co, int64_t kh, int64_t kw,
+                  int64_t stride, int64_t pad) {
+    Conv2dParams p{.n = n, .ci = ci, .h = h, .w = w, .co = co, .kh = kh, .kw = kw,
+                   .stride = stride, .pad = pad};
+    p.ho = (h + 2 * pad - kh) / stride + 1;
+    p.wo = (w + 2 * pad - kw) / stride + 1;
+    return p;
+}
+
+const Conv2dParams kCases[] = {
+    geom(3, 2, 7, 5, 3, 3, 3, 1, 1),   geom(2, 3, 9, 9, 4, 3, 3, 2, 1),
+    geom(2, 1, 8, 8, 5, 1, 1, 1, 0),   geom(5, 2, 6, 7, 3, 1, 1, 2, 0),
+    geom(2, 2, 11, 9, 3, 7, 7, 1, 3),  geom(3, 1, 13, 13, 4, 7, 7, 2, 2),
+    geom(17, 3, 5, 5, 2, 3, 3, 1, 1),  geom(2, 2, 6, 8, 3, 2, 3, 1, 0),
+    geom(4, 3, 10, 10, 2, 5, 5, 3, 0), geom(2, 2, 9, 9, 3, 1, 1, 3, 1),
+    geom(1, 5, 14, 14, 33, 3, 3, 1, 1), geom(2, 2, 20, 19, 3, 3, 3, 1, 1),  // P > GEMM K block
+    geom(2, 1, 33, 35, 2, 5, 5, 2, 2),  geom(3, 2, 6, 6, 3, 3, 3, 1, 0),
+};
+
+int64_t xsize(const Conv2dParams& p) { return p.n * p.ci * p.h * p.w; }
+int64_t wsize(const Conv2dParams& p) { return p.co * p.ci * p.kh * p.kw; }
+int64_t ysize(const Conv2dParams& p) { return p.n * p.co * p.ho * p.wo; }
+
+float xat(const std::vector<float>& x, const Conv2dParams& p, int64_t s, int64_t c, int64_t ih,
+          int64_t iw) {
+    if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) return 0.0f;
+    return x[((s * p.ci + c) * p.h + ih) * p.w + iw];
+}
+
+// ---- the ORDER of kernels/conv2d.h as plain float loops ----
+std::vector<float> spec_forward(const std::vector<float>& x, const std::vector<float>& w,
+                                const std::vector<float>& b, const Conv2dParams& p) {
+    std::vector<float> y(ysize(p));
+    for (int64_t s = 0; s < p.n; ++s)
+        for (int64_t o = 0; o < p.co; ++o)
+            for (int64_t oh = 0; oh < p.ho; ++oh)
+                for (int64_t ow = 0; ow < p.wo; ++ow) {
+                    float acc = 0.0f;
+                    for (int64_t c = 0; c < p.ci; ++c)
+                        for (int64_t ki = 0; ki < p.kh; ++ki)
+                            for (int64_t kj = 0; kj < p.kw; ++kj)
+                                acc = acc + w[((o * p.ci + c) * p.kh + ki) * p.kw + kj] *
+                                                xat(x, p, s, c, oh * p.stride - p.pad + ki,
+                                                    ow * p.stride - p.pad + kj);
+                    y[((s * p.co + o) * p.ho + oh) * p.wo + ow] = acc + b[o];
+                }
+    return y;
+}
+
+std::vector<float> spec_dgrad(const std::vector<float>& dy, const std::vector<float>& w,
+                              const Conv2dParams& p) {
+    std::vector<float> dx(xsize(p));
+    for (int64_t s = 0; s < p.n; ++s)
+        for (int64_t c = 0; c < p.ci; ++c)
+            for (int64_t ih = 0; ih < p.h; ++ih)
+                for (int64_t iw = 0; iw < p.w; ++iw) {
+                    float acc = 0.0f;
+                    for (int64_t ki = 0; ki < p.kh; ++ki)
+                        for (int64_t kj = 0; kj < p.kw; ++kj) {
+                            const int64_t th = ih + p.pad - ki, tw = iw + p.pad - kj;
+                            if (th < 0 || tw < 0 || th % p.stride || tw % p.stride) continue;
+                            const int64_t oh = th / p.stride, ow = tw / p.stride;
+                            if (oh >= p.ho || ow >= p.wo) continue;
+                            float t = 0.0f;
+                            for (int64_t o = 0; o < p.co; ++o)
+                                t = t + w[((o * p.ci + c) * p.kh + ki) * p.kw + kj] *
+                                            dy[((s * p.co + o) * p.ho + oh) * p.wo + ow];
+                            acc = acc + t;
+                        }
+                    dx[((s * p.ci + c) * p.h + ih) * p.w + iw] = acc;
+                }
+    return dx;
+}
+
+std::vector<float> spec_wgrad(const std::vector<float>& x, const std::vector<float>& dy,
+                              const Conv2dParams& p) {
+    const int64_t L = wsize(p);
+    std::vector<float> leaves(p.n * L), dw(L);
+    for (int64_t s = 0; s < p.n; ++s)
+        for (int64_t o = 0; o < p.co; ++o)
+            for (int64_t c = 0; c < p.ci; ++c)
+                for (int64_t ki = 0; ki < p.kh; ++ki)
+                    for (int64_t kj = 0; kj < p.kw; ++kj) {
+                        float acc = 0.0f;
+                        for (int64_t oh = 0; oh < p.ho; ++oh)
+                            for (int64_t ow = 0; ow < p.wo; ++ow)
+                                acc = acc + dy[((s * p.co + o) * p.ho + oh) * p.wo + ow] *
+                                                xat(x, p, s, c, oh * p.stride - p.pad + ki,
+                                                    ow * p.stride - p.pad + kj);
+                        leaves[s * L + ((o * p.ci + c) * p.kh + ki) * p.kw + kj] = acc;
+                    }
+    for (int64_t e = 0; e < L; ++e) dw[e] = common::reduce_tree_combine(&leaves[e], p.n, L);
+    return dw;
+}
+
+struct Data {
+    std::vector<float> x, w, b, dy;
+};
+
+Data make_data(const Conv2dParams& p, uint64_t seed) {
+    return Data{test::uniform_floats(xsize(p), -1, 1, seed, 1),
+                test::uniform_floats(wsize(p), -1, 1, seed, 2),
+                test::uniform_floats(p.co, -1, 1, seed, 3),
+                test::uniform_floats(ysize(p), -1, 1, seed, 4)};
+}
+
+struct Results {
+    std::vector<float> y, dx, dw;
+};
+
+Results run_cpu(const Data& d, const Conv2dParams& p) {
+    Results r{std::vector<float>(ysize(p)), std::vector<float>(xsize(p), 9.0f),
+              std::vector<float>(wsize(p), 9.0f)};
+    cpu::conv2d_forward(d.x.data(), d.w.data(), d.b.data(), r.y.data(), p);
+    cpu::conv2d_backward_data(d.dy.data(), d.w.data(), r.dx.data(), p);
+    cpu::conv2d_backward_weight(d.x.data(), d.dy.data(), r.dw.data(), p);
+    return r;
+}
+
+std::string describe(const Conv2dParams& p) {
+    return testing::PrintToString(std::vector<int64_t>{p.n, p.ci, p.h, p.w, p.co, p.kh, p.kw,
+                                                       p.stride, p.pad});
+}
+
+std::vector<double> absd(const std::vector<float>& v) {
+    std::vector<double> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = std::fabs(static_cast<double>(v[i]));
+    return out;
+}
+
+std::vector<double> scaled(std::vector<double> v, double c) {
+    for (auto& x : v) x *= c * test::kEps32;
+    return v;
+}
+
+TEST(Conv2d, EveryIsaMatchesTheOrderBitwise) {
+    const CpuIsa saved = cpu::gemm_isa();
+    for (const Conv2dParams& p : kCases) {
+        SCOPED_TRACE("n,ci,h,w,co,kh,kw,stride,pad = " + describe(p));
+        const Data d = make_data(p, test::test_seed());
+        const auto y = spec_forward(d.x, d.w, d.b, p);
+        const auto dx = spec_dgrad(d.dy, d.w, p);
+        const auto dw = spec_wgrad(d.x, d.dy, p);
+        for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+            if (!cpu::gemm_set_isa(isa)) continue;
+            SCOPED_TRACE(cpu::cpu_isa_name(isa));
+            const Results r = run_cpu(d, p);
+            ASSERT_TRUE(test::bitwise_equal(r.y, y)) << "forward";
+            ASSERT_TRUE(test::bitwise_equal(r.dx, dx)) << "dgrad";
+            ASSERT_TRUE(test::bitwise_equal(r.dw, dw)) << "wgrad";
+        }
+    }
+    cpu::gemm_set_isa(saved);
+}
+
+TEST(Conv2d, WithinDerivedBoundOfDoubleReference) {
+    for (const Conv2dParams& p : kCases) {
+        SCOPED_TRACE("n,ci,h,w,co,kh,kw,stride,pad = " + describe(p));
+        const Data d = make_data(p, test::test_seed() + 1);
+        const Results r = run_cpu(d, p);
+        const auto x = test::to_double(d.x), w = test::to_double(d.w), b = test::to_double(d.b),
+                   dy = test::to_double(d.dy);
+        const auto ax = absd(d.x), aw = absd(d.w), ab = absd(d.b), ady = absd(d.dy);
+        std::vector<double> y(ysize(p)), ym(ysize(p)), dx(xsize(p)), dxm(xsize(p)),
+            dw(wsize(p)), dwm(wsize(p));
+        ref::conv2d_forward(x.data(), w.data(), b.data(), y.data(), p);
+        ref::conv2d_forward(ax.data(), aw.data(), ab.data(), ym.data(), p);
+        ref::conv2d_backward_data(dy.data(), w.data(), dx.data(), p);
+        ref::conv2d_backward_data(ady.data(), aw.data(), dxm.data(), p);
+        ref::conv2d_backward_weight(x.data(), dy.data(), dw.data(), p);
+        ref::conv2d_backward_weight(ax.data(), ady.data(), dwm.data(), p);
+        const double R = p.ci * p.kh * p.kw, P = p.ho * p.wo;
+        const double depth = std::ceil(std::log2(static_cast<double>(p.n)));
+        EXPECT_TRUE(test::within_bound(r.y.data(), y.data(), scaled(ym, R + 2).data(), ysize(p)));
+        EXPECT_TRUE(test::within_bound(r.dx.data(), dx.data(),
+                                       scaled(dxm, p.co + p.kh * p.kw + 1).data(), xsize(p)));
+        EXPECT_TRUE(test::within_bound(r.dw.data(), dw.data(), scaled(dwm, P + depth + 2).data(),
+                                       wsize(p)));
+    }
+}
+
+TEST(Conv2d, ThreadCountChangesNoBit) {
+    // 37 samples: three wgrad waves, the last partial; and a single sample (parallel GEMM path).
+    for (const Conv2dParams& p : {geom(37, 4, 10, 9, 8, 3, 3, 1, 1),
+                                  geom(1, 16, 14, 14, 32, 3, 3, 1, 1),
+                                  geom(19, 2, 9, 9, 500, 3, 3, 2, 1)}) {
+        SCOPED_TRACE(describe(p));
+        const Data d = make_data(p, test::test_seed() + 2);
+        omp_set_num_threads(1);
+        const Results first = run_cpu(d, p);
+        for (int threads : {2, 3, 4, 7}) {
+            omp_set_num_threads(threads);
+            const Results r = run_cpu(d, p);
+            ASSERT_TRUE(test::bitwise_equal(r.y, first.y)) << "forward, threads=" << threads;
+            ASSERT_TRUE(test::bitwise_equal(r.dx, first.dx)) << "dgrad, threads=" << threads;
+            ASSERT_TRUE(test::bitwise_equal(r.dw, first.dw)) << "wgrad, threads=" << threads;
+        }
+    }
+    omp_set_num_threads(omp_get_num_procs());
+}
+
+TEST(Conv2d, NoBiasAndUncoveredInputsAreZero) {
+    // stride 3 with a 1x1 kernel leaves input pixels no output reads: their gradient is +0.
+    const Conv2dParams p = geom(2, 2, 7, 7, 3, 1, 1, 3, 0);
+    const Data d = make_data(p, test::test_seed() + 3);
+    std::vector<float> y(ysize(p)), y0(ysize(p)), dx(xsize(p), 5.0f);
+    std::vector<float> zeros(p.co, 0.0f);
+    cpu::conv2d_forward(d.x.data(), d.w.data(), nullptr, y.data(), p);
+    cpu::conv2d_forward(d.x.data(), d.w.data(), zeros.data(), y0.data(), p);
+    EXPECT_TRUE(test::bitwise_equal(y, y0));  // +0 bias changes no (never -0) sum
+    cpu::conv2d_backward_data(d.dy.data(), d.w.data(), dx.data(), p);
+    EXPECT_EQ(test::bits(dx[1]), 0u);
+    EXPECT_NE(dx[0], 0.0f);
+}
+
+}  // namespace
+}  // namespace dt::kernels

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+// Pins cpu::gemm's recipe (gemm_f32_k_sequential): every ISA path equals a naive float loop in
+// the specified order bit for bit, on awkward shapes (1, primes, tile-1/tile/tile+1 for MR, NR,
+// KC, MC and NC) with every transpose/accumulate variant; results are within the derived bound
+// (k+1) * eps32 * (|c0| + sum|a||b|) of the double reference; thread count changes no bit.
+#include "kernels/gemm.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/ref/gemm_ref.h"
+#include "tests/support/compare.h"
+#include "tests/support/rng.h"
+
+namespace dt::kernels {
+namespace {
+
+struct Shape3 {
+    int64_t m, n, k;
+};
+
+// (m, n, k): MR in {4, 8}, NR in {8, 16, 32}, KC = 256, MC = 128, NC = 1024, unit width 128.
+const Shape3 kShapes[] = {{1, 1, 1},    {1, 1, 7},     {2, 3, 5},     {3, 7, 1},    {4, 8, 2},
+                          {5, 9, 13},   {7, 15, 31},   {8, 16, 3},    {9, 17, 16},  {7, 31, 9},
+                          {8, 32, 11},  {9, 33, 17},   {17, 47, 64},  {15, 48, 5},  {16, 64, 1},
+                          {33, 65, 29}, {13, 129, 37}, {129, 17, 23}, {31, 7, 255}, {8, 32, 256},
+                          {11, 37, 257}, {6, 19, 600}, {130, 150, 40}};
+
+std::vector<CpuIsa> available_isas() {
+    std::vector<CpuIsa> out;
+    for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512})
+        if (cpu::cpu_isa_supported(isa)) out.push_back(isa);
+    return out;
+}
+
+/// Restores the ISA chosen at start-up when a test that forces one ends.
+struct IsaGuard {
+    CpuIsa saved = cpu::gemm_isa();
+    ~IsaGuard() { cpu::gemm_set_isa(saved); }
+};
+
+struct Problem {
+    GemmParams p;
+    std::vector<float> a, b, c0;
+};
+
+/// Inputs with padded leading dimensions (+3) so that ld handling is exercised.
+Problem make_problem(Shape3 s, bool ta, bool tb, bool acc, uint64_t seed) {
+    Problem pr;
+    pr.p = GemmParams{.m = s.m, .n = s.n, .k = s.k, .trans_a = ta, .trans_b = tb,
+                      .accumulate = acc};
+    pr.p.lda = (ta ? s.m : s.k) + 3;
+    pr.p.ldb = (tb ? s.k : s.n) + 3;
+    pr.p.ldc = s.n + 3;
+    pr.a = test::uniform_floats((ta ? s.k : s.m) * pr.p.lda, -1.0f, 1.0f, seed, 1);
+    pr.b = test::uniform_floats((tb ? s.n : s.k) * pr.p.ldb, -1.0f, 1.0f, seed, 2);
+    pr.c0 = test::uniform_floats(s.m * pr.p.ldc, -4.0f, 4.0f, seed, 3);
+    return pr;
+}
+
+/// The ORDER of kernels/gemm.h written as a plain float loop.
+std::vector<float> spec_gemm(const Problem& pr) {
+    const GemmParams& p = pr.p;
+    std::vector<float> c = pr.c0;
+    for (int64_t i = 0; i < p.m; ++i) {
+        for (int64_t j = 0; j < p.n; ++j) {
+            float acc = p.accumulate ? c[i * p.ldc + j] : 0.0f;
+            for (int64_t k = 0; k < p.k; ++k) {
+                const float av = p.trans_a ? pr.a[k * p.lda + i] : pr.a[i * p.lda + k];
+                const float bv = p.trans_b ? pr.b[j * p.ldb + k] : pr.b[k * p.ldb + j];
+                acc = acc + av * bv;
+            }
+            c[i * p.ldc + j] = acc;
+        }
+    }
+    return c;
+}
+
+std::vector<float> run_cpu(const Problem& pr) {
+    std::vector<float> c = pr.c0;
+    cpu::gemm(pr.a.data(), pr.b.data(), c.data(), pr.p);
+    return c;
+}
+
+TEST(Gemm, EveryIsaMatchesTheOrderBitwise) {
+    IsaGuard guard;
+    const auto isas = available_isas();
+    for (CpuIsa isa : isas) {
+        ASSERT_TRUE(cpu::gemm_set_isa(isa));
+        for (const Shape3& s : kShapes) {
+            for (int v = 0; v < 8; ++v) {
+                const bool ta = v & 1, tb = v & 2, acc = v & 4;
+                SCOPED_TRACE(testing::Message() << cpu::cpu_isa_name(isa) << " m=" << s.m
+                                                << " n=" << s.n << " k=" << s.k << " ta=" << ta
+                                                << " tb=" << tb << " acc=" << acc);
+                Problem pr = make_problem(s, ta, tb, acc, test::test_seed() + v);
+                ASSERT_TRUE(test::bitwise_equal(run_cpu(pr), spec_gemm(pr)));
+            }
+        }
+    }
+    std::cout << "[ info ] ISA paths checked:";
+    for (CpuIsa isa : isas) std::cout << " " << cpu::cpu_isa_name(isa);
+    std::cout << "\n";
+}
+
+TEST(Gemm, WithinDerivedBoundOfDoubleReference) {
+    for (const Shape3& s : kShapes) {
+        for (int v = 0; v < 8; ++v) {
+            const bool ta = v & 1, tb = v & 2, acc = v & 4;
+            SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k
+                                            << " ta=" << ta << " tb=" << tb << " acc=" << acc);
+            Problem pr = make_problem(s, ta, tb, acc, test::test_seed() + 100 + v);
+            const std::vector<float> got = run_cpu(pr);
+            // Reference, and the same product with absolute values for the bound.
+            std::vector<double> a = test::to_double(pr.a), b = test::to_double(pr.b);
+            std::vector<double> want = test::to_double(pr.c0), mag = want;
+            ref::gemm(a.data(), b.data(), want.data(), pr.p);
+            for (auto& x : a) x = std::fabs(x);
+            for (auto& x : b) x = std::fabs(x);
+            for (auto& x : mag) x = std::fabs(x);
+            ref::gemm(a.data(), b.data(), mag.data(), pr.p);
+            std::vector<double> bound(mag.size());
+            for (std::size_t i = 0; i < mag.size(); ++i)
+                bound[i] = static_cast<double>(s.k + 1) * test::kEps32 * mag[i];
+            // Rows hold ld > n; the padding columns are untouched C (bound 0 is fine there).
+            ASSERT_TRUE(test::within_bound(got.data(), want.data(), bound.data(),
+                                           static_cast<int64_t>(got.size())));
+        }
+    }
+}
+
+TEST(Gemm, ThreadCountChangesNoBit) {
+    const Shape3 big{300, 1100, 530};  // crosses MC, NC and two KC boundaries
+    for (int v = 0; v < 4; ++v) {
+        Problem pr = make_problem(big, v & 1, v & 2, false, test::test_seed() + 7);
+        std::vector<float> first;
+        for (int threads : {1, 2, 3, 4, 7}) {
+            omp_set_num_threads(threads);
+            std::vector<float> c = run_cpu(pr);
+            if (first.empty()) {
+                first = c;
+                continue;
+            }
+            ASSERT_TRUE(test::bitwise_equal(c, first)) << "threads=" << threads << " v=" << v;
+        }
+        pr.p.parallel = false;
+        ASSERT_TRUE(test::bitwise_equal(run_cpu(pr), first)) << "serial, v=" << v;
+    }
+    omp_set_num_threads(omp_get_num_procs());
+}
+
+/// A GemmBSource over a plain matrix, written independently of the library's packer.
+struct TestSource {
+    const Problem* pr;
+    static void pack(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr, int64_t pw,
+                     float* dst) {
+        const Problem& pr = *static_cast<const TestSource*>(ctx)->pr;
+        for (int64_t k = 0; k < kc; ++k)
+            for (int64_t j = 0; j < pw; ++j) {
+                const int64_t kk = k0 + k, jj = j0 + j;
+                dst[k * pw + j] = j >= nr ? 0.0f
+                                  : pr.p.trans_b ? pr.b[jj * pr.p.ldb + kk]
+                                                 : pr.b[kk * pr.p.ldb + jj];
+            }
+    }
+};
+
+TEST(Gemm, SourcesAndPackedAMatchTheOrderBitwise) {
+    IsaGuard guard;
+    for (CpuIsa isa : available_isas()) {
+        ASSERT_TRUE(cpu::gemm_set_isa(isa));
+        for (const Shape3& s : kShapes) {
+            for (int v = 0; v < 8; ++v) {
+                const bool ta = v & 1, tb = v & 2, acc = v & 4;
+                SCOPED_TRACE(testing::Message() << cpu::cpu_isa_name(isa) << " m=" << s.m
+                                                << " n=" << s.n << " k=" << s.k << " ta=" << ta
+                                                << " tb=" << tb << " acc=" << acc);
+                Problem pr = make_problem(s, ta, tb, acc, test::test_seed() + 50 + v);
+                const std::vector<float> want = spec_gemm(pr);
+                const TestSource ts{&pr};
+                const GemmBSource src{TestSource::pack, &ts};
+                std::vector<float> c = pr.c0;
+                cpu::gemm(pr.a.data(), src, c.data(), pr.p);
+                ASSERT_TRUE(test::bitwise_equal(c, want)) << "B source";
+                std::vector<float> buf(cpu::gemm_packed_a_size(isa, pr.p));
+                const GemmPackedA pa = cpu::gemm_pack_a(isa, pr.a.data(), buf.data(), pr.p);
+                c = pr.c0;
+                cpu::gemm(pa, pr.b.data(), c.data(), pr.p);
+                ASSERT_TRUE(test::bitwise_equal(c, want)) << "packed A";
+                c = pr.c0;
+                cpu::gemm(pa, src, c.data(), pr.p);
+                ASSERT_TRUE(test::bitwise_equal(c, want)) << "packed A, B source";
+                // B by rows: a dense (K, N) copy, rows passed as pointers.
+                std::vector<float> dense(static_cast<std::size_t>(s.k * s.n));
+                std::vector<const float*> rows(static_cast<std::size_t>(s.k));
+                for (int64_t k = 0; k < s.k; ++k) {
+                    TestSource::pack(&ts, k, 1, 0, s.n, s.n, dense.data() + k * s.n);
+                    rows[k] = dense.data() + k * s.n;
+                }
+                c = pr.c0;
+                cpu::gemm(pr.a.data(), GemmBRows{rows.data()}, c.data(), pr.p);
+                ASSERT_TRUE(test::bitwise_equal(c, want)) << "B rows";
+                c = pr.c0;
+                cpu::gemm(pa, GemmBRows{rows.data()}, c.data(), pr.p);
+                ASSERT_TRUE(test::bitwise_equal(c, want)) << "packed A, B rows";
+            }
+        }
+    }
+}
+
+TEST(Gemm, EmptyReductionGivesZeroOrKeepsC) {
+    GemmParams p{.m = 3, .n = 5, .k = 0};
+    std::vector<float> c(15, 7.0f);
+    cpu::gemm(nullptr, nullptr, c.data(), p);
+    for (float x : c) EXPECT_EQ(test::bits(x), 0u);
+    c.assign(15, 7.0f);
+    p.accumulate = true;
+    cpu::gemm(nullptr, nullptr, c.data(), p);
+    for (float x : c) EXPECT_EQ(x, 7.0f);
+}
+
+TEST(Gemm, ResultIsNeverNegativeZero) {
+    // (-1) * 0 = -0 for every term; acc starts at +0, so the sum is +0 on every path.
+    IsaGuard guard;
+    std::vector<float> a(9 * 5, -1.0f), b(5 * 33, 0.0f), c(9 * 33, 1.0f);
+    for (CpuIsa isa : available_isas()) {
+        cpu::gemm_set_isa(isa);
+        cpu::gemm(a.data(), b.data(), c.data(), GemmParams{.m = 9, .n = 33, .k = 5});
+        for (float x : c) ASSERT_EQ(test::bits(x), 0u) << cpu::cpu_isa_name(isa);
+    }
+}
+
+}  // namespace
+}  // namespace dt::kernels

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+// dt::conv2d through autograd: forward and all three gradients equal the CPU kernels bit for bit
+// and the double reference within the derived bounds of tests/kernels/cpu/conv2d_test.cpp; only
+// requested gradients are computed; bad arguments throw with the shapes in the message.
+#include "engine/ops/conv2d.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/autograd/tape.h"
+#include "kernels/bias_add.h"
+#include "kernels/conv2d.h"
+#include "kernels/ref/bias_add_ref.h"
+#include "kernels/ref/conv2d_ref.h"
+#include "tests/support/compare.h"
+#include "tests/support/rng.h"
+
+namespace dt {
+namespace {
+
+/// A one-element loss whose gradient with respect to y is the fixed tensor dy.
+Tensor weighted_sum(const Tensor& y, const std::vector<float>& dy) {
+    Tensor loss = Tensor::zeros({1});
+    const Shape shape = y.shape();
+    autograd::record(loss, "weighted_sum", {y}, [shape, dy](const Tensor&) {
+        return std::vector<Tensor>{Tensor::from_vector(shape, dy)};
+    });
+    return loss;
+}
+
+Tensor param(const Shape& s, uint64_t seed, uint32_t tag) {
+    Tensor t = Tensor::from_vector(s, test::uniform_floats(shape_numel(s), -1, 1, seed, tag));
+    t.set_requires_grad(true);
+    return t;
+}
+
+/// |got - want| <= c * eps32 * mag elementwise (mag: the same sums over |terms|).
+void expect_bound(const Tensor& got, const std::vector<double>& want,
+                  const std::vector<double>& mag, double c, const char* what) {
+    std::vector<double> bound(mag);
+    for (auto& v : bound) v *= c * test::kEps32;
+    EXPECT_TRUE(test::within_bound(got.f32(), want.data(), bound.data(), got.numel())) << what;
+}
+
+std::vector<double> absd(const Tensor& t) {
+    std::vector<double> v(t.f32(), t.f32() + t.numel());
+    for (auto& x : v) x = std::fabs(x);
+    return v;
+}
+
+struct Case {
+    Shape x, w;
+    Conv2dOptions opt;
+    bool bias;
+};
+
+TEST(Conv2dOp, ForwardBackwardMatchKernelsAndReference) {
+    const Case cases[] = {{{3, 2, 7, 6}, {4, 2, 3, 3}, {1, 1}, true},
+                          {{2, 3, 9, 9}, {2, 3, 3, 3}, {2, 0}, false},
+                          {{2, 2, 5, 5}, {3, 2, 1, 1}, {1, 0}, true},
+                          {{1, 2, 9, 8}, {2, 2, 7, 7}, {2, 3}, true}};
+    for (const Case& cs : cases) {
+        SCOPED_TRACE(shape_str(cs.x) + " * " + shape_str(cs.w));
+        const uint64_t seed = test::test_seed();
+        Tensor x = param(cs.x, seed, 1), w = param(cs.w, seed, 2);
+        Tensor b = cs.bias ? param({cs.w[0]}, seed, 3) : Tensor();
+        Tensor y = conv2d(x, w, b, cs.opt);
+        const auto dyv = test::uniform_floats(y.numel(), -1, 1, seed, 4);
+        weighted_sum(y, dyv).backward();
+        ASSERT_TRUE(x.grad().defined() && w.grad().defined());
+        ASSERT_EQ(cs.bias, b.defined() && b.grad().defined());
+
+        // The same kernels called directly.
+        kernels::Conv2dParams p{.n = cs.x[0], .ci = cs.x[1], .h = cs.x[2], .w = cs.x[3],
+                                .co = cs.w[0], .kh = cs.w[2], .kw = cs.w[3],
+                                .stride = cs.opt.stride, .pad = cs.opt.padding,
+                                .ho = y.dim(2), .wo = y.dim(3)};
+        std::vector<float> yk(y.numel()), dx(x.numel()), dw(w.numel()), db(cs.w[0]);
+        kernels::cpu::conv2d_forward(x.f32(), w.f32(), cs.bias ? b.f32() : nullptr, yk.data(), p);
+        kernels::cpu::conv2d_backward_data(dyv.data(), w.f32(), dx.data(), p);
+        kernels::cpu::conv2d_backward_weight(x.f32(), dyv.data(), dw.data(), p);
+        EXPECT_TRUE(test::bitwise_equal(y.f32(), yk.data(), y.numel()));
+        EXPECT_TRUE(test::bitwise_equal(x.grad().f32(), dx.data(), x.numel()));
+        EXPECT_TRUE(test::bitwise_equal(w.grad().f32(), dw.data(), w.numel()));
+        const kernels::BiasAddParams bp{.n = p.n, .c = p.co, .p = p.ho * p.wo};
+        if (cs.bias) {
+            kernels::cpu::bias_add_backward(dyv.data(), db.data(), bp);
+            EXPECT_TRUE(test::bitwise_equal(b.grad().f32(), db.data(), p.co));
+        }
+
+        // The double reference, within bound.
+        std::vector<double> xd(x.f32(), x.f32() + x.numel()), wd(w.f32(), w.f32() + w.numel());
+        std::vector<double> bd(p.co, 0.0), dyd = test::to_double(dyv), ady(dyd);
+        if (cs.bias) bd.assign(b.f32(), b.f32() + p.co);
+        for (auto& v : ady) v = std::fabs(v);
+        std::vector<double> abd(bd);
+        for (auto& v : abd) v = std::fabs(v);
+        const auto ax = absd(x), aw = absd(w);
+        std::vector<double> yr(y.numel()), ym(y.numel()), dxr(x.numel()), dxm(x.numel()),
+            dwr(w.numel()), dwm(w.numel()), dbr(p.co), dbm(p.co);
+        kernels::ref::conv2d_forward(xd.data(), wd.data(), bd.data(), yr.data(), p);
+        kernels::ref::conv2d_forward(ax.data(), aw.data(), abd.data(), ym.data(), p);
+        kernels::ref::conv2d_backward_data(dyd.data(), wd.data(), dxr.data(), p);
+        kernels::ref::conv2d_backward_data(ady.data(), aw.data(), dxm.data(), p);
+        kernels::ref::conv2d_backward_weight(xd.data(), dyd.data(), dwr.data(), p);
+        kernels::ref::conv2d_backward_weight(ax.data(), ady.data(), dwm.data(), p);
+        const double depth = std::ceil(std::log2(static_cast<double>(p.n)));
+        expect_bound(y, yr, ym, p.ci * p.kh * p.kw + 2, "forward");
+        expect_bound(x.grad(), dxr, dxm, p.co + p.kh * p.kw + 1, "dx");
+        expect_bound(w.grad(), dwr, dwm, p.ho * p.wo + depth + 2, "dw");
+        if (cs.bias) {
+            kernels::ref::bias_add_backward(dyd.data(), dbr.data(), bp);
+            kernels::ref::bias_add_backward(ady.data(), dbm.data(), bp);
+            expect_bound(b.grad(), dbr, dbm, p.ho * p.wo + depth + 2, "db");
+        }
+    }
+}
+
+TEST(Conv2dOp, ComputesOnlyRequestedGradients) {
+    Tensor x = Tensor::from_vector({2, 1, 4, 4}, test::uniform_floats(32, -1, 1, 5));
+    Tensor w = param({2, 1, 3, 3}, 6, 1);
+    Tensor b = Tensor::from_vector({2}, {0.5f, -0.5f});
+    Tensor y = conv2d(x, w, b, {1, 1});
+    weighted_sum(y, std::vector<float>(y.numel(), 1.0f)).backward();
+    EXPECT_FALSE(x.grad().defined());
+    EXPECT_FALSE(b.grad().defined());
+    EXPECT_TRUE(w.grad().defined());
+    autograd::NoGradGuard guard;
+    EXPECT_FALSE(conv2d(x, w, b).requires_grad());
+    EXPECT_EQ(autograd::tape_size(), 0u);
+}
+
+template <class E>
+std::string error_of(const std::function<void()>& fn) {
+    try {
+        fn();
+    } catch (const E& e) {
+        return e.what();
+    }
+    return "no exception of the expected type";
+}
+
+TEST(Conv2dOp, RejectsBadArguments) {
+    Tensor x = Tensor::zeros({2, 3, 5, 5}), w = Tensor::zeros({4, 2, 3, 3});
+    std::string msg = error_of<ShapeError>([&] { conv2d(x, w, Tensor()); });
+    EXPECT_NE(msg.find("[2, 3, 5, 5]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[4, 2, 3, 3]"), std::string::npos) << msg;
+    Tensor w3 = Tensor::zeros({4, 3, 3, 3});
+    msg = error_of<ShapeError>([&] { conv2d(x, w3, Tensor::zeros({5})); });
+    EXPECT_NE(msg.find("b must have shape [4]"), std::string::npos) << msg;
+    msg = error_of<ValueError>([&] { conv2d(x, w3, Tensor(), {0, 0}); });
+    EXPECT_NE(msg.find("stride must be >= 1, got 0"), std::string::npos) << msg;
+    msg = error_of<ValueError>([&] { conv2d(x, w3, Tensor(), {1, -1}); });
+    EXPECT_NE(msg.find("padding must be >= 0"), std::string::npos) << msg;
+    msg = error_of<ShapeError>([&] { conv2d(x, Tensor::zeros({4, 3, 7, 7}), Tensor()); });
+    EXPECT_NE(msg.find("larger than the padded input"), std::string::npos) << msg;
+    msg = error_of<ShapeError>([&] { conv2d(Tensor::zeros({3, 5, 5}), w3, Tensor()); });
+    EXPECT_NE(msg.find("4 dimensions"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace dt
