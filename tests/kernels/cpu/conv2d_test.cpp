@@ -39,6 +39,9 @@ const Conv2dParams kCases[] = {
     geom(4, 3, 10, 10, 2, 5, 5, 3, 0), geom(2, 2, 9, 9, 3, 1, 1, 3, 1),
     geom(1, 5, 14, 14, 33, 3, 3, 1, 1), geom(2, 2, 20, 19, 3, 3, 3, 1, 1),  // P > GEMM K block
     geom(2, 1, 33, 35, 2, 5, 5, 2, 2),  geom(3, 2, 6, 6, 3, 3, 3, 1, 0),
+    // Padding as wide as the image (MediumCNN's deepest layers with k = 5, 7 on 1x1 and 2x2).
+    geom(2, 2, 1, 1, 3, 7, 7, 1, 3),    geom(2, 3, 2, 2, 4, 5, 5, 1, 2),
+    geom(1, 2, 3, 2, 3, 7, 7, 1, 3),
 };
 
 int64_t xsize(const Conv2dParams& p) { return p.n * p.ci * p.h * p.w; }
