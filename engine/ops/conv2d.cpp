@@ -42,15 +42,8 @@ kernels::Conv2dParams conv2d_params(const Tensor& x, const Tensor& w, Conv2dOpti
 
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, Conv2dOptions opt) {
     const kernels::Conv2dParams p = conv2d_params(x, w, opt);
-    if (b.defined()) {
-        ops_detail::check_f32(b, "conv2d", "bias b", 1);
-        DT_CHECK_SHAPE(b.dim(0) == p.co, "conv2d: bias has ", b.dim(0), " entries but w has ",
-                       p.co, " output channels (b is ", shape_str(b.shape()), ", w is ",
-                       shape_str(w.shape()), "; hint: b must have shape [", p.co, "])");
-    }
-    DT_CHECK_T(DeviceError, w.device() == x.device() && (!b.defined() || b.device() == x.device()),
-               "conv2d: x, w and b must be on one device, got x ", x.str(), ", w ", w.str(),
-               b.defined() ? ", b " + b.str() : std::string());
+    ops_detail::check_bias(b, w, p.co, "conv2d", "output channels");
+    ops_detail::check_same_device(x, w, b, "conv2d");
     Tensor y = Tensor::empty({p.n, p.co, p.ho, p.wo});
     switch (x.device()) {
         case Device::kCpu:

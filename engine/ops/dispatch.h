@@ -16,6 +16,24 @@ inline void check_f32(const Tensor& t, const char* op, const char* what, int ndi
                    " dimensions, got ", t.str());
 }
 
+/// Throws unless b is undefined (no bias) or a float32 vector with one entry per output of w;
+/// `outputs` names them in the message ("output channels", "output features").
+inline void check_bias(const Tensor& b, const Tensor& w, int64_t count, const char* op,
+                       const char* outputs) {
+    if (!b.defined()) return;
+    check_f32(b, op, "bias b", 1);
+    DT_CHECK_SHAPE(b.dim(0) == count, op, ": bias has ", b.dim(0), " entries but w has ", count,
+                   " ", outputs, " (b is ", shape_str(b.shape()), ", w is ", shape_str(w.shape()),
+                   "; hint: b must have shape [", count, "])");
+}
+
+/// Throws unless x, w and (if defined) b live on one device.
+inline void check_same_device(const Tensor& x, const Tensor& w, const Tensor& b, const char* op) {
+    DT_CHECK_T(DeviceError, w.device() == x.device() && (!b.defined() || b.device() == x.device()),
+               op, ": x, w and b must be on one device, got x ", x.str(), ", w ", w.str(),
+               b.defined() ? ", b " + b.str() : std::string());
+}
+
 /// Throws the standard "no CUDA kernels" error for `op`.
 [[noreturn]] inline void no_cuda(const char* op) {
     throw DeviceError(str(op, ": no CUDA kernel in this build (tensors on cuda are not supported "

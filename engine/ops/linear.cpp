@@ -20,15 +20,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                    " (expected w.shape[1] == x.shape[1] == ", x.dim(1),
                    "; w is (out_features, in_features) as in PyTorch)");
     const kernels::LinearParams p{.n = x.dim(0), .in = x.dim(1), .out = w.dim(0)};
-    if (b.defined()) {
-        ops_detail::check_f32(b, "linear", "bias b", 1);
-        DT_CHECK_SHAPE(b.dim(0) == p.out, "linear: bias has ", b.dim(0), " entries but w has ",
-                       p.out, " output features (b is ", shape_str(b.shape()), ", w is ",
-                       shape_str(w.shape()), "; hint: b must have shape [", p.out, "])");
-    }
-    DT_CHECK_T(DeviceError, w.device() == x.device() && (!b.defined() || b.device() == x.device()),
-               "linear: x, w and b must be on one device, got x ", x.str(), ", w ", w.str(),
-               b.defined() ? ", b " + b.str() : std::string());
+    ops_detail::check_bias(b, w, p.out, "linear", "output features");
+    ops_detail::check_same_device(x, w, b, "linear");
     Tensor y = Tensor::empty({p.n, p.out});
     switch (x.device()) {
         case Device::kCpu:

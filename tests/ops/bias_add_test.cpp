@@ -12,20 +12,12 @@
 #include "engine/autograd/tape.h"
 #include "kernels/bias_add.h"
 #include "kernels/ref/bias_add_ref.h"
+#include "tests/support/autograd_util.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
 
 namespace dt {
 namespace {
-
-Tensor weighted_sum(const Tensor& y, const std::vector<float>& dy) {
-    Tensor loss = Tensor::zeros({1});
-    const Shape shape = y.shape();
-    autograd::record(loss, "weighted_sum", {y}, [shape, dy](const Tensor&) {
-        return std::vector<Tensor>{Tensor::from_vector(shape, dy)};
-    });
-    return loss;
-}
 
 TEST(BiasAddOp, ForwardBackwardOnRanks2To4) {
     for (const Shape& shape : {Shape{7, 3}, Shape{5, 4, 9}, Shape{3, 2, 5, 7}}) {
@@ -40,7 +32,7 @@ TEST(BiasAddOp, ForwardBackwardOnRanks2To4) {
         for (int64_t i = 0; i < numel; ++i)
             ASSERT_EQ(test::bits(y.f32()[i]), test::bits(x.f32()[i] + b.f32()[(i / P) % c]));
         const auto dyv = test::uniform_floats(numel, -1, 1, 21, 3);
-        weighted_sum(y, dyv).backward();
+        test::weighted_sum(y, dyv).backward();
         EXPECT_TRUE(test::bitwise_equal(x.grad().f32(), dyv.data(), numel));
         const kernels::BiasAddParams p{.n = n, .c = c, .p = P};
         std::vector<float> db(c);

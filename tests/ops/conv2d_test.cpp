@@ -16,27 +16,12 @@
 #include "kernels/conv2d.h"
 #include "kernels/ref/bias_add_ref.h"
 #include "kernels/ref/conv2d_ref.h"
+#include "tests/support/autograd_util.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
 
 namespace dt {
 namespace {
-
-/// A one-element loss whose gradient with respect to y is the fixed tensor dy.
-Tensor weighted_sum(const Tensor& y, const std::vector<float>& dy) {
-    Tensor loss = Tensor::zeros({1});
-    const Shape shape = y.shape();
-    autograd::record(loss, "weighted_sum", {y}, [shape, dy](const Tensor&) {
-        return std::vector<Tensor>{Tensor::from_vector(shape, dy)};
-    });
-    return loss;
-}
-
-Tensor param(const Shape& s, uint64_t seed, uint32_t tag) {
-    Tensor t = Tensor::from_vector(s, test::uniform_floats(shape_numel(s), -1, 1, seed, tag));
-    t.set_requires_grad(true);
-    return t;
-}
 
 /// |got - want| <= c * eps32 * mag elementwise (mag: the same sums over |terms|).
 void expect_bound(const Tensor& got, const std::vector<double>& want,
@@ -66,11 +51,11 @@ TEST(Conv2dOp, ForwardBackwardMatchKernelsAndReference) {
     for (const Case& cs : cases) {
         SCOPED_TRACE(shape_str(cs.x) + " * " + shape_str(cs.w));
         const uint64_t seed = test::test_seed();
-        Tensor x = param(cs.x, seed, 1), w = param(cs.w, seed, 2);
-        Tensor b = cs.bias ? param({cs.w[0]}, seed, 3) : Tensor();
+        Tensor x = test::random_param(cs.x, seed, 1), w = test::random_param(cs.w, seed, 2);
+        Tensor b = cs.bias ? test::random_param({cs.w[0]}, seed, 3) : Tensor();
         Tensor y = conv2d(x, w, b, cs.opt);
         const auto dyv = test::uniform_floats(y.numel(), -1, 1, seed, 4);
-        weighted_sum(y, dyv).backward();
+        test::weighted_sum(y, dyv).backward();
         ASSERT_TRUE(x.grad().defined() && w.grad().defined());
         ASSERT_EQ(cs.bias, b.defined() && b.grad().defined());
 
@@ -122,10 +107,10 @@ TEST(Conv2dOp, ForwardBackwardMatchKernelsAndReference) {
 
 TEST(Conv2dOp, ComputesOnlyRequestedGradients) {
     Tensor x = Tensor::from_vector({2, 1, 4, 4}, test::uniform_floats(32, -1, 1, 5));
-    Tensor w = param({2, 1, 3, 3}, 6, 1);
+    Tensor w = test::random_param({2, 1, 3, 3}, 6, 1);
     Tensor b = Tensor::from_vector({2}, {0.5f, -0.5f});
     Tensor y = conv2d(x, w, b, {1, 1});
-    weighted_sum(y, std::vector<float>(y.numel(), 1.0f)).backward();
+    test::weighted_sum(y, std::vector<float>(y.numel(), 1.0f)).backward();
     EXPECT_FALSE(x.grad().defined());
     EXPECT_FALSE(b.grad().defined());
     EXPECT_TRUE(w.grad().defined());

@@ -16,26 +16,12 @@
 #include "kernels/linear.h"
 #include "kernels/ref/bias_add_ref.h"
 #include "kernels/ref/linear_ref.h"
+#include "tests/support/autograd_util.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
 
 namespace dt {
 namespace {
-
-Tensor weighted_sum(const Tensor& y, const std::vector<float>& dy) {
-    Tensor loss = Tensor::zeros({1});
-    const Shape shape = y.shape();
-    autograd::record(loss, "weighted_sum", {y}, [shape, dy](const Tensor&) {
-        return std::vector<Tensor>{Tensor::from_vector(shape, dy)};
-    });
-    return loss;
-}
-
-Tensor param(const Shape& s, uint64_t seed, uint32_t tag) {
-    Tensor t = Tensor::from_vector(s, test::uniform_floats(shape_numel(s), -1, 1, seed, tag));
-    t.set_requires_grad(true);
-    return t;
-}
 
 std::vector<double> dbl(const Tensor& t) { return {t.f32(), t.f32() + t.numel()}; }
 std::vector<double> absd(std::vector<double> v) {
@@ -57,12 +43,13 @@ TEST(LinearOp, ForwardBackwardMatchKernelsAndReference) {
         SCOPED_TRACE("n=" + std::to_string(p.n) + " in=" + std::to_string(p.in) +
                      " out=" + std::to_string(p.out));
         const uint64_t seed = test::test_seed();
-        Tensor x = param({p.n, p.in}, seed, 1), w = param({p.out, p.in}, seed, 2);
-        Tensor b = param({p.out}, seed, 3);
+        Tensor x = test::random_param({p.n, p.in}, seed, 1);
+        Tensor w = test::random_param({p.out, p.in}, seed, 2);
+        Tensor b = test::random_param({p.out}, seed, 3);
         Tensor y = linear(x, w, b);
         ASSERT_EQ(y.shape(), (Shape{p.n, p.out}));
         const auto dyv = test::uniform_floats(y.numel(), -1, 1, seed, 4);
-        weighted_sum(y, dyv).backward();
+        test::weighted_sum(y, dyv).backward();
 
         std::vector<float> yk(y.numel()), dx(x.numel()), dw(w.numel()), db(p.out);
         const kernels::BiasAddParams bp{.n = p.n, .c = p.out, .p = 1};
@@ -96,10 +83,10 @@ TEST(LinearOp, ForwardBackwardMatchKernelsAndReference) {
 }
 
 TEST(LinearOp, WithoutBiasAndOnlyRequestedGradients) {
-    Tensor x = param({4, 6}, 11, 1);
+    Tensor x = test::random_param({4, 6}, 11, 1);
     Tensor w = Tensor::from_vector({3, 6}, test::uniform_floats(18, -1, 1, 11, 2));
     Tensor y = linear(x, w, Tensor());
-    weighted_sum(y, std::vector<float>(12, 1.0f)).backward();
+    test::weighted_sum(y, std::vector<float>(12, 1.0f)).backward();
     EXPECT_TRUE(x.grad().defined());
     EXPECT_FALSE(w.grad().defined());
 }

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+// Autograd helpers for op tests: a loss with a chosen upstream gradient, random parameters.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/autograd/tape.h"
+#include "engine/core/tensor.h"
+#include "tests/support/rng.h"
+
+namespace dt::test {
+
+/// A one-element loss whose gradient with respect to y is the fixed tensor dy, so backward()
+/// drives an op's backward rule with exactly dy.
+inline Tensor weighted_sum(const Tensor& y, const std::vector<float>& dy) {
+    Tensor loss = Tensor::zeros({1});
+    const Shape shape = y.shape();
+    autograd::record(loss, "weighted_sum", {y}, [shape, dy](const Tensor&) {
+        return std::vector<Tensor>{Tensor::from_vector(shape, dy)};
+    });
+    return loss;
+}
+
+/// A tensor of uniform values in [-1, 1) keyed by (seed, tag) that requires a gradient.
+inline Tensor random_param(const Shape& s, uint64_t seed, uint32_t tag) {
+    Tensor t = Tensor::from_vector(s, uniform_floats(shape_numel(s), -1, 1, seed, tag));
+    t.set_requires_grad(true);
+    return t;
+}
+
+}  // namespace dt::test
