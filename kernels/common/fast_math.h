@@ -14,22 +14,6 @@
 namespace dt::kernels::common {
 
 /// The bits of a float (host: __builtin_bit_cast; device: intrinsic). No unions, no memcpy.
-DT_HD uint32_t float_to_bits(float f) {
-#if defined(__CUDA_ARCH__)
-    return __float_as_uint(f);
-#else
-    return __builtin_bit_cast(uint32_t, f);
-#endif
-}
-
-DT_HD float bits_to_float(uint32_t u) {
-#if defined(__CUDA_ARCH__)
-    return __uint_as_float(u);
-#else
-    return __builtin_bit_cast(float, u);
-#endif
-}
-
 /// 2^n exactly, for n in [-126, 127] (a normal float).
 DT_HD float pow2i(int n) { return bits_to_float(static_cast<uint32_t>(n + 127) << 23); }
 

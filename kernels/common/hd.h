@@ -21,6 +21,23 @@ DT_HD int popcount64(uint64_t x) {
 #endif
 }
 
+/// The bits of a float and back (bit casts valid on host and device).
+DT_HD uint32_t float_to_bits(float f) {
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(f);
+#else
+    return __builtin_bit_cast(uint32_t, f);
+#endif
+}
+
+DT_HD float bits_to_float(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(u);
+#else
+    return __builtin_bit_cast(float, u);
+#endif
+}
+
 /// Number of trailing one bits of x (0 for even x).
 DT_HD int trailing_ones64(uint64_t x) {
     if (~x == 0) return 64;

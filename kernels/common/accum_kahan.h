@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+// The `kahan` accumulation mode: Neumaier-compensated sums (Neumaier 1974, "improved Kahan")
+// over the same leaves as the `tree` mode, combined by the same left-complete tree
+// (reduce_tree.h) with kahan_merge instead of +, and rounded to one float by kahan_value at the
+// very end. Deterministic: every operation below runs in the order written (-ffp-contract=off).
+//
+// A KahanSum is (sum, comp): sum is the running float sum, comp the running float sum of the
+// exact rounding errors of the additions into sum. The value is sum + comp.
+// ORDER (kahan_add(k, x)):
+//   t = k.sum + x
+//   err = two_sum_err(k.sum, x, t):  bp = t - k.sum;  ap = t - bp;  err = (k.sum - ap) + (x - bp)
+//   k.comp = k.comp + err;  k.sum = t
+// err is the exact rounding error of t (2Sum, Moller/Knuth; 6 flops, no branch). It is bit for
+// bit the error of Neumaier's branch form  |s| >= |x| ? (s - t) + x : (x - t) + s  whenever t is
+// finite (both are exact and neither yields -0; checked on 2e8 random pairs, and the tests compare
+// with that form bitwise): the branch is gone, nothing else changes.
+// ORDER (kahan_merge(a, b), a is the left operand of the tree):
+//   t = a.sum + b.sum;  err = two_sum_err(a.sum, b.sum, t)
+//   a.comp = (a.comp + b.comp) + err;  a.sum = t
+// ORDER (kahan_value(k)): k.sum + k.comp, or k.sum alone when k.sum is inf or NaN (then comp may
+//   hold NaN from inf - inf; returning sum keeps plain-sum semantics: inf stays inf, NaN NaN).
+// A leaf is a KahanSum over a slice in index order from (+0, +0) (kahan_sum below).
+#pragma once
+#include "kernels/common/hd.h"
+#include "kernels/common/reduce_tree.h"
+
+namespace dt::kernels::common {
+
+struct KahanSum {
+    float sum;
+    float comp;
+};
+
+/// The exact error of t = a + b (t finite). ORDER: bp = t - a; ap = t - bp; (a - ap) + (b - bp).
+DT_HD float two_sum_err(float a, float b, float t) {
+    const float bp = t - a;
+    const float ap = t - bp;
+    return (a - ap) + (b - bp);
+}
+
+DT_HD void kahan_init(KahanSum& k) {
+    k.sum = 0.0f;
+    k.comp = 0.0f;
+}
+
+DT_HD KahanSum kahan_zero() { return KahanSum{0.0f, 0.0f}; }
+
+/// ORDER: see the header comment.
+DT_HD void kahan_add(KahanSum& k, float x) {
+    const float t = k.sum + x;
+    k.comp = k.comp + two_sum_err(k.sum, x, t);
+    k.sum = t;
+}
+
+/// a = a (+) b. ORDER: see the header comment; a is the left operand.
+DT_HD void kahan_merge(KahanSum& a, const KahanSum& b) {
+    const float t = a.sum + b.sum;
+    a.comp = (a.comp + b.comp) + two_sum_err(a.sum, b.sum, t);
+    a.sum = t;
+}
+
+/// ORDER: sum + comp; sum alone when sum is not finite.
+DT_HD float kahan_value(const KahanSum& k) {
+    const bool finite = (k.sum - k.sum) == 0.0f;
+    return finite ? k.sum + k.comp : k.sum;
+}
+
+/// Leaf. ORDER: kahan_add of x[0], x[s], ..., x[(n-1)s] in index order, from (+0, +0).
+DT_HD KahanSum kahan_sum(const float* x, int64_t n, int64_t stride = 1) {
+    KahanSum k = kahan_zero();
+    for (int64_t i = 0; i < n; ++i) kahan_add(k, x[i * stride]);
+    return k;
+}
+
+// ---- the tree over compensated leaves (same shape as reduce_tree.h) ----
+
+/// Merges after leaf `count` was written to slot tree_leaf_slot(count); elements [lo, hi) of each
+/// slot row, rows `stride` KahanSums apart. ORDER: kahan_merge(left, right), as tree_push.
+DT_HD void kahan_tree_push(KahanSum* slots, int64_t stride, int64_t lo, int64_t hi,
+                           int64_t count) {
+    int d = tree_leaf_slot(count);
+    const int merges = trailing_ones64(static_cast<uint64_t>(count));
+    for (int m = 0; m < merges; ++m, --d) {
+        KahanSum* left = slots + (d - 1) * stride;
+        const KahanSum* right = slots + d * stride;
+        for (int64_t i = lo; i < hi; ++i) kahan_merge(left[i], right[i]);
+    }
+}
+
+/// Folds the remaining slots after n >= 1 leaves; the total ends in slot 0 (as tree_finish).
+DT_HD void kahan_tree_finish(KahanSum* slots, int64_t stride, int64_t lo, int64_t hi,
+                             int64_t n) {
+    for (int d = popcount64(static_cast<uint64_t>(n)) - 1; d >= 1; --d) {
+        KahanSum* left = slots + (d - 1) * stride;
+        const KahanSum* right = slots + d * stride;
+        for (int64_t i = lo; i < hi; ++i) kahan_merge(left[i], right[i]);
+    }
+}
+
+/// Scalar stack: push(leaf) n times, then finish(). finish() of zero leaves is (+0, +0).
+struct KahanTreeSum {
+    KahanSum slot[66];
+    int64_t count;
+};
+
+DT_HD void kahan_tree_sum_init(KahanTreeSum& t) { t.count = 0; }
+
+DT_HD void kahan_tree_sum_push(KahanTreeSum& t, KahanSum leaf) {
+    t.slot[tree_leaf_slot(t.count)] = leaf;
+    kahan_tree_push(t.slot, 1, 0, 1, t.count);
+    ++t.count;
+}
+
+DT_HD KahanSum kahan_tree_sum_finish(KahanTreeSum& t) {
+    if (t.count == 0) return kahan_zero();
+    kahan_tree_finish(t.slot, 1, 0, 1, t.count);
+    return t.slot[0];
+}
+
+/// T(leaves[0..n)) with kahan_merge, leaves[i * stride]; (+0, +0) for n == 0.
+DT_HD KahanSum kahan_tree_combine(const KahanSum* leaves, int64_t n, int64_t stride = 1) {
+    KahanTreeSum t;
+    kahan_tree_sum_init(t);
+    for (int64_t i = 0; i < n; ++i) kahan_tree_sum_push(t, leaves[i * stride]);
+    return kahan_tree_sum_finish(t);
+}
+
+/// The whole `kahan` recipe on one array. ORDER: leaves of `chunk` elements in index order (the
+/// last one shorter), each a kahan_sum, combined by the left-complete tree with kahan_merge, then
+/// kahan_value. +0 for n == 0.
+DT_HD float kahan_sum_chunked(const float* x, int64_t n, int64_t chunk, int64_t stride = 1) {
+    KahanTreeSum t;
+    kahan_tree_sum_init(t);
+    for (int64_t lo = 0; lo < n; lo += chunk) {
+        const int64_t len = (n - lo < chunk) ? n - lo : chunk;
+        kahan_tree_sum_push(t, kahan_sum(x + lo * stride, len, stride));
+    }
+    return kahan_value(kahan_tree_sum_finish(t));
+}
+
+// ---- vector helpers: one KahanSum per output element ----
+
+DT_HD void kahan_init_row(KahanSum* k, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) kahan_init(k[i]);
+}
+
+/// k[i] (+)= x[i * stride] for i in [0, n) (kahan_add each).
+DT_HD void kahan_add_row(KahanSum* k, const float* x, int64_t n, int64_t stride = 1) {
+    for (int64_t i = 0; i < n; ++i) kahan_add(k[i], x[i * stride]);
+}
+
+/// out[i * stride] = kahan_value(k[i]) for i in [0, n).
+DT_HD void kahan_value_row(const KahanSum* k, float* out, int64_t n, int64_t stride = 1) {
+    for (int64_t i = 0; i < n; ++i) out[i * stride] = kahan_value(k[i]);
+}
+
+}  // namespace dt::kernels::common

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// The accumulation modes on the device must give the host's bits (exact: also for any thread
+// count; kahan: the same chunked recipe; permuted: the same order). Skips without a CUDA device.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_kahan.h"
+#include "kernels/common/accum_permuted.h"
+#include "kernels/cuda/accum_core.h"
+
+namespace {
+
+namespace c = dt::kernels::common;
+namespace dc = dt::kernels::cuda;
+
+bool have_device() {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+// Wide magnitudes and signs, plus cancelling huge pairs, subnormals, a tie: rounding matters.
+std::vector<float> inputs(int64_t n) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        c::Philox4 r = c::philox_draw(5, c::RngStream::kTest, static_cast<uint64_t>(i));
+        uint32_t e = r.v[1] % 255u;
+        uint32_t u = (r.v[0] & 0x807fffffu) | (e << 23);
+        std::memcpy(&x[static_cast<size_t>(i)], &u, 4);
+    }
+    if (n >= 4) x[0] = 1e30f, x[1] = 1.0f, x[2] = -1e30f, x[3] = 1.4e-45f;
+    return x;
+}
+
+TEST(AccumDevice, ExactBitwiseEqualsHostForAnyThreadCount) {
+    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    for (int64_t n : {0, 1, 3, 255, 1000, 100003}) {
+        std::vector<float> x = inputs(n);
+        const float host = c::exact_sum(x.data(), n);
+        for (int threads : {1, 7, 32, 128}) {
+            float dev = 0.0f;
+            ASSERT_EQ(dc::exact_sum_on_device(x.data(), n, threads, &dev), cudaSuccess);
+            EXPECT_EQ(std::memcmp(&dev, &host, 4), 0) << "n = " << n << " threads = " << threads;
+        }
+    }
+}
+
+TEST(AccumDevice, KahanBitwiseEqualsHost) {
+    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    for (int64_t n : {0, 1, 255, 256, 257, 1000, 20000}) {
+        std::vector<float> x = inputs(n);
+        float dev = 0.0f;
+        ASSERT_EQ(dc::kahan_sum_on_device(x.data(), n, 256, &dev), cudaSuccess);
+        const float host = c::kahan_sum_chunked(x.data(), n, 256);
+        EXPECT_EQ(std::memcmp(&dev, &host, 4), 0) << "n = " << n;
+    }
+}
+
+TEST(AccumDevice, PermuteOrderEqualsHost) {
+    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    const int64_t n = 5001;
+    const uint64_t key = c::permute_key(42, 3, 9);
+    std::vector<uint32_t> dev(n), host(n);
+    ASSERT_EQ(dc::permute_order_on_device(key, n, dev.data()), cudaSuccess);
+    c::permute_order(host.data(), n, key);
+    EXPECT_EQ(dev, host);
+}
+
+TEST(AccumDevice, AtomicAddLosesNoUpdate) {
+    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    float dev = 0.0f;
+    ASSERT_EQ(dc::atomic_count_on_device(100000, &dev), cudaSuccess);
+    EXPECT_EQ(dev, 100000.0f);  // integer-valued partial sums are exact in any order
+}
+
+}  // namespace
