@@ -24,7 +24,7 @@ const char* kDescription =
     "detrain: a deterministic deep-learning training engine.\n"
     "Trains image classifiers (small CNNs, ResNet-18) on MNIST, Fashion-MNIST and CIFAR with\n"
     "bitwise reproducible results: the same flags and seeds give the same weights on any thread "
-    "count.";
+    "count.\nEvery source of training noise has its own switch (docs/noise.md).";
 
 // Erases a live progress bar that an error interrupts (a terminal only).
 const char* end_of_bar() { return isatty(fileno(stderr)) ? "\r\033[K" : ""; }
@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
 
     try {
         if (train->parsed()) {
-            return dt::run_train_command(train_cfg, std::vector<std::string>(argv, argv + argc));
+            return dt::run_train_command(*train, train_cfg,
+                                         std::vector<std::string>(argv, argv + argc));
         }
         if (info->parsed()) return run_info();
         return 2;  // unreachable: require_subcommand(1)

@@ -74,21 +74,33 @@ void Progress::start(const TrainConfig& c, const RunInfo& info) {
                  "  training   %d epoch(s) x %lld steps, batch %d, eval batch %d\n"
                  "  optimizer  %s\n"
                  "  schedule   %s\n"
-                 "  seeds      init %llu, shuffle %llu, augment %llu, dropout %llu\n"
                  "  threads    %d\n"
                  "  out        %s\n",
                  c.model.c_str(), static_cast<long long>(info.num_parameters), c.init.c_str(),
                  c.dropout, c.kernel_size, c.dataset.c_str(), c.data_dir.c_str(),
                  static_cast<long long>(info.train_size), static_cast<long long>(info.test_size),
                  info.channels, info.height, info.width, info.num_classes, c.normalize.c_str(),
-                 c.augment.c_str(), c.crop_padding, c.no_shuffle ? "off" : "on",
+                 c.augment_on() ? c.augment.c_str() : "none", c.crop_padding,
+                 c.shuffle_on() ? "on" : "off",
                  static_cast<long long>(c.limit_train), static_cast<long long>(c.limit_test),
                  c.epochs, static_cast<long long>(info.steps_per_epoch), c.batch_size,
                  c.eval_batch_size, optimizer_text(c).c_str(), schedule_text(c).c_str(),
-                 static_cast<unsigned long long>(c.init_seed()),
-                 static_cast<unsigned long long>(c.shuffle_seed()),
-                 static_cast<unsigned long long>(c.augment_seed()),
-                 static_cast<unsigned long long>(c.dropout_seed()), c.threads, c.out.c_str());
+                 c.threads, c.out.c_str());
+    std::fprintf(out_, "  noise      (every switch in effect; docs/noise.md)\n");
+    for (const std::string& line : describe_noise(c.noise)) {
+        std::fprintf(out_, "    %s\n", line.c_str());
+    }
+    if (!info.init_perturb.empty()) {
+        std::fprintf(out_, "    perturbed       %s\n", info.init_perturb.c_str());
+    }
+    if (c.dropout > 0 && !c.dropout_on()) {
+        std::fprintf(out_, "    note            --dropout %g has no effect: dropout is off\n",
+                     c.dropout);
+    }
+    if (c.augment != "none" && !c.augment_on()) {
+        std::fprintf(out_, "    note            --augment %s has no effect: augment is off\n",
+                     c.augment.c_str());
+    }
     std::fflush(out_);
 }
 

@@ -4,9 +4,10 @@
 //           "epoch 2/10 [#######.........]  41%  loss 0.4127  3120 img/s  ETA 1m05s"
 //   plain - one line per ~10% of an epoch plus one per finished epoch (logs, pipes, CI)
 //   none  - silent
-// Every mode but none first prints the configuration in effect. Output goes to a FILE* (stderr
-// by default) so stdout stays free for the final summary. Methods are virtual so a later
-// `detrain study` can collect the same events.
+// Every mode but none first prints the configuration in effect, including a "noise" block with
+// every noise switch (sources with their resolved seeds, implementation per reduce site). Output
+// goes to a FILE* (stderr by default) so stdout stays free for the final summary. Methods are
+// virtual so a later `detrain study` can collect the same events.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -33,6 +34,7 @@ struct RunInfo {
     int channels = 0, height = 0, width = 0, num_classes = 0;
     int64_t steps_per_epoch = 0;
     int64_t num_parameters = 0;
+    std::string init_perturb;  // --init-perturb: "conv1.weight[0]: <before> -> <after>", or ""
 };
 
 class Progress {

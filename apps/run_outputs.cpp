@@ -117,10 +117,14 @@ nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
     j["detrain_version"] = version_string();
     j["command_line"] = join_command_line(command_line);
     j["config"] = to_json(cfg);
-    j["seeds"] = Json{{"init", cfg.init_seed()},
-                      {"shuffle", cfg.shuffle_seed()},
-                      {"augment", cfg.augment_seed()},
-                      {"dropout", cfg.dropout_seed()}};
+    auto seed = [](const SourceSetting& s) { return s.is_off() ? Json("off") : Json(s.seed); };
+    j["seeds"] = Json{{"init", seed(cfg.noise.init)},
+                      {"shuffle", seed(cfg.noise.shuffle)},
+                      {"augment", seed(cfg.noise.augment)},
+                      {"dropout", seed(cfg.noise.dropout)}};
+    Json noise = to_json(cfg.noise);
+    noise["threads"] = r.threads;
+    j["noise"] = noise;
     j["threads"] = r.threads;
     j["dataset"] = Json{{"name", cfg.dataset},
                         {"dir", cfg.data_dir},
@@ -152,6 +156,11 @@ nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
     j["per_class_accuracy"] = per_class;
     j["weights_sha256"] = r.weights_sha256;
     j["weights_sha256_order"] = kWeightsHashOrder;
+    if (!cfg.replay.empty()) {
+        j["replay_of"] = Json{{"file", cfg.replay},
+                              {"weights_sha256", cfg.replay_of_sha256},
+                              {"matches", r.weights_sha256 == cfg.replay_of_sha256}};
+    }
     j["num_parameters"] = r.num_parameters;
     j["wall_time_seconds"] = r.wall_time_seconds;
     j["images_per_second"] = r.images_per_second;

@@ -1,16 +1,78 @@
 // SPDX-License-Identifier: MIT
-// Glue of `detrain train`: flags -> TrainConfig -> run_training -> files in --out.
+// Glue of `detrain train`: flags (or --replay FILE) -> TrainConfig -> run_training -> files in
+// --out.
 #include "apps/train_cmd.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "apps/progress.h"
 #include "apps/run_outputs.h"
 #include "apps/train_config.h"
 #include "apps/trainer.h"
+#include "apps/version.h"
+#include "engine/core/error.h"
 
 namespace dt {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i > 0 ? ", " : "") + v[i];
+    return s;
+}
+
+/// The long names ("--lr") of the options given on the command line of `app`.
+std::vector<std::string> given_flags(const CLI::App& app) {
+    std::vector<std::string> names;
+    for (const CLI::Option* o : app.get_options()) {
+        if (o->count() > 0) names.push_back(o->get_name());
+    }
+    return names;
+}
+
+nlohmann::json read_record(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw IoError(str("--replay: cannot read ", path));
+    std::ostringstream text;
+    text << f.rdbuf();
+    try {
+        return nlohmann::json::parse(text.str());
+    } catch (const nlohmann::json::exception& e) {
+        throw ValueError(str("--replay: ", path, " is not JSON (", e.what(),
+                             "); expected the result.json of a detrain run"));
+    }
+}
+
+/// Notes for the start of a replay: what cannot be replayed bit for bit, version differences.
+std::vector<std::string> replay_notes(const TrainConfig& c, const nlohmann::json& record) {
+    std::vector<std::string> notes;
+    notes.push_back(str("replay of ", c.replay, " (recorded weights_sha256 ",
+                        c.replay_of_sha256.empty() ? "?" : c.replay_of_sha256, ")"));
+    const std::string version = record.value("detrain_version", std::string("?"));
+    if (version != version_string()) {
+        notes.push_back(str("note: recorded by detrain ", version, ", replayed by ",
+                            version_string(), ": numeric changes between versions may change "
+                            "the weights"));
+    }
+    for (ReduceSite s : all_reduce_sites()) {
+        if (c.noise.sites[static_cast<std::size_t>(s)].mode == AccumMode::kAtomic) {
+            notes.push_back(str("note: ", reduce_site_name(s),
+                                " uses atomic accumulation, which is nondeterministic: the "
+                                "replay's weights may differ from the record"));
+            break;
+        }
+    }
+    return notes;
+}
+
+}  // namespace
 
 CLI::App* add_train_command(CLI::App& app, TrainConfig& cfg) {
     CLI::App* train = app.add_subcommand(
@@ -20,18 +82,84 @@ CLI::App* add_train_command(CLI::App& app, TrainConfig& cfg) {
     train->footer(
         "Defaults follow Zhuang et al. 2021: Adam, lr 4e-4, batch 128, Glorot-uniform init, "
         "inputs in [0,1].\nThe same flags and seeds give bitwise identical weights on any "
-        "--threads.");
+        "--threads (except with atomic accumulation).\nNoise switches: docs/noise.md. "
+        "Precedence: --noise preset < --seed < --seed-<source>; --noise < --impl < --impl-site.");
     add_train_flags(*train, cfg);
     return train;
 }
 
-int run_train_command(TrainConfig& cfg, const std::vector<std::string>& command_line) {
+const std::vector<std::string>& replay_compatible_flags() {
+    static const std::vector<std::string> v = {"--replay", "--out", "--progress", "--threads",
+                                               "--data-dir"};
+    return v;
+}
+
+TrainConfig replay_config(const std::string& path, const nlohmann::json& record,
+                          const TrainConfig& given, const std::vector<std::string>& flags) {
+    const auto& ok = replay_compatible_flags();
+    std::vector<std::string> refused;
+    for (const std::string& f : flags) {
+        if (std::find(ok.begin(), ok.end(), f) == ok.end()) refused.push_back(f);
+    }
+    if (!refused.empty()) {
+        throw ValueError(str("--replay: ", join(refused),
+                             " cannot be combined with --replay, which re-runs the recorded "
+                             "configuration as it is; allowed with it: ",
+                             join({ok.begin() + 1, ok.end()})));
+    }
+    if (!record.is_object() || !record.contains("config") || !record.contains("noise")) {
+        throw ValueError(str("--replay: ", path,
+                             " has no \"config\" and \"noise\" objects; expected the "
+                             "result.json of a detrain run (version 0.1 with the noise block)"));
+    }
+    TrainConfig c = train_config_from_json(record.at("config"));
+    try {
+        c.noise = noise_config_from_json(record.at("noise"));
+    } catch (const ValueError& e) {
+        throw ValueError(str("--replay: ", path, ": ", e.what()));
+    }
+    c.noise_from_record = true;
+    c.replay = path;
+    if (record.contains("weights_sha256") && record.at("weights_sha256").is_string()) {
+        c.replay_of_sha256 = record.at("weights_sha256").get<std::string>();
+    }
+    auto has = [&](const char* f) {
+        return std::find(flags.begin(), flags.end(), f) != flags.end();
+    };
+    c.progress = given.progress;  // how verbose this run is: never the record's
+    if (has("--threads")) c.threads = given.threads;
+    if (has("--data-dir")) c.data_dir = given.data_dir;
+    if (has("--out")) {
+        c.out = given.out;
+    } else {
+        namespace fs = std::filesystem;  // runs/a/result.json -> runs/a-replay
+        fs::path dir = fs::path(path).parent_path().lexically_normal();
+        if (!dir.empty() && !dir.has_filename()) dir = dir.parent_path();  // "runs/a/"
+        c.out = dir.empty() || dir == "." ? std::string("replay") : dir.string() + "-replay";
+    }
+    return c;
+}
+
+int run_train_command(const CLI::App& train, TrainConfig& cfg,
+                      const std::vector<std::string>& command_line) {
+    std::vector<std::string> notes;
+    if (!cfg.replay.empty()) {
+        const nlohmann::json record = read_record(cfg.replay);
+        cfg = replay_config(cfg.replay, record, cfg, given_flags(train));
+        notes = replay_notes(cfg, record);
+    }
     finalize_train_config(cfg);
     prepare_output_dir(cfg.out);  // an unusable --out fails now, not after training
     Progress progress(Progress::parse_mode(cfg.progress, stderr), stderr);
+    for (const std::string& n : notes) progress.note(n);
     TrainResult result = run_training(cfg, progress);
     const RunFiles files = write_run_outputs(cfg, result, command_line);
     print_summary(stdout, result, files);
+    if (!cfg.replay.empty()) {
+        const bool same = result.weights_sha256 == cfg.replay_of_sha256;
+        std::printf("replay          %s the recorded weights_sha256 of %s\n",
+                    same ? "matches" : "DIFFERS FROM", cfg.replay.c_str());
+    }
     return 0;
 }
 

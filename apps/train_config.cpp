@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Flags of `detrain train`: registration (CLI11), validation and result.json form. Validation
+// Flags of `detrain train`: registration (CLI11) and validation (result.json form:
+// train_config_json.cpp). Validation
 // messages are for people typing flags: "--lr: got -1, expected a number > 0 (e.g. 4e-4)".
 #include "apps/train_config.h"
 
@@ -7,9 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "datasets/dataset.h"
@@ -84,13 +83,30 @@ void check_positive(const char* flag, double value, const char* example) {
     }
 }
 
-// CLI11 2.1 converts "-3" to 2^64-3 and saturates overflow; seeds must be plain decimals.
-std::string check_seed_text(std::string& text) {
-    const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-    errno = 0;
-    if (digits) (void)std::strtoull(text.c_str(), nullptr, 10);
-    if (!digits || errno == ERANGE) return "expected an integer in [0, 2^64), got " + text;
-    return "";
+// A CLI11 check of one noise flag: the same parse as finalize_train_config, on that flag alone,
+// so a malformed value is a parse error naming the flag ("--seed: got '-3', expected ...").
+CLI::Validator noise_check(const std::string& flag, void (*set)(NoiseFlags&, const std::string&)) {
+    return CLI::Validator(
+        [flag, set](std::string& text) -> std::string {
+            NoiseFlags f;
+            set(f, text);
+            try {
+                (void)noise_config_from_flags(f);
+            } catch (const ValueError& e) {
+                std::string msg = e.what();  // CLI11 prefixes "<flag>: " itself
+                if (msg.rfind(flag, 0) == 0) msg = msg.substr(flag.size());
+                if (msg.rfind(": ", 0) == 0) msg = msg.substr(2);
+                if (msg.rfind(' ', 0) == 0) msg = msg.substr(1);
+                return msg;
+            }
+            return "";
+        },
+        "", "");
+}
+
+template <std::string NoiseFlags::*Field>
+CLI::Validator noise_check(const std::string& flag) {
+    return noise_check(flag, [](NoiseFlags& nf, const std::string& v) { nf.*Field = v; });
 }
 
 }  // namespace
@@ -123,7 +139,8 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
            "--normalize", cfg.normalize,
            "Input scaling: unit = x/255, standard = per-channel mean/std of the train split")
         ->capture_default_str();
-    app.add_flag("--no-shuffle", cfg.no_shuffle, "Visit training examples in data-set order");
+    app.add_flag("--no-shuffle", cfg.noise_flags.no_shuffle,
+                 "Visit training examples in data-set order (= --seed-shuffle off)");
     app.add_option("--limit-train", cfg.limit_train, "Use the first N training examples (0 = all)")
         ->capture_default_str();
     app.add_option("--limit-test", cfg.limit_test, "Use the first N test examples (0 = all)")
@@ -151,34 +168,64 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
         ->capture_default_str();
     app.add_option("--min-lr", cfg.min_lr, "cosine: final learning rate")->capture_default_str();
 
-    const CLI::Validator seed_check(check_seed_text, "", "seed");
-    app.add_option("--seed", cfg.seed, "Sets all four seeds below")
-        ->capture_default_str()
-        ->check(seed_check);
-    app.add_option_function<uint64_t>(
-           "--seed-init", [&cfg](const uint64_t& v) { cfg.seed_init = v; },
-           "Seed of the weight init (default: --seed)")
-        ->check(seed_check);
-    app.add_option_function<uint64_t>(
-           "--seed-shuffle", [&cfg](const uint64_t& v) { cfg.seed_shuffle = v; },
-           "Seed of the per-epoch shuffle (default: --seed)")
-        ->check(seed_check);
-    app.add_option_function<uint64_t>(
-           "--seed-augment", [&cfg](const uint64_t& v) { cfg.seed_augment = v; },
-           "Seed of crops/flips (default: --seed)")
-        ->check(seed_check);
-    app.add_option_function<uint64_t>(
-           "--seed-dropout", [&cfg](const uint64_t& v) { cfg.seed_dropout = v; },
-           "Seed of dropout masks (default: --seed)")
-        ->check(seed_check);
+    // ---- noise switches (docs/noise.md); precedence: preset < --seed < --seed-<source> ----
+    NoiseFlags& f = cfg.noise_flags;
+    app.add_option("--noise", f.noise,
+                   "Noise preset (" + join(noise_preset_names()) +
+                       "): control = fixed seeds + deterministic, algo = random seeds + "
+                       "deterministic, impl = fixed seeds + --impl fast, algo+impl = random + "
+                       "fast; explicit flags override it")
+        ->check(noise_check<&NoiseFlags::noise>("--noise"));
+    app.add_option("--seed", f.seed,
+                   "All four sources below: N | fixed:N | random (drawn once, recorded) "
+                   "[default: 0]")
+        ->check(noise_check<&NoiseFlags::seed>("--seed"));
+    app.add_option("--seed-init", f.seed_init,
+                   "Weight init: N | fixed:N | random (default: --seed)")
+        ->check(noise_check<&NoiseFlags::seed_init>("--seed-init"));
+    app.add_option("--seed-shuffle", f.seed_shuffle,
+                   "Per-epoch shuffle: N | fixed:N | random | off (default: --seed)")
+        ->check(noise_check<&NoiseFlags::seed_shuffle>("--seed-shuffle"));
+    app.add_option("--seed-augment", f.seed_augment,
+                   "Crops/flips: N | fixed:N | random | off = no augmentation (default: --seed)")
+        ->check(noise_check<&NoiseFlags::seed_augment>("--seed-augment"));
+    app.add_option("--seed-dropout", f.seed_dropout,
+                   "Dropout masks: N | fixed:N | random | off = no dropout (default: --seed)")
+        ->check(noise_check<&NoiseFlags::seed_dropout>("--seed-dropout"));
+    app.add_option("--init-perturb", f.init_perturb,
+                   "After init, move one weight to the adjacent float32: NAME:INDEX[:up|down] "
+                   "(e.g. conv1.weight:0:up)")
+        ->check(noise_check<&NoiseFlags::init_perturb>("--init-perturb"));
+    app.add_option("--impl", f.impl,
+                   "Accumulation at every reduce site: deterministic (tree; default), fast "
+                   "(atomic where it helps), exact, or a mode: tree|atomic|kahan|exact|"
+                   "permuted:<seed>|permuted:random")
+        ->check(noise_check<&NoiseFlags::impl>("--impl"));
+    app.add_option("--impl-site", f.impl_site,
+                   "Per-site overrides SITE=MODE[,SITE=MODE...], sites " +
+                       join(reduce_site_names(), ",") + " (repeatable)")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->expected(1)
+        ->check(noise_check("--impl-site", [](NoiseFlags& nf, const std::string& v) {
+            nf.impl_site = {v};
+        }));
+    app.add_option("--shuffle-within-batch", f.shuffle_within_batch,
+                   "Permute the samples inside every training batch: N | fixed:N | random | off "
+                   "(default off)")
+        ->check(noise_check<&NoiseFlags::shuffle_within_batch>("--shuffle-within-batch"));
 
-    app.add_option("--threads", cfg.threads, "CPU threads (results do not depend on it)")
+    app.add_option("--threads", cfg.threads,
+                   "CPU threads (results do not depend on it, except under atomic accumulation)")
         ->capture_default_str();
     app.add_option("--progress", cfg.progress,
                    "Progress output" + choice(progress_names()) +
                        "; auto = live bar on a terminal, plain lines otherwise")
         ->capture_default_str();
     app.add_option("--out", cfg.out, "Output directory (default: runs/<model>-<dataset>)");
+    app.add_option("--replay", cfg.replay,
+                   "Re-run the configuration recorded in a result.json, random seeds as drawn; "
+                   "only --out, --progress, --threads, --data-dir may be given with it "
+                   "(default --out: <its directory>-replay)");
 }
 
 // ---- validation ----
@@ -226,48 +273,10 @@ void validate_train_config(const TrainConfig& c) {
 
 void finalize_train_config(TrainConfig& c) {
     validate_train_config(c);
+    if (!c.noise_from_record) c.noise = noise_config_from_flags(c.noise_flags);
+    resolve_noise_config(c.noise);  // `random` seeds are drawn here, once
     if (c.data_dir.empty()) c.data_dir = default_data_dir(c.dataset);
     if (c.out.empty()) c.out = "runs/" + c.model + "-" + c.dataset;
-}
-
-// ---- result.json form ----
-
-nlohmann::ordered_json to_json(const TrainConfig& c) {
-    nlohmann::ordered_json j;  // flag order, for people reading result.json
-    j["model"] = c.model;
-    j["kernel-size"] = c.kernel_size;
-    j["init"] = c.init;
-    j["dropout"] = c.dropout;
-    j["dataset"] = c.dataset;
-    j["data-dir"] = c.data_dir;
-    j["augment"] = c.augment;
-    j["crop-padding"] = c.crop_padding;
-    j["normalize"] = c.normalize;
-    j["shuffle"] = !c.no_shuffle;
-    j["limit-train"] = c.limit_train;
-    j["limit-test"] = c.limit_test;
-    j["epochs"] = c.epochs;
-    j["batch-size"] = c.batch_size;
-    j["eval-batch-size"] = c.eval_batch_size;
-    j["lr"] = c.lr;
-    j["optimizer"] = c.optimizer;
-    j["momentum"] = c.momentum;
-    j["nesterov"] = c.nesterov;
-    j["weight-decay"] = c.weight_decay;
-    j["schedule"] = c.schedule;
-    j["step-epochs"] = c.step_epochs;
-    j["gamma"] = c.gamma;
-    j["warmup-epochs"] = c.warmup_epochs;
-    j["min-lr"] = c.min_lr;
-    j["seed"] = c.seed;
-    j["seed-init"] = c.init_seed();
-    j["seed-shuffle"] = c.shuffle_seed();
-    j["seed-augment"] = c.augment_seed();
-    j["seed-dropout"] = c.dropout_seed();
-    j["threads"] = c.threads;
-    j["progress"] = c.progress;
-    j["out"] = c.out;
-    return j;
 }
 
 }  // namespace dt

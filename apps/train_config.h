@@ -3,14 +3,17 @@
 // lr 4e-4, batch 128, Glorot-uniform init, inputs scaled to [0, 1]). The flag names are a public
 // interface (scripts, result.json "config"). Flow: add_train_flags() registers the flags on a
 // CLI11 app, parsing fills the struct, finalize_train_config() resolves the derived defaults
-// (seeds, data dir, output dir) and validates; invalid values throw dt::ValueError naming the
-// flag, the value given and the valid range.
+// (noise switches and seeds, data dir, output dir) and validates; invalid values throw
+// dt::ValueError naming the flag, the value given and the valid range (malformed noise flags
+// already fail at parsing, as CLI11 errors with the same text).
 #pragma once
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "engine/noise/noise_config.h"
 
 namespace CLI {
 class App;
@@ -34,7 +37,6 @@ struct TrainConfig {
     std::string augment = "none";           // none | crop | flip | crop+flip
     int crop_padding = 4;
     std::string normalize = "unit";  // unit: x/255; standard: per-channel mean/std of train split
-    bool no_shuffle = false;
     int64_t limit_train = 0;  // first N examples; 0 = all
     int64_t limit_test = 0;
 
@@ -53,20 +55,30 @@ struct TrainConfig {
     double warmup_epochs = 0;           // cosine
     double min_lr = 0;                  // cosine
 
-    // ---- seeds: --seed sets all four; an individual flag overrides it ----
-    uint64_t seed = 0;
-    std::optional<uint64_t> seed_init, seed_shuffle, seed_augment, seed_dropout;
+    // ---- noise (engine/noise/noise_config.h, docs/noise.md) ----
+    // --noise, --seed, --seed-<source>, --no-shuffle, --init-perturb, --impl, --impl-site,
+    // --shuffle-within-batch as typed; finalize_train_config resolves them into `noise`.
+    NoiseFlags noise_flags;
 
     // ---- run ----
     int threads = default_thread_count();
     std::string progress = "auto";  // auto | bar | plain | none
     std::string out;                // "" -> runs/<model>-<dataset>
+    std::string replay;             // --replay FILE: re-run the configuration a result.json records
 
-    // Resolved seeds (valid after finalize_train_config).
-    uint64_t init_seed() const { return seed_init.value_or(seed); }
-    uint64_t shuffle_seed() const { return seed_shuffle.value_or(seed); }
-    uint64_t augment_seed() const { return seed_augment.value_or(seed); }
-    uint64_t dropout_seed() const { return seed_dropout.value_or(seed); }
+    // ---- resolved (finalize_train_config, or --replay) ----
+    NoiseConfig noise;               // every noise switch; random seeds drawn
+    bool noise_from_record = false;  // `noise` was loaded from a result.json: do not re-derive
+    std::string replay_of_sha256;    // --replay: the recorded weights_sha256
+
+    // Seeds in effect (valid after finalize_train_config; 0 for a source that is off).
+    uint64_t init_seed() const { return noise.init.seed; }
+    uint64_t shuffle_seed() const { return noise.shuffle.seed; }
+    uint64_t augment_seed() const { return noise.augment.seed; }
+    uint64_t dropout_seed() const { return noise.dropout.seed; }
+    bool shuffle_on() const { return !noise.shuffle.is_off(); }
+    bool augment_on() const { return !noise.augment.is_off() && augment != "none"; }
+    bool dropout_on() const { return !noise.dropout.is_off() && dropout > 0; }
 };
 
 /// Accepted values of the enumerated flags (also used in --help and error messages).
@@ -85,10 +97,17 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg);
 /// Validates every field; throws dt::ValueError naming the flag, the value and the valid range.
 void validate_train_config(const TrainConfig& cfg);
 
-/// Fills derived defaults (data_dir, out) and validates. Call once after parsing.
+/// Validates, builds `noise` from `noise_flags` (unless noise_from_record) and draws its random
+/// seeds, fills derived defaults (data_dir, out). Call once after parsing, at the start of a run.
 void finalize_train_config(TrainConfig& cfg);
 
-/// Every field, with the resolved seeds, under the flag names (without "--"), in flag order.
+/// Every field, with the resolved seeds, under the flag names (without "--"), in flag order
+/// (apps/train_config_json.cpp). Seeds are numbers, or "off"; "seed" is --seed as typed (a
+/// number, "random", or null when not given).
 nlohmann::ordered_json to_json(const TrainConfig& cfg);
+
+/// The non-noise fields of a result.json "config" object (the inverse of to_json for them);
+/// noise settings come from the "noise" block. Throws ValueError naming a missing or bad key.
+TrainConfig train_config_from_json(const nlohmann::json& config);
 
 }  // namespace dt

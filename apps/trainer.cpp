@@ -7,10 +7,12 @@
 #include <chrono>
 #include <cmath>
 
+#include "apps/trainer_noise.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
+#include "engine/noise/noise_config.h"
 #include "engine/ops/softmax_xent.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
@@ -61,11 +63,12 @@ Normalization channel_statistics(const Dataset& ds) {
 LoaderConfig train_loader_config(const TrainConfig& cfg, Normalization norm) {
     LoaderConfig lc;
     lc.batch_size = cfg.batch_size;
-    lc.shuffle = !cfg.no_shuffle;
+    lc.shuffle = cfg.shuffle_on();  // --seed-shuffle off: data-set order
     lc.shuffle_seed = cfg.shuffle_seed();
-    lc.augment.crop_padding =
-        (cfg.augment == "crop" || cfg.augment == "crop+flip") ? cfg.crop_padding : 0;
-    lc.augment.hflip = cfg.augment == "flip" || cfg.augment == "crop+flip";
+    // --seed-augment off: no augmentation, whatever --augment says.
+    const bool crop = cfg.augment == "crop" || cfg.augment == "crop+flip";
+    lc.augment.crop_padding = cfg.augment_on() && crop ? cfg.crop_padding : 0;
+    lc.augment.hflip = cfg.augment_on() && (cfg.augment == "flip" || cfg.augment == "crop+flip");
     lc.augment.seed = cfg.augment_seed();
     lc.norm = std::move(norm);
     lc.drop_last = false;
@@ -157,8 +160,10 @@ DatasetSplits load_splits(const TrainConfig& cfg) {
     return data;
 }
 
-/// The model of --model for images shaped like `ds`, initialised from --seed-init.
-std::unique_ptr<Model> make_initialised_model(const TrainConfig& cfg, const Dataset& ds) {
+/// The model of --model for images shaped like `ds`, initialised from --seed-init, then
+/// --init-perturb applied. `perturb_note` says what the perturbation changed.
+std::unique_ptr<Model> make_initialised_model(const TrainConfig& cfg, const Dataset& ds,
+                                              std::string& perturb_note) {
     ModelConfig mc;
     mc.name = cfg.model;
     mc.kernel_size = cfg.kernel_size;
@@ -166,10 +171,15 @@ std::unique_ptr<Model> make_initialised_model(const TrainConfig& cfg, const Data
     mc.height = ds.height;
     mc.width = ds.width;
     mc.num_classes = ds.num_classes;
-    mc.dropout = static_cast<float>(cfg.dropout);
+    // --seed-dropout off: no dropout layer at all (dropout has no parameters, so the weights and
+    // their canonical order are those of the model with dropout).
+    mc.dropout = cfg.dropout_on() ? static_cast<float>(cfg.dropout) : 0.0f;
     std::unique_ptr<Model> model = make_model(mc);
     model->init(cfg.init == "he" ? InitScheme::kHeUniform : InitScheme::kGlorotUniform,
                 cfg.init_seed());
+    if (cfg.noise.init_perturb) {
+        perturb_note = perturb_initial_weight(*model, *cfg.noise.init_perturb);
+    }
     return model;
 }
 
@@ -188,6 +198,11 @@ EpochTotals train_epoch(const TrainConfig& cfg, int e, Model& model, Optimizer& 
     EpochTotals t;
     for (int64_t b = 0; b < steps; ++b) {
         Batch batch = loader.batch(static_cast<uint64_t>(e), b);
+        if (!cfg.noise.shuffle_within_batch.is_off()) {
+            batch = permute_rows(batch, within_batch_permutation(
+                                            batch.size(), cfg.noise.shuffle_within_batch.seed,
+                                            static_cast<uint64_t>(e), b));
+        }
         ForwardContext ctx;
         ctx.training = true;
         ctx.epoch = static_cast<uint64_t>(e);
@@ -198,12 +213,12 @@ EpochTotals train_epoch(const TrainConfig& cfg, int e, Model& model, Optimizer& 
         const int64_t step = e * steps + b;  // global, 0-based
         if (!std::isfinite(loss_value)) {
             autograd::clear_tape();
-            throw Error(str("training diverged: loss is ", loss_value, " at epoch ", e + 1,
-                            ", step ", b + 1, " of ", steps, " (global step ", step + 1,
-                            "); try a smaller --lr (now ", cfg.lr, ")"));
+            throw Error(str("training diverged: the loss (op softmax_cross_entropy) is ",
+                            loss_value, " ", step_text(e, b, steps), "; try a smaller --lr (now ",
+                            cfg.lr, ")"));
         }
         optimizer.zero_grad();
-        loss.backward();
+        backward_checked(loss, model, cfg.lr, e, b, steps);
         optimizer.step(
             static_cast<float>(learning_rate(schedule, cfg.lr, step, steps, steps * cfg.epochs)));
         t.loss_sum += loss_value;
@@ -222,13 +237,19 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress) {
     TrainResult r;
     set_num_threads(cfg.threads);
     r.threads = num_threads();
+    DT_CHECK(noise_config_resolved(cfg.noise),
+             "run_training: the noise configuration is not resolved (call finalize_train_config)");
+    // The implementation switches of this run, counters at 0; restored when the run ends.
+    const ScopedReduceConfig reduce_config(reduce_site_specs(cfg.noise));
+    const FiniteCheckGuard finite_check;
 
     const DatasetSplits data = load_splits(cfg);
     const Normalization norm =
         cfg.normalize == "standard" ? channel_statistics(data.train) : Normalization{};
     const BatchLoader train_loader(data.train, train_loader_config(cfg, norm));
     const BatchLoader test_loader(data.test, eval_loader_config(cfg.eval_batch_size, norm));
-    r.model = make_initialised_model(cfg, data.train);
+    std::string perturb_note;
+    r.model = make_initialised_model(cfg, data.train, perturb_note);
     const std::unique_ptr<Optimizer> optimizer =
         make_optimizer(optimizer_config(cfg), r.model->trainable());
     const ScheduleConfig schedule = schedule_config(cfg);
@@ -241,7 +262,8 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress) {
                      data.train.width,
                      data.train.num_classes,
                      train_loader.num_batches(),
-                     r.model->num_trainable()};
+                     r.model->num_trainable(),
+                     perturb_note};
     r.num_parameters = r.info.num_parameters;
     progress.start(cfg, r.info);
 

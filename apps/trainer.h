@@ -4,7 +4,11 @@
 // lr = schedule(step) -> optimizer step. After each epoch: evaluation on the test split under
 // NoGradGuard (training = false). Every random choice is keyed by a seed of TrainConfig (init,
 // shuffle, augment, dropout), never by time or thread, so the final weights are a function of the
-// configuration alone (not of --threads).
+// configuration alone (not of --threads, unless a reduce site is `atomic`).
+// Noise switches (cfg.noise, docs/noise.md): the reduce-site registry gets the run's specs with
+// counters at 0 (restored on return); shuffle off -> data-set order; augment off -> none; dropout
+// off -> no dropout layers; --init-perturb after init; --shuffle-within-batch permutes the rows of
+// every training batch; the tape's finite check is on, so a NaN/Inf gradient stops the run.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -42,8 +46,9 @@ struct TrainResult {
 };
 
 /// Trains as `cfg` says (cfg must have passed finalize_train_config). Throws dt::IoError for
-/// unreadable data, dt::ValueError for invalid combinations, dt::Error when the training loss
-/// becomes non-finite (naming epoch, step and the value).
+/// unreadable data, dt::ValueError for invalid combinations (e.g. an --init-perturb name the
+/// model lacks), dt::Error when the training loss or a gradient becomes non-finite (naming epoch,
+/// step, the op and the tensor).
 TrainResult run_training(const TrainConfig& cfg, Progress& progress);
 
 }  // namespace dt

@@ -2,9 +2,10 @@
 // Contract of the 2-D batch-normalisation kernels. x, y, dy, dx are (N, C, HW) (HW = H*W,
 // contiguous); mean, var, invstd, gamma, beta, running stats, dgamma, dbeta are (C).
 //
-// Numeric recipe (sites bn.stats and bn.backward, AccumMode in the Params; only kTree today):
-//   leaf(n, c)   = sum over i < HW of term(x[n, c, i]) from +0 in index order     // ORDER
-//   total(c)     = T(leaf(0, c), ..., leaf(N-1, c))  (reduce_tree.h, one leaf per sample)
+// Numeric recipe (sites bn.stats and bn.backward; the AccumSpec `accum` in the Params selects
+// how every per-channel total below accumulates, see "Accumulation modes"):
+//   term         = x (mean pass), (x - mean)^2 (variance pass), dy and dy * xhat (backward)
+//   total(c)     = the accumulation of term(n, c, i) over all samples n and positions i < HW
 //   mean         = total(x) / count,  var = total((x - mean)^2) / count  (biased, two passes)
 //   invstd       = 1 / sqrt(var + eps)                                      count = N*HW as float
 //   y            = ((x - mean) * invstd) * gamma + beta    (xhat first, then scale, then shift)
@@ -13,8 +14,27 @@
 //   dbeta        = total(dy),  dgamma = total(dy * xhat),  xhat = (x - mean) * invstd (recomputed)
 //   training dx  = ((gamma * invstd) / count) * (((count * dy) - dbeta) - xhat * dgamma)
 //   eval dx      = dy * (gamma * invstd)
+// Accumulation modes (one spec per kernel call; the same spec drives both sums of the call:
+// the mean and variance passes of stats, the dy and dy*xhat sums of backward):
+//   kTree      leaf(n, c) = sum over i < HW of term from +0 in index order            // ORDER
+//              total(c)   = T(leaf(0, c), ..., leaf(N-1, c))  (reduce_tree.h, one leaf per sample)
+//   kKahan     leaf(n, c) = kahan_add of term(n, c, 0), term(n, c, 1), ... from (+0, +0)
+//              total(c)   = kahan_value(T_k(leaf(0, c), ..., leaf(N-1, c))), T_k = the same
+//              left-complete tree with kahan_merge (kahan_tree_push/finish, accum_kahan.h)
+//   kExact     total(c)   = exact_value of the exact sum of every single term(n, c, i) (elements,
+//              not leaves; ExactAcc, accum_exact.h): independent of order and partition, so
+//              permuting the samples of the batch changes no bit of mean, var, dgamma, dbeta
+//   kAtomic    leaf(n, c) as kTree, computed in parallel; each thread atomic-adds its leaves
+//              into the zeroed total(c) (atomic_add.h). Nondeterministic with 2+ threads (the
+//              CPU row loop is parallel from N*C*HW >= 32768; below that it adds in row order)
+//   kPermuted  leaf(n, c) as kTree; total(c) = +0 + leaf(o[0], c) + leaf(o[1], c) + ... with
+//              o = permute_order(N, accum.permute_key) (accum_permuted.h): ONE order per call,
+//              used for every channel and for both sums of the call
+// Only the accumulation of the totals changes with the mode; the terms and every elementwise
+// formula are the same in all modes.
 // The CPU kernel sums 8 rows (n, c) at once, each in its own accumulator, for instruction-level
-// parallelism; the order inside every row is unchanged.
+// parallelism (kahan: 4 rows in the lanes of a 4-float vector); the order inside every row is
+// unchanged. Its exact mode feeds each (channel, block of samples) to exact_add_array.
 #pragma once
 #include <cstdint>
 
@@ -25,7 +45,9 @@ namespace dt::kernels {
 struct BatchNorm2dParams {
     int64_t N = 0, C = 0, HW = 0;  // x is (N, C, HW)
     float eps = 1e-5f;
-    common::AccumMode mode = common::AccumMode::kTree;  // bn.stats (forward) / bn.backward
+    // bn.stats (batchnorm2d_stats) / bn.backward (batchnorm2d_backward); the other kernels
+    // ignore it.
+    common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);
 };
 
 namespace ref {

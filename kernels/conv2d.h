@@ -8,14 +8,43 @@
 // Numeric recipes (the CPU kernels; ref:: computes the same sums in double):
 // - forward:  ORDER: y[s,o,p] = (+0 + sum over r ascending of w[o,r] * xpad[s,r,p]) + b[o]
 //             (gemm_f32_k_sequential over r, padded taps contribute +-0, then one bias add).
-// - conv.dgrad (tree mode): ORDER: dx[s,c,ih,iw] = +0 + sum over taps (ki,kj) ascending whose
-//             position (oh,ow) exists of t, where t = +0 + sum over o ascending of
-//             w[o,c,ki,kj] * dy[s,o,oh,ow]  (per-sample GEMM W^T dY, then col2im in tap order).
-// - conv.wgrad (tree mode): leaf_s[o,r] = +0 + sum over p ascending of dy[s,o,p] * xpad[s,r,p];
-//             ORDER: dw = left-complete tree (kernels/common/reduce_tree.h) over s = 0..N-1.
+// - conv.dgrad: no cross-sample reduction. The per-tap value
+//             t[s,c,ki,kj,oh,ow] = +0 + sum over o ascending of w[o,c,ki,kj] * dy[s,o,oh,ow]
+//             (per-sample GEMM W^T dY, gemm_f32_k_sequential) is the same in every mode; the
+//             mode (p.accum) governs how col2im accumulates the taps (ki,kj) whose output
+//             position (oh,ow) exists into dx[s,c,ih,iw]:
+//   tree      ORDER: +0 + t(tap 0) + t(tap 1) + ..., taps (ki,kj) ascending.
+//   kahan     kahan_add of the taps ascending from (+0,+0), then kahan_value (accum_kahan.h).
+//   exact     the exact sum of the t's rounded once (ExactAcc per element, accum_exact.h).
+//   permuted  ORDER: +0 + t(pi[0]) + t(pi[1]) + ..., pi = permute_order(Kh*Kw, accum.permute_key)
+//             over tap indices ki*Kw + kj: one order for every element and sample of the call.
+//   atomic    dx zeroed; work items (sample, kernel row ki) are spread round-robin over the
+//             threads; an item computes the t of its Kw taps (a GEMM of that row's weights,
+//             same t bits), sums them per element in tap order (+0 + t(ki,0) + t(ki,1) + ...)
+//             and atomic-adds that row partial into dx (atomic_add.h). The order of an
+//             element's Kh row partials is whatever thread timing gives: nondeterministic with
+//             2+ threads when Kh >= 3 (two partials commute: +0 + a + b == +0 + b + a; a 1x1
+//             kernel has one tap per element: tree's bits).
+// - conv.wgrad: leaf_s[o,r] = +0 + sum over p ascending of dy[s,o,p] * xpad[s,r,p] (a float
+//             GEMM output per sample, the same bits in every mode); the mode (p.accum) governs
+//             the combination of the leaves over s = 0..N-1:
+//   tree      ORDER: left-complete tree (kernels/common/reduce_tree.h) in sample order.
+//   kahan     the same tree with kahan_merge over (leaf, +0) pairs (kahan_tree_push/finish),
+//             then kahan_value. The leaves themselves are the plain float GEMM outputs.
+//   exact     the exact sum of the N leaves rounded once (ExactAcc per element). "Exact across
+//             samples": each leaf keeps its fixed-order float rounding, so the result depends
+//             only on the multiset of samples (invariant to their order in the batch and to
+//             any partition or thread count), not on the exact real sum of all products.
+//   permuted  ORDER: +0 + leaf_pi[0] + leaf_pi[1] + ..., pi = permute_order(N, accum.permute_key).
+//   atomic    split-K over samples: the batch is cut into fixed groups of kConv2dAtomicGroup
+//             consecutive samples; a thread computes a group's partial as one GEMM sum continued
+//             over the group's samples in order (+0 + leaf_s0's products + leaf_s1's ...) and
+//             atomic-adds it element by element into a zeroed shared buffer (atomic_add.h):
+//             the order of the N / G partials is whatever thread timing gives.
 // - bias.grad: the bias_add_backward kernel (kernels/bias_add.h) with C = Co, P = Ho*Wo.
-// Threads own samples (forward, dgrad, wgrad leaves) or element slices (tree merges); no result
-// depends on the thread count or the ISA path (kernels/gemm.h).
+// Except in the atomic mode, threads own samples (forward, dgrad, wgrad leaves) or element slices
+// (cross-sample combination); no result depends on the thread count or the ISA path
+// (kernels/gemm.h).
 #pragma once
 #include <cstdint>
 
@@ -28,8 +57,14 @@ struct Conv2dParams {
     int64_t co = 0, kh = 0, kw = 0;       // weight
     int64_t stride = 1, pad = 0;
     int64_t ho = 0, wo = 0;               // output (callers compute them, see above)
-    common::AccumMode mode = common::AccumMode::kTree;  // of the site being computed
+    // Accumulation of the site being computed (conv.dgrad or conv.wgrad); see above.
+    common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);
 };
+
+/// Samples per atomic partial of conv.wgrad (fixed: independent of the thread count). 1 would
+/// make every sample's leaf its own atomic add; 16 keeps 8 racing partials per element at batch
+/// 128 and 4 at batch 64 while cutting the atomic adds 16-fold (bench/accum_sites_bench.cpp).
+constexpr int64_t kConv2dAtomicGroup = 1;
 
 namespace ref {
 void conv2d_forward(const double* x, const double* w, const double* b, double* y,

@@ -4,13 +4,33 @@
 // Numeric recipes (the CPU kernels; ref:: computes the same sums in double):
 // - forward: ORDER: y[s,o] = (+0 + sum over i ascending of x[s,i] * w[o,i]) + b[o]
 //   (gemm_f32_k_sequential with B = W^T, then one bias add).
-// - linear.dgrad (tree mode): ORDER: dx[s,i] = +0 + sum over o ascending of dy[s,o] * w[o,i]
-//   (sequential; no cross-sample reduction).
-// - linear.wgrad (tree mode): leaf_s[o,i] = dy[s,o] * x[s,i] (a sample contributes one product);
-//   ORDER: dw = left-complete tree (kernels/common/reduce_tree.h) over s = 0..N-1.
+// - linear.dgrad: no cross-sample reduction; the terms are the float products dy[s,o] * w[o,i]
+//   and the mode (p.accum) governs their sum over o for each dx[s,i]:
+//   tree      ORDER: +0 + sum over o ascending (sequential, one GEMM).
+//   kahan     kahan_add of the products over o ascending from (+0,+0), then kahan_value.
+//   exact     the exact sum of the O float products rounded once (ExactAcc per element).
+//   permuted  ORDER: +0 + sum over k ascending of the product of o = pi[k],
+//             pi = permute_order(O, accum.permute_key) (one order for the whole call).
+//   atomic    dx zeroed; O is cut into fixed chunks of kLinearAtomicChunk features; items
+//             (block of 32 rows, chunk) run round-robin over the threads, each a sequential
+//             GEMM partial (+0 + the chunk's products, o ascending) atomic-added into dx
+//             (atomic_add.h). With 3+ chunks (O > 8) the order is up to thread timing.
+// - linear.wgrad: leaf_s[o,i] = dy[s,o] * x[s,i] (a sample contributes one float product, the
+//   same in every mode); the mode (p.accum) governs the combination over s = 0..N-1:
+//   tree      ORDER: left-complete tree (kernels/common/reduce_tree.h) in sample order.
+//   kahan     the same tree with kahan_merge over (leaf, +0) pairs, then kahan_value.
+//   exact     the exact sum of the N float products rounded once (ExactAcc per element):
+//             "exact across samples" (each product keeps its one rounding), so the result
+//             depends only on the multiset of samples.
+//   permuted  ORDER: +0 + leaf_pi[0] + leaf_pi[1] + ..., pi = permute_order(N, accum.permute_key).
+//   atomic    split-K over samples: groups of kLinearAtomicGroup consecutive samples run
+//             across threads; a group's partial of an element is +0 + the group's products in
+//             sample order, atomic-added into the zeroed dw: the order of the N / G partials of
+//             an element is whatever thread timing gives (two partials commute, so N <= G and
+//             G < N <= 2G are deterministic).
 // - bias.grad: the bias_add_backward kernel (kernels/bias_add.h) with C = O, P = 1.
-// Threads own output rows/blocks or (row, column-chunk) pieces of dw; no result depends on the
-// thread count or the ISA path.
+// Except in the atomic mode, threads own output rows/blocks or (row, column-chunk) pieces of dw;
+// no result depends on the thread count or the ISA path.
 #pragma once
 #include <cstdint>
 
@@ -20,8 +40,14 @@ namespace dt::kernels {
 
 struct LinearParams {
     int64_t n = 0, in = 0, out = 0;
-    common::AccumMode mode = common::AccumMode::kTree;  // of the site being computed
+    // Accumulation of the site being computed (linear.dgrad or linear.wgrad); see above.
+    common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);
 };
+
+/// Output features per atomic partial of linear.dgrad (fixed: independent of the thread count).
+constexpr int64_t kLinearAtomicChunk = 4;
+/// Samples per atomic partial of linear.wgrad (fixed; see kConv2dAtomicGroup in conv2d.h).
+constexpr int64_t kLinearAtomicGroup = 1;
 
 namespace ref {
 void linear_forward(const double* x, const double* w, const double* b, double* y,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Contract of the 2-D pooling kernels. x, dx are (N, C, H, W); y, dy, argmax are (N, C, Ho, Wo)
 // with Ho = (H + 2*padding - kernel) / stride + 1 (floor), same for Wo. Every (n, c) plane is
-// owned by one loop iteration, forward and backward.
+// owned by one loop iteration, forward and backward (except the backward's atomic mode).
 //
 // Numeric recipe:
 //   max:        y = the first maximum in row-major window order (strict >; padded cells never
@@ -10,10 +10,32 @@
 //   avg:        y = (sum of the window's in-range cells in row-major order from +0) / (k * k)
 //               (padded cells count in the divisor, count_include_pad = true).   // ORDER
 //   global avg: y = (sum over H*W in index order from +0) / (H*W as float).          // ORDER
-// Backward (site pool.backward, AccumMode in Params; only kTree today): dx plane starts at +0,
-// output windows are visited in row-major order and each adds its gradient into its cells:
-//   max: dx[argmax] = dx[argmax] + dy;   avg: g = dy / (k * k), then dx[cell] = dx[cell] + g
-//   for the window's in-range cells in row-major order;   global avg: dx = dy / (H*W).
+// Backward (site pool.backward, the AccumSpec `accum` in the Params): every output window adds
+// its gradient into input cells; a dx cell sums the contributions of all windows covering it:
+//   max: window o contributes dy[o] to its argmax cell;
+//   avg: window o contributes g = dy[o] / (k * k) (one division per window) to each in-range cell;
+//   global avg: dx = dy / (H*W) in every cell (no reduction: not a site, no mode).
+// Modes (how each dx cell combines its contributions; windows are numbered row-major in their
+// plane, o = oh * Wo + ow, and an avg window's cells are visited in row-major order):
+//   kTree      dx plane from +0, windows in row-major order, dx[cell] = dx[cell] + c   // ORDER
+//   kKahan     the same order with kahan_add into one KahanSum per cell from (+0, +0), then
+//              kahan_value per cell
+//   kExact     exact_value of the exact sum of the cell's contributions. CPU: a double per
+//              cell from +0 with a TwoSum check of every addition (then one rounding to float),
+//              and an ExactAcc pass for the rare cells where an addition was inexact or hit
+//              inf/NaN; the same bits as an ExactAcc per cell
+//   kPermuted  as kTree but windows visited in the order o = order[0], order[1], ... with
+//              order = permute_order(Ho * Wo, accum.permute_key): ONE permutation of the window
+//              indices per kernel call, applied to every (n, c) plane
+//   kAtomic    dx zeroed, then the windows of all planes split across threads (contiguous static
+//              ranges of windows), each contribution atomic-added into dx (atomic_add.h): the
+//              order at a cell shared by two threads' windows is decided by timing (only
+//              cells where two threads' ranges meet are shared: differing results are rare)
+// No overlap: with stride >= kernel no two windows share a cell, so every cell receives at most
+// one contribution c and every mode's recipe gives +0 + c (exact: c rounded once = c; kahan:
+// c + comp 0), the same bits (NaN payloads aside: exact returns the canonical quiet NaN). The
+// CPU kernel then takes the tree loop for every mode; the tests also run every mode's own path
+// on overlapping windows whose contributions land in distinct cells and get the tree's bits.
 // The CPU max-pool forward has a 2x2 stride-2 fast path giving the same bits as the general loop.
 #pragma once
 #include <cstdint>
@@ -26,7 +48,7 @@ struct Pool2dParams {
     int64_t N = 0, C = 0, H = 0, W = 0;  // input (N, C, H, W)
     int64_t Ho = 0, Wo = 0;              // output (N, C, Ho, Wo)
     int kernel = 2, stride = 2, padding = 0;
-    common::AccumMode mode = common::AccumMode::kTree;  // pool.backward
+    common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);  // pool.backward
 };
 
 /// Output extent for one spatial dimension (may be <= 0 for invalid settings; ops check).

@@ -6,10 +6,23 @@
 //   m_n    = first maximum of row n (strict >)
 //   s_n    = sum over k of dt_expf(l[n,k] - m_n), from +0 in class order              // ORDER
 //   loss_n = dt_logf(s_n) - (l[n,label] - m_n)
-//   loss   = T(loss_0, ..., loss_{N-1}) / N   (site loss: reduce_tree.h, one leaf per sample)
+//   loss   = total(loss_0, ..., loss_{N-1}) / N   (site loss, one leaf per sample, see below)
 // Backward, with g = dloss / N computed once:
 //   dlogits[n,k] = ((dt_expf(l[n,k] - m_n) / s_n) - [k == label]) * g              // ORDER
 // Forward saves m_n and s_n so the backward recomputes the same exponentials bit for bit.
+// Site loss (the AccumSpec `accum` in the Params) decides only how the N per-sample losses are
+// combined into total; m_n, s_n (the within-sample sum over classes stays sequential in class
+// order in EVERY mode: it is not a reduction across samples), loss_n and the backward are the
+// same in all modes:
+//   kTree      total = T(loss_0, ..., loss_{N-1})  (reduce_tree.h)                     // ORDER
+//   kKahan     total = kahan_value(T_k(leaf_0, ..., leaf_{N-1})), leaf_n = (loss_n, +0) (one
+//              kahan_add from (+0, +0)), T_k = the same tree with kahan_merge (accum_kahan.h)
+//   kExact     total = exact_value(exact sum of loss_0 .. loss_{N-1}) (accum_exact.h): permuting
+//              the samples permutes loss_rows and changes no bit of loss
+//   kAtomic    total starts at +0; each thread atomic-adds every loss_n it computes, right after
+//              computing it (atomic_add.h): nondeterministic with 2+ threads (the CPU row loop
+//              is parallel from N*K >= 16384 logits; below that it adds in sample order)
+//   kPermuted  total = +0 + loss_{o[0]} + loss_{o[1]} + ..., o = permute_order(N, permute_key)
 #pragma once
 #include <cstdint>
 
@@ -19,7 +32,7 @@ namespace dt::kernels {
 
 struct SoftmaxXentParams {
     int64_t N = 0, K = 0;
-    common::AccumMode mode = common::AccumMode::kTree;  // site loss
+    common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);  // site loss (forward)
 };
 
 namespace ref {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "engine/autograd/tape.h"
 
+#include <cmath>
+
 namespace dt::autograd {
 
 namespace {
@@ -12,6 +14,34 @@ struct Tape {
 
 thread_local Tape t_tape;
 thread_local bool t_grad_enabled = true;
+thread_local bool t_check_finite = false;
+
+// Index of the first NaN/Inf of a float32 tensor, or -1.
+int64_t first_non_finite(const Tensor& g) {
+    if (g.dtype() != DType::kF32) return -1;
+    const float* p = g.f32();
+    for (int64_t i = 0, n = g.numel(); i < n; ++i) {
+        if (!std::isfinite(p[i])) return i;
+    }
+    return -1;
+}
+
+// Throws NonFiniteGradient when the check is on and `g` (the gradient for input `i` of `node`,
+// or their sum when `summed`) holds a NaN/Inf.
+void check_gradient(const Tensor& g, const Node& node, std::size_t i, const Tensor& in,
+                    bool summed) {
+    if (!t_check_finite) return;
+    const int64_t bad = first_non_finite(g);
+    if (bad < 0) return;
+    const float v = g.f32()[bad];
+    const std::string what =
+        summed ? str("adding the gradient from the backward of ", node.name,
+                     " to earlier contributions gave ")
+               : str("the backward of ", node.name, " returned ");
+    throw NonFiniteGradient(str("non-finite gradient: ", what, v, " at element ", bad,
+                                " of the gradient for its input ", i, " (", in.str(), ")"),
+                            node.name, i, in, bad, v);
+}
 
 // Adds a gradient contribution to `slot` by the documented rule.
 void add_into(std::shared_ptr<TensorImpl>& slot, const Tensor& g, const Tensor& owner,
@@ -29,6 +59,9 @@ void add_into(std::shared_ptr<TensorImpl>& slot, const Tensor& g, const Tensor& 
 }  // namespace
 
 bool grad_enabled() { return t_grad_enabled; }
+
+void set_check_finite(bool on) { t_check_finite = on; }
+bool check_finite() { return t_check_finite; }
 
 NoGradGuard::NoGradGuard() : previous_(t_grad_enabled) { t_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { t_grad_enabled = previous_; }
@@ -87,16 +120,20 @@ void backward(const Tensor& loss) {
         for (std::size_t i = 0; i < grads.size(); ++i) {
             const Tensor& in = node.inputs[i];
             if (!grads[i].defined() || !in.defined() || !in.requires_grad()) continue;
+            check_gradient(grads[i], node, i, in, /*summed=*/false);
             if (in.is_leaf()) {
                 // A leaf's .grad() is handed to optimizers and users: never let two leaves
                 // share one buffer (add's backward returns the same dy for both inputs).
                 const bool first = !in.impl().grad;
                 add_into(in.impl().grad, first ? grads[i].clone() : grads[i], in, node.name);
+                if (!first) check_gradient(in.grad(), node, i, in, /*summed=*/true);
             } else {
                 auto& slot = in.impl().grad_fn->grad_out;
                 std::shared_ptr<TensorImpl> s = slot.impl_ptr();
+                const bool first = !s;
                 add_into(s, grads[i], in, node.name);
                 slot = Tensor(s);
+                if (!first) check_gradient(slot, node, i, in, /*summed=*/true);
             }
         }
         node.backward = nullptr;  // release saved tensors early

@@ -16,8 +16,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "engine/core/error.h"
 #include "engine/core/tensor.h"
 
 namespace dt::autograd {
@@ -57,6 +59,32 @@ void record(Tensor& out, const std::string& name, std::vector<Tensor> inputs, Ba
 
 /// Runs the reverse pass from a one-element float tensor and then clears this thread's tape.
 void backward(const Tensor& loss);
+
+/// Opt-in check of every gradient (off by default; per thread). When on, backward() scans each
+/// gradient a node's backward returns, and each sum of two contributions, and throws
+/// NonFiniteGradient at the first NaN or Inf: the op whose backward produced it, which input,
+/// the element and its value. The tape is cleared as usual. Cost: one pass over every gradient.
+void set_check_finite(bool on);
+bool check_finite();
+
+/// A NaN/Inf gradient found by the check above. `tensor` is the input whose gradient it is (a
+/// leaf, i.e. a parameter, or an intermediate); callers map it to a name.
+class NonFiniteGradient : public Error {
+ public:
+    NonFiniteGradient(const std::string& msg, std::string op_name, std::size_t input_index,
+                      Tensor input_tensor, int64_t element_index, float element_value)
+        : Error(msg),
+          op(std::move(op_name)),
+          input(input_index),
+          tensor(std::move(input_tensor)),
+          element(element_index),
+          value(element_value) {}
+    std::string op;     // the node's op name ("conv2d", ...), or "accumulate" for a sum
+    std::size_t input;  // input index within the node
+    Tensor tensor;      // the input whose gradient is non-finite
+    int64_t element;    // first non-finite element (row-major)
+    float value;        // NaN or +-Inf
+};
 
 /// Number of nodes currently on this thread's tape (for tests).
 std::size_t tape_size();

@@ -47,7 +47,7 @@ Tensor batchnorm2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
     switch (x.device()) {
         case Device::kCpu:
             if (opt.training) {
-                p.mode = accum_mode(ReduceSite::kBnStats);
+                p.accum = accum_spec_for_call(ReduceSite::kBnStats);  // one spec (key) per call
                 Tensor var = Tensor::empty({C});
                 kernels::cpu::batchnorm2d_stats(x.f32(), mean.f32(), var.f32(), invstd.f32(), p);
                 kernels::cpu::batchnorm2d_update_running(running_mean.f32(), running_var.f32(),
@@ -66,7 +66,7 @@ Tensor batchnorm2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
         autograd::record(y, "batchnorm2d", {x, gamma, beta},
                          [x, gamma, mean, invstd, training, p](const Tensor& dy) {
             kernels::BatchNorm2dParams q = p;
-            q.mode = accum_mode(ReduceSite::kBnBackward);
+            q.accum = accum_spec_for_call(ReduceSite::kBnBackward);
             Tensor dx = Tensor::empty(x.shape());
             Tensor dgamma = Tensor::empty({q.C});
             Tensor dbeta = Tensor::empty({q.C});

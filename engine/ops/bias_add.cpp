@@ -34,7 +34,7 @@ Tensor bias_add(const Tensor& x, const Tensor& b) {
             if (x.requires_grad()) dx = dy.clone();
             if (b.requires_grad()) {
                 kernels::BiasAddParams q = p;
-                q.mode = accum_mode(ReduceSite::kBiasGrad);
+                q.accum = accum_spec_for_call(ReduceSite::kBiasGrad);
                 db = Tensor::empty(b.shape());
                 kernels::cpu::bias_add_backward(dy.f32(), db.f32(), q);
             }

@@ -57,19 +57,19 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, Conv2dOptions o
             Tensor dx, dw, db;
             if (x.requires_grad()) {
                 kernels::Conv2dParams q = p;
-                q.mode = accum_mode(ReduceSite::kConvDgrad);
+                q.accum = accum_spec_for_call(ReduceSite::kConvDgrad);
                 dx = Tensor::empty(x.shape());
                 kernels::cpu::conv2d_backward_data(dy.f32(), w.f32(), dx.f32(), q);
             }
             if (w.requires_grad()) {
                 kernels::Conv2dParams q = p;
-                q.mode = accum_mode(ReduceSite::kConvWgrad);
+                q.accum = accum_spec_for_call(ReduceSite::kConvWgrad);
                 dw = Tensor::empty(w.shape());
                 kernels::cpu::conv2d_backward_weight(x.f32(), dy.f32(), dw.f32(), q);
             }
             if (b.defined() && b.requires_grad()) {
                 kernels::BiasAddParams q{.n = p.n, .c = p.co, .p = p.ho * p.wo,
-                                         .mode = accum_mode(ReduceSite::kBiasGrad)};
+                                         .accum = accum_spec_for_call(ReduceSite::kBiasGrad)};
                 db = Tensor::empty(b.shape());
                 kernels::cpu::bias_add_backward(dy.f32(), db.f32(), q);
             }

@@ -35,19 +35,19 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
             Tensor dx, dw, db;
             if (x.requires_grad()) {
                 kernels::LinearParams q = p;
-                q.mode = accum_mode(ReduceSite::kLinearDgrad);
+                q.accum = accum_spec_for_call(ReduceSite::kLinearDgrad);
                 dx = Tensor::empty(x.shape());
                 kernels::cpu::linear_backward_data(dy.f32(), w.f32(), dx.f32(), q);
             }
             if (w.requires_grad()) {
                 kernels::LinearParams q = p;
-                q.mode = accum_mode(ReduceSite::kLinearWgrad);
+                q.accum = accum_spec_for_call(ReduceSite::kLinearWgrad);
                 dw = Tensor::empty(w.shape());
                 kernels::cpu::linear_backward_weight(x.f32(), dy.f32(), dw.f32(), q);
             }
             if (b.defined() && b.requires_grad()) {
                 kernels::BiasAddParams q{.n = p.n, .c = p.out, .p = 1,
-                                         .mode = accum_mode(ReduceSite::kBiasGrad)};
+                                         .accum = accum_spec_for_call(ReduceSite::kBiasGrad)};
                 db = Tensor::empty(b.shape());
                 kernels::cpu::bias_add_backward(dy.f32(), db.f32(), q);
             }

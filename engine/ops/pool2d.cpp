@@ -50,7 +50,7 @@ Tensor maxpool2d(const Tensor& x, Pool2dOptions opt) {
     if (autograd::needs_grad({x})) {
         autograd::record(y, "maxpool2d", {x}, [argmax, p](const Tensor& dy) {
             kernels::Pool2dParams q = p;
-            q.mode = accum_mode(ReduceSite::kPoolBackward);
+            q.accum = accum_spec_for_call(ReduceSite::kPoolBackward);
             Tensor dx = Tensor::empty({q.N, q.C, q.H, q.W});
             kernels::cpu::maxpool2d_backward(dy.f32(), argmax.data<int32_t>(), dx.f32(), q);
             return std::vector<Tensor>{dx};
@@ -69,7 +69,7 @@ Tensor avgpool2d(const Tensor& x, Pool2dOptions opt) {
     if (autograd::needs_grad({x})) {
         autograd::record(y, "avgpool2d", {x}, [p](const Tensor& dy) {
             kernels::Pool2dParams q = p;
-            q.mode = accum_mode(ReduceSite::kPoolBackward);
+            q.accum = accum_spec_for_call(ReduceSite::kPoolBackward);
             Tensor dx = Tensor::empty({q.N, q.C, q.H, q.W});
             kernels::cpu::avgpool2d_backward(dy.f32(), dx.f32(), q);
             return std::vector<Tensor>{dx};

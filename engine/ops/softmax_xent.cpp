@@ -29,7 +29,7 @@ Tensor softmax_cross_entropy(const Tensor& logits, const Tensor& labels) {
                        logits.str(), ")");
     }
     kernels::SoftmaxXentParams p;
-    p.N = N, p.K = K, p.mode = accum_mode(ReduceSite::kLoss);
+    p.N = N, p.K = K, p.accum = accum_spec_for_call(ReduceSite::kLoss);  // one spec per call
     Tensor loss = Tensor::empty({});
     Tensor rowmax = Tensor::empty({N}), rowsum = Tensor::empty({N});
     Tensor loss_rows = Tensor::empty({N});

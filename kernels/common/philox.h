@@ -11,7 +11,15 @@
 namespace dt::kernels::common {
 
 /// Purposes of random draws; each has its own seed in the noise configuration.
-enum class RngStream : uint32_t { kInit = 1, kShuffle = 2, kAugment = 3, kDropout = 4, kPermute = 5, kTest = 99 };
+enum class RngStream : uint32_t {
+    kInit = 1,
+    kShuffle = 2,
+    kAugment = 3,
+    kDropout = 4,
+    kPermute = 5,      // the `permuted` accumulation order
+    kWithinBatch = 6,  // --shuffle-within-batch
+    kTest = 99,
+};
 
 struct Philox4 {
     uint32_t v[4];

@@ -1,12 +1,21 @@
-// SPDX-License-Identifier: MIT
-// Batch normalisation on the CPU; recipe and ORDER in kernels/batchnorm2d.h. Per-(n, c) leaves
-// are computed in parallel (each row owned by one iteration), then each channel's N leaves are
-// combined by the fixed tree of reduce_tree.h; elementwise passes own one (n, c) row each.
+// Batch normalisation on the CPU; recipe, modes and ORDER in kernels/batchnorm2d.h. Per-(n, c)
+// leaves are computed in parallel (each row owned by one iteration), then each channel's N
+// leaves are combined as the AccumSpec says (tree, kahan tree, permuted order, atomic adds); the
+// exact mode adds every term to per-(channel, sample block) superaccumulators instead. The
+// elementwise passes own one (n, c) row each.
 #include "kernels/batchnorm2d.h"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
+#include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_kahan.h"
+#include "kernels/common/accum_permuted.h"
+#include "kernels/common/atomic_add.h"
 #include "kernels/common/reduce_tree.h"
 
 namespace dt::kernels::cpu {
@@ -14,59 +23,245 @@ namespace dt::kernels::cpu {
 namespace {
 
 using common::AccumMode;
+using common::ExactAcc;
+using common::KahanSum;
 
 constexpr int64_t kRowBlock = 8;          // rows summed side by side (ILP only, not order)
 constexpr int64_t kParallelMin = 32768;   // elements below which one thread is faster
 
-// ORDER: leaves[r * S + s] = ((0 + t_s(r, 0)) + t_s(r, 1)) + ... + t_s(r, len - 1) for every
-// row r, each in its own accumulator; kRowBlock rows advance together only to hide add latency.
-template <int S, typename Term>
-void row_sums_sequential(int64_t rows, int64_t len, float* leaves, Term term) {
+// Terms. make_row(r) returns the functor of row r = n * C + c (pointers and channel constants
+// resolved once per row); row(i, t) writes t_s(r, i) for s < S. Defined with the kernels below.
+
+// Row accumulators: PlainAcc is the float leaf of tree/atomic/permuted (acc = acc + t). Starts
+// at +0.
+struct PlainAcc {
+    float v = 0.0f;
+    void add(float t) { v = v + t; }
+};
+
+// ORDER: for every row r and sum s, acc(r, s) adds t_s(r, 0), t_s(r, 1), ..., t_s(r, len - 1) in
+// index order, each row in its own accumulator; kRowBlock rows advance together only to hide add
+// latency. emit(r, acc) receives the row's S finished accumulators (from the owning thread).
+template <int S, typename MakeRow, typename Emit>
+void row_leaves(int64_t rows, int64_t len, MakeRow make_row, Emit emit) {
+    using Row = decltype(make_row(int64_t{0}));
     const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
 #pragma omp parallel for schedule(static) if (rows * len >= kParallelMin)
     for (int64_t b = 0; b < blocks; ++b) {
         const int64_t r0 = b * kRowBlock;
         if (r0 + kRowBlock <= rows) {
-            float acc[kRowBlock][S] = {};
+            const Row row[kRowBlock] = {make_row(r0),     make_row(r0 + 1), make_row(r0 + 2),
+                                        make_row(r0 + 3), make_row(r0 + 4), make_row(r0 + 5),
+                                        make_row(r0 + 6), make_row(r0 + 7)};
+            PlainAcc acc[kRowBlock][S] = {};
             for (int64_t i = 0; i < len; ++i) {
                 for (int64_t j = 0; j < kRowBlock; ++j) {
                     float t[S];
-                    term(r0 + j, i, t);
-                    for (int s = 0; s < S; ++s) acc[j][s] = acc[j][s] + t[s];
+                    row[j](i, t);
+                    for (int s = 0; s < S; ++s) acc[j][s].add(t[s]);
                 }
             }
-            for (int64_t j = 0; j < kRowBlock; ++j)
-                for (int s = 0; s < S; ++s) leaves[(r0 + j) * S + s] = acc[j][s];
+            for (int64_t j = 0; j < kRowBlock; ++j) emit(r0 + j, acc[j]);
         } else {
             for (int64_t r = r0; r < rows; ++r) {
-                float acc[S] = {};
+                const Row row = make_row(r);
+                PlainAcc acc[S] = {};
                 for (int64_t i = 0; i < len; ++i) {
                     float t[S];
-                    term(r, i, t);
-                    for (int s = 0; s < S; ++s) acc[s] = acc[s] + t[s];
+                    row(i, t);
+                    for (int s = 0; s < S; ++s) acc[s].add(t[s]);
                 }
-                for (int s = 0; s < S; ++s) leaves[r * S + s] = acc[s];
+                emit(r, acc);
             }
         }
     }
 }
 
-// The accumulation of sites bn.stats and bn.backward: totals[c * S + s] = sum over (n, i) of
-// t_s(n * C + c, i). kTree: one leaf per sample (row_sums_sequential), then reduce_tree_combine
-// over the N leaves of the channel (stride C * S).
-template <int S, typename Term>
-void channel_totals(const BatchNorm2dParams& p, float* totals, Term term) {
+// Float leaves: leaves[r * S + s] = row sum of t_s over row r (r = n * C + c).
+template <int S, typename MakeRow>
+std::vector<float> float_leaves(const BatchNorm2dParams& p, MakeRow make_row) {
     std::vector<float> leaves(static_cast<std::size_t>(p.N * p.C * S));
-    switch (p.mode) {
-        case AccumMode::kTree:
-            row_sums_sequential<S>(p.N * p.C, p.HW, leaves.data(), term);
-            for (int64_t c = 0; c < p.C; ++c)
-                for (int s = 0; s < S; ++s)
-                    totals[c * S + s] =
-                        common::reduce_tree_combine(leaves.data() + c * S + s, p.N, p.C * S);
-            break;
+    float* l = leaves.data();
+    row_leaves<S>(p.N * p.C, p.HW, make_row, [l](int64_t r, const PlainAcc* acc) {
+        for (int s = 0; s < S; ++s) l[r * S + s] = acc[s].v;
+    });
+    return leaves;
+}
+
+// kKahan leaves: leaves[r * S + s] = kahan_add of t_s(r, 0), t_s(r, 1), ... from (+0, +0).
+// Vectorised across rows: lane j of a 4-float vector carries row r0 + j and sees exactly the
+// scalar kahan_add sequence of that row (same IEEE operations, no contraction), so the bits equal
+// the scalar recipe; rows past the last group of four take the scalar kahan_add.
+typedef float KVec __attribute__((vector_size(16)));
+
+template <int S, typename MakeRow>
+std::vector<KahanSum> kahan_leaves(const BatchNorm2dParams& p, MakeRow make_row) {
+    using Row = decltype(make_row(int64_t{0}));
+    const int64_t rows = p.N * p.C, len = p.HW, groups = (rows + 3) / 4;
+    std::vector<KahanSum> leaves(static_cast<std::size_t>(rows * S));
+    KahanSum* l = leaves.data();
+#pragma omp parallel for schedule(static) if (rows * len >= kParallelMin)
+    for (int64_t g = 0; g < groups; ++g) {
+        const int64_t r0 = g * 4;
+        if (r0 + 4 > rows) {
+            for (int64_t r = r0; r < rows; ++r) {
+                const Row row = make_row(r);
+                KahanSum k[S];
+                for (int s = 0; s < S; ++s) k[s] = common::kahan_zero();
+                for (int64_t i = 0; i < len; ++i) {
+                    float t[S];
+                    row(i, t);
+                    for (int s = 0; s < S; ++s) common::kahan_add(k[s], t[s]);
+                }
+                for (int s = 0; s < S; ++s) l[r * S + s] = k[s];
+            }
+            continue;
+        }
+        const Row row[4] = {make_row(r0), make_row(r0 + 1), make_row(r0 + 2), make_row(r0 + 3)};
+        KVec sum[S] = {}, comp[S] = {};
+        for (int64_t i = 0; i < len; ++i) {
+            float t[4][S];
+            for (int j = 0; j < 4; ++j) row[j](i, t[j]);
+            for (int s = 0; s < S; ++s) {
+                // ORDER: kahan_add per lane: t = sum + x; err = two_sum_err(sum, x, t);
+                // comp = comp + err; sum = t (accum_kahan.h).
+                const KVec x = {t[0][s], t[1][s], t[2][s], t[3][s]};
+                const KVec tt = sum[s] + x;
+                const KVec bp = tt - sum[s];
+                const KVec ap = tt - bp;
+                comp[s] = comp[s] + ((sum[s] - ap) + (x - bp));
+                sum[s] = tt;
+            }
+        }
+        for (int j = 0; j < 4; ++j)
+            for (int s = 0; s < S; ++s) l[(r0 + j) * S + s] = KahanSum{sum[s][j], comp[s][j]};
+    }
+    return leaves;
+}
+
+// kExact. Work items are (channel c, block of ns consecutive samples) of about kExactItem terms
+// (at least 4 items per thread when the shape allows), long enough for exact_add_array's binned
+// path and to amortise its bins; an item writes its terms to a thread-local buffer and adds them
+// to its own ExactAcc (one per sum). Then the items of a channel are merged. ORDER: none
+// (integer accumulation, one rounding in exact_value): the result does not depend on the
+// blocking, the threads or the sample order, so the blocking may follow the thread count.
+constexpr int64_t kExactItem = 32768;
+
+template <int S, typename MakeRow>
+void channel_totals_exact(const BatchNorm2dParams& p, float* totals, MakeRow make_row) {
+    const int64_t N = p.N, C = p.C, HW = p.HW, hw1 = std::max<int64_t>(HW, 1);
+    const bool parallel = N * C * HW >= kParallelMin;
+    const int64_t threads = parallel ? omp_get_max_threads() : 1;
+    const int64_t min_blocks = (4 * threads + C - 1) / C;  // blocks per channel for balance
+    int64_t ns = std::clamp<int64_t>((kExactItem + hw1 - 1) / hw1, 1, std::max<int64_t>(N, 1));
+    ns = std::max<int64_t>(1, std::min(ns, (N + min_blocks - 1) / min_blocks));
+    const int64_t nb = (N + ns - 1) / ns, items = C * nb;
+    std::vector<ExactAcc> part(static_cast<std::size_t>(items * S));
+#pragma omp parallel if (parallel)
+    {
+        std::vector<float> buf(static_cast<std::size_t>(S * ns * HW));
+#pragma omp for schedule(static)
+        for (int64_t it = 0; it < items; ++it) {
+            const int64_t c = it / nb, n0 = (it % nb) * ns, n1 = std::min(N, n0 + ns);
+            const int64_t len = (n1 - n0) * HW;
+            for (int64_t n = n0; n < n1; ++n) {
+                const auto row = make_row(n * C + c);
+                float* dst = buf.data() + (n - n0) * HW;
+                for (int64_t i = 0; i < HW; ++i) {
+                    float t[S];
+                    row(i, t);
+                    for (int s = 0; s < S; ++s) dst[s * len + i] = t[s];
+                }
+            }
+            for (int s = 0; s < S; ++s) {
+                ExactAcc& a = part[static_cast<std::size_t>(it * S + s)];
+                common::exact_init(a);
+                common::exact_add_array(a, buf.data() + s * len, len);  // leaves a normalised
+            }
+        }
+    }
+    for (int64_t c = 0; c < C; ++c) {
+        for (int s = 0; s < S; ++s) {
+            ExactAcc a;
+            common::exact_init(a);
+            for (int64_t b = 0; b < nb; ++b)  // nb <= N < 2^31 units: no normalisation needed
+                common::exact_merge(a, part[static_cast<std::size_t>((c * nb + b) * S + s)]);
+            totals[c * S + s] = common::exact_value(a);
+        }
     }
 }
+
+// The accumulation of sites bn.stats and bn.backward: totals[c * S + s] = the accumulation of
+// t_s(n * C + c, i) over samples n and positions i, as p.accum says (kernels/batchnorm2d.h).
+template <int S, typename MakeRow>
+void channel_totals(const BatchNorm2dParams& p, float* totals, MakeRow make_row) {
+    const int64_t N = p.N, C = p.C;
+    switch (p.accum.mode) {
+        case AccumMode::kTree: {
+            // ORDER: T over the N sample leaves of each channel (stride C * S).
+            const std::vector<float> leaves = float_leaves<S>(p, make_row);
+            for (int64_t c = 0; c < C; ++c)
+                for (int s = 0; s < S; ++s)
+                    totals[c * S + s] =
+                        common::reduce_tree_combine(leaves.data() + c * S + s, N, C * S);
+            return;
+        }
+        case AccumMode::kKahan: {
+            const std::vector<KahanSum> leaves = kahan_leaves<S>(p, make_row);
+            // ORDER: T_k (kahan_merge, left operand first) over the N leaves, then kahan_value.
+            for (int64_t c = 0; c < C; ++c)
+                for (int s = 0; s < S; ++s)
+                    totals[c * S + s] = common::kahan_value(
+                        common::kahan_tree_combine(leaves.data() + c * S + s, N, C * S));
+            return;
+        }
+        case AccumMode::kExact: channel_totals_exact<S>(p, totals, make_row); return;
+        case AccumMode::kAtomic: {
+            // No ORDER on purpose: leaves land in whatever order the threads finish them.
+            for (int64_t k = 0; k < C * S; ++k) totals[k] = 0.0f;
+            row_leaves<S>(N * C, p.HW, make_row, [totals, C](int64_t r, const PlainAcc* acc) {
+                for (int s = 0; s < S; ++s)
+                    common::atomic_add_float(totals + (r % C) * S + s, acc[s].v);
+            });
+            return;
+        }
+        case AccumMode::kPermuted: {
+            const std::vector<float> leaves = float_leaves<S>(p, make_row);
+            std::vector<uint32_t> order(static_cast<std::size_t>(N));
+            common::permute_order(order.data(), N, p.accum.permute_key);
+            // ORDER: +0 + leaf(order[0]) + leaf(order[1]) + ..., the same order for every total.
+            for (int64_t c = 0; c < C; ++c)
+                for (int s = 0; s < S; ++s)
+                    totals[c * S + s] =
+                        common::permuted_sum(leaves.data() + c * S + s, order.data(), N, C * S);
+            return;
+        }
+    }
+}
+
+// The terms of the three sums (kernels/batchnorm2d.h), one functor per row.
+struct MeanRow {  // t = x
+    const float* x;
+    void operator()(int64_t i, float* t) const { t[0] = x[i]; }
+};
+struct VarRow {  // t = (x - mean) * (x - mean)
+    const float* x;
+    float m;
+    void operator()(int64_t i, float* t) const {
+        const float d = x[i] - m;
+        t[0] = d * d;
+    }
+};
+struct BackwardRow {  // t0 = dy, t1 = dy * ((x - mean) * invstd)
+    const float* x;
+    const float* dy;
+    float m, is;
+    void operator()(int64_t i, float* t) const {
+        const float g = dy[i];
+        t[0] = g;
+        t[1] = g * ((x[i] - m) * is);
+    }
+};
 
 }  // namespace
 
@@ -80,13 +275,10 @@ void batchnorm2d_stats(const float* x, float* mean, float* var, float* invstd,
     const float count = static_cast<float>(p.N * p.HW);
     const int64_t C = p.C, HW = p.HW;
     // ORDER: mean = total(x) / count.
-    channel_totals<1>(p, mean, [=](int64_t r, int64_t i, float* t) { t[0] = x[r * HW + i]; });
+    channel_totals<1>(p, mean, [=](int64_t r) { return MeanRow{x + r * HW}; });
     for (int64_t c = 0; c < C; ++c) mean[c] = mean[c] / count;
     // ORDER: var = total((x - mean) * (x - mean)) / count (second pass, biased).
-    channel_totals<1>(p, var, [=](int64_t r, int64_t i, float* t) {
-        const float d = x[r * HW + i] - mean[r % C];
-        t[0] = d * d;
-    });
+    channel_totals<1>(p, var, [=](int64_t r) { return VarRow{x + r * HW, mean[r % C]}; });
     for (int64_t c = 0; c < C; ++c) var[c] = var[c] / count;
     batchnorm2d_invstd(var, invstd, p);
 }
@@ -123,11 +315,8 @@ void batchnorm2d_backward(const float* dy, const float* x, const float* mean, co
     const int64_t C = p.C, HW = p.HW, rows = p.N * p.C;
     // totals[2c] = total(dy), totals[2c + 1] = total(dy * xhat), xhat = (x - mean) * invstd.
     std::vector<float> totals(static_cast<std::size_t>(2 * C));
-    channel_totals<2>(p, totals.data(), [=](int64_t r, int64_t i, float* t) {
-        const int64_t c = r % C;
-        const float g = dy[r * HW + i];
-        t[0] = g;
-        t[1] = g * ((x[r * HW + i] - mean[c]) * invstd[c]);
+    channel_totals<2>(p, totals.data(), [=](int64_t r) {
+        return BackwardRow{x + r * HW, dy + r * HW, mean[r % C], invstd[r % C]};
     });
     for (int64_t c = 0; c < C; ++c) {
         dbeta[c] = totals[static_cast<std::size_t>(2 * c)];

@@ -2,9 +2,20 @@
 // bias_add on the CPU (recipes in kernels/bias_add.h). Forward: rows (s, c) split statically.
 // bias.grad: each channel is owned by one loop iteration; its per-sample leaves are sequential
 // sums, computed 8 samples at a time as 8 interleaved (independent) chains for instruction-level
-// parallelism, then pushed into the channel's tree in sample order.
+// parallelism, then pushed into the channel's tree in sample order. The kahan, exact and
+// permuted modes keep that structure (channel per iteration); the atomic mode has threads own
+// groups of samples instead (8 channels' partials as interleaved chains), atomic-added into db.
 #include "kernels/bias_add.h"
 
+#include <omp.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_kahan.h"
+#include "kernels/common/accum_permuted.h"
+#include "kernels/common/atomic_add.h"
 #include "kernels/common/reduce_tree.h"
 
 namespace dt::kernels::cpu {
@@ -35,6 +46,103 @@ void bias_grad_tree(const float* dy, float* db, const BiasAddParams& p) {
     }
 }
 
+// ---- kahan: compensated leaves, combined by the tree with kahan_merge ----
+void bias_grad_kahan(const float* dy, float* db, const BiasAddParams& p) {
+#pragma omp parallel for schedule(static) if (p.n * p.c * p.p > 32768)
+    for (int64_t c = 0; c < p.c; ++c) {
+        common::KahanTreeSum tree;
+        common::kahan_tree_sum_init(tree);
+        for (int64_t s0 = 0; s0 < p.n; s0 += kGroup) {
+            const int64_t g = std::min(p.n - s0, kGroup);
+            common::KahanSum leaf[kGroup];
+            common::kahan_init_row(leaf, kGroup);  // ORDER: each leaf starts at (+0, +0)
+            for (int64_t q = 0; q < p.p; ++q)
+                for (int64_t j = 0; j < g; ++j)  // ORDER: positions ascending per leaf
+                    common::kahan_add(leaf[j], dy[((s0 + j) * p.c + c) * p.p + q]);
+            for (int64_t j = 0; j < g; ++j) common::kahan_tree_sum_push(tree, leaf[j]);  // s
+        }
+        db[c] = common::kahan_value(common::kahan_tree_sum_finish(tree));
+    }
+}
+
+// ---- exact: every element of the channel into one ExactAcc, rounded once ----
+// ORDER: none (integer accumulation). Channels with at least kExactBinsMin elements go through
+// exact_add_array's binned path: whole rows of P, gathered into blocks of up to kExactBlock
+// floats when P alone is shorter than kExactBinsMin. Smaller channels add element by element.
+void bias_grad_exact(const float* dy, float* db, const BiasAddParams& p) {
+    constexpr int64_t kExactBlock = 16384;
+    const bool binned = p.n * p.p >= common::kExactBinsMin;
+#pragma omp parallel for schedule(static) if (p.n * p.c * p.p > 32768)
+    for (int64_t c = 0; c < p.c; ++c) {
+        common::ExactAcc acc;
+        common::exact_init(acc);
+        if (!binned) {  // fewer than kExactBinsMin adds: no normalisation needed
+            for (int64_t s = 0; s < p.n; ++s)
+                for (int64_t q = 0; q < p.p; ++q)
+                    common::exact_add(acc, dy[(s * p.c + c) * p.p + q]);
+        } else if (p.p >= common::kExactBinsMin) {
+            for (int64_t s = 0; s < p.n; ++s)  // returns normalised (1 unit) every time
+                common::exact_add_array(acc, dy + (s * p.c + c) * p.p, p.p);
+        } else {
+            thread_local std::vector<float> t_block;
+            if (static_cast<int64_t>(t_block.size()) < kExactBlock)
+                t_block.resize(static_cast<std::size_t>(kExactBlock));
+            float* block = t_block.data();
+            const int64_t rows = std::max<int64_t>(1, kExactBlock / p.p);
+            for (int64_t s0 = 0; s0 < p.n; s0 += rows) {
+                const int64_t s1 = std::min(p.n, s0 + rows);
+                for (int64_t s = s0; s < s1; ++s)
+                    std::copy_n(dy + (s * p.c + c) * p.p, p.p, block + (s - s0) * p.p);
+                common::exact_add_array(acc, block, (s1 - s0) * p.p);
+            }
+        }
+        db[c] = common::exact_value(acc);
+    }
+}
+
+// ---- permuted: the tree mode's leaves, summed from +0 in a seeded order of the samples ----
+void bias_grad_permuted(const float* dy, float* db, const BiasAddParams& p) {
+    std::vector<uint32_t> order(static_cast<std::size_t>(p.n));
+    common::permute_order(order.data(), p.n, p.accum.permute_key);
+#pragma omp parallel for schedule(static) if (p.n * p.c * p.p > 32768)
+    for (int64_t c = 0; c < p.c; ++c) {
+        thread_local std::vector<float> t_leaves;
+        if (static_cast<int64_t>(t_leaves.size()) < p.n)
+            t_leaves.resize(static_cast<std::size_t>(p.n));
+        float* leaves = t_leaves.data();
+        for (int64_t s0 = 0; s0 < p.n; s0 += kGroup) {
+            const int64_t g = std::min(p.n - s0, kGroup);
+            float leaf[kGroup] = {};  // ORDER: each leaf starts at +0, positions ascending
+            for (int64_t q = 0; q < p.p; ++q)
+                for (int64_t j = 0; j < g; ++j)
+                    leaf[j] = leaf[j] + dy[((s0 + j) * p.c + c) * p.p + q];
+            for (int64_t j = 0; j < g; ++j) leaves[s0 + j] = leaf[j];
+        }
+        db[c] = common::permuted_sum(leaves, order.data(), p.n);  // ORDER: accum_permuted.h
+    }
+}
+
+// ---- atomic: split-K, group partials atomic-added into the zeroed db ----
+// No ORDER on purpose. Parallel whenever there are 2+ groups (the mode's point is the race).
+void bias_grad_atomic(const float* dy, float* db, const BiasAddParams& p) {
+    std::fill(db, db + p.c, 0.0f);
+    const int64_t groups = (p.n + kBiasAddAtomicGroup - 1) / kBiasAddAtomicGroup;
+#pragma omp parallel for schedule(static) if (groups > 1 && !omp_in_parallel())
+    for (int64_t gi = 0; gi < groups; ++gi) {
+        const int64_t s0 = gi * kBiasAddAtomicGroup, s1 = std::min(p.n, s0 + kBiasAddAtomicGroup);
+        for (int64_t c0 = 0; c0 < p.c; c0 += kGroup) {  // 8 channels as independent chains
+            const int64_t g = std::min(p.c - c0, kGroup);
+            float part[kGroup] = {};  // +0, then samples in order, positions ascending
+            for (int64_t s = s0; s < s1; ++s) {
+                const float* ds = dy + (s * p.c + c0) * p.p;
+                for (int64_t q = 0; q < p.p; ++q)
+                    for (int64_t j = 0; j < g; ++j) part[j] = part[j] + ds[j * p.p + q];
+            }
+            for (int64_t j = 0; j < g; ++j) common::atomic_add_float(db + c0 + j, part[j]);
+        }
+    }
+}
+
 }  // namespace
 
 void bias_add_forward(const float* x, const float* b, float* y, const BiasAddParams& p) {
@@ -48,8 +156,12 @@ void bias_add_forward(const float* x, const float* b, float* y, const BiasAddPar
 }
 
 void bias_add_backward(const float* dy, float* db, const BiasAddParams& p) {
-    switch (p.mode) {
+    switch (p.accum.mode) {
         case common::AccumMode::kTree: bias_grad_tree(dy, db, p); return;
+        case common::AccumMode::kKahan: bias_grad_kahan(dy, db, p); return;
+        case common::AccumMode::kExact: bias_grad_exact(dy, db, p); return;
+        case common::AccumMode::kPermuted: bias_grad_permuted(dy, db, p); return;
+        case common::AccumMode::kAtomic: bias_grad_atomic(dy, db, p); return;
     }
 }
 

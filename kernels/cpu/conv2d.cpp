@@ -11,6 +11,8 @@
 //   over the real positions only, so no padding term enters a sum.
 // - dgrad: per sample W^T dY into a thread-local column buffer, then col2im into a padded buffer
 //   whose border is dropped.
+// This file: forward and the tree mode of conv.dgrad / conv.wgrad. The other accumulation modes
+// live in conv2d_wgrad_modes.cpp and conv2d_dgrad_modes.cpp (shared helpers: conv2d_internal.h).
 // Weights are packed once per call and shared by all samples. Samples are owned by loop
 // iterations; with fewer samples than threads they run in order with a parallel GEMM instead
 // (cpu::gemm's bits never depend on that).
@@ -22,71 +24,14 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include "kernels/common/reduce_tree.h"
+#include "kernels/cpu/conv2d_internal.h"
 #include "kernels/gemm.h"
 
 namespace dt::kernels::cpu {
 
-namespace {
+namespace conv2d_internal {
 
-constexpr int64_t kWave = 16;     // samples whose wgrad leaves are held at once
-constexpr int64_t kSlice = 2048;  // elements per tree-merge work item
-
-float* scratch(std::vector<float>& v, int64_t n) {
-    if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
-    return v.data();
-}
-
-/// Runs fn(s, parallel_gemm) for s in [0, n): samples across threads, or in order with a
-/// parallel GEMM when there are fewer samples than threads.
-template <class Fn>
-void for_each_sample(int64_t n, Fn&& fn) {
-    if (n >= omp_get_max_threads() && !omp_in_parallel()) {
-#pragma omp parallel for schedule(static)
-        for (int64_t s = 0; s < n; ++s) fn(s, false);
-    } else {
-        for (int64_t s = 0; s < n; ++s) fn(s, true);
-    }
-}
-
-// ---- padded samples and taps ----
-
-struct Geometry {
-    const Conv2dParams* p;
-    int64_t hp, wp, R, P;
-    std::vector<int64_t> rbase;  // (R): offset of tap r's first pixel in xp
-    explicit Geometry(const Conv2dParams& q)
-        : p(&q), hp(q.h + 2 * q.pad), wp(q.w + 2 * q.pad), R(q.ci * q.kh * q.kw),
-          P(q.ho * q.wo), rbase(static_cast<std::size_t>(R)) {
-        for (int64_t c = 0, r = 0; c < q.ci; ++c)
-            for (int64_t ki = 0; ki < q.kh; ++ki)
-                for (int64_t kj = 0; kj < q.kw; ++kj) rbase[r++] = (c * hp + ki) * wp + kj;
-    }
-};
-
-/// dst[0 .. n) = src[0 .. n) for short runs (GCC turns copy loops, even 3-element tails and
-/// intrinsic loops, into memmove calls, which cost more than the copy here).
-inline void copy_run(float* __restrict dst, const float* __restrict src, int64_t n) {
-    int64_t i = 0;
-#if defined(__x86_64__)
-    for (; i + 4 <= n; i += 4) {
-        _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
-        __asm__ volatile("");  // keeps GCC from turning this loop into a memmove call
-    }
-#else
-    for (; i + 4 <= n; i += 4)
-        for (int64_t t = 0; t < 4; ++t) dst[i + t] = src[i + t];
-#endif
-    if (i < n) dst[i] = src[i];
-    if (i + 1 < n) dst[i + 1] = src[i + 1];
-    if (i + 2 < n) dst[i + 2] = src[i + 2];
-}
-
-/// The padded sample xp (Ci, Hp, Wp) of xs (Ci, H, W): xs itself when pad == 0.
 const float* pad_sample(const float* xs, const Geometry& g) {
     const Conv2dParams& p = *g.p;
     if (p.pad == 0) return xs;
@@ -100,7 +45,6 @@ const float* pad_sample(const float* xs, const Geometry& g) {
     return xp;
 }
 
-/// dst[t] = xpad[r, q0 + t] for t < count (positions q = oh*Wo + ow in order).
 void fill_tap(const float* xp, const Geometry& g, int64_t r, int64_t q0, int64_t count,
               float* dst) {
     const Conv2dParams& p = *g.p;
@@ -117,22 +61,6 @@ void fill_tap(const float* xp, const Geometry& g, int64_t r, int64_t q0, int64_t
     }
 }
 
-struct Source {
-    const float* xp;
-    const Geometry* g;
-};
-
-/// Forward B, any stride: B[r, q] = xpad[r, q] (q = oh*Wo + ow).
-void pack_gather(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr, int64_t pw,
-                 float* dst) {
-    const auto* s = static_cast<const Source*>(ctx);
-    for (int64_t k = 0; k < kc; ++k) {
-        fill_tap(s->xp, *s->g, k0 + k, j0, nr, dst + k * pw);
-        std::fill(dst + k * pw + nr, dst + (k + 1) * pw, 0.0f);
-    }
-}
-
-/// im2col of one padded sample into cpu::gemm's packed-A layout (kernels/gemm.h), M = R, K = P.
 void im2col_packed(const float* xp, const Geometry& g, int64_t mpad, float* dst) {
     const Conv2dParams& p = *g.p;
     if (g.P <= kGemmKc && p.stride == 1) {  // one K block: row r is col row r, (Ho, Wo) runs
@@ -147,6 +75,48 @@ void im2col_packed(const float* xp, const Geometry& g, int64_t mpad, float* dst)
         float* block = dst + pc * mpad;
         for (int64_t r = 0; r < g.R; ++r) fill_tap(xp, g, r, pc, kc, block + r * kc);
         std::fill(block + g.R * kc, block + mpad * kc, 0.0f);
+    }
+}
+
+GemmPackedA pack_shared_a(const float* a, const GemmParams& gp) {
+    thread_local std::vector<float> t_apacked;
+    const CpuIsa isa = gemm_isa();
+    return gemm_pack_a(isa, a, scratch(t_apacked, gemm_packed_a_size(isa, gp)), gp);
+}
+
+void wgrad_leaf(const float* x, const float* dy, int64_t s, const Geometry& g, float* leaf_t,
+                bool parallel_gemm, bool accumulate) {
+    const Conv2dParams& p = *g.p;
+    const CpuIsa isa = gemm_isa();
+    const int64_t mr = gemm_tile_rows(isa), mpad = (g.R + mr - 1) / mr * mr;
+    thread_local std::vector<float> t_col;
+    float* col = scratch(t_col, mpad * g.P);
+    im2col_packed(pad_sample(x + s * p.ci * p.h * p.w, g), g, mpad, col);
+    // ORDER: leaf_s[o,r] = +0 + sum over q ascending of dy[s,o,q] * col[r,q], computed
+    // as col . dY^T (a*b == b*a exactly), stored transposed.
+    gemm(GemmPackedA{col, isa}, dy + s * p.co * g.P, leaf_t,
+         GemmParams{.m = g.R, .n = p.co, .k = g.P, .trans_b = true, .accumulate = accumulate,
+                    .parallel = parallel_gemm});
+}
+
+}  // namespace conv2d_internal
+
+namespace {
+
+using namespace conv2d_internal;
+
+struct Source {
+    const float* xp;
+    const Geometry* g;
+};
+
+/// Forward B, any stride: B[r, q] = xpad[r, q] (q = oh*Wo + ow).
+void pack_gather(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr, int64_t pw,
+                 float* dst) {
+    const auto* s = static_cast<const Source*>(ctx);
+    for (int64_t k = 0; k < kc; ++k) {
+        fill_tap(s->xp, *s->g, k0 + k, j0, nr, dst + k * pw);
+        std::fill(dst + k * pw + nr, dst + (k + 1) * pw, 0.0f);
     }
 }
 
@@ -178,20 +148,13 @@ void col2im(const float* __restrict dcol, float* __restrict dxs, const Geometry&
                      p.w);
 }
 
-/// Packs A once for all samples, into the calling thread's buffer.
-GemmPackedA pack_shared_a(const float* a, const GemmParams& gp) {
-    thread_local std::vector<float> t_apacked;
-    const CpuIsa isa = gemm_isa();
-    return gemm_pack_a(isa, a, scratch(t_apacked, gemm_packed_a_size(isa, gp)), gp);
-}
-
 // ---- conv.dgrad, tree mode ----
 // No cross-sample reduction here: each sample's dx is owned by one iteration, and the sums over
 // output channels and taps are sequential (kernels/conv2d.h).
 void conv2d_dgrad_tree(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
     const Geometry g(p);
     const int64_t R = g.R, P = g.P, xsz = p.ci * p.h * p.w;
-    const bool pointwise = p.kh == 1 && p.kw == 1 && p.stride == 1 && p.pad == 0;
+    const bool pointwise = g.pointwise();
     const GemmParams gp{.m = R, .n = P, .k = p.co, .trans_a = true};
     const GemmPackedA wt = pack_shared_a(w, gp);
     for_each_sample(p.n, [&](int64_t s, bool par) {
@@ -209,9 +172,7 @@ void conv2d_dgrad_tree(const float* dy, const float* w, float* dx, const Conv2dP
 // ---- conv.wgrad, tree mode ----
 void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     const Geometry g(p);
-    const int64_t L = p.co * g.R, xsz = p.ci * p.h * p.w;
-    const CpuIsa isa = gemm_isa();
-    const int64_t mr = gemm_tile_rows(isa), mpad = (g.R + mr - 1) / mr * mr;
+    const int64_t L = p.co * g.R;
     thread_local std::vector<float> t_tree, t_leaves;
     float* tree = scratch(t_tree, common::tree_slots(p.n) * L);
     float* leaves = scratch(t_leaves, std::min(kWave, p.n) * L);  // leaf^T (R, Co) each
@@ -220,14 +181,7 @@ void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dP
     for (int64_t s0 = 0; s0 < p.n; s0 += kWave) {
         const int64_t wn = std::min(kWave, p.n - s0);
         for_each_sample(wn, [&](int64_t j, bool par) {
-            const int64_t s = s0 + j;
-            thread_local std::vector<float> t_col;
-            float* col = scratch(t_col, mpad * g.P);
-            im2col_packed(pad_sample(x + s * xsz, g), g, mpad, col);
-            // ORDER: leaf_s[o,r] = +0 + sum over q ascending of dy[s,o,q] * col[r,q], computed
-            // as col . dY^T (a*b == b*a exactly), stored transposed.
-            gemm(GemmPackedA{col, isa}, dy + s * p.co * g.P, leaves + j * L,
-                 GemmParams{.m = g.R, .n = p.co, .k = g.P, .trans_b = true, .parallel = par});
+            wgrad_leaf(x, dy, s0 + j, g, leaves + j * L, par);
         });
         // ORDER: leaves enter the tree in sample order; slices only split the element range.
 #pragma omp parallel for schedule(static) if (par_slices)
@@ -294,8 +248,12 @@ void conv2d_forward(const float* x, const float* w, const float* b, float* y,
 }
 
 void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
-    switch (p.mode) {
+    switch (p.accum.mode) {
         case common::AccumMode::kTree: conv2d_dgrad_tree(dy, w, dx, p); return;
+        case common::AccumMode::kKahan: conv2d_dgrad_kahan(dy, w, dx, p); return;
+        case common::AccumMode::kExact: conv2d_dgrad_exact(dy, w, dx, p); return;
+        case common::AccumMode::kPermuted: conv2d_dgrad_permuted(dy, w, dx, p); return;
+        case common::AccumMode::kAtomic: conv2d_dgrad_atomic(dy, w, dx, p); return;
     }
 }
 
@@ -304,8 +262,12 @@ void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Co
         std::fill(dw, dw + p.co * p.ci * p.kh * p.kw, 0.0f);
         return;
     }
-    switch (p.mode) {
+    switch (p.accum.mode) {
         case common::AccumMode::kTree: conv2d_wgrad_tree(x, dy, dw, p); return;
+        case common::AccumMode::kKahan: conv2d_wgrad_kahan(x, dy, dw, p); return;
+        case common::AccumMode::kExact: conv2d_wgrad_exact(x, dy, dw, p); return;
+        case common::AccumMode::kPermuted: conv2d_wgrad_permuted(x, dy, dw, p); return;
+        case common::AccumMode::kAtomic: conv2d_wgrad_atomic(x, dy, dw, p); return;
     }
 }
 

@@ -2,7 +2,7 @@
 // linear on the CPU (recipes in kernels/linear.h). Forward and dgrad are single cpu::gemm calls
 // (parallel over blocks of the output). wgrad: dw is cut into (row o, column chunk) pieces, each
 // owned by one loop iteration that pushes the per-sample products into its own tree stack (8
-// samples at a time, see below).
+// samples at a time, see below). The other accumulation modes: linear_modes.cpp.
 #include "kernels/linear.h"
 
 #include <algorithm>
@@ -10,13 +10,14 @@
 #include <vector>
 
 #include "kernels/common/reduce_tree.h"
+#include "kernels/cpu/linear_internal.h"
 #include "kernels/gemm.h"
 
 namespace dt::kernels::cpu {
 
 namespace {
 
-constexpr int64_t kChunk = 512;  // dw columns per work item (the tree stack stays in L1/L2)
+using namespace linear_internal;
 
 // ---- linear.dgrad, tree mode (sequential over o; nothing crosses samples) ----
 void linear_dgrad_tree(const float* dy, const float* w, float* dx, const LinearParams& p) {
@@ -89,8 +90,12 @@ void linear_forward(const float* x, const float* w, const float* b, float* y,
 }
 
 void linear_backward_data(const float* dy, const float* w, float* dx, const LinearParams& p) {
-    switch (p.mode) {
+    switch (p.accum.mode) {
         case common::AccumMode::kTree: linear_dgrad_tree(dy, w, dx, p); return;
+        case common::AccumMode::kKahan: linear_dgrad_kahan(dy, w, dx, p); return;
+        case common::AccumMode::kExact: linear_dgrad_exact(dy, w, dx, p); return;
+        case common::AccumMode::kPermuted: linear_dgrad_permuted(dy, w, dx, p); return;
+        case common::AccumMode::kAtomic: linear_dgrad_atomic(dy, w, dx, p); return;
     }
 }
 
@@ -99,8 +104,12 @@ void linear_backward_weight(const float* x, const float* dy, float* dw, const Li
         std::fill(dw, dw + p.out * p.in, 0.0f);
         return;
     }
-    switch (p.mode) {
+    switch (p.accum.mode) {
         case common::AccumMode::kTree: linear_wgrad_tree(x, dy, dw, p); return;
+        case common::AccumMode::kKahan: linear_wgrad_kahan(x, dy, dw, p); return;
+        case common::AccumMode::kExact: linear_wgrad_exact(x, dy, dw, p); return;
+        case common::AccumMode::kPermuted: linear_wgrad_permuted(x, dy, dw, p); return;
+        case common::AccumMode::kAtomic: linear_wgrad_atomic(x, dy, dw, p); return;
     }
 }
 

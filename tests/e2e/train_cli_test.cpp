@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: MIT
 // End to end: runs the real `detrain` executable (DT_DETRAIN_EXE) on a tiny synthetic IDX data
-// set written to a temporary directory: 512 train / 128 test 28x28 images whose class k shows a
-// bright horizontal band at rows 2+2k, 3+2k over deterministic noise, so a CNN learns it in a few
-// steps. Checks the files of a run, reproducibility of weights_sha256 (same seeds, other thread
-// count; a different --seed-init changes it) and that bad input fails with a message naming the
-// problem and no result.json. Budget: ~30 s on 2 cores.
+// set (tests/support/synthetic_idx.h) written to a temporary directory: 512 train / 128 test.
+// Checks the files of a run, reproducibility of weights_sha256 (same seeds, other thread count;
+// a different --seed-init changes it) and that bad input fails with a message naming the problem
+// and no result.json. The noise switches have their own suite (noise_cli_test.cpp). Budget: ~30 s
+// on 2 cores.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -21,63 +18,22 @@
 
 #include "engine/io/safetensors.h"
 #include "engine/io/sha256.h"
+#include "tests/support/synthetic_idx.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kTrain = 512, kTest = 128, kSide = 28, kClasses = 10;
+using dt::test::CliRun;
+using dt::test::slurp;
 
-void put_be32(std::ofstream& f, uint32_t v) {
-    const char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16),
-                       static_cast<char>(v >> 8), static_cast<char>(v)};
-    f.write(b, 4);
-}
-
-// Writes <prefix>-images-idx3-ubyte and <prefix>-labels-idx1-ubyte (uncompressed IDX).
-void write_split(const fs::path& dir, const std::string& prefix, int n, uint32_t noise_seed) {
-    std::ofstream img(dir / (prefix + "-images-idx3-ubyte"), std::ios::binary);
-    std::ofstream lab(dir / (prefix + "-labels-idx1-ubyte"), std::ios::binary);
-    put_be32(img, 0x00000803);
-    put_be32(img, static_cast<uint32_t>(n));
-    put_be32(img, kSide);
-    put_be32(img, kSide);
-    put_be32(lab, 0x00000801);
-    put_be32(lab, static_cast<uint32_t>(n));
-    uint32_t state = noise_seed;
-    for (int i = 0; i < n; ++i) {
-        const int label = (i * 7 + 3) % kClasses;
-        lab.put(static_cast<char>(label));
-        for (int y = 0; y < kSide; ++y) {
-            for (int x = 0; x < kSide; ++x) {
-                state = state * 1664525u + 1013904223u;  // LCG noise in [0, 64)
-                int v = static_cast<int>(state >> 26);
-                if (y == 2 + 2 * label || y == 3 + 2 * label) v += 180;
-                img.put(static_cast<char>(v));
-            }
-        }
-    }
-}
-
-struct CliRun {
-    int status = -1;  // exit status
-    std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::ostringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
+constexpr int kTrain = 512, kTest = 128;
 
 class TrainCli : public ::testing::Test {
  protected:
     static void SetUpTestSuite() {
         root_ = fs::temp_directory_path() / ("detrain-e2e-" + std::to_string(::getpid()));
-        fs::create_directories(root_ / "data");
-        write_split(root_ / "data", "train", kTrain, 1);
-        write_split(root_ / "data", "t10k", kTest, 2);
+        dt::test::write_synthetic_idx(root_ / "data", kTrain, kTest);
     }
     static void TearDownTestSuite() {
         std::error_code ec;
@@ -86,16 +42,7 @@ class TrainCli : public ::testing::Test {
 
     /// Runs `detrain <args>`, capturing stdout and stderr.
     static CliRun detrain(const std::string& args) {
-        const std::string tag = std::to_string(counter_++);
-        const fs::path out = root_ / ("stdout" + tag), err = root_ / ("stderr" + tag);
-        const std::string cmd =
-            std::string(DT_DETRAIN_EXE) + " " + args + " >" + out.string() + " 2>" + err.string();
-        const int raw = std::system(cmd.c_str());
-        CliRun r;
-        r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-        r.out = slurp(out);
-        r.err = slurp(err);
-        return r;
+        return dt::test::run_cli(DT_DETRAIN_EXE, args, root_, std::to_string(counter_++));
     }
 
     /// `detrain train` on the synthetic data into root/<name>; returns the run.

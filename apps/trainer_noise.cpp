@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+// The noise switches inside the training loop (contract in trainer_noise.h).
+#include "apps/trainer_noise.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "engine/core/error.h"
+
+namespace dt {
+
+namespace {
+
+/// "%a (%.9g)": the exact value and a readable one.
+std::string hex_float(float v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%a (%.9g)", static_cast<double>(v), static_cast<double>(v));
+    return buf;
+}
+
+/// What a tensor is, for a message: "parameter conv1.weight" or "an intermediate tensor".
+std::string tensor_role(const Model& model, const Tensor& t) {
+    for (const NamedParam& p : model.params()) {
+        if (p.tensor.same(t)) return "parameter " + p.name;
+    }
+    return str("an intermediate tensor ", t.defined() ? t.str() : "");
+}
+
+}  // namespace
+
+std::string perturb_initial_weight(Model& model, const InitPerturb& p) {
+    std::vector<std::string> names;
+    std::vector<Tensor> tensors;
+    for (const NamedParam& param : model.params()) {
+        if (!param.trainable) continue;
+        names.push_back(param.name);
+        tensors.push_back(param.tensor);
+    }
+    const auto [before, after] = apply_init_perturb(p, names, tensors);
+    return str(p.param, "[", p.index, "]: ", hex_float(before), " -> ", hex_float(after));
+}
+
+Batch permute_rows(const Batch& b, const std::vector<int64_t>& perm) {
+    const int64_t n = b.size();
+    DT_CHECK(static_cast<int64_t>(perm.size()) == n, "permute_rows: ", perm.size(),
+             " indices for a batch of ", n);
+    const int64_t row = n > 0 ? b.images.numel() / n : 0;
+    Batch out;
+    out.images = Tensor::empty(b.images.shape());
+    out.labels = Tensor::empty(b.labels.shape(), DType::kI64);
+    out.sample_ids.resize(static_cast<std::size_t>(n));
+    const float* src = b.images.f32();
+    float* dst = out.images.f32();
+    const int64_t* lab = b.labels.data<int64_t>();
+    int64_t* out_lab = out.labels.data<int64_t>();
+    for (int64_t r = 0; r < n; ++r) {
+        const int64_t from = perm[static_cast<std::size_t>(r)];
+        std::copy(src + from * row, src + (from + 1) * row, dst + r * row);
+        out_lab[r] = lab[from];
+        out.sample_ids[static_cast<std::size_t>(r)] = b.sample_ids[static_cast<std::size_t>(from)];
+    }
+    return out;
+}
+
+std::string step_text(int e, int64_t b, int64_t steps) {
+    return str("at epoch ", e + 1, ", step ", b + 1, " of ", steps, " (global step ",
+               e * steps + b + 1, ")");
+}
+
+void backward_checked(const Tensor& loss, const Model& model, double lr, int e, int64_t b,
+                      int64_t steps) {
+    try {
+        loss.backward();
+    } catch (const autograd::NonFiniteGradient& g) {
+        throw Error(str("non-finite gradient ", step_text(e, b, steps), ": ", g.what(),
+                        "; that input is ", tensor_role(model, g.tensor), " (op ", g.op,
+                        "); try a smaller --lr (now ", lr, ")"));
+    }
+    // Every trainable gradient once more: sums of finite contributions can overflow, and this is
+    // the only check when the tape's is off.
+    for (const NamedParam& p : model.params()) {
+        if (!p.trainable || !p.tensor.grad().defined()) continue;
+        const Tensor g = p.tensor.grad();
+        const float* v = g.f32();
+        for (int64_t i = 0, n = g.numel(); i < n; ++i) {
+            if (!std::isfinite(v[i])) {
+                throw Error(str("non-finite gradient ", step_text(e, b, steps), ": ", v[i],
+                                " at element ", i, " of the gradient of parameter ", p.name,
+                                "; try a smaller --lr (now ", lr, ")"));
+            }
+        }
+    }
+}
+
+}  // namespace dt

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+// Cost of every accumulation mode at the conv / linear / bias reduction sites (conv.wgrad,
+// conv.dgrad, linear.wgrad, linear.dgrad, bias.grad) on the shapes of SmallCNN (batch 128:
+// 28x28x1->16, 14x14x16->32, 7x7x32->32, 3x3 pad 1; fc1 288->32), MediumCNN k = 3 (batch 64,
+// CIFAR: conv2 16x16x16->32, conv4 4x4x64->128, conv6 1x1x256->512) and ResNet-18's stage-3
+// convolution (8x8x256->256, batch 128). Per case and mode, every iteration times one atomic
+// call and one call of the mode; vs_atomic = fastest mode call / fastest atomic call (see
+// timed_loop). Wall-clock time, OpenMP default threads. Data uniform in [-1, 1).
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kernels/bias_add.h"
+#include "kernels/common/accum_mode.h"
+#include "kernels/common/philox.h"
+#include "kernels/conv2d.h"
+#include "kernels/linear.h"
+
+namespace {
+
+namespace k = dt::kernels;
+using k::common::AccumMode;
+
+constexpr AccumMode kModes[] = {AccumMode::kAtomic, AccumMode::kTree, AccumMode::kKahan,
+                                AccumMode::kExact, AccumMode::kPermuted};
+
+const char* mode_name(AccumMode m) {
+    switch (m) {
+        case AccumMode::kTree: return "tree";
+        case AccumMode::kAtomic: return "atomic";
+        case AccumMode::kKahan: return "kahan";
+        case AccumMode::kExact: return "exact";
+        case AccumMode::kPermuted: return "permuted";
+    }
+    return "?";
+}
+
+std::vector<float> uniform(int64_t n, uint32_t tag) {
+    namespace c = k::common;
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        const c::Philox4 r = c::philox_draw(42, c::RngStream::kTest, static_cast<uint64_t>(i), tag);
+        v[static_cast<std::size_t>(i)] = 2.0f * c::uniform01(r.v[0]) - 1.0f;
+    }
+    return v;
+}
+
+double seconds(const std::chrono::steady_clock::time_point& t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Each iteration times one call of the atomic mode, then one call of `mode` (manual time = the
+/// latter). Counters: min_ms (fastest call of mode), atomic_min_ms, vs_atomic = their ratio.
+/// Minimums of adjacent calls: on a shared machine they are far steadier than means.
+template <class Fn>
+void timed_loop(benchmark::State& state, AccumMode mode, Fn&& call) {
+    call(AccumMode::kAtomic);  // warm-up: thread-local buffers, page faults
+    call(mode);
+    double best = 1e30, best_atomic = 1e30;
+    for (auto _ : state) {
+        auto t0 = std::chrono::steady_clock::now();
+        call(AccumMode::kAtomic);
+        best_atomic = std::min(best_atomic, seconds(t0));
+        t0 = std::chrono::steady_clock::now();
+        call(mode);
+        const double t = seconds(t0);
+        best = std::min(best, t);
+        state.SetIterationTime(t);
+        benchmark::ClobberMemory();
+    }
+    state.counters["min_ms"] = best * 1e3;
+    state.counters["atomic_min_ms"] = best_atomic * 1e3;
+    state.counters["vs_atomic"] = best / best_atomic;
+}
+
+k::Conv2dParams conv(int64_t n, int64_t ci, int64_t hw, int64_t co) {
+    return k::Conv2dParams{.n = n, .ci = ci, .h = hw, .w = hw, .co = co, .kh = 3, .kw = 3,
+                           .stride = 1, .pad = 1, .ho = hw, .wo = hw};
+}
+
+enum class Site { kConvWgrad, kConvDgrad, kBiasGrad };
+
+void conv_site(benchmark::State& state, k::Conv2dParams p, Site site, AccumMode mode) {
+    const auto x = uniform(p.n * p.ci * p.h * p.w, 1), w = uniform(p.co * p.ci * p.kh * p.kw, 2);
+    const auto dy = uniform(p.n * p.co * p.ho * p.wo, 3);
+    std::vector<float> out(site == Site::kConvDgrad  ? x.size()
+                           : site == Site::kConvWgrad ? w.size()
+                                                      : static_cast<std::size_t>(p.co));
+    timed_loop(state, mode, [&](AccumMode m) {
+        p.accum = k::common::accum_spec(m, 99);
+        const k::BiasAddParams bp{.n = p.n, .c = p.co, .p = p.ho * p.wo, .accum = p.accum};
+        switch (site) {
+            case Site::kConvWgrad:
+                k::cpu::conv2d_backward_weight(x.data(), dy.data(), out.data(), p);
+                break;
+            case Site::kConvDgrad:
+                k::cpu::conv2d_backward_data(dy.data(), w.data(), out.data(), p);
+                break;
+            case Site::kBiasGrad: k::cpu::bias_add_backward(dy.data(), out.data(), bp); break;
+        }
+    });
+}
+
+enum class LSite { kWgrad, kDgrad, kBias };
+
+void linear_site(benchmark::State& state, k::LinearParams p, LSite site, AccumMode mode) {
+    const auto x = uniform(p.n * p.in, 1), w = uniform(p.out * p.in, 2);
+    const auto dy = uniform(p.n * p.out, 3);
+    std::vector<float> out(site == LSite::kWgrad   ? w.size()
+                           : site == LSite::kDgrad ? x.size()
+                                                   : static_cast<std::size_t>(p.out));
+    timed_loop(state, mode, [&](AccumMode m) {
+        p.accum = k::common::accum_spec(m, 99);
+        const k::BiasAddParams bp{.n = p.n, .c = p.out, .p = 1, .accum = p.accum};
+        switch (site) {
+            case LSite::kWgrad:
+                k::cpu::linear_backward_weight(x.data(), dy.data(), out.data(), p);
+                break;
+            case LSite::kDgrad:
+                k::cpu::linear_backward_data(dy.data(), w.data(), out.data(), p);
+                break;
+            case LSite::kBias: k::cpu::bias_add_backward(dy.data(), out.data(), bp); break;
+        }
+    });
+}
+
+void add_conv(const std::string& name, k::Conv2dParams p, Site site, int64_t iterations) {
+    for (AccumMode m : kModes) {
+        auto* b = benchmark::RegisterBenchmark((name + "/" + mode_name(m)).c_str(), conv_site,
+                                               p, site, m);
+        b->UseManualTime()->Unit(benchmark::kMillisecond);
+        if (iterations > 0) b->Iterations(iterations);
+    }
+}
+
+void add_linear(const std::string& name, k::LinearParams p, LSite site) {
+    for (AccumMode m : kModes) {
+        benchmark::RegisterBenchmark((name + "/" + mode_name(m)).c_str(), linear_site, p, site,
+                                     m)
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
+    }
+}
+
+const bool registered = [] {
+    // SmallCNN, batch 128.
+    add_conv("small_c1_wgrad", conv(128, 1, 28, 16), Site::kConvWgrad, 0);
+    add_conv("small_c2_wgrad", conv(128, 16, 14, 32), Site::kConvWgrad, 0);
+    add_conv("small_c3_wgrad", conv(128, 32, 7, 32), Site::kConvWgrad, 0);
+    add_conv("small_c2_dgrad", conv(128, 16, 14, 32), Site::kConvDgrad, 0);
+    add_conv("small_c3_dgrad", conv(128, 32, 7, 32), Site::kConvDgrad, 0);
+    add_conv("small_c1_bias", conv(128, 1, 28, 16), Site::kBiasGrad, 0);
+    add_conv("small_c3_bias", conv(128, 32, 7, 32), Site::kBiasGrad, 0);
+    add_linear("small_fc1_wgrad", k::LinearParams{.n = 128, .in = 288, .out = 32}, LSite::kWgrad);
+    add_linear("small_fc1_dgrad", k::LinearParams{.n = 128, .in = 288, .out = 32}, LSite::kDgrad);
+    add_linear("small_fc1_bias", k::LinearParams{.n = 128, .in = 288, .out = 32}, LSite::kBias);
+    // MediumCNN k = 3 on CIFAR, batch 64.
+    add_conv("medium_c2_wgrad", conv(64, 16, 16, 32), Site::kConvWgrad, 0);
+    add_conv("medium_c4_wgrad", conv(64, 64, 4, 128), Site::kConvWgrad, 0);
+    add_conv("medium_c6_wgrad", conv(64, 256, 1, 512), Site::kConvWgrad, 0);
+    add_conv("medium_c2_dgrad", conv(64, 16, 16, 32), Site::kConvDgrad, 0);
+    add_conv("medium_c4_dgrad", conv(64, 64, 4, 128), Site::kConvDgrad, 0);
+    add_conv("medium_c6_dgrad", conv(64, 256, 1, 512), Site::kConvDgrad, 0);
+    // ResNet-18 stage 3 (8x8x256 -> 256), batch 128: a few iterations only.
+    add_conv("resnet_s3_wgrad", conv(128, 256, 8, 256), Site::kConvWgrad, 3);
+    add_conv("resnet_s3_dgrad", conv(128, 256, 8, 256), Site::kConvDgrad, 3);
+    return true;
+}();
+
+}  // namespace

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: MIT
+// Parsing, presets and resolution of the noise switchboard (contract in noise_config.h). Error
+// messages are for people typing flags: "--seed-init: got 'x', expected N, fixed:N or random".
+#include "engine/noise/noise_config.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "engine/core/error.h"
+#include "kernels/common/philox.h"
+
+namespace dt {
+
+namespace {
+
+using kernels::common::RngStream;
+
+/// Philox stream of --shuffle-within-batch.
+constexpr RngStream kWithinBatchStream = RngStream::kWithinBatch;
+
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i > 0 ? sep : "") + v[i];
+    return s;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t p = s.find(sep, start);
+        parts.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
+        if (p == std::string::npos) return parts;
+        start = p + 1;
+    }
+}
+
+/// A plain decimal in [0, 2^64), or nullopt (no sign, no wrap-around, no saturation).
+std::optional<uint64_t> parse_u64(const std::string& text) {
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return {};
+    errno = 0;
+    const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+    if (errno == ERANGE) return {};
+    return static_cast<uint64_t>(v);
+}
+
+[[noreturn]] void reject(const std::string& flag, const std::string& text,
+                         const std::string& expected) {
+    throw ValueError(str(flag, ": got '", text, "', expected ", expected));
+}
+
+const char* kSeedForms = "N, fixed:N, random or off (N an integer in [0, 2^64))";
+const char* kInitOffHint =
+    "N, fixed:N or random (the weight init cannot be switched off: every weight needs an initial "
+    "value; a fixed seed removes init noise)";
+
+std::string site_modes_text() {
+    return "tree, atomic, kahan, exact, permuted:<seed>, permuted:random";
+}
+
+}  // namespace
+
+const char* source_kind_name(SourceKind kind) {
+    switch (kind) {
+        case SourceKind::kFixed: return "fixed";
+        case SourceKind::kRandom: return "random";
+        case SourceKind::kOff: return "off";
+    }
+    return "?";
+}
+
+// ---- seeded sources ----
+
+SourceSetting parse_source_setting(const std::string& flag, const std::string& text,
+                                   bool allow_off) {
+    if (text == "random") return SourceSetting::random();
+    if (text == "off") {
+        if (!allow_off) reject(flag, text, kInitOffHint);
+        return SourceSetting::off();
+    }
+    const std::string digits = text.rfind("fixed:", 0) == 0 ? text.substr(6) : text;
+    if (const auto v = parse_u64(digits)) return SourceSetting::fixed(*v);
+    reject(flag, text, allow_off ? kSeedForms : "N, fixed:N or random (N an integer in [0, 2^64))");
+}
+
+std::string source_setting_text(const SourceSetting& s) {
+    switch (s.kind) {
+        case SourceKind::kFixed: return str("fixed:", s.seed);
+        case SourceKind::kRandom: return s.drawn ? str("random:", s.seed) : "random";
+        case SourceKind::kOff: return "off";
+    }
+    return "?";
+}
+
+// ---- init perturbation ----
+
+InitPerturb parse_init_perturb(const std::string& text) {
+    const char* expected = "NAME:INDEX[:up|down] (e.g. conv1.weight:0:up)";
+    const std::vector<std::string> parts = split(text, ':');
+    if (parts.size() < 2 || parts.size() > 3 || parts[0].empty()) {
+        reject("--init-perturb", text, expected);
+    }
+    InitPerturb p;
+    p.param = parts[0];
+    const auto index = parse_u64(parts[1]);
+    if (!index || *index > static_cast<uint64_t>(INT64_MAX)) {
+        reject("--init-perturb", text, str(expected, "; INDEX an integer >= 0"));
+    }
+    p.index = static_cast<int64_t>(*index);
+    if (parts.size() == 3) {
+        if (parts[2] == "up") {
+            p.direction = +1;
+        } else if (parts[2] == "down") {
+            p.direction = -1;
+        } else {
+            reject("--init-perturb", text, str(expected, "; the direction is up or down"));
+        }
+    }
+    return p;
+}
+
+std::string init_perturb_text(const InitPerturb& p) {
+    return str(p.param, ":", p.index, p.direction > 0 ? ":up" : ":down");
+}
+
+std::pair<float, float> apply_init_perturb(const InitPerturb& p,
+                                           const std::vector<std::string>& names,
+                                           const std::vector<Tensor>& tensors) {
+    DT_CHECK(names.size() == tensors.size(), "apply_init_perturb: ", names.size(), " names for ",
+             tensors.size(), " tensors");
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (names[i] != p.param) continue;
+        Tensor t = tensors[i];
+        if (p.index >= t.numel()) {
+            throw ValueError(str("--init-perturb: index ", p.index, " is out of range for ",
+                                 p.param, " (", t.str(), ", ", t.numel(),
+                                 " elements): expected an index in [0, ", t.numel(), ")"));
+        }
+        float& v = t.f32()[p.index];
+        const float before = v;
+        // The adjacent float32 toward +inf / -inf: a one-ulp change (a subnormal step from 0).
+        v = std::nextafter(v, p.direction > 0 ? INFINITY : -INFINITY);
+        return {before, v};
+    }
+    throw ValueError(str("--init-perturb: no trainable tensor named '", p.param,
+                         "'; expected one of ", join(names)));
+}
+
+// ---- implementation sites ----
+
+SiteSetting parse_site_setting(const std::string& flag, const std::string& text) {
+    SiteSetting s;
+    if (text.rfind("permuted:", 0) == 0) {
+        const std::string seed = text.substr(9);
+        s.mode = AccumMode::kPermuted;
+        if (seed == "random") {
+            s.permute = SourceSetting::random();
+        } else if (const auto v = parse_u64(seed)) {
+            s.permute = SourceSetting::fixed(*v);
+        } else {
+            reject(flag, text, "permuted:<seed> (an integer in [0, 2^64)) or permuted:random");
+        }
+        return s;
+    }
+    const std::optional<AccumMode> mode = accum_mode_from_name(text);
+    if (!mode || *mode == AccumMode::kPermuted) {
+        reject(flag, text, "one of " + site_modes_text());
+    }
+    s.mode = *mode;
+    return s;
+}
+
+std::string site_setting_text(const SiteSetting& s) {
+    if (s.mode != AccumMode::kPermuted) return accum_mode_name(s.mode);
+    switch (s.permute.kind) {
+        case SourceKind::kFixed: return str("permuted:", s.permute.seed);
+        case SourceKind::kRandom:
+            return s.permute.drawn ? str("permuted:random:", s.permute.seed) : "permuted:random";
+        case SourceKind::kOff: break;
+    }
+    return "permuted:?";
+}
+
+SiteSettings impl_preset(const std::string& text) {
+    SiteSettings sites{};
+    if (text == "deterministic") return sites;
+    if (text == "fast") {
+        for (ReduceSite s : all_reduce_sites()) {
+            if (reduce_site_atomic_in_fast(s)) {
+                sites[static_cast<std::size_t>(s)].mode = AccumMode::kAtomic;
+            }
+        }
+        return sites;
+    }
+    SiteSetting all;
+    try {
+        all = parse_site_setting("--impl", text);
+    } catch (const ValueError&) {
+        reject("--impl", text,
+               "fast, deterministic, exact, or one mode for every site: " + site_modes_text());
+    }
+    sites.fill(all);
+    return sites;
+}
+
+void apply_impl_sites(SiteSettings& sites, const std::string& list) {
+    for (const std::string& entry : split(list, ',')) {
+        const std::size_t eq = entry.find('=');
+        if (eq == std::string::npos) {
+            reject("--impl-site", entry,
+                   "SITE=MODE[,SITE=MODE...] (e.g. conv.wgrad=atomic,loss=permuted:7)");
+        }
+        const std::string name = entry.substr(0, eq);
+        const std::optional<ReduceSite> site = reduce_site_from_name(name);
+        if (!site) {
+            throw ValueError(str("--impl-site: unknown site '", name, "' in '", entry,
+                                 "', expected one of ", join(reduce_site_names())));
+        }
+        sites[static_cast<std::size_t>(*site)] =
+            parse_site_setting(str("--impl-site ", name), entry.substr(eq + 1));
+    }
+}
+
+// ---- presets and precedence ----
+
+const std::vector<std::string>& noise_preset_names() {
+    static const std::vector<std::string> v = {"control", "algo", "impl", "algo+impl"};
+    return v;
+}
+
+NoiseConfig noise_config_from_flags(const NoiseFlags& f) {
+    NoiseConfig c;
+    // 1. --noise: the base for seeds and implementation.
+    if (!f.noise.empty()) {
+        const auto& names = noise_preset_names();
+        if (std::find(names.begin(), names.end(), f.noise) == names.end()) {
+            reject("--noise", f.noise, "one of " + join(names));
+        }
+        c.preset = f.noise;
+        const bool random_seeds = f.noise == "algo" || f.noise == "algo+impl";
+        const SourceSetting s = random_seeds ? SourceSetting::random() : SourceSetting::fixed(0);
+        c.init = c.shuffle = c.augment = c.dropout = s;
+        c.impl = (f.noise == "impl" || f.noise == "algo+impl") ? "fast" : "deterministic";
+    }
+    // 2. --seed sets all four sources.
+    if (!f.seed.empty()) {
+        const SourceSetting s = parse_source_setting("--seed", f.seed, /*allow_off=*/true);
+        if (s.is_off()) {
+            reject("--seed", f.seed,
+                   "N, fixed:N or random (--seed sets all four sources and the weight init "
+                   "cannot be off; switch the others off one by one: --seed-shuffle off, "
+                   "--seed-augment off, --seed-dropout off)");
+        }
+        c.init = c.shuffle = c.augment = c.dropout = s;
+    }
+    // 3. One source each.
+    if (!f.seed_init.empty()) c.init = parse_source_setting("--seed-init", f.seed_init, false);
+    if (!f.seed_shuffle.empty()) c.shuffle = parse_source_setting("--seed-shuffle", f.seed_shuffle);
+    if (!f.seed_augment.empty()) c.augment = parse_source_setting("--seed-augment", f.seed_augment);
+    if (!f.seed_dropout.empty()) c.dropout = parse_source_setting("--seed-dropout", f.seed_dropout);
+    if (f.no_shuffle) {
+        if (!f.seed_shuffle.empty() && !c.shuffle.is_off()) {
+            throw ValueError(str("--no-shuffle: contradicts --seed-shuffle ", f.seed_shuffle,
+                                 " (--no-shuffle means --seed-shuffle off; give one of them)"));
+        }
+        c.shuffle = SourceSetting::off();
+    }
+    // 4. Implementation: the --impl preset (or the --noise one), then --impl-site overrides.
+    if (!f.impl.empty()) c.impl = f.impl;
+    c.sites = impl_preset(c.impl);
+    for (const std::string& list : f.impl_site) apply_impl_sites(c.sites, list);
+    // 5. The rest.
+    if (!f.shuffle_within_batch.empty()) {
+        c.shuffle_within_batch =
+            parse_source_setting("--shuffle-within-batch", f.shuffle_within_batch);
+    }
+    if (!f.init_perturb.empty()) c.init_perturb = parse_init_perturb(f.init_perturb);
+    return c;
+}
+
+// ---- resolution ----
+
+uint64_t os_entropy64() {
+    std::random_device rd;
+    const uint64_t hi = rd();
+    const uint64_t lo = rd();
+    return (hi << 32) | (lo & 0xFFFFFFFFull);
+}
+
+namespace {
+template <typename F>
+void for_each_setting(NoiseConfig& c, F f) {  // ORDER: the order of the draws
+    for (SourceSetting* s : {&c.init, &c.shuffle, &c.augment, &c.dropout}) f(*s);
+    for (SiteSetting& site : c.sites) {
+        if (site.mode == AccumMode::kPermuted) f(site.permute);
+    }
+    f(c.shuffle_within_batch);
+}
+}  // namespace
+
+void resolve_noise_config(NoiseConfig& c, const EntropyFn& entropy) {
+    for_each_setting(c, [&](SourceSetting& s) {
+        if (s.kind == SourceKind::kRandom && !s.drawn) {
+            s.seed = entropy();
+            s.drawn = true;
+        }
+    });
+}
+
+bool noise_config_resolved(const NoiseConfig& cfg) {
+    NoiseConfig c = cfg;
+    bool ok = true;
+    for_each_setting(c, [&](SourceSetting& s) { ok = ok && (s.is_off() || s.resolved()); });
+    return ok;
+}
+
+ReduceSiteSpecs reduce_site_specs(const NoiseConfig& c) {
+    DT_CHECK(noise_config_resolved(c), "reduce_site_specs: call resolve_noise_config first");
+    ReduceSiteSpecs specs{};
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        const SiteSetting& s = c.sites[i];
+        specs[i] = kernels::common::accum_spec(
+            s.mode, s.mode == AccumMode::kPermuted ? s.permute.seed : 0);
+    }
+    return specs;
+}
+
+// ---- in-batch order ----
+
+std::vector<int64_t> within_batch_permutation(int64_t n, uint64_t seed, uint64_t epoch,
+                                              int64_t batch) {
+    using kernels::common::philox_draw;
+    using kernels::common::uniform_below;
+    DT_CHECK_VALUE(n >= 0 && batch >= 0 && epoch <= 0xFFFFFFFFull,
+                   "within_batch_permutation: n ", n, ", batch ", batch, ", epoch ", epoch,
+                   " (expected n, batch >= 0 and epoch < 2^32)");
+    const auto k = philox_draw(seed, kWithinBatchStream, static_cast<uint64_t>(batch),
+                               static_cast<uint32_t>(epoch));
+    const uint64_t key = (static_cast<uint64_t>(k.v[1]) << 32) | k.v[0];
+    std::vector<int64_t> perm(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) perm[static_cast<std::size_t>(i)] = i;
+    for (int64_t i = n - 1; i >= 1; --i) {  // ORDER: i descends, each draw keyed by its own i
+        const auto r = philox_draw(key, kWithinBatchStream, static_cast<uint64_t>(i), 0);
+        const auto j =
+            static_cast<int64_t>(uniform_below(r.v[0], r.v[1], static_cast<uint64_t>(i + 1)));
+        std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]);
+    }
+    return perm;
+}
+
+}  // namespace dt

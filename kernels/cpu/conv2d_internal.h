@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+// Private to kernels/cpu/conv2d*.cpp: the padded-sample geometry, im2col/col2im helpers and the
+// per-mode entry points of conv.dgrad and conv.wgrad (recipes in kernels/conv2d.h).
+//   conv2d.cpp             forward, the tree mode of both sites, dispatch by mode
+//   conv2d_wgrad_modes.cpp conv.wgrad kahan / exact / permuted / atomic
+//   conv2d_dgrad_modes.cpp conv.dgrad kahan / exact / permuted / atomic
+// Padded sample xp (Ci, Hp, Wp): xpad[r, q] = xp[rbase[r] + oh*stride*Wp + ow*stride],
+// rbase[r] = (c*Hp + ki)*Wp + kj, r = (c*Kh + ki)*Kw + kj, q = oh*Wo + ow.
+#pragma once
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "kernels/conv2d.h"
+#include "kernels/gemm.h"
+
+namespace dt::kernels::cpu::conv2d_internal {
+
+constexpr int64_t kWave = 16;     // samples whose wgrad leaves are held at once
+constexpr int64_t kSlice = 2048;  // elements per cross-sample combine work item
+
+inline float* scratch(std::vector<float>& v, int64_t n) {
+    if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
+    return v.data();
+}
+
+/// Runs fn(s, parallel_gemm) for s in [0, n): samples across threads, or in order with a
+/// parallel GEMM when there are fewer samples than threads.
+template <class Fn>
+void for_each_sample(int64_t n, Fn&& fn) {
+    if (n >= omp_get_max_threads() && !omp_in_parallel()) {
+#pragma omp parallel for schedule(static)
+        for (int64_t s = 0; s < n; ++s) fn(s, false);
+    } else {
+        for (int64_t s = 0; s < n; ++s) fn(s, true);
+    }
+}
+
+struct Geometry {
+    const Conv2dParams* p;
+    int64_t hp, wp, R, P;
+    std::vector<int64_t> rbase;  // (R): offset of tap r's first pixel in xp
+    explicit Geometry(const Conv2dParams& q)
+        : p(&q), hp(q.h + 2 * q.pad), wp(q.w + 2 * q.pad), R(q.ci * q.kh * q.kw),
+          P(q.ho * q.wo), rbase(static_cast<std::size_t>(R)) {
+        for (int64_t c = 0, r = 0; c < q.ci; ++c)
+            for (int64_t ki = 0; ki < q.kh; ++ki)
+                for (int64_t kj = 0; kj < q.kw; ++kj) rbase[r++] = (c * hp + ki) * wp + kj;
+    }
+    /// 1x1, stride 1, no padding: every input element receives exactly one tap.
+    bool pointwise() const { return p->kh == 1 && p->kw == 1 && p->stride == 1 && p->pad == 0; }
+};
+
+/// dst[0 .. n) = src[0 .. n) for short runs (GCC turns copy loops, even 3-element tails and
+/// intrinsic loops, into memmove calls, which cost more than the copy here).
+inline void copy_run(float* __restrict dst, const float* __restrict src, int64_t n) {
+    int64_t i = 0;
+#if defined(__x86_64__)
+    for (; i + 4 <= n; i += 4) {
+        _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
+        __asm__ volatile("");  // keeps GCC from turning this loop into a memmove call
+    }
+#else
+    for (; i + 4 <= n; i += 4)
+        for (int64_t t = 0; t < 4; ++t) dst[i + t] = src[i + t];
+#endif
+    if (i < n) dst[i] = src[i];
+    if (i + 1 < n) dst[i + 1] = src[i + 1];
+    if (i + 2 < n) dst[i + 2] = src[i + 2];
+}
+
+/// The padded sample xp (Ci, Hp, Wp) of xs (Ci, H, W): xs itself when pad == 0.
+const float* pad_sample(const float* xs, const Geometry& g);
+
+/// dst[t] = xpad[r, q0 + t] for t < count (positions q = oh*Wo + ow in order).
+void fill_tap(const float* xp, const Geometry& g, int64_t r, int64_t q0, int64_t count,
+              float* dst);
+
+/// im2col of one padded sample into cpu::gemm's packed-A layout (kernels/gemm.h), M = R, K = P.
+void im2col_packed(const float* xp, const Geometry& g, int64_t mpad, float* dst);
+
+/// Packs A once for all samples, into the calling thread's buffer.
+GemmPackedA pack_shared_a(const float* a, const GemmParams& gp);
+
+/// The wgrad leaf of sample s, transposed: leaf^T (R, Co), leaf_s[o,r] = +0 + sum over q
+/// ascending of dy[s,o,q] * xpad[s,r,q] (the tree mode's leaf, bit for bit). With accumulate,
+/// the sum starts from leaf_t's old value instead of +0 (GemmParams::accumulate).
+void wgrad_leaf(const float* x, const float* dy, int64_t s, const Geometry& g, float* leaf_t,
+                bool parallel_gemm, bool accumulate = false);
+
+/// Calls fn(run_dst_offset, src, count) for every col2im run of dcol (R, P) in the row order
+/// `rows` (R entries): the run of row r at output row oh adds src[u] (u < count) to padded element
+/// run_dst_offset + u * stride. Inputs never see a run in any other order than `rows` gives.
+template <class Fn>
+void for_each_col2im_run(const float* dcol, const Geometry& g, const int64_t* rows, Fn&& fn) {
+    const Conv2dParams& p = *g.p;
+    for (int64_t j = 0; j < g.R; ++j) {
+        const int64_t r = rows ? rows[j] : j;
+        const float* src = dcol + r * g.P;
+        for (int64_t oh = 0; oh < p.ho; ++oh, src += p.wo)
+            fn(g.rbase[r] + oh * p.stride * g.wp, src, p.wo);
+    }
+}
+
+// ---- mode entry points (p.n >= 1 for wgrad) ----
+void conv2d_wgrad_kahan(const float* x, const float* dy, float* dw, const Conv2dParams& p);
+void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2dParams& p);
+void conv2d_wgrad_permuted(const float* x, const float* dy, float* dw, const Conv2dParams& p);
+void conv2d_wgrad_atomic(const float* x, const float* dy, float* dw, const Conv2dParams& p);
+void conv2d_dgrad_kahan(const float* dy, const float* w, float* dx, const Conv2dParams& p);
+void conv2d_dgrad_exact(const float* dy, const float* w, float* dx, const Conv2dParams& p);
+void conv2d_dgrad_permuted(const float* dy, const float* w, float* dx, const Conv2dParams& p);
+void conv2d_dgrad_atomic(const float* dy, const float* w, float* dx, const Conv2dParams& p);
+
+}  // namespace dt::kernels::cpu::conv2d_internal

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+// conv.wgrad in the kahan, exact, permuted and atomic modes (recipes in kernels/conv2d.h). Every
+// mode uses the tree mode's per-sample leaf (wgrad_leaf: im2col + GEMM, leaf^T (R, Co), the same
+// bits); only the combination across samples differs. The deterministic modes compute leaves in
+// waves of kWave samples (samples across threads) and then combine the wave into per-element
+// state, slices of kSlice elements across threads; the atomic mode adds each leaf into a shared
+// buffer as soon as it is computed.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_kahan.h"
+#include "kernels/common/accum_permuted.h"
+#include "kernels/common/atomic_add.h"
+#include "kernels/common/reduce_tree.h"
+#include "kernels/cpu/conv2d_internal.h"
+
+namespace dt::kernels::cpu::conv2d_internal {
+
+namespace {
+
+/// Runs fn(lo, hi) over the slices of [0, L), across threads when L is large.
+template <class Fn>
+void for_each_slice(int64_t L, Fn&& fn) {
+    const int64_t slices = (L + kSlice - 1) / kSlice;
+    const bool par = L >= 4 * kSlice && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t sl = 0; sl < slices; ++sl) fn(sl * kSlice, std::min(L, (sl + 1) * kSlice));
+}
+
+/// The calling thread's buffer for a wave of leaves (one per thread, shared by the modes).
+float* wave_buffer(int64_t n) {
+    thread_local std::vector<float> t_leaves;
+    return scratch(t_leaves, n);
+}
+
+/// Computes the leaves of samples sample_at(0), sample_at(1), ..., sample_at(N-1) in waves and
+/// calls combine(k0, wn, leaves, lo, hi) for every slice of each wave: leaves + j * L is the
+/// leaf^T of sample sample_at(k0 + j), j < wn. Slices run across threads; a slice sees the
+/// wave's leaves in k order, so any per-element recipe in k order is thread-count independent.
+template <class SampleAt, class Combine>
+void leaf_waves(const float* x, const float* dy, const Geometry& g, SampleAt&& sample_at,
+                Combine&& combine) {
+    const Conv2dParams& p = *g.p;
+    const int64_t L = p.co * g.R;
+    float* leaves = wave_buffer(std::min(kWave, p.n) * L);
+    for (int64_t k0 = 0; k0 < p.n; k0 += kWave) {
+        const int64_t wn = std::min(kWave, p.n - k0);
+        for_each_sample(wn, [&](int64_t j, bool par) {
+            wgrad_leaf(x, dy, sample_at(k0 + j), g, leaves + j * L, par);
+        });
+        for_each_slice(L, [&](int64_t lo, int64_t hi) { combine(k0, wn, leaves, lo, hi); });
+    }
+}
+
+/// dw (Co, R) from per-element state st (R, Co): dw[o, r] = value(st[r * Co + o]).
+template <class T, class Value>
+void transpose_out(const T* st, float* dw, const Geometry& g, Value&& value) {
+    const int64_t co = g.p->co;
+    for (int64_t o = 0; o < co; ++o)
+        for (int64_t r = 0; r < g.R; ++r) dw[o * g.R + r] = value(st[r * co + o]);
+}
+
+}  // namespace
+
+// ---- kahan: the tree of the tree mode, with kahan_merge over (leaf, +0) ----
+void conv2d_wgrad_kahan(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
+    const Geometry g(p);
+    const int64_t L = p.co * g.R;
+    thread_local std::vector<common::KahanSum> t_slots;
+    const int64_t need = common::tree_slots(p.n) * L;
+    if (static_cast<int64_t>(t_slots.size()) < need) t_slots.resize(static_cast<std::size_t>(need));
+    common::KahanSum* slots = t_slots.data();
+    leaf_waves(
+        x, dy, g, [](int64_t k) { return k; },
+        [&](int64_t k0, int64_t wn, const float* leaves, int64_t lo, int64_t hi) {
+            for (int64_t j = 0; j < wn; ++j) {  // ORDER: leaves enter the tree in sample order
+                const int64_t count = k0 + j;
+                common::KahanSum* slot = slots + common::tree_leaf_slot(count) * L;
+                const float* leaf = leaves + j * L;
+                for (int64_t i = lo; i < hi; ++i) slot[i] = common::KahanSum{leaf[i], 0.0f};
+                common::kahan_tree_push(slots, L, lo, hi, count);
+            }
+        });
+    for_each_slice(L, [&](int64_t lo, int64_t hi) {
+        common::kahan_tree_finish(slots, L, lo, hi, p.n);
+    });
+    transpose_out(slots, dw, g, [](const common::KahanSum& k) { return common::kahan_value(k); });
+}
+
+// ---- exact: one ExactAcc per element, every leaf added (N < 2^31 adds: no normalisation) ----
+void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
+    const Geometry g(p);
+    const int64_t L = p.co * g.R;
+    thread_local std::vector<common::ExactAcc> t_acc;
+    if (static_cast<int64_t>(t_acc.size()) < L) t_acc.resize(static_cast<std::size_t>(L));
+    common::ExactAcc* acc = t_acc.data();
+    for_each_slice(L, [&](int64_t lo, int64_t hi) { common::exact_init_row(acc + lo, hi - lo); });
+    leaf_waves(
+        x, dy, g, [](int64_t k) { return k; },
+        [&](int64_t, int64_t wn, const float* leaves, int64_t lo, int64_t hi) {
+            // ORDER: none (integer accumulation; the result depends on the multiset of leaves).
+            for (int64_t j = 0; j < wn; ++j)
+                common::exact_add_row(acc + lo, leaves + j * L + lo, hi - lo);
+        });
+    transpose_out(acc, dw, g, [](const common::ExactAcc& a) { return common::exact_value(a); });
+}
+
+// ---- permuted: leaves added from +0 in the order permute_order(N, key) ----
+void conv2d_wgrad_permuted(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
+    const Geometry g(p);
+    const int64_t L = p.co * g.R;
+    thread_local std::vector<uint32_t> t_order;
+    t_order.resize(static_cast<std::size_t>(p.n));
+    common::permute_order(t_order.data(), p.n, p.accum.permute_key);
+    const uint32_t* order = t_order.data();
+    thread_local std::vector<float> t_acc;
+    float* acc = scratch(t_acc, L);
+    for_each_slice(L, [&](int64_t lo, int64_t hi) { std::fill(acc + lo, acc + hi, 0.0f); });
+    leaf_waves(
+        x, dy, g, [order](int64_t k) { return static_cast<int64_t>(order[k]); },
+        [&](int64_t, int64_t wn, const float* leaves, int64_t lo, int64_t hi) {
+            // ORDER: acc = +0 + leaf(order[0]) + leaf(order[1]) + ... (wave j = step k0 + j)
+            for (int64_t j = 0; j < wn; ++j)
+                common::permuted_accumulate(acc, leaves + j * L, lo, hi);
+        });
+    transpose_out(acc, dw, g, [](float v) { return v; });
+}
+
+// ---- atomic: split-K over fixed groups of kConv2dAtomicGroup samples ----
+// No ORDER on purpose. Threads own groups; a group's partial (R, Co) is one GEMM sum continued
+// over its samples in order (the GEMM accumulates into the thread's buffer), then atomic-added
+// into the zeroed shared buffer. A thread starts its adds at its own offset (t * L / T, then
+// wraps), so threads do not fight over the same cache lines in lockstep; which partial lands
+// first on an element is still up to thread timing.
+void conv2d_wgrad_atomic(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
+    const Geometry g(p);
+    const int64_t L = p.co * g.R, groups = (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup;
+    thread_local std::vector<float> t_acc;
+    float* acc = scratch(t_acc, L);
+    std::fill(acc, acc + L, 0.0f);
+    for_each_sample(groups, [&](int64_t gi, bool par) {
+        thread_local std::vector<float> t_part;
+        float* part = scratch(t_part, L);
+        const int64_t s0 = gi * kConv2dAtomicGroup, s1 = std::min(p.n, s0 + kConv2dAtomicGroup);
+        for (int64_t s = s0; s < s1; ++s) wgrad_leaf(x, dy, s, g, part, par, s > s0);
+        const int64_t start =
+            omp_get_num_threads() > 1 ? (L * omp_get_thread_num() / omp_get_num_threads()) : 0;
+        common::atomic_add_row(acc + start, part + start, L - start);
+        common::atomic_add_row(acc, part, start);
+    });
+    transpose_out(acc, dw, g, [](float v) { return v; });
+}
+
+}  // namespace dt::kernels::cpu::conv2d_internal

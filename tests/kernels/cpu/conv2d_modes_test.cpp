@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: MIT
+// Pins the accumulation modes of conv.wgrad and conv.dgrad (kernels/conv2d.h): kahan, exact and
+// permuted equal their recipe evaluated here from the test's own leaves / per-tap values, bit for
+// bit on every GEMM ISA path; every mode lies within its derived bound of the double reference
+// (c * eps32 * the same sum over |terms|, c below); tree, kahan, exact, permuted ignore the thread
+// count (1, 2, 3, 4, 7); exact ignores the order of the samples (dw identical, dx permuted); kahan
+// beats tree on ill-conditioned sums; permuted replays its key and varies with it; atomic stays
+// within bound and the number of distinct results of 5 calls at 2+ threads is printed.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_kahan.h"
+#include "kernels/common/accum_permuted.h"
+#include "kernels/conv2d.h"
+#include "kernels/gemm.h"
+#include "kernels/ref/conv2d_ref.h"
+#include "tests/support/compare.h"
+#include "tests/support/rng.h"
+
+namespace dt::kernels {
+namespace {
+
+using common::AccumMode;
+using enum common::AccumMode;
+
+constexpr AccumMode kAllModes[] = {kTree, kKahan, kExact, kPermuted, kAtomic};
+constexpr AccumMode kDeterministic[] = {kTree, kKahan, kExact, kPermuted};
+constexpr uint64_t kKey = 0x1234abcdull;
+
+const char* name(AccumMode m) {  // enum order of kernels/common/accum_mode.h
+    static const char* const kNames[] = {"tree", "atomic", "kahan", "exact", "permuted"};
+    return kNames[static_cast<int>(m)];
+}
+
+Conv2dParams geom(int64_t n, int64_t ci, int64_t h, int64_t w, int64_t co, int64_t kh, int64_t kw,
+                  int64_t stride, int64_t pad) {
+    Conv2dParams p{.n = n, .ci = ci, .h = h, .w = w, .co = co, .kh = kh, .kw = kw,
+                   .stride = stride, .pad = pad};
+    p.ho = (h + 2 * pad - kh) / stride + 1;
+    p.wo = (w + 2 * pad - kw) / stride + 1;
+    return p;
+}
+
+// Odd sizes, strides 1-3, padding (also as wide as the image), kernels 1 (pointwise and
+// strided), 3, 5, 7, more samples than one wgrad wave (16), more positions than one K block.
+const Conv2dParams kCases[] = {
+    geom(3, 2, 7, 5, 3, 3, 3, 1, 1),   geom(2, 3, 9, 9, 4, 3, 3, 2, 1),
+    geom(2, 1, 8, 8, 5, 1, 1, 1, 0),   geom(2, 2, 9, 9, 3, 1, 1, 3, 1),
+    geom(2, 2, 11, 9, 3, 7, 7, 1, 3),  geom(17, 3, 5, 5, 2, 3, 3, 1, 1),
+    geom(4, 3, 10, 10, 2, 5, 5, 3, 0), geom(2, 2, 20, 19, 3, 3, 3, 1, 1),
+    geom(2, 3, 2, 2, 4, 5, 5, 1, 2),   geom(2, 2, 6, 8, 3, 2, 3, 1, 0),
+};
+
+int64_t xsize(const Conv2dParams& p) { return p.n * p.ci * p.h * p.w; }
+int64_t wsize(const Conv2dParams& p) { return p.co * p.ci * p.kh * p.kw; }
+int64_t ysize(const Conv2dParams& p) { return p.n * p.co * p.ho * p.wo; }
+
+std::string describe(const Conv2dParams& p) {  // n,ci,h,w,co,kh,kw,stride,pad
+    return testing::PrintToString(std::vector{p.n, p.ci, p.h, p.w, p.co, p.kh, p.kw, p.stride,
+                                              p.pad});
+}
+
+struct Data {
+    std::vector<float> x, w, dy;
+};
+
+Data make_data(const Conv2dParams& p, uint64_t seed) {
+    return Data{test::uniform_floats(xsize(p), -1, 1, seed, 1),
+                test::uniform_floats(wsize(p), -1, 1, seed, 2),
+                test::uniform_floats(ysize(p), -1, 1, seed, 4)};
+}
+
+struct Grads {
+    std::vector<float> dx, dw;
+};
+
+Grads run(const Data& d, Conv2dParams p, AccumMode mode, uint64_t key = kKey) {
+    p.accum = common::accum_spec(mode, key);
+    Grads g{std::vector<float>(xsize(p), 9.0f), std::vector<float>(wsize(p), 9.0f)};
+    cpu::conv2d_backward_data(d.dy.data(), d.w.data(), g.dx.data(), p);
+    cpu::conv2d_backward_weight(d.x.data(), d.dy.data(), g.dw.data(), p);
+    return g;
+}
+
+/// leaves[s * L + e]: +0 + sum over positions ascending of dy * xpad, e = (o, c, ki, kj).
+std::vector<float> own_wgrad_leaves(const std::vector<float>& x, const std::vector<float>& dy,
+                                    const Conv2dParams& p) {
+    const int64_t L = wsize(p);
+    std::vector<float> leaves(p.n * L);
+    for (int64_t s = 0; s < p.n; ++s)
+        for (int64_t o = 0; o < p.co; ++o)
+            for (int64_t c = 0; c < p.ci; ++c)
+                for (int64_t ki = 0; ki < p.kh; ++ki)
+                    for (int64_t kj = 0; kj < p.kw; ++kj) {
+                        float acc = 0.0f;
+                        for (int64_t oh = 0; oh < p.ho; ++oh)
+                            for (int64_t ow = 0; ow < p.wo; ++ow) {
+                                const int64_t ih = oh * p.stride - p.pad + ki;
+                                const int64_t iw = ow * p.stride - p.pad + kj;
+                                const bool in = ih >= 0 && ih < p.h && iw >= 0 && iw < p.w;
+                                acc = acc + dy[((s * p.co + o) * p.ho + oh) * p.wo + ow] *
+                                                (in ? x[((s * p.ci + c) * p.h + ih) * p.w + iw]
+                                                    : 0.0f);
+                            }
+                        leaves[s * L + ((o * p.ci + c) * p.kh + ki) * p.kw + kj] = acc;
+                    }
+    return leaves;
+}
+
+/// For every input element, its per-tap values t in tap order (ki, kj) ascending, with the tap
+/// index ki * Kw + kj: t = +0 + sum over o ascending of w[o,c,ki,kj] * dy[s,o,oh,ow].
+using Taps = std::vector<std::vector<std::pair<int64_t, float>>>;  // (xsize)
+
+Taps own_dgrad_taps(const std::vector<float>& dy, const std::vector<float>& w,
+                    const Conv2dParams& p) {
+    Taps t(xsize(p));
+    for (int64_t s = 0; s < p.n; ++s)
+        for (int64_t c = 0; c < p.ci; ++c)
+            for (int64_t ih = 0; ih < p.h; ++ih)
+                for (int64_t iw = 0; iw < p.w; ++iw) {
+                    auto& list = t[((s * p.ci + c) * p.h + ih) * p.w + iw];
+                    for (int64_t ki = 0; ki < p.kh; ++ki)
+                        for (int64_t kj = 0; kj < p.kw; ++kj) {
+                            const int64_t th = ih + p.pad - ki, tw = iw + p.pad - kj;
+                            if (th < 0 || tw < 0 || th % p.stride || tw % p.stride) continue;
+                            const int64_t oh = th / p.stride, ow = tw / p.stride;
+                            if (oh >= p.ho || ow >= p.wo) continue;
+                            float v = 0.0f;
+                            for (int64_t o = 0; o < p.co; ++o)
+                                v = v + w[((o * p.ci + c) * p.kh + ki) * p.kw + kj] *
+                                            dy[((s * p.co + o) * p.ho + oh) * p.wo + ow];
+                            list.emplace_back(ki * p.kw + kj, v);
+                        }
+                }
+    return t;
+}
+
+/// The mode's recipe over terms t, given in the order the recipe visits them: kahan (the tree of
+/// (t, +0) pairs when `tree`, else kahan_add in order), exact, or permuted (sequential from +0).
+float own_sum(const std::vector<float>& t, AccumMode mode, bool tree) {
+    if (mode == AccumMode::kExact) {
+        common::ExactAcc a;
+        common::exact_init(a);
+        for (float v : t) common::exact_add(a, v);
+        return common::exact_value(a);
+    }
+    if (mode == AccumMode::kKahan && tree) {
+        std::vector<common::KahanSum> k;
+        for (float v : t) k.push_back(common::KahanSum{v, 0.0f});
+        return common::kahan_value(common::kahan_tree_combine(k.data(), std::ssize(k)));
+    }
+    if (mode == AccumMode::kKahan)
+        return common::kahan_value(common::kahan_sum(t.data(), std::ssize(t)));
+    float acc = 0.0f;
+    for (float v : t) acc = acc + v;
+    return acc;
+}
+
+/// wgrad: the leaves of each element in sample order (permuted: in permute_order(N, key)).
+std::vector<float> own_wgrad(const std::vector<float>& leaves, const Conv2dParams& p,
+                             AccumMode mode, uint64_t key) {
+    const int64_t L = wsize(p);
+    std::vector<float> dw(L), t(p.n);
+    std::vector<uint32_t> order(p.n);
+    common::permute_order(order.data(), p.n, key);
+    for (int64_t e = 0; e < L; ++e) {
+        for (int64_t k = 0; k < p.n; ++k)
+            t[k] = leaves[(mode == AccumMode::kPermuted ? order[k] : k) * L + e];
+        dw[e] = own_sum(t, mode, true);
+    }
+    return dw;
+}
+
+/// dgrad: the taps of each element ascending (permuted: in permute_order(Kh*Kw, key)).
+std::vector<float> own_dgrad(const Taps& taps, const Conv2dParams& p, AccumMode mode,
+                             uint64_t key) {
+    std::vector<float> dx(xsize(p));
+    const int64_t kk = p.kh * p.kw;
+    std::vector<uint32_t> pi(kk);
+    common::permute_order(pi.data(), kk, key);
+    for (int64_t e = 0; e < xsize(p); ++e) {
+        std::vector<float> t;
+        for (int64_t j = 0; j < kk; ++j)
+            for (const auto& [tap, v] : taps[e])
+                if (tap == (mode == AccumMode::kPermuted ? static_cast<int64_t>(pi[j]) : j))
+                    t.push_back(v);
+        dx[e] = own_sum(t, mode, false);
+    }
+    return dx;
+}
+
+std::vector<double> absd(const std::vector<float>& v) {
+    std::vector<double> out(v.begin(), v.end());
+    for (auto& x : out) x = std::fabs(x);
+    return out;
+}
+
+std::vector<double> scaled(std::vector<double> v, double c) {
+    for (auto& x : v) x *= c * test::kEps32;
+    return v;
+}
+
+TEST(Conv2dModes, KahanExactPermutedMatchTheirRecipeBitwiseOnEveryIsa) {
+    const CpuIsa saved = cpu::gemm_isa();
+    for (const Conv2dParams& p : kCases) {
+        SCOPED_TRACE(describe(p));
+        const Data d = make_data(p, test::test_seed() + 10);
+        const auto leaves = own_wgrad_leaves(d.x, d.dy, p);
+        const Taps taps = own_dgrad_taps(d.dy, d.w, p);
+        for (AccumMode m : {AccumMode::kKahan, AccumMode::kExact, AccumMode::kPermuted}) {
+            SCOPED_TRACE(name(m));
+            const auto dw = own_wgrad(leaves, p, m, kKey), dx = own_dgrad(taps, p, m, kKey);
+            for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+                if (!cpu::gemm_set_isa(isa)) continue;
+                SCOPED_TRACE(cpu::cpu_isa_name(isa));
+                const Grads g = run(d, p, m);
+                ASSERT_TRUE(test::bitwise_equal(g.dw, dw)) << "wgrad";
+                ASSERT_TRUE(test::bitwise_equal(g.dx, dx)) << "dgrad";
+            }
+        }
+    }
+    cpu::gemm_set_isa(saved);
+}
+
+TEST(Conv2dModes, EveryModeWithinItsDerivedBound) {
+    for (const Conv2dParams& p : kCases) {
+        SCOPED_TRACE(describe(p));
+        const Data d = make_data(p, test::test_seed() + 11);
+        const auto x = test::to_double(d.x), w = test::to_double(d.w), dy = test::to_double(d.dy);
+        const auto ax = absd(d.x), aw = absd(d.w), ady = absd(d.dy);
+        std::vector<double> dx(xsize(p)), dxm(xsize(p)), dw(wsize(p)), dwm(wsize(p));
+        ref::conv2d_backward_data(dy.data(), w.data(), dx.data(), p);
+        ref::conv2d_backward_data(ady.data(), aw.data(), dxm.data(), p);
+        ref::conv2d_backward_weight(x.data(), dy.data(), dw.data(), p);
+        ref::conv2d_backward_weight(ax.data(), ady.data(), dwm.data(), p);
+        const double P = p.ho * p.wo, N = p.n, KK = p.kh * p.kw;
+        const double depth = std::ceil(std::log2(N));
+        for (AccumMode m : kAllModes) {
+            SCOPED_TRACE(name(m));
+            const Grads g = run(d, p, m);
+            // c = terms per leaf (wgrad P, dgrad Co) + (tree depth | 1 | N or Kh*Kw) + 2 for tree |
+            // kahan, exact | permuted; wgrad atomic: G * P + ceil(N / G) + 2 (partials of G
+            // samples, G = min(N, kConv2dAtomicGroup)); dgrad atomic as permuted.
+            const bool tight = m == AccumMode::kKahan || m == AccumMode::kExact;
+            const double G = std::min<double>(N, kConv2dAtomicGroup);
+            const double cw = m == AccumMode::kAtomic
+                                  ? G * P + std::ceil(N / G) + 2
+                                  : P + (tight ? 1 : m == AccumMode::kTree ? depth : N) + 2;
+            const double cd = p.co + (tight ? 1 : KK) + 2;
+            const auto bw = scaled(dwm, cw), bd = scaled(dxm, cd);
+            EXPECT_TRUE(test::within_bound(g.dw.data(), dw.data(), bw.data(), wsize(p))) << "wgrad";
+            EXPECT_TRUE(test::within_bound(g.dx.data(), dx.data(), bd.data(), xsize(p))) << "dgrad";
+        }
+    }
+}
+
+TEST(Conv2dModes, ThreadCountChangesNoBitInDeterministicModes) {
+    // 37 samples: 3 wgrad waves; 1 sample (parallel GEMM); 9000 weights (slices across threads).
+    for (const Conv2dParams& p : {geom(37, 4, 10, 9, 8, 3, 3, 1, 1),
+                                  geom(1, 16, 14, 14, 32, 3, 3, 1, 1),
+                                  geom(19, 2, 9, 9, 500, 3, 3, 2, 1)}) {
+        SCOPED_TRACE(describe(p));
+        const Data d = make_data(p, test::test_seed() + 12);
+        for (AccumMode m : kDeterministic) {
+            SCOPED_TRACE(name(m));
+            omp_set_num_threads(1);
+            const Grads first = run(d, p, m);
+            for (int threads : {2, 3, 4, 7}) {
+                omp_set_num_threads(threads);
+                const Grads g = run(d, p, m);
+                ASSERT_TRUE(test::bitwise_equal(g.dx, first.dx)) << "dgrad, threads=" << threads;
+                ASSERT_TRUE(test::bitwise_equal(g.dw, first.dw)) << "wgrad, threads=" << threads;
+            }
+        }
+    }
+    omp_set_num_threads(omp_get_num_procs());
+}
+
+TEST(Conv2dModes, ExactIsInvariantToTheOrderOfSamples) {
+    for (const Conv2dParams& p :
+         {geom(37, 3, 9, 8, 5, 3, 3, 1, 1), geom(6, 2, 7, 7, 4, 5, 5, 2, 2)}) {
+        SCOPED_TRACE(describe(p));
+        const Data d = make_data(p, test::test_seed() + 13);
+        std::vector<int64_t> perm(p.n);  // reversal composed with a rotation
+        for (int64_t j = 0; j < p.n; ++j) perm[j] = (p.n - 1 - j + 5) % p.n;
+        Data e = d;
+        const int64_t xs = p.ci * p.h * p.w, ys = p.co * p.ho * p.wo;
+        for (int64_t j = 0; j < p.n; ++j) {
+            std::copy_n(d.x.begin() + perm[j] * xs, xs, e.x.begin() + j * xs);
+            std::copy_n(d.dy.begin() + perm[j] * ys, ys, e.dy.begin() + j * ys);
+        }
+        const Grads a = run(d, p, AccumMode::kExact), b = run(e, p, AccumMode::kExact);
+        ASSERT_TRUE(test::bitwise_equal(a.dw, b.dw));
+        std::vector<float> dx_perm(xsize(p));
+        for (int64_t j = 0; j < p.n; ++j)
+            std::copy_n(a.dx.begin() + perm[j] * xs, xs, dx_perm.begin() + j * xs);
+        ASSERT_TRUE(test::bitwise_equal(b.dx, dx_perm));
+        // = the exact sum of leaves computed here; tree is not invariant (so the test can fail).
+        ASSERT_TRUE(test::bitwise_equal(
+            a.dw, own_wgrad(own_wgrad_leaves(d.x, d.dy, p), p, AccumMode::kExact, 0)));
+        EXPECT_FALSE(test::bitwise_equal(run(d, p, AccumMode::kTree).dw,
+                                         run(e, p, AccumMode::kTree).dw));
+    }
+}
+
+/// v[i] *= 2^(i * mul % span - span / 2) * (-1)^i: magnitudes over 2^(+-span/2), alternating signs.
+void spread(std::vector<float>& v, int mul, int span) {
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = std::ldexp(v[i], static_cast<int>(i * mul % span) - span / 2) * (i % 2 ? -1 : 1);
+}
+
+/// kahan within Neumaier's eps |S| + 2 n eps^2 sum|terms| (terms exact); less error than tree.
+void expect_kahan_beats_tree(const std::vector<float>& kahan, const std::vector<float>& tree,
+                             const std::vector<double>& want, const std::vector<double>& mag,
+                             double n) {
+    std::vector<double> bound(want.size());
+    double ek = 0, et = 0;
+    for (std::size_t e = 0; e < want.size(); ++e) {
+        bound[e] = test::kEps32 * std::fabs(want[e]) + 2 * n * test::kEps32 * test::kEps32 * mag[e];
+        ek += std::fabs(kahan[e] - want[e]);
+        et += std::fabs(tree[e] - want[e]);
+    }
+    EXPECT_TRUE(test::within_bound(kahan.data(), want.data(), bound.data(), want.size()));
+    EXPECT_LT(ek, et);
+    std::cout << "[ info     ] total |error|: tree " << et << ", kahan " << ek << "\n";
+}
+
+TEST(Conv2dModes, KahanBeatsTreeOnIllConditionedSums) {
+    {  // wgrad: 1x1 images and kernel, x = 1: the leaves are dy[s,o] exactly, over 2^+-20; the
+       // last 32 samples negate the first 32 in another order (exact sum 0).
+        const Conv2dParams p = geom(64, 3, 1, 1, 4, 1, 1, 1, 0);
+        Data d{std::vector<float>(xsize(p), 1.0f), test::uniform_floats(wsize(p), -1, 1, 7, 2),
+               test::uniform_floats(ysize(p), 1, 2, test::test_seed() + 14, 4)};
+        spread(d.dy, 7, 41);
+        for (int64_t k = 0; k < 32 * p.co; ++k)
+            d.dy[32 * p.co + k] = -d.dy[(k / p.co + 5) % 32 * p.co + k % p.co];
+        std::vector<double> want(wsize(p)), mag(wsize(p));
+        const auto x = test::to_double(d.x), dy = test::to_double(d.dy), ady = absd(d.dy);
+        ref::conv2d_backward_weight(x.data(), dy.data(), want.data(), p);
+        ref::conv2d_backward_weight(x.data(), ady.data(), mag.data(), p);
+        expect_kahan_beats_tree(run(d, p, AccumMode::kKahan).dw, run(d, p, AccumMode::kTree).dw,
+                                want, mag, p.n);
+    }
+    {  // dgrad: one output channel, dy = 1: the 25 per-tap values are the weights, over 2^+-12.
+        const Conv2dParams p = geom(2, 3, 9, 9, 1, 5, 5, 1, 2);
+        Data d{test::uniform_floats(xsize(p), -1, 1, 7, 1),
+               test::uniform_floats(wsize(p), 1, 2, test::test_seed() + 15, 2),
+               std::vector<float>(ysize(p), 1.0f)};
+        spread(d.w, 5, 25);
+        std::vector<double> want(xsize(p)), mag(xsize(p));
+        const auto w = test::to_double(d.w), dy = test::to_double(d.dy), aw = absd(d.w);
+        ref::conv2d_backward_data(dy.data(), w.data(), want.data(), p);
+        ref::conv2d_backward_data(dy.data(), aw.data(), mag.data(), p);
+        expect_kahan_beats_tree(run(d, p, AccumMode::kKahan).dx, run(d, p, AccumMode::kTree).dx,
+                                want, mag, 25);
+    }
+}
+
+TEST(Conv2dModes, PermutedReplaysItsKeyAndVariesWithIt) {
+    const Conv2dParams p = geom(23, 3, 8, 8, 4, 3, 3, 1, 1);
+    const Data d = make_data(p, test::test_seed() + 16);
+    const Grads a = run(d, p, AccumMode::kPermuted, 7), b = run(d, p, AccumMode::kPermuted, 7);
+    const Grads c = run(d, p, AccumMode::kPermuted, 8);
+    EXPECT_TRUE(test::bitwise_equal(a.dw, b.dw) && test::bitwise_equal(a.dx, b.dx));
+    EXPECT_FALSE(test::bitwise_equal(a.dw, c.dw) || test::bitwise_equal(a.dx, c.dx));
+}
+
+std::string bits_of(const std::vector<float>& v) {
+    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+}
+
+TEST(Conv2dModes, AtomicDistinctResultsAreRecorded) {
+    // SmallCNN's conv2 at batch 128 (8 wgrad partials per element, 3 dgrad row partials).
+    // Records, does not assert, the distinct bit patterns of 5 calls (the order is up to timing).
+    const Conv2dParams p = geom(128, 16, 14, 14, 32, 3, 3, 1, 1);
+    const Data d = make_data(p, test::test_seed() + 17);
+    for (int threads : {2, 4}) {
+        omp_set_num_threads(threads);
+        std::set<std::string> dw, dx;
+        for (int i = 0; i < 5; ++i) {
+            const Grads g = run(d, p, AccumMode::kAtomic);
+            dw.insert(bits_of(g.dw));
+            dx.insert(bits_of(g.dx));
+        }
+        std::cout << "[ atomic   ] conv.wgrad: " << dw.size()
+                  << " distinct of 5 calls, conv.dgrad: " << dx.size()
+                  << " distinct of 5 calls (" << threads << " threads)\n";
+        RecordProperty("conv_wgrad_distinct_" + std::to_string(threads), std::ssize(dw));
+        RecordProperty("conv_dgrad_distinct_" + std::to_string(threads), std::ssize(dx));
+    }
+    omp_set_num_threads(omp_get_num_procs());
+}
+
+}  // namespace
+}  // namespace dt::kernels

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: MIT
+// Pins the accumulation modes of linear.wgrad and linear.dgrad (kernels/linear.h):
+// - kahan, exact, permuted equal the recipe evaluated here from the test's own float products
+//   (leaves of wgrad, terms of dgrad) bit for bit, on every GEMM ISA path (dgrad permuted is a
+//   GEMM);
+// - every mode lies within its derived bound of the double reference: c * eps32 * (the same sum
+//   over |terms|), wgrad c = 1 (product) + (tree depth | 1 | N) + 1 for tree | kahan, exact |
+//   permuted, G + ceil(N / G) + 1 for atomic (partials of G samples); dgrad c = O + 1, or 3 for
+//   kahan and exact;
+// - tree, kahan, exact, permuted give identical bits at 1, 2, 3, 4 and 7 threads;
+// - exact: permuting the samples leaves dw bit-identical and permutes the rows of dx;
+// - kahan is more accurate than tree on ill-conditioned sums (and within its tighter bound);
+// - permuted: same key -> same bits, another key -> other bits;
+// - atomic: within bound; the number of distinct results of 5 calls at 2+ threads is printed.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_kahan.h"
+#include "kernels/common/accum_permuted.h"
+#include "kernels/gemm.h"
+#include "kernels/linear.h"
+#include "kernels/ref/linear_ref.h"
+#include "tests/support/compare.h"
+#include "tests/support/rng.h"
+
+namespace dt::kernels {
+namespace {
+
+using common::AccumMode;
+
+constexpr AccumMode kAllModes[] = {AccumMode::kTree, AccumMode::kKahan, AccumMode::kExact,
+                                   AccumMode::kPermuted, AccumMode::kAtomic};
+constexpr AccumMode kDeterministic[] = {AccumMode::kTree, AccumMode::kKahan, AccumMode::kExact,
+                                        AccumMode::kPermuted};
+constexpr uint64_t kKey = 0x5eedull;
+
+const char* name(AccumMode m) {  // enum order of kernels/common/accum_mode.h
+    static const char* const kNames[] = {"tree", "atomic", "kahan", "exact", "permuted"};
+    return kNames[static_cast<int>(m)];
+}
+
+// 1, primes, around GEMM tiles, the wgrad chunk (512) and groups of 8 samples; SmallCNN's fc1/fc2.
+const LinearParams kCases[] = {{.n = 1, .in = 1, .out = 1},     {.n = 3, .in = 5, .out = 2},
+                               {.n = 7, .in = 31, .out = 10},   {.n = 8, .in = 32, .out = 16},
+                               {.n = 17, .in = 33, .out = 9},   {.n = 16, .in = 511, .out = 3},
+                               {.n = 33, .in = 513, .out = 65}, {.n = 2, .in = 1025, .out = 7},
+                               {.n = 128, .in = 288, .out = 32}, {.n = 128, .in = 32, .out = 10}};
+
+std::string describe(const LinearParams& p) {
+    return "n=" + std::to_string(p.n) + " in=" + std::to_string(p.in) +
+           " out=" + std::to_string(p.out);
+}
+
+struct Data {
+    std::vector<float> x, w, dy;
+};
+
+Data make_data(const LinearParams& p, uint64_t seed) {
+    return Data{test::uniform_floats(p.n * p.in, -1, 1, seed, 1),
+                test::uniform_floats(p.out * p.in, -1, 1, seed, 2),
+                test::uniform_floats(p.n * p.out, -1, 1, seed, 4)};
+}
+
+struct Grads {
+    std::vector<float> dx, dw;
+};
+
+Grads run(const Data& d, LinearParams p, AccumMode mode, uint64_t key = kKey) {
+    p.accum = common::accum_spec(mode, key);
+    Grads g{std::vector<float>(p.n * p.in, 9.0f), std::vector<float>(p.out * p.in, 9.0f)};
+    cpu::linear_backward_data(d.dy.data(), d.w.data(), g.dx.data(), p);
+    cpu::linear_backward_weight(d.x.data(), d.dy.data(), g.dw.data(), p);
+    return g;
+}
+
+/// The mode's recipe over a list of float terms t[0..n) (kahan: the tree of (t, +0) pairs when
+/// `tree`, else kahan_add in order; exact; permuted with the order of `key`).
+float own_sum(const std::vector<float>& t, AccumMode mode, uint64_t key, bool tree) {
+    const int64_t n = static_cast<int64_t>(t.size());
+    if (mode == AccumMode::kKahan) {
+        if (!tree) return common::kahan_value(common::kahan_sum(t.data(), n));
+        std::vector<common::KahanSum> k(t.size());
+        for (std::size_t i = 0; i < t.size(); ++i) k[i] = common::KahanSum{t[i], 0.0f};
+        return common::kahan_value(common::kahan_tree_combine(k.data(), n));
+    }
+    if (mode == AccumMode::kExact) {
+        common::ExactAcc a;
+        common::exact_init(a);
+        for (float v : t) common::exact_add(a, v);  // one term at a time, no array helper
+        return common::exact_value(a);
+    }
+    std::vector<uint32_t> order(t.size());
+    common::permute_order(order.data(), n, key);
+    float acc = 0.0f;
+    for (uint32_t k : order) acc = acc + t[k];
+    return acc;
+}
+
+Grads own(const Data& d, const LinearParams& p, AccumMode mode, uint64_t key) {
+    Grads g{std::vector<float>(p.n * p.in), std::vector<float>(p.out * p.in)};
+    std::vector<float> t(p.out);
+    for (int64_t s = 0; s < p.n; ++s)
+        for (int64_t i = 0; i < p.in; ++i) {
+            for (int64_t o = 0; o < p.out; ++o) t[o] = d.dy[s * p.out + o] * d.w[o * p.in + i];
+            g.dx[s * p.in + i] = own_sum(t, mode, key, false);
+        }
+    std::vector<float> leaves(p.n);
+    for (int64_t o = 0; o < p.out; ++o)
+        for (int64_t i = 0; i < p.in; ++i) {
+            for (int64_t s = 0; s < p.n; ++s) leaves[s] = d.dy[s * p.out + o] * d.x[s * p.in + i];
+            g.dw[o * p.in + i] = own_sum(leaves, mode, key, true);
+        }
+    return g;
+}
+
+std::vector<double> absd(const std::vector<float>& v) {
+    std::vector<double> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = std::fabs(static_cast<double>(v[i]));
+    return out;
+}
+
+std::vector<double> scaled(std::vector<double> v, double c) {
+    for (auto& x : v) x *= c * test::kEps32;
+    return v;
+}
+
+double total_error(const std::vector<float>& got, const std::vector<double>& want) {
+    double e = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) e += std::fabs(got[i] - want[i]);
+    return e;
+}
+
+std::string bits_of(const std::vector<float>& v) {
+    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+}
+
+TEST(LinearModes, KahanExactPermutedMatchTheirRecipeBitwiseOnEveryIsa) {
+    const CpuIsa saved = cpu::gemm_isa();
+    for (const LinearParams& p : kCases) {
+        SCOPED_TRACE(describe(p));
+        const Data d = make_data(p, test::test_seed() + 20);
+        for (AccumMode m : {AccumMode::kKahan, AccumMode::kExact, AccumMode::kPermuted}) {
+            SCOPED_TRACE(name(m));
+            const Grads want = own(d, p, m, kKey);
+            for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+                if (!cpu::gemm_set_isa(isa)) continue;
+                SCOPED_TRACE(cpu::cpu_isa_name(isa));
+                const Grads g = run(d, p, m);
+                ASSERT_TRUE(test::bitwise_equal(g.dw, want.dw)) << "wgrad";
+                ASSERT_TRUE(test::bitwise_equal(g.dx, want.dx)) << "dgrad";
+            }
+        }
+    }
+    cpu::gemm_set_isa(saved);
+}
+
+TEST(LinearModes, EveryModeWithinItsDerivedBound) {
+    for (const LinearParams& p : kCases) {
+        SCOPED_TRACE(describe(p));
+        const Data d = make_data(p, test::test_seed() + 21);
+        const auto x = test::to_double(d.x), w = test::to_double(d.w), dy = test::to_double(d.dy);
+        const auto ax = absd(d.x), aw = absd(d.w), ady = absd(d.dy);
+        std::vector<double> dx(p.n * p.in), dxm(dx.size()), dw(p.out * p.in), dwm(dw.size());
+        ref::linear_backward_data(dy.data(), w.data(), dx.data(), p);
+        ref::linear_backward_data(ady.data(), aw.data(), dxm.data(), p);
+        ref::linear_backward_weight(x.data(), dy.data(), dw.data(), p);
+        ref::linear_backward_weight(ax.data(), ady.data(), dwm.data(), p);
+        const double depth = std::ceil(std::log2(static_cast<double>(p.n)));
+        for (AccumMode m : kAllModes) {
+            SCOPED_TRACE(name(m));
+            const Grads g = run(d, p, m);
+            const bool tight = m == AccumMode::kKahan || m == AccumMode::kExact;
+            const double G = std::min<double>(p.n, kLinearAtomicGroup);  // atomic partials
+            const double cw = m == AccumMode::kAtomic
+                                  ? G + std::ceil(p.n / G) + 1
+                                  : 1 + (tight ? 1 : m == AccumMode::kTree ? depth : p.n) + 1;
+            const double cd = tight ? 3 : p.out + 1;
+            EXPECT_TRUE(test::within_bound(g.dw.data(), dw.data(), scaled(dwm, cw).data(),
+                                           p.out * p.in))
+                << "wgrad";
+            EXPECT_TRUE(test::within_bound(g.dx.data(), dx.data(), scaled(dxm, cd).data(),
+                                           p.n * p.in))
+                << "dgrad";
+        }
+    }
+}
+
+TEST(LinearModes, ThreadCountChangesNoBitInDeterministicModes) {
+    for (const LinearParams& p : {LinearParams{.n = 128, .in = 1568, .out = 128},
+                                  LinearParams{.n = 37, .in = 700, .out = 10}}) {
+        SCOPED_TRACE(describe(p));
+        const Data d = make_data(p, test::test_seed() + 22);
+        for (AccumMode m : kDeterministic) {
+            SCOPED_TRACE(name(m));
+            omp_set_num_threads(1);
+            const Grads first = run(d, p, m);
+            for (int threads : {2, 3, 4, 7}) {
+                omp_set_num_threads(threads);
+                const Grads g = run(d, p, m);
+                ASSERT_TRUE(test::bitwise_equal(g.dx, first.dx)) << "dgrad, threads=" << threads;
+                ASSERT_TRUE(test::bitwise_equal(g.dw, first.dw)) << "wgrad, threads=" << threads;
+            }
+        }
+    }
+    omp_set_num_threads(omp_get_num_procs());
+}
+
+TEST(LinearModes, ExactIsInvariantToTheOrderOfSamples) {
+    const LinearParams p{.n = 45, .in = 70, .out = 12};
+    const Data d = make_data(p, test::test_seed() + 23);
+    std::vector<int64_t> perm(p.n);
+    for (int64_t j = 0; j < p.n; ++j) perm[j] = (7 * j + 3) % p.n;  // 7 is coprime to 45
+    Data e = d;
+    for (int64_t j = 0; j < p.n; ++j) {
+        std::copy_n(d.x.begin() + perm[j] * p.in, p.in, e.x.begin() + j * p.in);
+        std::copy_n(d.dy.begin() + perm[j] * p.out, p.out, e.dy.begin() + j * p.out);
+    }
+    const Grads a = run(d, p, AccumMode::kExact), b = run(e, p, AccumMode::kExact);
+    ASSERT_TRUE(test::bitwise_equal(a.dw, b.dw));
+    std::vector<float> dx_perm(a.dx.size());
+    for (int64_t j = 0; j < p.n; ++j)
+        std::copy_n(a.dx.begin() + perm[j] * p.in, p.in, dx_perm.begin() + j * p.in);
+    ASSERT_TRUE(test::bitwise_equal(b.dx, dx_perm));
+    ASSERT_TRUE(test::bitwise_equal(a.dw, own(d, p, AccumMode::kExact, 0).dw));
+    EXPECT_FALSE(test::bitwise_equal(run(d, p, AccumMode::kTree).dw,
+                                     run(e, p, AccumMode::kTree).dw));
+}
+
+TEST(LinearModes, KahanBeatsTreeOnIllConditionedSums) {
+    // x = 1 makes the wgrad leaves dy exactly, dy = 1 makes the dgrad terms w exactly; both span
+    // 2^-20 .. 2^20 with alternating signs.
+    const LinearParams p{.n = 64, .in = 40, .out = 48};
+    Data d{std::vector<float>(p.n * p.in, 1.0f),
+           test::uniform_floats(p.out * p.in, 1, 2, test::test_seed() + 24, 2),
+           test::uniform_floats(p.n * p.out, 1, 2, test::test_seed() + 24, 4)};
+    for (std::size_t i = 0; i < d.dy.size(); ++i)
+        d.dy[i] = std::ldexp(d.dy[i], static_cast<int>(i * 7 % 41) - 20) * (i % 2 ? -1 : 1);
+    for (std::size_t i = 0; i < d.w.size(); ++i)
+        d.w[i] = std::ldexp(d.w[i], static_cast<int>(i * 11 % 41) - 20) * (i % 3 ? -1 : 1);
+    Data e = d;  // dgrad data: dy = 1
+    std::fill(e.dy.begin(), e.dy.end(), 1.0f);
+    const auto x = test::to_double(d.x), w = test::to_double(d.w), dy = test::to_double(d.dy);
+    const auto ones = test::to_double(e.dy), aw = absd(d.w), ady = absd(d.dy);
+    std::vector<double> dw(p.out * p.in), dwm(dw.size()), dx(p.n * p.in), dxm(dx.size());
+    ref::linear_backward_weight(x.data(), dy.data(), dw.data(), p);
+    ref::linear_backward_weight(x.data(), ady.data(), dwm.data(), p);
+    ref::linear_backward_data(ones.data(), w.data(), dx.data(), p);
+    ref::linear_backward_data(ones.data(), aw.data(), dxm.data(), p);
+    const Grads tree = run(d, p, AccumMode::kTree), kahan = run(d, p, AccumMode::kKahan);
+    const Grads tree_e = run(e, p, AccumMode::kTree), kahan_e = run(e, p, AccumMode::kKahan);
+    // Neumaier: |err| <= eps |S| + 2 n eps^2 sum|terms| (terms exact here).
+    const double e2 = test::kEps32 * test::kEps32;
+    std::vector<double> bw(dw.size()), bd(dx.size());
+    for (std::size_t i = 0; i < dw.size(); ++i)
+        bw[i] = test::kEps32 * std::fabs(dw[i]) + 2.0 * p.n * e2 * dwm[i];
+    for (std::size_t i = 0; i < dx.size(); ++i)
+        bd[i] = test::kEps32 * std::fabs(dx[i]) + 2.0 * p.out * e2 * dxm[i];
+    EXPECT_TRUE(test::within_bound(kahan.dw.data(), dw.data(), bw.data(), p.out * p.in));
+    EXPECT_TRUE(test::within_bound(kahan_e.dx.data(), dx.data(), bd.data(), p.n * p.in));
+    EXPECT_LT(total_error(kahan.dw, dw), total_error(tree.dw, dw));
+    EXPECT_LT(total_error(kahan_e.dx, dx), total_error(tree_e.dx, dx));
+}
+
+TEST(LinearModes, PermutedReplaysItsKeyAndVariesWithIt) {
+    const LinearParams p{.n = 29, .in = 50, .out = 13};
+    const Data d = make_data(p, test::test_seed() + 25);
+    const Grads a = run(d, p, AccumMode::kPermuted, 7), b = run(d, p, AccumMode::kPermuted, 7);
+    const Grads c = run(d, p, AccumMode::kPermuted, 8);
+    EXPECT_TRUE(test::bitwise_equal(a.dw, b.dw));
+    EXPECT_TRUE(test::bitwise_equal(a.dx, b.dx));
+    EXPECT_FALSE(test::bitwise_equal(a.dw, c.dw));
+    EXPECT_FALSE(test::bitwise_equal(a.dx, c.dx));
+}
+
+TEST(LinearModes, AtomicDistinctResultsAreRecorded) {
+    // SmallCNN's fc1 at batch 128. Records, does not assert, how many distinct bit patterns
+    // 5 calls give.
+    const LinearParams p{.n = 128, .in = 288, .out = 32};
+    const Data d = make_data(p, test::test_seed() + 26);
+    for (int threads : {2, 4}) {
+        omp_set_num_threads(threads);
+        std::set<std::string> dw, dx;
+        for (int i = 0; i < 5; ++i) {
+            const Grads g = run(d, p, AccumMode::kAtomic);
+            dw.insert(bits_of(g.dw));
+            dx.insert(bits_of(g.dx));
+        }
+        std::cout << "[ atomic   ] linear.wgrad: " << dw.size()
+                  << " distinct of 5 calls, linear.dgrad: " << dx.size() << " distinct of 5 calls ("
+                  << threads << " threads)\n";
+        RecordProperty("linear_wgrad_distinct_" + std::to_string(threads),
+                       static_cast<int>(dw.size()));
+        RecordProperty("linear_dgrad_distinct_" + std::to_string(threads),
+                       static_cast<int>(dx.size()));
+    }
+    omp_set_num_threads(omp_get_num_procs());
+}
+
+}  // namespace
+}  // namespace dt::kernels
