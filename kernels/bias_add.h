@@ -32,7 +32,7 @@ struct BiasAddParams {
 };
 
 /// Samples per atomic partial of bias.grad (fixed; see kConv2dAtomicGroup in conv2d.h).
-constexpr int64_t kBiasAddAtomicGroup = 1;
+constexpr int64_t kBiasAddAtomicGroup = 16;
 
 namespace ref {
 void bias_add_forward(const double* x, const double* b, double* y, const BiasAddParams& p);

@@ -62,9 +62,10 @@ struct Conv2dParams {
 };
 
 /// Samples per atomic partial of conv.wgrad (fixed: independent of the thread count). 1 would
-/// make every sample's leaf its own atomic add; 16 keeps 8 racing partials per element at batch
-/// 128 and 4 at batch 64 while cutting the atomic adds 16-fold (bench/accum_sites_bench.cpp).
-constexpr int64_t kConv2dAtomicGroup = 1;
+/// make every sample's leaf its own atomic add, measured 2-6x slower than tree on SmallCNN and
+/// MediumCNN shapes (an unfair baseline); 16 keeps 8 racing partials per element at batch 128
+/// and 4 at batch 64 with 16x fewer atomic adds (bench/accum_sites_bench.cpp).
+constexpr int64_t kConv2dAtomicGroup = 16;
 
 namespace ref {
 void conv2d_forward(const double* x, const double* w, const double* b, double* y,

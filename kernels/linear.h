@@ -47,7 +47,7 @@ struct LinearParams {
 /// Output features per atomic partial of linear.dgrad (fixed: independent of the thread count).
 constexpr int64_t kLinearAtomicChunk = 4;
 /// Samples per atomic partial of linear.wgrad (fixed; see kConv2dAtomicGroup in conv2d.h).
-constexpr int64_t kLinearAtomicGroup = 1;
+constexpr int64_t kLinearAtomicGroup = 16;
 
 namespace ref {
 void linear_forward(const double* x, const double* w, const double* b, double* y,
