@@ -197,7 +197,9 @@ TEST(NonFinite, BackwardCheckedNamesStepOpAndParameter) {
             for (const char* part : {"step 2 of 6", "parameter conv1.weight", "element 3"}) {
                 EXPECT_NE(msg.find(part), std::string::npos) << part << " in " << msg;
             }
-            if (tape_check) EXPECT_NE(msg.find("nan_maker"), std::string::npos) << msg;
+            if (tape_check) {
+                EXPECT_NE(msg.find("nan_maker"), std::string::npos) << msg;
+            }
         }
         w.set_grad(Tensor());
     }
@@ -213,7 +215,9 @@ TEST(NonFinite, PerturbInitialWeightOnAModel) {
     const std::vector<float> after = model->params().at(0).tensor.to_vector();
     EXPECT_EQ(after[5], std::nextafter(before[5], -INFINITY));
     for (std::size_t i = 0; i < before.size(); ++i) {
-        if (i != 5) EXPECT_EQ(after[i], before[i]) << i;
+        if (i != 5) {
+            EXPECT_EQ(after[i], before[i]) << i;
+        }
     }
     EXPECT_NE(note.find("conv1.weight[5]"), std::string::npos) << note;
     EXPECT_THROW(perturb_initial_weight(*model, {"conv1.running_mean", 0, 1}), ValueError);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Reproducible test inputs: values come from Philox keyed by (seed, index), so a failing case is
-// replayed by its seed alone. Tests take the seed from --gtest_random_seed when it is given.
+// replayed by its seed alone. The seed is fixed (12345) so every run checks the same inputs;
+// --gtest_random_seed=N (or GTEST_RANDOM_SEED=N) explores other inputs. (UnitTest::random_seed()
+// is not used: gtest fills it from the clock when the flag is 0, which made runs differ.)
 #pragma once
 #include <gtest/gtest.h>
 
@@ -12,7 +14,7 @@
 namespace dt::test {
 
 inline uint64_t test_seed() {
-    int s = ::testing::UnitTest::GetInstance()->random_seed();
+    const int32_t s = GTEST_FLAG_GET(random_seed);
     return s == 0 ? 12345u : static_cast<uint64_t>(s);
 }
 
