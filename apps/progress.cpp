@@ -9,6 +9,7 @@
 
 #include "apps/train_config.h"
 #include "engine/core/error.h"
+#include "kernels/gemm.h"
 
 namespace dt {
 
@@ -74,7 +75,7 @@ void Progress::start(const TrainConfig& c, const RunInfo& info) {
                  "  training   %d epoch(s) x %lld steps, batch %d, eval batch %d\n"
                  "  optimizer  %s\n"
                  "  schedule   %s\n"
-                 "  threads    %d\n"
+                 "  threads    %d, isa %s\n"
                  "  out        %s\n",
                  c.model.c_str(), static_cast<long long>(info.num_parameters), c.init.c_str(),
                  c.dropout, c.kernel_size, c.dataset.c_str(), c.data_dir.c_str(),
@@ -85,7 +86,7 @@ void Progress::start(const TrainConfig& c, const RunInfo& info) {
                  static_cast<long long>(c.limit_train), static_cast<long long>(c.limit_test),
                  c.epochs, static_cast<long long>(info.steps_per_epoch), c.batch_size,
                  c.eval_batch_size, optimizer_text(c).c_str(), schedule_text(c).c_str(),
-                 c.threads, c.out.c_str());
+                 c.threads, kernels::cpu::cpu_isa_name(kernels::cpu::gemm_isa()), c.out.c_str());
     std::fprintf(out_, "  noise      (every switch in effect; docs/noise.md)\n");
     for (const std::string& line : describe_noise(c.noise)) {
         std::fprintf(out_, "    %s\n", line.c_str());

@@ -126,6 +126,7 @@ nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
     noise["threads"] = r.threads;
     j["noise"] = noise;
     j["threads"] = r.threads;
+    j["isa"] = r.isa;
     j["dataset"] = Json{{"name", cfg.dataset},
                         {"dir", cfg.data_dir},
                         {"train_size", r.info.train_size},

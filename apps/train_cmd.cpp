@@ -90,7 +90,7 @@ CLI::App* add_train_command(CLI::App& app, TrainConfig& cfg) {
 
 const std::vector<std::string>& replay_compatible_flags() {
     static const std::vector<std::string> v = {"--replay", "--out", "--progress", "--threads",
-                                               "--data-dir"};
+                                               "--isa", "--data-dir"};
     return v;
 }
 
@@ -128,6 +128,7 @@ TrainConfig replay_config(const std::string& path, const nlohmann::json& record,
     };
     c.progress = given.progress;  // how verbose this run is: never the record's
     if (has("--threads")) c.threads = given.threads;
+    if (has("--isa")) c.isa = given.isa;
     if (has("--data-dir")) c.data_dir = given.data_dir;
     if (has("--out")) {
         c.out = given.out;

@@ -13,6 +13,7 @@
 
 #include "datasets/dataset.h"
 #include "engine/core/error.h"
+#include "kernels/gemm.h"
 
 namespace dt {
 
@@ -46,6 +47,11 @@ const std::vector<std::string>& normalize_names() {
 }
 const std::vector<std::string>& progress_names() {
     static const std::vector<std::string> v = {"auto", "bar", "plain", "none"};
+    return v;
+}
+
+const std::vector<std::string>& isa_names() {
+    static const std::vector<std::string> v = {"auto", "scalar", "avx2", "avx512"};
     return v;
 }
 
@@ -197,9 +203,10 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
                    "(e.g. conv1.weight:0:up)")
         ->check(noise_check<&NoiseFlags::init_perturb>("--init-perturb"));
     app.add_option("--impl", f.impl,
-                   "Accumulation at every reduce site: deterministic (tree; default), fast "
-                   "(atomic where it helps), exact, or a mode: tree|atomic|kahan|exact|"
-                   "permuted:<seed>|permuted:random")
+                   "Accumulation at the reduce sites: deterministic (tree everywhere; default), "
+                   "fast (atomic at the cross-sample sites), exact (exact at the cross-sample "
+                   "sites: sample order cannot matter), exact-all, or one mode everywhere: "
+                   "tree|atomic|kahan|exact|permuted:<seed>|permuted:random")
         ->check(noise_check<&NoiseFlags::impl>("--impl"));
     app.add_option("--impl-site", f.impl_site,
                    "Per-site overrides SITE=MODE[,SITE=MODE...], sites " +
@@ -216,6 +223,11 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
 
     app.add_option("--threads", cfg.threads,
                    "CPU threads (results do not depend on it, except under atomic accumulation)")
+        ->capture_default_str();
+    app.add_option("--isa", cfg.isa,
+                   "Instruction set of the GEMM kernels" + choice(isa_names()) +
+                       "; auto = $DT_ISA if set, else the best this CPU has. Results do not "
+                       "depend on it")
         ->capture_default_str();
     app.add_option("--progress", cfg.progress,
                    "Progress output" + choice(progress_names()) +
@@ -269,6 +281,18 @@ void validate_train_config(const TrainConfig& c) {
     if (c.threads < 1 || c.threads > 4096)
         reject("--threads", c.threads, "an integer in [1, 4096]");
     check_member("--progress", c.progress, progress_names());
+    check_member("--isa", c.isa, isa_names());
+    if (c.isa != "auto") {
+        std::vector<std::string> have;
+        bool supported = false;
+        for (kernels::CpuIsa isa : {kernels::CpuIsa::kScalar, kernels::CpuIsa::kAvx2,
+                                         kernels::CpuIsa::kAvx512}) {
+            if (!kernels::cpu::cpu_isa_supported(isa)) continue;
+            have.emplace_back(kernels::cpu::cpu_isa_name(isa));
+            supported = supported || have.back() == c.isa;
+        }
+        if (!supported) reject("--isa", c.isa, "an instruction set this CPU has: " + join(have));
+    }
 }
 
 void finalize_train_config(TrainConfig& c) {

@@ -62,6 +62,9 @@ struct TrainConfig {
 
     // ---- run ----
     int threads = default_thread_count();
+    // GEMM instruction set: auto (DT_ISA if set, else the best this CPU has) | scalar | avx2 |
+    // avx512. Results do not depend on it (every path gives the same bits); tests force each.
+    std::string isa = "auto";
     std::string progress = "auto";  // auto | bar | plain | none
     std::string out;                // "" -> runs/<model>-<dataset>
     std::string replay;             // --replay FILE: re-run the configuration a result.json records
@@ -89,6 +92,7 @@ const std::vector<std::string>& init_names();
 const std::vector<std::string>& augment_names();
 const std::vector<std::string>& normalize_names();
 const std::vector<std::string>& progress_names();
+const std::vector<std::string>& isa_names();  // auto, scalar, avx2, avx512
 
 /// Registers every flag of `detrain train` on `app`, writing into `cfg` (which must outlive the
 /// parse). Defaults shown in --help are the current values of `cfg`.

@@ -77,6 +77,7 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
     j["impl-site"] = f.impl_site;
     j["shuffle-within-batch"] = seed_json(n.shuffle_within_batch);
     j["threads"] = c.threads;
+    j["isa"] = c.isa;
     j["progress"] = c.progress;
     j["out"] = c.out;
     return j;
@@ -110,6 +111,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     read(j, "warmup-epochs", c.warmup_epochs);
     read(j, "min-lr", c.min_lr);
     read(j, "threads", c.threads);
+    if (j.contains("isa")) read(j, "isa", c.isa);
     read(j, "progress", c.progress);
     read(j, "out", c.out);
     // The noise flags as typed, for the replay's own "config" (its "noise" block is the record's).

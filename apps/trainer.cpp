@@ -17,6 +17,7 @@
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
 #include "engine/runtime/threads.h"
+#include "kernels/gemm.h"
 #include "models/weights_hash.h"
 
 namespace dt {
@@ -237,6 +238,13 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress) {
     TrainResult r;
     set_num_threads(cfg.threads);
     r.threads = num_threads();
+    // --isa auto keeps the process default ($DT_ISA or the best path); validate_train_config has
+    // checked that a named path is supported.
+    for (kernels::CpuIsa isa : {kernels::CpuIsa::kScalar, kernels::CpuIsa::kAvx2,
+                                     kernels::CpuIsa::kAvx512}) {
+        if (cfg.isa == kernels::cpu::cpu_isa_name(isa)) kernels::cpu::gemm_set_isa(isa);
+    }
+    r.isa = kernels::cpu::cpu_isa_name(kernels::cpu::gemm_isa());
     DT_CHECK(noise_config_resolved(cfg.noise),
              "run_training: the noise configuration is not resolved (call finalize_train_config)");
     // The implementation switches of this run, counters at 0; restored when the run ends.

@@ -32,6 +32,7 @@ struct TrainResult {
     double images_per_second = 0;     // training images / training seconds, all epochs
     double wall_time_seconds = 0;     // whole run_training call (loading, training, evaluation)
     int threads = 0;
+    std::string isa;  // GEMM instruction set used: scalar | avx2 | avx512
 
     // ---- final evaluation (test split, data-set order) ----
     double test_accuracy = 0;                // fraction in [0, 1]

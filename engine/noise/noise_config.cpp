@@ -195,12 +195,20 @@ SiteSettings impl_preset(const std::string& text) {
         }
         return sites;
     }
+    if (text == "exact") {  // exact where the order of samples matters; tree elsewhere
+        for (ReduceSite s : all_reduce_sites()) {
+            if (reduce_site_crosses_samples(s)) {
+                sites[static_cast<std::size_t>(s)].mode = AccumMode::kExact;
+            }
+        }
+        return sites;
+    }
     SiteSetting all;
     try {
-        all = parse_site_setting("--impl", text);
+        all = parse_site_setting("--impl", text == "exact-all" ? "exact" : text);
     } catch (const ValueError&) {
         reject("--impl", text,
-               "fast, deterministic, exact, or one mode for every site: " + site_modes_text());
+               "fast, deterministic, exact, exact-all, or one mode for every site: " + site_modes_text());
     }
     sites.fill(all);
     return sites;

@@ -89,8 +89,11 @@ SiteSetting parse_site_setting(const std::string& flag, const std::string& text)
 std::string site_setting_text(const SiteSetting& s);  // "tree", "permuted:7", "permuted:random"
 
 /// --impl: "deterministic" (tree at every site; the default), "fast" (atomic at the sites where
-/// reduce_site_atomic_in_fast, tree elsewhere), or any mode of parse_site_setting at every site
-/// ("exact", "kahan", "atomic", "permuted:7", ...). Throws ValueError listing the valid values.
+/// reduce_site_atomic_in_fast, tree elsewhere), "exact" (exact at the cross-sample sites, which
+/// makes a step invariant to the order of samples; tree at the within-sample sites, whose fixed
+/// order already makes them independent of threads and batch order), "exact-all" (exact at every
+/// site), or any other mode of parse_site_setting at every site ("kahan", "atomic",
+/// "permuted:7", ...). Throws ValueError listing the valid values.
 SiteSettings impl_preset(const std::string& text);
 /// Applies "site=mode[,site=mode...]" (--impl-site) to `sites`, left to right.
 void apply_impl_sites(SiteSettings& sites, const std::string& list);

@@ -76,26 +76,13 @@ bool reduce_site_crosses_samples(ReduceSite site) {
     }
 }
 
-// The `fast` preset: atomic at every site whose CPU kernel has an atomic path. Since the
-// kernels of issue 3 that is every site: the cross-sample sites (split-K over sample groups) and
-// also conv.dgrad (taps), linear.dgrad (feature chunks) and pool.backward (overlapping windows;
-// non-overlapping pooling has one contribution per cell, so every mode gives the tree's bits).
-// A site whose atomic path does not pay off in bench/accum_sites_bench.cpp is switched off here.
-bool reduce_site_atomic_in_fast(ReduceSite site) {
-    switch (site) {
-        case ReduceSite::kConvWgrad:
-        case ReduceSite::kConvDgrad:
-        case ReduceSite::kLinearWgrad:
-        case ReduceSite::kLinearDgrad:
-        case ReduceSite::kBiasGrad:
-        case ReduceSite::kBnStats:
-        case ReduceSite::kBnBackward:
-        case ReduceSite::kPoolBackward:
-        case ReduceSite::kLoss: return true;
-        case ReduceSite::kCount: break;
-    }
-    return false;
-}
+// The `fast` preset: atomic where it helps, i.e. where many terms meet in few outputs: the sites
+// that reduce across the samples of a batch (split-K over sample groups, as GPU libraries do).
+// The within-sample sites (conv.dgrad, linear.dgrad, pool.backward: many outputs, a few terms
+// each) stay tree: there the atomic path costs 1.1-25x the tree (bench/accum_sites_bench.cpp,
+// accum_sites_bn_bench.cpp; docs/results/switchboard-cost.md), so no fast engine would use it.
+// Their atomic paths remain available per site (--impl-site conv.dgrad=atomic) as noise sources.
+bool reduce_site_atomic_in_fast(ReduceSite site) { return reduce_site_crosses_samples(site); }
 
 const char* accum_mode_name(AccumMode mode) {
     switch (mode) {

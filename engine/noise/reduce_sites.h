@@ -54,9 +54,8 @@ const std::vector<std::string>& reduce_site_names();
 /// samples unless the mode is exact): conv.wgrad, linear.wgrad, bias.grad, bn.stats,
 /// bn.backward, loss.
 bool reduce_site_crosses_samples(ReduceSite site);
-/// True when `--impl fast` selects kAtomic at the site: where the kernels have an atomic path
-/// (today every site; one table in reduce_sites.cpp, the place to drop a site whose atomic path
-/// does not pay off).
+/// True when `--impl fast` selects kAtomic at the site: the cross-sample sites, where many terms
+/// meet in few outputs and atomics pay off (reduce_sites.cpp says why the others stay tree).
 bool reduce_site_atomic_in_fast(ReduceSite site);
 
 /// "tree", "atomic", "kahan", "exact", "permuted".

@@ -114,7 +114,12 @@ TEST(ImplSites, ParseModes) {
 
 TEST(ImplSites, Presets) {
     for (const SiteSetting& s : impl_preset("deterministic")) EXPECT_EQ(s.mode, AccumMode::kTree);
-    for (const SiteSetting& s : impl_preset("exact")) EXPECT_EQ(s.mode, AccumMode::kExact);
+    for (const SiteSetting& s : impl_preset("exact-all")) EXPECT_EQ(s.mode, AccumMode::kExact);
+    const SiteSettings exact = impl_preset("exact");
+    for (ReduceSite site : all_reduce_sites()) {  // exact where sample order matters, else tree
+        EXPECT_EQ(exact[kSite(site)].mode,
+                  reduce_site_crosses_samples(site) ? AccumMode::kExact : AccumMode::kTree);
+    }
     for (const SiteSetting& s : impl_preset("kahan")) EXPECT_EQ(s.mode, AccumMode::kKahan);
     for (const SiteSetting& s : impl_preset("permuted:3")) {
         EXPECT_EQ(s.mode, AccumMode::kPermuted);
@@ -125,11 +130,12 @@ TEST(ImplSites, Presets) {
         SCOPED_TRACE(reduce_site_name(site));
         const bool atomic = reduce_site_atomic_in_fast(site);
         EXPECT_EQ(fast[kSite(site)].mode, atomic ? AccumMode::kAtomic : AccumMode::kTree);
-        // Every cross-sample site is atomic under fast.
-        if (reduce_site_crosses_samples(site)) EXPECT_TRUE(atomic);
+        // Atomic exactly at the cross-sample sites (few outputs, long sums).
+        EXPECT_EQ(atomic, reduce_site_crosses_samples(site));
     }
     expect_mentions(error_of([] { impl_preset("quick"); }),
-                    {"--impl", "'quick'", "fast", "deterministic", "exact", "permuted:<seed>"});
+                    {"--impl", "'quick'", "fast", "deterministic", "exact", "exact-all",
+                     "permuted:<seed>"});
 }
 
 TEST(ImplSites, OverridesAndErrors) {

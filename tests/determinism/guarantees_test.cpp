@@ -5,6 +5,7 @@
 //   3. exact: permuting the samples inside every batch leaves the weights bit-identical
 //      (and, as a check that the permutation happens, tree's weights do change);
 //   5. permuted: same seed -> same weights, different seeds -> different weights;
+//   6. every GEMM instruction set this CPU has (--isa scalar/avx2/avx512) gives the same weights;
 //   7. atomic: how many distinct weight hashes 5 runs at 2 threads give (reported, not asserted).
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gemm.h"
 #include "tests/support/synthetic_idx.h"
 
 namespace fs = std::filesystem;
@@ -30,6 +32,16 @@ std::string every_site(const std::string& mode) {
     for (const char* s : kSites) flag += std::string(s) + "=" + mode + ",";
     flag.pop_back();
     return flag;
+}
+
+/// The GEMM paths this CPU can run, scalar first.
+std::vector<std::string> supported_isas() {
+    using dt::kernels::CpuIsa;
+    std::vector<std::string> v;
+    for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+        if (dt::kernels::cpu::cpu_isa_supported(isa)) v.emplace_back(dt::kernels::cpu::cpu_isa_name(isa));
+    }
+    return v;
 }
 
 class Guarantees : public ::testing::Test {
@@ -62,7 +74,8 @@ class Guarantees : public ::testing::Test {
 
 TEST_F(Guarantees, ThreadCountChangesNoBitInTreeKahanExact) {
     const std::vector<std::pair<std::string, std::string>> modes = {
-        {"tree", "--impl deterministic"}, {"kahan", every_site("kahan")}, {"exact", "--impl exact"}};
+        {"tree", "--impl deterministic"}, {"kahan", every_site("kahan")}, {"exact", "--impl exact"},
+        {"exact-all", "--impl exact-all"}};
     for (const char* model : {"smallcnn", "smallcnn-bn"}) {
         for (const auto& [mode, flags] : modes) {
             const std::string base = std::string("--model ") + model + " " + flags;
@@ -93,6 +106,43 @@ TEST_F(Guarantees, ExactIsInvariantToSampleOrderInsideBatches) {
         EXPECT_NE(train_hash(std::string("tr5-") + model, m + "--shuffle-within-batch 5"),
                   train_hash(std::string("tr-") + model, m))
             << model;
+    }
+}
+
+TEST_F(Guarantees, EveryInstructionSetGivesTheSameWeights) {
+    const std::vector<std::string> isas = supported_isas();
+    std::printf("instruction sets compared: %zu (scalar%s%s)\n", isas.size(),
+                isas.size() > 1 ? ", avx2" : "", isas.size() > 2 ? ", avx512" : "");
+    for (const char* model : {"smallcnn", "smallcnn-bn"}) {
+        for (const char* impl : {"deterministic", "exact"}) {
+            const std::string base = std::string("--model ") + model + " --impl " + impl;
+            const std::string tag = std::string(model) + "-" + impl;
+            const std::string want = train_hash("isa-scalar-" + tag, base + " --isa scalar");
+            for (std::size_t i = 1; i < isas.size(); ++i) {
+                const std::string name = "isa-" + isas[i] + "-" + tag;
+                EXPECT_EQ(train_hash(name, base + " --isa " + isas[i]), want)
+                    << model << ", " << impl << ", " << isas[i] << " vs scalar";
+                // The run used the path it was asked for (result.json records it).
+                EXPECT_EQ(nlohmann::json::parse(dt::test::slurp(root_ / name / "result.json"))
+                              .at("isa")
+                              .get<std::string>(),
+                          isas[i]);
+            }
+        }
+    }
+}
+
+TEST_F(Guarantees, AnInstructionSetTheCpuLacksIsRefused) {
+    const std::vector<std::string> isas = supported_isas();
+    const dt::test::CliRun r = dt::test::run_cli(DT_DETRAIN_EXE, "train --isa avx9", root_, "isa9");
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.err.find("--isa"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("avx9"), std::string::npos) << r.err;
+    if (isas.size() < 3) {  // this CPU lacks avx512: the message lists what it has
+        const dt::test::CliRun r2 =
+            dt::test::run_cli(DT_DETRAIN_EXE, "train --isa avx512", root_, "isa512");
+        EXPECT_NE(r2.status, 0);
+        EXPECT_NE(r2.err.find("scalar"), std::string::npos) << r2.err;
     }
 }
 

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+// End-to-end training step per model x --impl preset x thread count (issue 3's cost table, issue
+// 5's step benchmark). One step = forward (training mode) -> softmax cross-entropy -> zero_grad ->
+// backward -> Adam step, on a fixed synthetic batch (Philox pixels, labels i % classes), exactly
+// the work of one step of `detrain train` minus data loading.
+//
+// Fair comparison on a noisy shared machine: every iteration runs one step under `fast` (the
+// atomic baseline) and then one step under the preset, on two models initialised alike; the
+// reported time is the preset's step. Counters: min_ms / fast_min_ms (fastest steps) and their
+// ratio vs_fast; med_ms / fast_med_ms and med_vs_fast (medians). Ratios of adjacent steps are far
+// steadier than absolute times when other processes share the cores.
+//
+// Shapes: SmallCNN and SmallCNN-BN (Fashion-MNIST 1x28x28, batch 128), MediumCNN k = 1, 3, 5, 7
+// (CIFAR 3x32x32, batch 64), ResNet-18 (CIFAR, batch 32: a step at batch 128 takes seconds).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/autograd/tape.h"
+#include "engine/noise/noise_config.h"
+#include "engine/noise/reduce_sites.h"
+#include "engine/ops/softmax_xent.h"
+#include "engine/optim/optimizer.h"
+#include "engine/runtime/threads.h"
+#include "kernels/common/philox.h"
+#include "models/model.h"
+
+namespace {
+
+using dt::Tensor;
+
+struct Shape {
+    const char* model;
+    int kernel_size;
+    int channels, hw, batch;
+};
+
+/// A model, its optimizer and the fixed batch, all from seed 0.
+struct Trainee {
+    std::unique_ptr<dt::Model> model;
+    std::unique_ptr<dt::Optimizer> optimizer;
+    Tensor images, labels;
+    dt::ForwardContext ctx;
+
+    explicit Trainee(const Shape& s) {
+        dt::ModelConfig mc;
+        mc.name = s.model;
+        mc.kernel_size = s.kernel_size;
+        mc.in_channels = s.channels;
+        mc.height = mc.width = s.hw;
+        mc.num_classes = 10;
+        model = dt::make_model(mc);
+        model->init(dt::InitScheme::kGlorotUniform, 0);
+        dt::OptimizerConfig oc;
+        oc.kind = "adam";
+        optimizer = dt::make_optimizer(oc, model->trainable());
+        namespace c = dt::kernels::common;
+        const int64_t n = int64_t{s.batch} * s.channels * s.hw * s.hw;
+        std::vector<float> px(static_cast<std::size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+            const c::Philox4 r = c::philox_draw(0, c::RngStream::kTest, static_cast<uint64_t>(i), 0);
+            px[static_cast<std::size_t>(i)] = 2.0f * c::uniform01(r.v[0]) - 1.0f;
+        }
+        std::vector<int64_t> lab(static_cast<std::size_t>(s.batch));
+        for (int i = 0; i < s.batch; ++i) lab[static_cast<std::size_t>(i)] = i % 10;
+        images = Tensor::from_vector({s.batch, s.channels, s.hw, s.hw}, px);
+        labels = Tensor::from_vector_i64({s.batch}, lab);
+        ctx.training = true;
+        for (int i = 0; i < s.batch; ++i) ctx.sample_ids.push_back(i);
+    }
+
+    void step() {
+        Tensor loss = dt::softmax_cross_entropy(model->forward(images, ctx), labels);
+        optimizer->zero_grad();
+        dt::autograd::backward(loss);
+        optimizer->step(1e-4f);  // small: the weights stay in range over thousands of steps
+    }
+};
+
+dt::ReduceSiteSpecs preset_specs(const std::string& preset) {
+    dt::NoiseConfig cfg;
+    cfg.impl = preset;
+    cfg.sites = dt::impl_preset(preset);
+    return dt::reduce_site_specs(cfg);
+}
+
+double seconds_of(void (Trainee::*fn)(), Trainee& t, const dt::ReduceSiteSpecs& specs) {
+    const dt::ScopedReduceConfig scope(specs);
+    const auto t0 = std::chrono::steady_clock::now();
+    (t.*fn)();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void train_step(benchmark::State& state, Shape shape, std::string preset) {
+    const int saved_threads = dt::num_threads();
+    dt::set_num_threads(static_cast<int>(state.range(0)));
+    const dt::ReduceSiteSpecs fast = preset_specs("fast"), mine = preset_specs(preset);
+    Trainee baseline(shape), trainee(shape);
+    seconds_of(&Trainee::step, baseline, fast);  // warm-up: allocations, page faults
+    seconds_of(&Trainee::step, trainee, mine);
+    std::vector<double> t_fast, t_mine;
+    for (auto _ : state) {
+        t_fast.push_back(seconds_of(&Trainee::step, baseline, fast));
+        t_mine.push_back(seconds_of(&Trainee::step, trainee, mine));
+        state.SetIterationTime(t_mine.back());
+    }
+    const double min_fast = *std::min_element(t_fast.begin(), t_fast.end());
+    const double min_mine = *std::min_element(t_mine.begin(), t_mine.end());
+    state.counters["min_ms"] = min_mine * 1e3;
+    state.counters["fast_min_ms"] = min_fast * 1e3;
+    state.counters["vs_fast"] = min_mine / min_fast;
+    state.counters["med_ms"] = median(t_mine) * 1e3;
+    state.counters["fast_med_ms"] = median(t_fast) * 1e3;
+    state.counters["med_vs_fast"] = median(t_mine) / median(t_fast);
+    state.counters["img_per_s"] =
+        benchmark::Counter(static_cast<double>(shape.batch) * static_cast<double>(t_mine.size()),
+                           benchmark::Counter::kIsRate);
+    dt::set_num_threads(saved_threads);
+}
+
+const Shape kShapes[] = {
+    {"smallcnn", 3, 1, 28, 128},  {"smallcnn-bn", 3, 1, 28, 128}, {"mediumcnn", 1, 3, 32, 64},
+    {"mediumcnn", 3, 3, 32, 64},  {"mediumcnn", 5, 3, 32, 64},    {"mediumcnn", 7, 3, 32, 64},
+    {"resnet18", 3, 3, 32, 32},
+};
+const char* const kPresets[] = {"fast", "deterministic", "kahan", "exact"};
+
+const int registered = [] {
+    for (const Shape& s : kShapes) {
+        const std::string model =
+            std::string(s.model) +
+            (std::string(s.model) == "mediumcnn" ? "_k" + std::to_string(s.kernel_size) : "");
+        for (const char* preset : kPresets) {
+            benchmark::RegisterBenchmark(("BM_TrainStep/" + model + "/" + preset).c_str(),
+                                         train_step, s, std::string(preset))
+                ->ArgName("threads")
+                ->Arg(1)
+                ->Arg(2)
+                ->UseManualTime()
+                ->Unit(benchmark::kMillisecond);
+        }
+    }
+    return 0;
+}();
+
+}  // namespace
