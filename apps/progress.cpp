@@ -71,7 +71,7 @@ void Progress::start(const TrainConfig& c, const RunInfo& info) {
                  "  model      %s (%lld parameters), init %s, dropout %g, kernel-size %d\n"
                  "  data       %s from %s: %lld train / %lld test, %dx%dx%d, %d classes\n"
                  "             normalize %s, augment %s (crop-padding %d), shuffle %s, "
-                 "limit-train %lld, limit-test %lld\n"
+                 "limit-train %lld, limit-test %lld%s%s\n"
                  "  training   %d epoch(s) x %lld steps, batch %d, eval batch %d\n"
                  "  optimizer  %s\n"
                  "  schedule   %s\n"
@@ -84,6 +84,7 @@ void Progress::start(const TrainConfig& c, const RunInfo& info) {
                  c.augment_on() ? c.augment.c_str() : "none", c.crop_padding,
                  c.shuffle_on() ? "on" : "off",
                  static_cast<long long>(c.limit_train), static_cast<long long>(c.limit_test),
+                 c.imbalance.empty() ? "" : ", imbalance ", c.imbalance.c_str(),
                  c.epochs, static_cast<long long>(info.steps_per_epoch), c.batch_size,
                  c.eval_batch_size, optimizer_text(c).c_str(), schedule_text(c).c_str(),
                  c.threads, kernels::cpu::cpu_isa_name(kernels::cpu::gemm_isa()), c.out.c_str());

@@ -167,7 +167,8 @@ nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
     j["images_per_second"] = r.images_per_second;
     j["files"] = Json{{"result", "result.json"},
                       {"predictions", "predictions.csv"},
-                      {"weights", "weights.safetensors"}};
+                      {"weights", "weights.safetensors"},
+                      {"test_logits", "test_logits.safetensors"}};
     return j;
 }
 
@@ -179,7 +180,8 @@ RunFiles write_run_outputs(const TrainConfig& cfg, const TrainResult& r,
     prepare_output_dir(cfg.out);
     const fs::path dir(cfg.out);
     RunFiles files{(dir / "result.json").string(), (dir / "predictions.csv").string(),
-                   (dir / "weights.safetensors").string()};
+                   (dir / "weights.safetensors").string(),
+                   (dir / "test_logits.safetensors").string()};
 
     io::Metadata meta{{"format", "pt"},
                       {"detrain_version", version_string()},
@@ -190,6 +192,15 @@ RunFiles write_run_outputs(const TrainConfig& cfg, const TrainResult& r,
     save_model_safetensors(*r.model, files.weights, meta);
 
     write_file_atomic(files.predictions_csv, predictions_csv(r));
+    const auto test_size = static_cast<int64_t>(r.predictions.size());
+    const int64_t classes = r.info.num_classes;
+    DT_CHECK(static_cast<int64_t>(r.test_logits.size()) == test_size * classes,
+             "write_run_outputs: ", r.test_logits.size(), " logits for ", test_size,
+             " test examples and ", classes, " classes");
+    io::save_safetensors(
+        files.test_logits,
+        {{"logits", Tensor::from_vector({test_size, classes}, r.test_logits)}},
+        {{"detrain_version", version_string()}, {"order", "test examples in data-set order"}});
     write_file_atomic(files.result_json, result_json(cfg, r, command_line).dump(2) + "\n");
     return files;
 }
@@ -202,11 +213,13 @@ void print_summary(std::FILE* out, const TrainResult& r, const RunFiles& files) 
                  "time            %.1f s, %.0f training images/s, %d threads\n"
                  "files           %s\n"
                  "                %s\n"
+                 "                %s\n"
                  "                %s\n",
                  100.0 * r.test_accuracy, static_cast<long long>(r.info.test_size),
                  r.final_train_loss, r.weights_sha256.c_str(), r.wall_time_seconds,
                  r.images_per_second, r.threads, files.result_json.c_str(),
-                 files.predictions_csv.c_str(), files.weights.c_str());
+                 files.predictions_csv.c_str(), files.weights.c_str(),
+                 files.test_logits.c_str());
     std::fflush(out);
 }
 

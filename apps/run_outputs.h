@@ -2,6 +2,8 @@
 // What `detrain train` leaves in --out DIR (formats in docs/formats.md):
 //   weights.safetensors  every parameter and buffer, canonical order, metadata with the config
 //   predictions.csv      index,label,predicted  (one row per test example, data-set order)
+//   test_logits.safetensors  "logits" (test size, classes) float32, data-set order (for studies:
+//                        prediction correlation, ensembles)
 //   result.json          configuration, history, final metrics, weights_sha256, timings
 // Each file is written atomically (temporary file in DIR, fsync, rename), and result.json last,
 // so its presence means the run finished and the other two files are complete.
@@ -36,7 +38,7 @@ nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
 
 /// Paths of the files written by write_run_outputs.
 struct RunFiles {
-    std::string result_json, predictions_csv, weights;
+    std::string result_json, predictions_csv, weights, test_logits;
 };
 
 /// Writes the three files into cfg.out (weights, predictions, then result.json).

@@ -50,6 +50,35 @@ const std::vector<std::string>& progress_names() {
     return v;
 }
 
+namespace {
+/// "CLASS:FRACTION" split; throws ValueError naming --imbalance.
+std::pair<int, double> parse_imbalance(const std::string& text) {
+    const std::size_t colon = text.find(':');
+    try {
+        std::size_t used_c = 0, used_f = 0;
+        if (colon == std::string::npos) throw std::invalid_argument("no colon");
+        const std::string cls = text.substr(0, colon), frac = text.substr(colon + 1);
+        const int c = std::stoi(cls, &used_c);
+        const double f = std::stod(frac, &used_f);
+        if (used_c != cls.size() || used_f != frac.size() || c < 0) {
+            throw std::invalid_argument("trailing text");
+        }
+        return {c, f};
+    } catch (const std::exception&) {
+        throw ValueError(str("--imbalance '", text,
+                             "': expected CLASS:FRACTION with a class index >= 0 and a fraction "
+                             "in (0, 1], e.g. 3:0.1"));
+    }
+}
+}  // namespace
+
+int TrainConfig::imbalance_class() const {
+    return imbalance.empty() ? -1 : parse_imbalance(imbalance).first;
+}
+double TrainConfig::imbalance_fraction() const {
+    return imbalance.empty() ? 1.0 : parse_imbalance(imbalance).second;
+}
+
 const std::vector<std::string>& isa_names() {
     static const std::vector<std::string> v = {"auto", "scalar", "avx2", "avx512"};
     return v;
@@ -151,6 +180,9 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
         ->capture_default_str();
     app.add_option("--limit-test", cfg.limit_test, "Use the first N test examples (0 = all)")
         ->capture_default_str();
+    app.add_option("--imbalance", cfg.imbalance,
+                   "Under-represent one class: CLASS:FRACTION keeps the first ceil(FRACTION x "
+                   "count) training examples of class CLASS (e.g. 3:0.1)");
 
     app.add_option("--epochs", cfg.epochs, "Training epochs")->capture_default_str();
     app.add_option("--batch-size", cfg.batch_size, "Training batch size")->capture_default_str();
@@ -259,6 +291,11 @@ void validate_train_config(const TrainConfig& c) {
     check_member("--normalize", c.normalize, normalize_names());
     if (c.limit_train < 0) reject("--limit-train", c.limit_train, "a count >= 0 (0 = all)");
     if (c.limit_test < 0) reject("--limit-test", c.limit_test, "a count >= 0 (0 = all)");
+    if (!c.imbalance.empty()) {
+        c.imbalance_class();  // throws for a malformed value
+        const double f = c.imbalance_fraction();
+        if (!(f > 0 && f <= 1)) reject("--imbalance", c.imbalance, "a FRACTION in (0, 1]");
+    }
 
     if (c.epochs < 1) reject("--epochs", c.epochs, "an integer >= 1");
     if (c.batch_size < 1) reject("--batch-size", c.batch_size, "an integer >= 1 (e.g. 128)");

@@ -39,6 +39,12 @@ struct TrainConfig {
     std::string normalize = "unit";  // unit: x/255; standard: per-channel mean/std of train split
     int64_t limit_train = 0;  // first N examples; 0 = all
     int64_t limit_test = 0;
+    // --imbalance CLASS:FRACTION: keep only the first ceil(FRACTION x count) training examples of
+    // CLASS (data-set order), after --limit-train; "" = balanced. Studies of under-represented
+    // classes (issue 4).
+    std::string imbalance;
+    int imbalance_class() const;        // -1 when balanced
+    double imbalance_fraction() const;  // 1 when balanced
 
     // ---- optimisation ----
     int epochs = 10;

@@ -52,6 +52,7 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
     j["normalize"] = c.normalize;
     j["shuffle"] = !n.shuffle.is_off();
     j["limit-train"] = c.limit_train;
+    j["imbalance"] = c.imbalance;
     j["limit-test"] = c.limit_test;
     j["epochs"] = c.epochs;
     j["batch-size"] = c.batch_size;
@@ -96,6 +97,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     read(j, "crop-padding", c.crop_padding);
     read(j, "normalize", c.normalize);
     read(j, "limit-train", c.limit_train);
+    if (j.contains("imbalance")) read(j, "imbalance", c.imbalance);
     read(j, "limit-test", c.limit_test);
     read(j, "epochs", c.epochs);
     read(j, "batch-size", c.batch_size);

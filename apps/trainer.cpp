@@ -101,6 +101,7 @@ struct Evaluation {
     double accuracy = 0;
     std::vector<double> per_class;     // NaN for a class without test examples
     std::vector<int64_t> predictions;  // by test index
+    std::vector<float> logits;         // (test size, classes) by test index
 };
 
 /// Predictions for every test example (training = false, no tape) and the accuracies.
@@ -109,6 +110,8 @@ Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test
     autograd::NoGradGuard no_grad;
     Evaluation ev;
     ev.predictions.assign(static_cast<std::size_t>(test.size), -1);
+    const auto K = static_cast<std::size_t>(test.num_classes);
+    ev.logits.assign(static_cast<std::size_t>(test.size) * K, 0.0f);
     for (int64_t b = 0; b < loader.num_batches(); ++b) {
         Batch batch = loader.batch(0, b);
         ForwardContext ctx;
@@ -116,9 +119,13 @@ Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test
         ctx.epoch = epoch;
         ctx.dropout_seed = dropout_seed;
         ctx.sample_ids = batch.sample_ids;
-        const std::vector<int64_t> pred = argmax_rows(model.forward(batch.images, ctx));
+        const Tensor logits = model.forward(batch.images, ctx);
+        const std::vector<int64_t> pred = argmax_rows(logits);
+        const float* lp = logits.data<float>();
         for (std::size_t i = 0; i < pred.size(); ++i) {
-            ev.predictions[static_cast<std::size_t>(batch.sample_ids[i])] = pred[i];
+            const auto id = static_cast<std::size_t>(batch.sample_ids[i]);
+            ev.predictions[id] = pred[i];
+            std::copy_n(lp + i * K, K, ev.logits.begin() + static_cast<std::ptrdiff_t>(id * K));
         }
     }
     std::vector<int64_t> correct(static_cast<std::size_t>(test.num_classes), 0);
@@ -145,6 +152,25 @@ void apply_limit(Dataset& ds, int64_t limit) {
     if (limit > 0 && limit < ds.size) ds.truncate(limit);
 }
 
+/// --imbalance CLASS:FRACTION: keeps the first ceil(FRACTION x count) examples of CLASS.
+void apply_imbalance(Dataset& ds, const TrainConfig& cfg) {
+    const int cls = cfg.imbalance_class();
+    DT_CHECK_VALUE(cls < ds.num_classes, "--imbalance ", cfg.imbalance, ": class ", cls,
+                   " does not exist in ", cfg.dataset, " (classes 0..", ds.num_classes - 1, ")");
+    int64_t count = 0;
+    for (int32_t label : ds.labels) count += label == cls;
+    const auto keep_of_class = static_cast<int64_t>(
+        std::ceil(cfg.imbalance_fraction() * static_cast<double>(count) - 1e-9));
+    std::vector<int64_t> kept;
+    int64_t seen = 0;
+    for (int64_t i = 0; i < ds.size; ++i) {
+        if (ds.labels[static_cast<std::size_t>(i)] != cls || seen++ < keep_of_class) {
+            kept.push_back(i);
+        }
+    }
+    ds.keep(kept);
+}
+
 /// Both splits with --limit-* applied; a load failure names --data-dir.
 DatasetSplits load_splits(const TrainConfig& cfg) {
     DatasetSplits data;
@@ -156,6 +182,7 @@ DatasetSplits load_splits(const TrainConfig& cfg) {
     }
     apply_limit(data.train, cfg.limit_train);
     apply_limit(data.test, cfg.limit_test);
+    if (!cfg.imbalance.empty()) apply_imbalance(data.train, cfg);
     DT_CHECK_VALUE(data.train.size > 0, "data set ", cfg.dataset, " in ", cfg.data_dir,
                    " has no training examples");
     return data;
@@ -303,6 +330,7 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress) {
     r.test_accuracy = ev.accuracy;
     r.per_class_accuracy = std::move(ev.per_class);
     r.predictions = std::move(ev.predictions);
+    r.test_logits = std::move(ev.logits);
     r.test_labels = data.test.labels;
     r.weights_sha256 = weights_sha256(*r.model);
     r.wall_time_seconds = seconds_since(run_start);

@@ -39,6 +39,7 @@ struct TrainResult {
     std::vector<double> per_class_accuracy;  // aligned with class_names; NaN: no test example
     std::vector<int32_t> test_labels;        // label of test example i
     std::vector<int64_t> predictions;        // argmax of the logits of test example i
+    std::vector<float> test_logits;          // (test size, classes): logits of test example i
 
     // ---- weights ----
     std::unique_ptr<Model> model;

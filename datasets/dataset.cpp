@@ -2,6 +2,8 @@
 // Dataset helpers and the name -> loader dispatch (idx.cpp for the MNIST family, cifar.cpp).
 #include "datasets/dataset.h"
 
+#include <algorithm>
+
 #include "datasets/cifar.h"
 #include "datasets/idx.h"
 #include "engine/core/error.h"
@@ -14,6 +16,22 @@ void Dataset::truncate(int64_t n) {
     size = n;
     pixels.resize(static_cast<std::size_t>(n * sample_pixels()));
     labels.resize(static_cast<std::size_t>(n));
+}
+
+void Dataset::keep(const std::vector<int64_t>& indices) {
+    const int64_t sp = sample_pixels();
+    for (std::size_t j = 0; j < indices.size(); ++j) {
+        const int64_t i = indices[j];
+        DT_CHECK_VALUE(i >= 0 && i < size && (j == 0 || i > indices[j - 1]), name,
+                       ": keep() needs increasing indices in [0, ", size, "), got ", i,
+                       " at position ", j);
+        // In place: i >= j, so the source is never overwritten before it is read.
+        std::copy_n(pixels.begin() + i * sp, sp, pixels.begin() + static_cast<int64_t>(j) * sp);
+        labels[j] = labels[static_cast<std::size_t>(i)];
+    }
+    size = static_cast<int64_t>(indices.size());
+    pixels.resize(static_cast<std::size_t>(size * sp));
+    labels.resize(static_cast<std::size_t>(size));
 }
 
 const std::vector<std::string>& dataset_names() {

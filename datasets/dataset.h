@@ -19,6 +19,8 @@ struct Dataset {
     int64_t sample_pixels() const { return int64_t{channels} * height * width; }
     /// Keeps the first n examples (n <= size).
     void truncate(int64_t n);
+    /// Keeps the examples at `indices` (each in [0, size), strictly increasing), in that order.
+    void keep(const std::vector<int64_t>& indices);
 };
 
 struct DatasetSplits {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -161,6 +162,42 @@ TEST_F(TrainCli, RunWritesResultPredictionsAndWeights) {
     std::vector<dt::Tensor> tensors;
     for (const auto& [name, t] : file.tensors) tensors.push_back(t);
     EXPECT_EQ(dt::io::weights_sha256(tensors), hash);
+
+    // test_logits.safetensors: (test size, classes); the arg-max of each row is the prediction.
+    const auto lf = dt::io::load_safetensors((root_ / "base" / "test_logits.safetensors").string());
+    const dt::Tensor* logits = lf.find("logits");
+    ASSERT_NE(logits, nullptr);
+    ASSERT_EQ(logits->shape(), (dt::Shape{kTest, 10}));
+    std::istringstream csv2(slurp(root_ / "base" / "predictions.csv"));
+    std::getline(csv2, line);
+    for (int i = 0; i < kTest; ++i) {
+        std::getline(csv2, line);
+        int index = -1, label = -1, pred = -1;
+        ASSERT_EQ(std::sscanf(line.c_str(), "%d,%d,%d", &index, &label, &pred), 3) << line;
+        const float* row = logits->data<float>() + i * 10;
+        EXPECT_EQ(std::max_element(row, row + 10) - row, pred) << "test example " << i;
+    }
+}
+
+TEST_F(TrainCli, ImbalanceKeepsAFractionOfOneClass) {
+    const CliRun r = train("imbalanced", std::string(kSmall) + "--imbalance 3:0.25");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = result("imbalanced");
+    EXPECT_EQ(j.at("config").at("imbalance"), "3:0.25");
+    // kSmall keeps 192 training examples; class 3 has some of them, 1/4 (rounded up) remain.
+    const int64_t kept = j.at("dataset").at("train_size").get<int64_t>();
+    EXPECT_LT(kept, 192);
+    EXPECT_GT(kept, 192 - 192 / 10);
+    ASSERT_EQ(small_ref().status, 0);
+    EXPECT_NE(hash_of("imbalanced"), hash_of("small-a"));
+    for (const char* bad : {"3", "3:0", "3:1.5", "x:0.5", "-1:0.5", "3:0.5x"}) {
+        const CliRun b = train("imb-bad", std::string("--imbalance ") + bad);
+        EXPECT_NE(b.status, 0) << bad;
+        EXPECT_NE(b.err.find("--imbalance"), std::string::npos) << bad << ": " << b.err;
+    }
+    const CliRun b = train("imb-class", std::string(kSmall) + "--imbalance 12:0.5");
+    EXPECT_NE(b.status, 0);
+    EXPECT_NE(b.err.find("class 12"), std::string::npos) << b.err;
 }
 
 // Hash comparisons use a smaller run (1 epoch, 192 examples = 6 steps) to keep the suite fast;
