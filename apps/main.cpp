@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// detrain: command-line entry point. Subcommands: train (apps/train_cmd.cpp), info (below).
+// detrain: command-line entry point. Subcommands: train (apps/train_cmd.cpp), study
+// (apps/study_cmd.cpp), info (below).
 // Exit status: 0 success, 1 a dt::Error (bad data, bad value, I/O failure, diverged training),
 // 2 a command-line parse error (unknown flag, missing value, ...).
 #include <omp.h>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/study_cmd.h"
 #include "apps/train_cmd.h"
 #include "apps/train_config.h"
 #include "apps/version.h"
@@ -66,6 +68,8 @@ int main(int argc, char** argv) {
 
     dt::TrainConfig train_cfg;
     CLI::App* train = dt::add_train_command(app, train_cfg);
+    dt::StudyFlags study_flags;
+    CLI::App* study = dt::add_study_command(app, study_flags);
     CLI::App* info = app.add_subcommand(
         "info", "Print the version, compiled backends, CPU features and data directories");
 
@@ -82,6 +86,10 @@ int main(int argc, char** argv) {
     try {
         if (train->parsed()) {
             return dt::run_train_command(*train, train_cfg,
+                                         std::vector<std::string>(argv, argv + argc));
+        }
+        if (study->parsed()) {
+            return dt::run_study_command(*study, study_flags,
                                          std::vector<std::string>(argv, argv + argc));
         }
         if (info->parsed()) return run_info();

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+// End to end, `detrain study` (issue 4, docs/study.md) through the real executable on synthetic
+// IDX data (tests/support/synthetic_idx.h): control replicas are bit-identical (churn, weight
+// distance and stddev exactly 0), random seeds make replicas differ, a study killed with SIGKILL
+// in the middle of a replica resumes without repeating finished replicas and ends with the
+// results of an uninterrupted study, the outputs exist and parse, bad flags fail clearly.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "tests/support/synthetic_idx.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class StudyCli : public ::testing::Test {
+ protected:
+    static void SetUpTestSuite() {
+        root_ = fs::temp_directory_path() / ("detrain-study-e2e-" + std::to_string(::getpid()));
+        dt::test::write_synthetic_idx(root_ / "data", 128, 48);
+    }
+    static void TearDownTestSuite() {
+        std::error_code ec;
+        fs::remove_all(root_, ec);
+    }
+
+    /// Train flags of every study here: 1 epoch of 4 steps.
+    static std::string train_flags() {
+        return "--data-dir " + (root_ / "data").string() +
+               " --epochs 1 --batch-size 32 --threads 1";
+    }
+    static std::string study_args(const std::string& out, const std::string& variants,
+                                  int replicas) {
+        return "study --out " + (root_ / out).string() + " --variants " + variants +
+               " --replicas " + std::to_string(replicas) + " " + train_flags();
+    }
+    static dt::test::CliRun detrain(const std::string& args, const std::string& tag) {
+        return dt::test::run_cli(DT_DETRAIN_EXE, args, root_, tag);
+    }
+    static json study_json(const std::string& out) {
+        return json::parse(dt::test::slurp(root_ / out / "study.json"));
+    }
+    static const json& variant(const json& study, const std::string& name) {
+        for (const json& v : study.at("variants")) {
+            if (v.at("name") == name) return v;
+        }
+        throw std::runtime_error("no variant " + name);
+    }
+
+    static inline fs::path root_;
+};
+
+TEST_F(StudyCli, ControlReplicasAreIdenticalAndRandomSeedsAreNot) {
+    const dt::test::CliRun r = detrain(study_args("s1", "control,algo", 3), "s1");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("report.md"), std::string::npos) << r.out;
+    const json s = study_json("s1");
+    const json& control = variant(s, "control").at("metrics");
+    EXPECT_EQ(control.at("acc_std").get<double>(), 0.0);
+    EXPECT_EQ(control.at("churn").at("mean").get<double>(), 0.0);
+    EXPECT_EQ(control.at("weight_distance").at("mean").get<double>(), 0.0);
+    const json& reps = variant(s, "control").at("replicas");
+    ASSERT_EQ(reps.size(), 3u);
+    for (const json& rep : reps) EXPECT_EQ(rep.at("weights_sha256"), reps[0].at("weights_sha256"));
+    // algo: each replica draws its own seeds, so the weights differ.
+    const json& algo = variant(s, "algo");
+    EXPECT_GT(algo.at("metrics").at("weight_distance").at("mean").get<double>(), 0.0);
+    EXPECT_NE(algo.at("replicas")[0].at("seeds"), algo.at("replicas")[1].at("seeds"));
+    for (const char* f : {"summary.csv", "report.md", "plots/churn.svg", "plots/accuracy_stddev.svg",
+                          "plots/weight_distance.svg", "plots/per_class_stddev.svg"}) {
+        EXPECT_TRUE(fs::exists(root_ / "s1" / f)) << f;
+    }
+    const std::string csv = dt::test::slurp(root_ / "s1" / "summary.csv");
+    EXPECT_EQ(csv.rfind("variant,replicas,", 0), 0u) << csv;
+    EXPECT_NE(csv.find("\ncontrol,3,"), std::string::npos) << csv;
+}
+
+TEST_F(StudyCli, KilledStudyResumesWithoutRepeatingReplicas) {
+    // Uninterrupted reference (deterministic variants only: results must be identical).
+    const std::string variants = "control,init-perturb";
+    ASSERT_EQ(detrain(study_args("ref", variants, 3), "ref").status, 0);
+
+    // Start the same study, kill -9 it while a later replica trains.
+    const std::string cmd = std::string(DT_DETRAIN_EXE) + " " + study_args("killed", variants, 3) +
+                            " >/dev/null 2>&1";
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    const fs::path first = root_ / "killed" / "replicas" / "control" / "0" / "result.json";
+    const fs::path second_dir = root_ / "killed" / "replicas" / "control" / "1";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!(fs::exists(first) && fs::exists(second_dir)) &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(fs::exists(first)) << "the study did not finish its first replica in time";
+    const auto first_time = fs::last_write_time(first);
+    EXPECT_FALSE(fs::exists(root_ / "killed" / "study.json")) << "killed before the end";
+
+    const dt::test::CliRun r = detrain(study_args("killed", variants, 3), "resume");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(fs::last_write_time(first), first_time) << "a finished replica was trained again";
+    EXPECT_NE(r.err.find("finished earlier, kept"), std::string::npos) << r.err;
+
+    const json a = study_json("ref"), b = study_json("killed");
+    for (const char* v : {"control", "init-perturb"}) {
+        EXPECT_EQ(variant(a, v).at("metrics"), variant(b, v).at("metrics")) << v;
+        for (std::size_t i = 0; i < 3; ++i) {
+            EXPECT_EQ(variant(a, v).at("replicas")[i].at("weights_sha256"),
+                      variant(b, v).at("replicas")[i].at("weights_sha256"))
+                << v << " #" << i;
+        }
+    }
+    // init-perturb: one bit of one initial weight is enough to move the trained weights.
+    EXPECT_GT(variant(a, "init-perturb").at("metrics").at("weight_distance").at("mean").get<double>(),
+              0.0);
+}
+
+TEST_F(StudyCli, AStudyWithOtherTrainFlagsIsRefusedInTheSameDirectory) {
+    ASSERT_EQ(detrain(study_args("plan", "control", 2), "plan1").status, 0);
+    const dt::test::CliRun r =
+        detrain(study_args("plan", "control", 2) + " --lr 0.001", "plan2");
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.err.find("--lr 0.001"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("another"), std::string::npos) << r.err;
+}
+
+TEST_F(StudyCli, BadFlagsFailBeforeTraining) {
+    struct Case {
+        std::string args, expect;
+    };
+    for (const Case& c : {Case{study_args("b1", "nonsense", 2), "unknown variant 'nonsense'"},
+                          Case{study_args("b2", "control", 1), "--replicas 1"},
+                          Case{study_args("b3", "augment", 2), "--augment"},
+                          Case{study_args("b4", "control", 2) + " --lr -1", "--lr"},
+                          Case{study_args("b5", "control", 2) + " --subgroup x=", "--subgroup"},
+                          Case{study_args("b6", "algo@nomodel", 2), "unknown model 'nomodel'"}}) {
+        const dt::test::CliRun r = detrain(c.args, "bad");
+        EXPECT_NE(r.status, 0) << c.args;
+        EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << "\n" << r.err;
+    }
+    EXPECT_FALSE(fs::exists(root_ / "b4" / "replicas")) << "a bad train flag started training";
+}
+
+}  // namespace
