@@ -155,7 +155,10 @@ TEST_F(Guarantees, PermutedIsReplayableAndSeedDependent) {
 TEST_F(Guarantees, AtomicDistinctHashesAreReported) {
     std::set<std::string> hashes;
     for (int i = 0; i < 5; ++i) {
-        hashes.insert(train_hash("atomic" + std::to_string(i), "--impl fast --threads 2"));
+        // Batch 96 = 6 groups of 16 samples per atomic split-K reduction: with only two groups
+        // (batch 32) the two partial sums commute and the order of the adds cannot show.
+        hashes.insert(train_hash("atomic" + std::to_string(i),
+                                 "--impl fast --threads 2 --batch-size 96"));
     }
     // Reported, not asserted: atomics are nondeterministic by design, and on a quiet machine
     // five runs may happen to agree.
