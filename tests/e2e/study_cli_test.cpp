@@ -60,7 +60,8 @@ class StudyCli : public ::testing::Test {
 };
 
 TEST_F(StudyCli, ControlReplicasAreIdenticalAndRandomSeedsAreNot) {
-    const dt::test::CliRun r = detrain(study_args("s1", "control,algo", 3), "s1");
+    // Two replicas at a time (--jobs 2): the parallel path of the runner.
+    const dt::test::CliRun r = detrain(study_args("s1", "control,algo", 3) + " --jobs 2", "s1");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("report.md"), std::string::npos) << r.out;
     const json s = study_json("s1");
