@@ -28,7 +28,11 @@
 // - conv.wgrad: leaf_s[o,r] = +0 + sum over p ascending of dy[s,o,p] * xpad[s,r,p] (a float
 //             GEMM output per sample, the same bits in every mode); the mode (p.accum) governs
 //             the combination of the leaves over s = 0..N-1:
-//   tree      ORDER: left-complete tree (kernels/common/reduce_tree.h) in sample order.
+//   tree      the batch is cut into fixed groups of kConv2dTreeGroup consecutive samples; a
+//             group's leaf is one sum continued over its samples in order (+0 + leaf_s0's
+//             products + leaf_s1's ... = the float GEMM over (sample, p) with K ascending);
+//             ORDER: the N / G group leaves combine by the left-complete tree
+//             (kernels/common/reduce_tree.h) in group order. Independent of the thread count.
 //   kahan     the same tree with kahan_merge over (leaf, +0) pairs (kahan_tree_push/finish),
 //             then kahan_value. The leaves themselves are the plain float GEMM outputs.
 //   exact     the exact sum of the N leaves rounded once (ExactAcc per element). "Exact across
@@ -66,6 +70,8 @@ struct Conv2dParams {
 /// MediumCNN shapes (an unfair baseline); 16 keeps 8 racing partials per element at batch 128
 /// and 4 at batch 64 with 16x fewer atomic adds (bench/accum_sites_bench.cpp).
 constexpr int64_t kConv2dAtomicGroup = 16;
+/// Samples per leaf of the tree mode of conv.wgrad (part of its recipe: changing it changes bits).
+constexpr int64_t kConv2dTreeGroup = 16;
 
 namespace ref {
 void conv2d_forward(const double* x, const double* w, const double* b, double* y,

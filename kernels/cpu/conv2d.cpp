@@ -170,25 +170,33 @@ void conv2d_dgrad_tree(const float* dy, const float* w, float* dx, const Conv2dP
 }
 
 // ---- conv.wgrad, tree mode ----
+// Leaves are groups of kConv2dTreeGroup consecutive samples (conv2d.h): a group's leaf is one
+// GEMM sum continued over its samples in order, so the tree combines N / G leaves instead of N
+// (on small feature maps the per-sample tree passes over the whole weight cost as much as the
+// GEMMs themselves).
 void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     const Geometry g(p);
     const int64_t L = p.co * g.R;
+    const int64_t groups = (p.n + kConv2dTreeGroup - 1) / kConv2dTreeGroup;
     thread_local std::vector<float> t_tree, t_leaves;
-    float* tree = scratch(t_tree, common::tree_slots(p.n) * L);
-    float* leaves = scratch(t_leaves, std::min(kWave, p.n) * L);  // leaf^T (R, Co) each
+    float* tree = scratch(t_tree, common::tree_slots(groups) * L);
+    float* leaves = scratch(t_leaves, std::min(kWave, groups) * L);  // leaf^T (R, Co) each
     const int64_t slices = (L + kSlice - 1) / kSlice;
     const bool par_slices = L >= 4 * kSlice && !omp_in_parallel();
-    for (int64_t s0 = 0; s0 < p.n; s0 += kWave) {
-        const int64_t wn = std::min(kWave, p.n - s0);
+    for (int64_t g0 = 0; g0 < groups; g0 += kWave) {
+        const int64_t wn = std::min(kWave, groups - g0);
         for_each_sample(wn, [&](int64_t j, bool par) {
-            wgrad_leaf(x, dy, s0 + j, g, leaves + j * L, par);
+            // ORDER: leaf_g = +0, then the products of samples s0, s0+1, ... in order.
+            const int64_t s0 = (g0 + j) * kConv2dTreeGroup;
+            const int64_t s1 = std::min(p.n, s0 + kConv2dTreeGroup);
+            for (int64_t s = s0; s < s1; ++s) wgrad_leaf(x, dy, s, g, leaves + j * L, par, s > s0);
         });
-        // ORDER: leaves enter the tree in sample order; slices only split the element range.
+        // ORDER: group leaves enter the tree in group order; slices only split the elements.
 #pragma omp parallel for schedule(static) if (par_slices)
         for (int64_t sl = 0; sl < slices; ++sl) {
             const int64_t lo = sl * kSlice, hi = std::min(L, lo + kSlice);
             for (int64_t j = 0; j < wn; ++j) {
-                const int64_t count = s0 + j;
+                const int64_t count = g0 + j;
                 float* slot = tree + common::tree_leaf_slot(count) * L;
                 std::memcpy(slot + lo, leaves + j * L + lo, (hi - lo) * sizeof(float));
                 common::tree_push(tree, L, lo, hi, count);
@@ -197,7 +205,7 @@ void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dP
     }
 #pragma omp parallel for schedule(static) if (par_slices)
     for (int64_t sl = 0; sl < slices; ++sl)
-        common::tree_finish(tree, L, sl * kSlice, std::min(L, (sl + 1) * kSlice), p.n);
+        common::tree_finish(tree, L, sl * kSlice, std::min(L, (sl + 1) * kSlice), groups);
     for (int64_t o = 0; o < p.co; ++o)  // (R, Co) -> (Co, R)
         for (int64_t r = 0; r < g.R; ++r) dw[o * g.R + r] = tree[r * p.co + o];
 }

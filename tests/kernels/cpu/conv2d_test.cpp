@@ -3,8 +3,8 @@
 // float evaluation of the stated ORDER bit for bit on every ISA path; they lie within derived
 // bounds of the double reference (c * eps32 * the same sums over |terms|, c = terms per sum plus
 // tree depth); and no thread count changes a bit. Shapes: odd sizes, strides 1-3, padding,
-// kernels 1, 2x3, 3, 5, 7, more samples than one wgrad wave (16), more positions than one GEMM
-// K block (256).
+// kernels 1, 2x3, 3, 5, 7, batches of one and of several wgrad groups (16 samples) and more
+// groups than one wave (16 groups), more positions than one GEMM K block (256).
 #include "kernels/conv2d.h"
 
 #include <gtest/gtest.h>
@@ -42,6 +42,7 @@ const Conv2dParams kCases[] = {
     // Padding as wide as the image (MediumCNN's deepest layers with k = 5, 7 on 1x1 and 2x2).
     geom(2, 2, 1, 1, 3, 7, 7, 1, 3),    geom(2, 3, 2, 2, 4, 5, 5, 1, 2),
     geom(1, 2, 3, 2, 3, 7, 7, 1, 3),
+    geom(300, 1, 3, 3, 2, 3, 3, 1, 1),  // 19 wgrad groups: more than one wave of 16 groups
 };
 
 int64_t xsize(const Conv2dParams& p) { return p.n * p.ci * p.h * p.w; }
@@ -101,22 +102,25 @@ std::vector<float> spec_dgrad(const std::vector<float>& dy, const std::vector<fl
 
 std::vector<float> spec_wgrad(const std::vector<float>& x, const std::vector<float>& dy,
                               const Conv2dParams& p) {
-    const int64_t L = wsize(p);
-    std::vector<float> leaves(p.n * L), dw(L);
-    for (int64_t s = 0; s < p.n; ++s)
+    // One leaf per group of kConv2dTreeGroup samples: the sum continued over the group's
+    // samples in order, positions ascending within each; then the tree over the groups.
+    const int64_t L = wsize(p), G = dt::kernels::kConv2dTreeGroup, groups = (p.n + G - 1) / G;
+    std::vector<float> leaves(groups * L), dw(L);
+    for (int64_t gi = 0; gi < groups; ++gi)
         for (int64_t o = 0; o < p.co; ++o)
             for (int64_t c = 0; c < p.ci; ++c)
                 for (int64_t ki = 0; ki < p.kh; ++ki)
                     for (int64_t kj = 0; kj < p.kw; ++kj) {
                         float acc = 0.0f;
-                        for (int64_t oh = 0; oh < p.ho; ++oh)
-                            for (int64_t ow = 0; ow < p.wo; ++ow)
-                                acc = acc + dy[((s * p.co + o) * p.ho + oh) * p.wo + ow] *
-                                                xat(x, p, s, c, oh * p.stride - p.pad + ki,
-                                                    ow * p.stride - p.pad + kj);
-                        leaves[s * L + ((o * p.ci + c) * p.kh + ki) * p.kw + kj] = acc;
+                        for (int64_t s = gi * G; s < std::min(p.n, (gi + 1) * G); ++s)
+                            for (int64_t oh = 0; oh < p.ho; ++oh)
+                                for (int64_t ow = 0; ow < p.wo; ++ow)
+                                    acc = acc + dy[((s * p.co + o) * p.ho + oh) * p.wo + ow] *
+                                                    xat(x, p, s, c, oh * p.stride - p.pad + ki,
+                                                        ow * p.stride - p.pad + kj);
+                        leaves[gi * L + ((o * p.ci + c) * p.kh + ki) * p.kw + kj] = acc;
                     }
-    for (int64_t e = 0; e < L; ++e) dw[e] = common::reduce_tree_combine(&leaves[e], p.n, L);
+    for (int64_t e = 0; e < L; ++e) dw[e] = common::reduce_tree_combine(&leaves[e], groups, L);
     return dw;
 }
 
@@ -197,7 +201,10 @@ TEST(Conv2d, WithinDerivedBoundOfDoubleReference) {
         ref::conv2d_backward_weight(x.data(), dy.data(), dw.data(), p);
         ref::conv2d_backward_weight(ax.data(), ady.data(), dwm.data(), p);
         const double R = p.ci * p.kh * p.kw, P = p.ho * p.wo;
-        const double depth = std::ceil(std::log2(static_cast<double>(p.n)));
+        // wgrad: a group leaf chains up to G * P terms, then a tree over the groups.
+        const int64_t G = std::min<int64_t>(p.n, dt::kernels::kConv2dTreeGroup);
+        const double depth =
+            std::ceil(std::log2(static_cast<double>((p.n + G - 1) / G))) + (G - 1) * P;
         EXPECT_TRUE(test::within_bound(r.y.data(), y.data(), scaled(ym, R + 2).data(), ysize(p)));
         EXPECT_TRUE(test::within_bound(r.dx.data(), dx.data(),
                                        scaled(dxm, p.co + p.kh * p.kw + 1).data(), xsize(p)));
