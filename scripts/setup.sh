@@ -2,11 +2,15 @@
 # Installs what detrain needs from Debian's packages (idempotent: installs only what is missing).
 #   scripts/setup.sh          build + test dependencies and the Fashion-MNIST data set
 #   scripts/setup.sh --build  build + test dependencies only
+#   scripts/setup.sh --peers  also PyTorch (python3-torch) and OpenBLAS, for bench/peers/
 set -euo pipefail
 pkgs=(cmake ninja-build g++ zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
       nlohmann-json3-dev python3)
 if [[ "${1:-}" != "--build" ]]; then
   pkgs+=(dataset-fashion-mnist)
+fi
+if [[ "${1:-}" == "--peers" ]]; then
+  pkgs+=(python3-torch libopenblas-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

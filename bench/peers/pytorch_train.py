@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""Training-step throughput of PyTorch (Debian's python3-torch) on detrain's reference models,
+for the peer comparison of issue 5 (bench/peers/compare.py runs it interleaved with detrain).
+
+The models mirror models/small_cnn.cpp, models/medium_cnn.cpp and models/resnet.cpp layer for
+layer; one step = forward, cross-entropy, zero_grad, backward, Adam step (lr 4e-4) on a fixed
+synthetic batch, exactly what bench/train_step_bench.cpp times for detrain. Prints one JSON object.
+
+Best settings for the peer (set by compare.py, reported in its output): torch.set_num_threads(T),
+OPENBLAS_NUM_THREADS=1 (no oversubscription from BLAS), ATEN_CPU_CAPABILITY=avx512 where the CPU
+has it, no autograd anomaly detection, torch.backends.mkldnn enabled (the default).
+
+usage: pytorch_train.py --model smallcnn|smallcnn-bn|mediumcnn|resnet18 [--kernel-size K]
+                        [--threads T] [--batch B] [--steps S] [--warmup W]
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class SmallCNN(nn.Module):
+    def __init__(self, in_ch, hw, classes, bn):
+        super().__init__()
+        chans = [16, 32, 32]
+        layers, c = [], in_ch
+        for co in chans:
+            layers.append(nn.Conv2d(c, co, 3, padding=1, bias=not bn))
+            if bn:
+                layers.append(nn.BatchNorm2d(co))
+            layers += [nn.ReLU(), nn.MaxPool2d(2, 2)]
+            c = co
+        self.features = nn.Sequential(*layers)
+        s = hw // 8
+        self.fc1 = nn.Linear(32 * s * s, 32)
+        self.fc2 = nn.Linear(32, classes)
+
+    def forward(self, x):
+        h = torch.flatten(self.features(x), 1)
+        return self.fc2(F.relu(self.fc1(h)))
+
+
+class MediumCNN(nn.Module):
+    def __init__(self, in_ch, hw, classes, k):
+        super().__init__()
+        layers, c, h = [], in_ch, hw
+        for co in [16, 32, 64, 128, 256, 512]:
+            layers += [nn.Conv2d(c, co, k, padding=k // 2, bias=False), nn.BatchNorm2d(co), nn.ReLU()]
+            if h >= 2:  # pool while the spatial size allows, as models/medium_cnn.cpp
+                layers.append(nn.MaxPool2d(2, 2))
+                h //= 2
+            c = co
+        self.features = nn.Sequential(*layers)
+        self.fc = nn.Linear(512, classes)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(self.features(x), 1), 1))
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut = nn.Sequential()
+        if stride != 1 or cin != cout:
+            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                          nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(self.bn2(self.conv2(out)) + self.shortcut(x))
+
+
+class ResNet18(nn.Module):
+    """The CIFAR ResNet-18 of kuangliu/pytorch-cifar (11,173,962 parameters for 10 classes)."""
+
+    def __init__(self, in_ch, classes):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_ch, 64, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        blocks, c = [], 64
+        for co, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
+            blocks += [BasicBlock(c, co, stride), BasicBlock(co, co, 1)]
+            c = co
+        self.layers = nn.Sequential(*blocks)
+        self.linear = nn.Linear(512, classes)
+
+    def forward(self, x):
+        out = self.layers(F.relu(self.bn1(self.conv1(x))))
+        return self.linear(torch.flatten(F.adaptive_avg_pool2d(out, 1), 1))
+
+
+def build(model, k):
+    if model in ("smallcnn", "smallcnn-bn"):
+        return SmallCNN(1, 28, 10, model == "smallcnn-bn"), (1, 28)
+    if model == "mediumcnn":
+        return MediumCNN(3, 32, 10, k), (3, 32)
+    if model == "resnet18":
+        return ResNet18(3, 10), (3, 32)
+    raise SystemExit(f"unknown --model {model}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--kernel-size", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    net, (ch, hw) = build(a.model, a.kernel_size)
+    net.train()
+    opt = torch.optim.Adam(net.parameters(), lr=4e-4)
+    x = torch.rand(a.batch, ch, hw, hw) * 2 - 1
+    y = torch.arange(a.batch) % 10
+    times = []
+    for i in range(a.warmup + a.steps):
+        t0 = time.perf_counter()
+        loss = F.cross_entropy(net(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if i >= a.warmup:
+            times.append(time.perf_counter() - t0)
+    med = statistics.median(times)
+    print(json.dumps({
+        "peer": "pytorch", "torch_version": torch.__version__, "model": a.model,
+        "kernel_size": a.kernel_size, "threads": a.threads, "batch": a.batch,
+        "steps": a.steps, "step_ms_min": 1e3 * min(times), "step_ms_median": 1e3 * med,
+        "images_per_second": a.batch / med,
+        "cpu_capability": getattr(torch.backends.cpu, "get_cpu_capability", lambda: "?")(),
+    }))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
