@@ -98,6 +98,17 @@ class ResNet18(nn.Module):
         return self.linear(torch.flatten(F.adaptive_avg_pool2d(out, 1), 1))
 
 
+def cpu_capability():
+    """The ATen kernel level in use (torch 1.13 has no public getter: read the build config)."""
+    cpu = getattr(torch.backends, "cpu", None)
+    if cpu is not None and hasattr(cpu, "get_cpu_capability"):
+        return cpu.get_cpu_capability()
+    for line in torch.__config__.show().splitlines():
+        if "CPU capability usage" in line:
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
 def build(model, k):
     if model in ("smallcnn", "smallcnn-bn"):
         return SmallCNN(1, 28, 10, model == "smallcnn-bn"), (1, 28)
@@ -139,7 +150,7 @@ def main():
         "kernel_size": a.kernel_size, "threads": a.threads, "batch": a.batch,
         "steps": a.steps, "step_ms_min": 1e3 * min(times), "step_ms_median": 1e3 * med,
         "images_per_second": a.batch / med,
-        "cpu_capability": getattr(torch.backends.cpu, "get_cpu_capability", lambda: "?")(),
+        "cpu_capability": cpu_capability(),
     }))
     return 0
 
