@@ -7,10 +7,10 @@
 //
 // Numeric recipes (the CPU kernels; ref:: computes the same sums in double):
 // - forward:  ORDER: y[s,o,p] = (+0 + sum over r ascending of w[o,r] * xpad[s,r,p]) + b[o]
-//             (gemm_f32_k_sequential over r, padded taps contribute +-0, then one bias add).
+//             (gemm_f32_k_fma over r, padded taps contribute +-0, then one bias add).
 // - conv.dgrad: no cross-sample reduction. The per-tap value
 //             t[s,c,ki,kj,oh,ow] = +0 + sum over o ascending of w[o,c,ki,kj] * dy[s,o,oh,ow]
-//             (per-sample GEMM W^T dY, gemm_f32_k_sequential) is the same in every mode; the
+//             (per-sample GEMM W^T dY, gemm_f32_k_fma) is the same in every mode; the
 //             mode (p.accum) governs how col2im accumulates the taps (ki,kj) whose output
 //             position (oh,ow) exists into dx[s,c,ih,iw]:
 //   tree      ORDER: +0 + t(tap 0) + t(tap 1) + ..., taps (ki,kj) ascending.

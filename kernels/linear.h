@@ -3,17 +3,19 @@
 // b (O) or null, y (N, O).
 // Numeric recipes (the CPU kernels; ref:: computes the same sums in double):
 // - forward: ORDER: y[s,o] = (+0 + sum over i ascending of x[s,i] * w[o,i]) + b[o]
-//   (gemm_f32_k_sequential with B = W^T, then one bias add).
-// - linear.dgrad: no cross-sample reduction; the terms are the float products dy[s,o] * w[o,i]
-//   and the mode (p.accum) governs their sum over o for each dx[s,i]:
-//   tree      ORDER: +0 + sum over o ascending (sequential, one GEMM).
-//   kahan     kahan_add of the products over o ascending from (+0,+0), then kahan_value.
-//   exact     the exact sum of the O float products rounded once (ExactAcc per element).
-//   permuted  ORDER: +0 + sum over k ascending of the product of o = pi[k],
+//   (gemm_f32_k_fma with B = W^T, then one bias add).
+// - linear.dgrad: no cross-sample reduction; the mode (p.accum) governs the sum over o of the
+//   terms dy[s,o] * w[o,i] for each dx[s,i]:
+//   tree      ORDER: acc = +0, then acc = fma(dy[s,o], w[o,i], acc) for o ascending (one GEMM,
+//             gemm_f32_k_fma).
+//   kahan     kahan_add of the float products (each rounded) over o ascending from (+0,+0),
+//             then kahan_value.
+//   exact     the exact sum of the O float products (each rounded) rounded once (ExactAcc).
+//   permuted  ORDER: the fma chain of tree over o = pi[0], pi[1], ...,
 //             pi = permute_order(O, accum.permute_key) (one order for the whole call).
 //   atomic    dx zeroed; O is cut into fixed chunks of kLinearAtomicChunk features; items
 //             (block of 32 rows, chunk) run round-robin over the threads, each a sequential
-//             GEMM partial (+0 + the chunk's products, o ascending) atomic-added into dx
+//             GEMM partial (the fma chain over the chunk, o ascending) atomic-added into dx
 //             (atomic_add.h). With 3+ chunks (O > 8) the order is up to thread timing.
 // - linear.wgrad: leaf_s[o,i] = dy[s,o] * x[s,i] (a sample contributes one float product, the
 //   same in every mode); the mode (p.accum) governs the combination over s = 0..N-1:

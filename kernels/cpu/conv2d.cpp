@@ -234,7 +234,7 @@ void conv2d_forward(const float* x, const float* w, const float* b, float* y,
         float* out = direct ? ys : scratch(t_out, p.co * n_flat);
         GemmParams q = gp;
         q.parallel = par;
-        // ORDER: y = +0 + sum over r ascending of w[o,r] * xpad[r,q] (gemm_f32_k_sequential) ...
+        // ORDER: y = +0 + sum over r ascending of w[o,r] * xpad[r,q] (gemm_f32_k_fma) ...
         if (flat) {
             gemm(wa, GemmBRows{t_rows.data()}, out, q);
         } else {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// GEMM on the CPU (recipe gemm_f32_k_sequential, see kernels/gemm.h): BLIS-style blocking with
+// GEMM on the CPU (recipe gemm_f32_k_fma, see kernels/gemm.h): BLIS-style blocking with
 // packed A micro-panels (MR rows, row-major) and B panels (NR columns, k-major; packed, or read
 // in place from row pointers), an MR x NR register tile per ISA (kernels/cpu/gemm_ukernels.h),
 // runtime dispatch among them. Blocks: C is cut into NC-column blocks, K into KC-deep blocks
@@ -248,7 +248,7 @@ bool cpu_isa_supported(CpuIsa isa) {
     switch (isa) {
         case CpuIsa::kScalar: return true;
 #if DT_GEMM_X86
-        case CpuIsa::kAvx2: return __builtin_cpu_supports("avx2");
+        case CpuIsa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
         case CpuIsa::kAvx512: return __builtin_cpu_supports("avx512f");
 #else
         default: return false;

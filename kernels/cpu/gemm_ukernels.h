@@ -2,9 +2,11 @@
 // Register-tile microkernels of cpu::gemm (internal to kernels/cpu/gemm.cpp): one struct per ISA
 // path with its tile height kMr, panel width kNr (a half-width kNr/2 variant serves narrow last
 // panels, shorter ROWS variants short last row tiles) and ukr<W, ROWS>. All paths evaluate the
-// same ORDER (kernels/gemm.h), so they agree bitwise. Compiled with -ffp-contract=off: the
-// separate mul and add intrinsics are never fused.
+// same ORDER (kernels/gemm.h), so they agree bitwise: one correctly rounded fused multiply-add
+// per term (std::fma, _mm256_fmadd_ps, _mm512_fmadd_ps). -ffp-contract=off keeps the compiler
+// from fusing anything else.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #if defined(__x86_64__)
@@ -20,7 +22,7 @@ namespace dt::kernels::cpu::gemm_detail {
 // the only ones read or written; the rest is computed from zero padding and dropped).
 // ap: MR x kc packed row-major (ap[i*kc + k]); B row k is brow[k] + boff (W floats: a packed
 // panel row, or B itself read in place).
-// ORDER: acc = load_c ? C : +0; for k ascending: acc = acc + (a * b), product rounded first.
+// ORDER: acc = load_c ? C : +0; for k ascending: acc = fma(a, b, acc).
 
 struct KernelScalar {
     static constexpr int64_t kMr = 4, kNr = 8;
@@ -35,7 +37,7 @@ struct KernelScalar {
             const float* bk = brow[k] + boff;
             for (int i = 0; i < ROWS; ++i) {
                 const float av = ap[i * kc + k];
-                for (int j = 0; j < W; ++j) acc[i][j] = acc[i][j] + av * bk[j];  // ORDER
+                for (int j = 0; j < W; ++j) acc[i][j] = std::fma(av, bk[j], acc[i][j]);  // ORDER
             }
         }
         for (int64_t i = 0; i < mr; ++i)
@@ -45,7 +47,7 @@ struct KernelScalar {
 
 #if DT_GEMM_X86
 template <int NV, int kRows>
-__attribute__((target("avx2"))) void ukr_avx2(int64_t kc, const float* ap,
+__attribute__((target("avx2,fma"))) void ukr_avx2(int64_t kc, const float* ap,
                                               const float* const* brow, int64_t boff, float* c,
                                               int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
     __m256i mask[NV];  // lane j of vector v exists iff 8v + j < nr
@@ -68,8 +70,8 @@ __attribute__((target("avx2"))) void ukr_avx2(int64_t kc, const float* ap,
         for (int i = 0; i < kRows; ++i) {
             const __m256 av = _mm256_broadcast_ss(ap + i * kc + k);
 #pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v)  // ORDER: mul, then add (no fma)
-                acc[i][v] = _mm256_add_ps(acc[i][v], _mm256_mul_ps(av, bv[v]));
+            for (int v = 0; v < NV; ++v)  // ORDER: one fused multiply-add
+                acc[i][v] = _mm256_fmadd_ps(av, bv[v], acc[i][v]);
         }
     }
 #pragma GCC unroll 8
@@ -105,8 +107,8 @@ __attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap,
         for (int i = 0; i < kRows; ++i) {
             const __m512 av = _mm512_set1_ps(ap[i * kc + k]);
 #pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v)  // ORDER: mul, then add (no fma)
-                acc[i][v] = _mm512_add_ps(acc[i][v], _mm512_mul_ps(av, bv[v]));
+            for (int v = 0; v < NV; ++v)  // ORDER: one fused multiply-add
+                acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
         }
     }
 #pragma GCC unroll 8

@@ -6,7 +6,7 @@
 // - wgrad atomic: (sample group, row) partials atomic-added into the zeroed dw.
 // - dgrad (kahan, exact): rows s owned by loop iterations, per-element state over the row.
 // - dgrad permuted: one GEMM over copies of dy's columns and w's rows in the permuted order
-//   (gemm_f32_k_sequential then sums over o in exactly that order).
+//   (gemm_f32_k_fma then sums over o in exactly that order).
 // - dgrad atomic: (row block, feature chunk) GEMM partials atomic-added into the zeroed dx.
 #include <omp.h>
 
@@ -199,7 +199,7 @@ void linear_dgrad_permuted(const float* dy, const float* w, float* dx, const Lin
         for (int64_t s = 0; s < p.n; ++s) dyp[s * p.out + k] = dy[s * p.out + o];
         std::memcpy(wp.data() + k * p.in, w + o * p.in, p.in * sizeof(float));
     }
-    // ORDER: dx[s,i] = +0 + sum over k ascending of dy[s,pi[k]] * w[pi[k],i].
+    // ORDER: dx[s,i] = the fma chain over k ascending of dy[s,pi[k]] * w[pi[k],i] (gemm).
     gemm(dyp.data(), wp.data(), dx, GemmParams{.m = p.n, .n = p.in, .k = p.out});
 }
 

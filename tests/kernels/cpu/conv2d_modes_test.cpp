@@ -106,9 +106,10 @@ std::vector<float> own_wgrad_leaves(const std::vector<float>& x, const std::vect
                                 const int64_t ih = oh * p.stride - p.pad + ki;
                                 const int64_t iw = ow * p.stride - p.pad + kj;
                                 const bool in = ih >= 0 && ih < p.h && iw >= 0 && iw < p.w;
-                                acc = acc + dy[((s * p.co + o) * p.ho + oh) * p.wo + ow] *
-                                                (in ? x[((s * p.ci + c) * p.h + ih) * p.w + iw]
-                                                    : 0.0f);
+                                acc = std::fma(dy[((s * p.co + o) * p.ho + oh) * p.wo + ow],
+                                               in ? x[((s * p.ci + c) * p.h + ih) * p.w + iw]
+                                                  : 0.0f,
+                                               acc);
                             }
                         leaves[s * L + ((o * p.ci + c) * p.kh + ki) * p.kw + kj] = acc;
                     }
@@ -135,8 +136,8 @@ Taps own_dgrad_taps(const std::vector<float>& dy, const std::vector<float>& w,
                             if (oh >= p.ho || ow >= p.wo) continue;
                             float v = 0.0f;
                             for (int64_t o = 0; o < p.co; ++o)
-                                v = v + w[((o * p.ci + c) * p.kh + ki) * p.kw + kj] *
-                                            dy[((s * p.co + o) * p.ho + oh) * p.wo + ow];
+                                v = std::fma(w[((o * p.ci + c) * p.kh + ki) * p.kw + kj],
+                                             dy[((s * p.co + o) * p.ho + oh) * p.wo + ow], v);
                             list.emplace_back(ki * p.kw + kj, v);
                         }
                 }

@@ -67,9 +67,10 @@ std::vector<float> spec_forward(const std::vector<float>& x, const std::vector<f
                     for (int64_t c = 0; c < p.ci; ++c)
                         for (int64_t ki = 0; ki < p.kh; ++ki)
                             for (int64_t kj = 0; kj < p.kw; ++kj)
-                                acc = acc + w[((o * p.ci + c) * p.kh + ki) * p.kw + kj] *
-                                                xat(x, p, s, c, oh * p.stride - p.pad + ki,
-                                                    ow * p.stride - p.pad + kj);
+                                acc = std::fma(w[((o * p.ci + c) * p.kh + ki) * p.kw + kj],
+                                               xat(x, p, s, c, oh * p.stride - p.pad + ki,
+                                                   ow * p.stride - p.pad + kj),
+                                               acc);
                     y[((s * p.co + o) * p.ho + oh) * p.wo + ow] = acc + b[o];
                 }
     return y;
@@ -91,8 +92,8 @@ std::vector<float> spec_dgrad(const std::vector<float>& dy, const std::vector<fl
                             if (oh >= p.ho || ow >= p.wo) continue;
                             float t = 0.0f;
                             for (int64_t o = 0; o < p.co; ++o)
-                                t = t + w[((o * p.ci + c) * p.kh + ki) * p.kw + kj] *
-                                            dy[((s * p.co + o) * p.ho + oh) * p.wo + ow];
+                                t = std::fma(w[((o * p.ci + c) * p.kh + ki) * p.kw + kj],
+                                             dy[((s * p.co + o) * p.ho + oh) * p.wo + ow], t);
                             acc = acc + t;
                         }
                     dx[((s * p.ci + c) * p.h + ih) * p.w + iw] = acc;
@@ -115,9 +116,10 @@ std::vector<float> spec_wgrad(const std::vector<float>& x, const std::vector<flo
                         for (int64_t s = gi * G; s < std::min(p.n, (gi + 1) * G); ++s)
                             for (int64_t oh = 0; oh < p.ho; ++oh)
                                 for (int64_t ow = 0; ow < p.wo; ++ow)
-                                    acc = acc + dy[((s * p.co + o) * p.ho + oh) * p.wo + ow] *
-                                                    xat(x, p, s, c, oh * p.stride - p.pad + ki,
-                                                        ow * p.stride - p.pad + kj);
+                                    acc = std::fma(dy[((s * p.co + o) * p.ho + oh) * p.wo + ow],
+                                                   xat(x, p, s, c, oh * p.stride - p.pad + ki,
+                                                       ow * p.stride - p.pad + kj),
+                                                   acc);
                         leaves[gi * L + ((o * p.ci + c) * p.kh + ki) * p.kw + kj] = acc;
                     }
     for (int64_t e = 0; e < L; ++e) dw[e] = common::reduce_tree_combine(&leaves[e], groups, L);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Pins cpu::gemm's recipe (gemm_f32_k_sequential): every ISA path equals a naive float loop in
+// Pins cpu::gemm's recipe (gemm_f32_k_fma): every ISA path equals a naive float loop in
 // the specified order bit for bit, on awkward shapes (1, primes, tile-1/tile/tile+1 for MR, NR,
 // KC, MC and NC) with every transpose/accumulate variant; results are within the derived bound
 // (k+1) * eps32 * (|c0| + sum|a||b|) of the double reference; thread count changes no bit.
@@ -71,7 +71,7 @@ std::vector<float> spec_gemm(const Problem& pr) {
             for (int64_t k = 0; k < p.k; ++k) {
                 const float av = p.trans_a ? pr.a[k * p.lda + i] : pr.a[i * p.lda + k];
                 const float bv = p.trans_b ? pr.b[j * p.ldb + k] : pr.b[k * p.ldb + j];
-                acc = acc + av * bv;
+                acc = std::fma(av, bv, acc);
             }
             c[i * p.ldc + j] = acc;
         }

@@ -109,6 +109,14 @@ Grads own(const Data& d, const LinearParams& p, AccumMode mode, uint64_t key) {
     std::vector<float> t(p.out);
     for (int64_t s = 0; s < p.n; ++s)
         for (int64_t i = 0; i < p.in; ++i) {
+            if (mode == AccumMode::kPermuted) {  // the GEMM's fma chain, over o in pi order
+                std::vector<uint32_t> pi(static_cast<std::size_t>(p.out));
+                common::permute_order(pi.data(), p.out, key);
+                float acc = 0.0f;
+                for (uint32_t o : pi) acc = std::fma(d.dy[s * p.out + o], d.w[o * p.in + i], acc);
+                g.dx[s * p.in + i] = acc;
+                continue;
+            }
             for (int64_t o = 0; o < p.out; ++o) t[o] = d.dy[s * p.out + o] * d.w[o * p.in + i];
             g.dx[s * p.in + i] = own_sum(t, mode, key, false);
         }

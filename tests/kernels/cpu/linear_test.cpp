@@ -56,13 +56,13 @@ Results spec(const Data& d, const LinearParams& p) {
     for (int64_t s = 0; s < p.n; ++s)
         for (int64_t o = 0; o < p.out; ++o) {
             float acc = 0.0f;
-            for (int64_t i = 0; i < p.in; ++i) acc = acc + d.x[s * p.in + i] * d.w[o * p.in + i];
+            for (int64_t i = 0; i < p.in; ++i) acc = std::fma(d.x[s * p.in + i], d.w[o * p.in + i], acc);
             r.y[s * p.out + o] = acc + d.b[o];
         }
     for (int64_t s = 0; s < p.n; ++s)
         for (int64_t i = 0; i < p.in; ++i) {
             float acc = 0.0f;
-            for (int64_t o = 0; o < p.out; ++o) acc = acc + d.dy[s * p.out + o] * d.w[o * p.in + i];
+            for (int64_t o = 0; o < p.out; ++o) acc = std::fma(d.dy[s * p.out + o], d.w[o * p.in + i], acc);
             r.dx[s * p.in + i] = acc;
         }
     std::vector<float> leaves(p.n);
