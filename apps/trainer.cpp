@@ -3,6 +3,8 @@
 // Zhuang et al. 2021, "Randomness in neural network training" (Adam, lr 4e-4, batch 128).
 #include "apps/trainer.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -25,6 +27,13 @@ namespace dt {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// Peak resident set size of this process (getrusage: Linux reports kilobytes); 0 if unknown.
+int64_t peak_rss_bytes() {
+    struct rusage u {};
+    if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+    return static_cast<int64_t>(u.ru_maxrss) * 1024;
+}
 
 double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -334,6 +343,7 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress) {
     r.test_labels = data.test.labels;
     r.weights_sha256 = weights_sha256(*r.model);
     r.wall_time_seconds = seconds_since(run_start);
+    r.peak_rss_bytes = peak_rss_bytes();
     return r;
 }
 

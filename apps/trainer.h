@@ -31,6 +31,7 @@ struct TrainResult {
     double final_train_loss = 0;      // history.back().train_loss
     double images_per_second = 0;     // training images / training seconds, all epochs
     double wall_time_seconds = 0;     // whole run_training call (loading, training, evaluation)
+    int64_t peak_rss_bytes = 0;       // the process's peak resident memory at the end of training
     int threads = 0;
     std::string isa;  // GEMM instruction set used: scalar | avx2 | avx512
 

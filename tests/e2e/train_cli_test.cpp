@@ -137,6 +137,10 @@ TEST_F(TrainCli, RunWritesResultPredictionsAndWeights) {
     EXPECT_EQ(j.at("num_parameters"), 23626);
     EXPECT_GT(j.at("wall_time_seconds").get<double>(), 0.0);
     EXPECT_GT(j.at("images_per_second").get<double>(), 0.0);
+    // Peak memory: at least the data set in memory (512 + 128 images of 28x28 bytes), and sane.
+    EXPECT_GT(j.at("peak_rss_bytes").get<int64_t>(), (512 + 128) * 784);
+    EXPECT_LT(j.at("peak_rss_bytes").get<int64_t>(), int64_t{8} << 30);
+    EXPECT_NE(r.out.find("peak memory"), std::string::npos) << r.out;
     EXPECT_EQ(j.at("seeds").at("init"), 0);
 
     // predictions.csv: header + one row per test example; accuracy agrees with result.json.
