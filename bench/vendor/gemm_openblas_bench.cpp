@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// The vendor reference for cpu::gemm (issue 5): OpenBLAS sgemm next to detrain's GEMM on the same
+// problems, one thread (OPENBLAS_NUM_THREADS=1 and omp 1) unless the name says 2threads: square
+// 1024^3 and 2048^3, and the per-sample conv GEMMs of SmallCNN (as bench/gemm_bench.cpp) and
+// MediumCNN k=3 (CIFAR 32x32: conv2 forward (32, 256, 144), conv4 forward (128, 16, 576),
+// conv4 wgrad (128, 576, 16)). Linked only into this binary (dt_bench_vendor).
+//
+// OpenBLAS at its best: run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (this project's
+// machines may set them to force AVX2 kernels), e.g.
+//   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 build/bench/dt_bench_vendor
+// The label of every OpenBLAS case records the core OpenBLAS chose (openblas_get_corename()).
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm.h"
+
+extern "C" char* openblas_get_corename(void);
+extern "C" void openblas_set_num_threads(int);
+
+namespace {
+
+using dt::kernels::GemmParams;
+
+struct Shape {
+    int m, n, k;
+    bool ta, tb;
+};
+
+void run(benchmark::State& state, Shape s, bool vendor, int threads) {
+    std::vector<float> a(static_cast<std::size_t>(s.m) * s.k, 0.5f);
+    std::vector<float> b(static_cast<std::size_t>(s.k) * s.n, 0.25f);
+    std::vector<float> c(static_cast<std::size_t>(s.m) * s.n);
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
+    const GemmParams p{.m = s.m, .n = s.n, .k = s.k, .trans_a = s.ta, .trans_b = s.tb};
+    for (auto _ : state) {
+        if (vendor) {
+            cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans,
+                        s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.0f, a.data(),
+                        s.ta ? s.m : s.k, b.data(), s.tb ? s.k : s.n, 0.0f, c.data(), s.n);
+        } else {
+            dt::kernels::cpu::gemm(a.data(), b.data(), c.data(), p);
+        }
+        benchmark::DoNotOptimize(c.data());
+    }
+    state.counters["FLOP/s"] = benchmark::Counter(2.0 * s.m * s.n * s.k,
+                                                   benchmark::Counter::kIsIterationInvariantRate);
+    state.SetLabel(vendor ? std::string("openblas ") + openblas_get_corename()
+                          : std::string("detrain ") +
+                                dt::kernels::cpu::cpu_isa_name(dt::kernels::cpu::gemm_isa()));
+    omp_set_num_threads(omp_get_num_procs());
+}
+
+const int registered = [] {
+    const std::pair<const char*, Shape> shapes[] = {
+        {"Square1024", {1024, 1024, 1024, false, false}},
+        {"Square2048", {2048, 2048, 2048, false, false}},
+        {"SmallConv2Fwd", {32, 196, 144, false, false}},
+        {"SmallConv2Dgrad", {144, 196, 32, true, false}},
+        {"SmallConv2Wgrad", {32, 144, 196, false, true}},
+        {"SmallConv3Fwd", {32, 49, 288, false, false}},
+        {"MediumConv2Fwd", {32, 256, 144, false, false}},
+        {"MediumConv4Fwd", {128, 16, 576, false, false}},
+        {"MediumConv4Wgrad", {128, 576, 16, false, true}},
+    };
+    for (const auto& [name, s] : shapes) {
+        for (bool vendor : {false, true}) {
+            benchmark::RegisterBenchmark(
+                (std::string("Gemm/") + name + (vendor ? "/openblas" : "/detrain")).c_str(), run,
+                s, vendor, 1)
+                ->UseRealTime();
+        }
+    }
+    benchmark::RegisterBenchmark("Gemm/Square2048_2threads/detrain", run,
+                                 Shape{2048, 2048, 2048, false, false}, false, 2)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("Gemm/Square2048_2threads/openblas", run,
+                                 Shape{2048, 2048, 2048, false, false}, true, 2)
+        ->UseRealTime();
+    return 0;
+}();
+
+}  // namespace
