@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "kernels/bias_add.h"
 #include "kernels/common/accum_mode.h"
 #include "kernels/common/philox.h"
@@ -24,57 +25,10 @@ namespace {
 namespace k = dt::kernels;
 using k::common::AccumMode;
 
-constexpr AccumMode kModes[] = {AccumMode::kAtomic, AccumMode::kTree, AccumMode::kKahan,
-                                AccumMode::kExact, AccumMode::kPermuted};
-
-const char* mode_name(AccumMode m) {
-    switch (m) {
-        case AccumMode::kTree: return "tree";
-        case AccumMode::kAtomic: return "atomic";
-        case AccumMode::kKahan: return "kahan";
-        case AccumMode::kExact: return "exact";
-        case AccumMode::kPermuted: return "permuted";
-    }
-    return "?";
-}
-
-std::vector<float> uniform(int64_t n, uint32_t tag) {
-    namespace c = k::common;
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-        const c::Philox4 r = c::philox_draw(42, c::RngStream::kTest, static_cast<uint64_t>(i), tag);
-        v[static_cast<std::size_t>(i)] = 2.0f * c::uniform01(r.v[0]) - 1.0f;
-    }
-    return v;
-}
-
-double seconds(const std::chrono::steady_clock::time_point& t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-/// Each iteration times one call of the atomic mode, then one call of `mode` (manual time = the
-/// latter). Counters: min_ms (fastest call of mode), atomic_min_ms, vs_atomic = their ratio.
-/// Minimums of adjacent calls: on a shared machine they are far steadier than means.
-template <class Fn>
-void timed_loop(benchmark::State& state, AccumMode mode, Fn&& call) {
-    call(AccumMode::kAtomic);  // warm-up: thread-local buffers, page faults
-    call(mode);
-    double best = 1e30, best_atomic = 1e30;
-    for (auto _ : state) {
-        auto t0 = std::chrono::steady_clock::now();
-        call(AccumMode::kAtomic);
-        best_atomic = std::min(best_atomic, seconds(t0));
-        t0 = std::chrono::steady_clock::now();
-        call(mode);
-        const double t = seconds(t0);
-        best = std::min(best, t);
-        state.SetIterationTime(t);
-        benchmark::ClobberMemory();
-    }
-    state.counters["min_ms"] = best * 1e3;
-    state.counters["atomic_min_ms"] = best_atomic * 1e3;
-    state.counters["vs_atomic"] = best / best_atomic;
-}
+constexpr auto& kModes = dt::bench::kAllModes;
+using dt::bench::mode_name;
+using dt::bench::timed_loop;
+using dt::bench::uniform;
 
 k::Conv2dParams conv(int64_t n, int64_t ci, int64_t hw, int64_t co) {
     return k::Conv2dParams{.n = n, .ci = ci, .h = hw, .w = hw, .co = co, .kh = 3, .kw = 3,
