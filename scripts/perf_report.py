@@ -1,0 +1,198 @@
+#!/usr/bin/python3
+"""Runs detrain's benchmark set and writes docs/performance.md (issue 5).
+
+Sections: the machine; own GEMM vs OpenBLAS sgemm (dt_bench_vendor, OpenBLAS at its best:
+OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset for that command only); conv per kernel size x
+accumulation mode (Figure 9b counterpart); reductions per mode in GB/s; one training step per
+model x --impl preset x thread count; detrain vs PyTorch (bench/peers/compare.py). Every
+comparison is measured in one run with A and B interleaved, so the ratios hold on a shared
+machine even when absolute times drift. Needs scripts/setup.sh --peers for the OpenBLAS and
+PyTorch sections (skipped, and said so, when missing).
+
+usage: scripts/perf_report.py [--build build] [--out docs/performance.md] [--quick]
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def sh(cmd, env=None):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+
+
+def bench_json(exe, flt, extra=(), env=None):
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        path = f.name
+    subprocess.run([exe, f"--benchmark_filter={flt}", f"--benchmark_out={path}",
+                    "--benchmark_out_format=json", *extra], check=True,
+                   stdout=subprocess.DEVNULL, env=env)
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    os.unlink(path)
+    return data
+
+
+def machine():
+    model = "?"
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+        info = f.read()
+    for line in info.splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    flags = [f for f in ("avx2", "fma", "avx512f") if f" {f}" in info]
+    mem = sh(["grep", "MemTotal", "/proc/meminfo"]).split()[1]
+    gxx = sh(["g++", "--version"]).splitlines()[0]
+    commit = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip()
+    load = open("/proc/loadavg", encoding="utf-8").read().split()[0]
+    return (f"{model}, {os.cpu_count()} logical CPUs ({', '.join(flags)}), "
+            f"{int(mem) / 2**20:.0f} GiB; {gxx}; detrain {commit}; load average {load} at start; "
+            f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.")
+
+
+def best_rate(data):
+    """case name -> highest FLOP/s over repetitions (the least disturbed run)."""
+    out = {}
+    for b in data["benchmarks"]:
+        if b.get("run_type") == "aggregate":
+            continue
+        name = b["run_name"] if "run_name" in b else b["name"]
+        name = name.replace("/real_time", "").replace("/manual_time", "")
+        out[name] = max(out.get(name, 0.0), b.get("FLOP/s", 0.0))
+    return out
+
+
+def gemm_section(build, reps):
+    exe = os.path.join(build, "bench", "dt_bench_vendor")
+    if not os.path.exists(exe):
+        return "## GEMM vs OpenBLAS\n\nSkipped: dt_bench_vendor not built (scripts/setup.sh --peers).\n"
+    env = dict(os.environ)
+    env.pop("OPENBLAS_CORETYPE", None)
+    env.pop("OPENBLAS_L2_SIZE", None)
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    data = bench_json(exe, "Gemm/", ["--benchmark_enable_random_interleaving=true",
+                                     f"--benchmark_repetitions={reps}"], env)
+    rates = best_rate(data)
+    core = next((b.get("label", "") for b in data["benchmarks"] if "openblas" in b["name"]), "")
+    lines = ["## GEMM vs OpenBLAS", "",
+             f"One thread unless named; best of {reps} interleaved repetitions; OpenBLAS with "
+             f"OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset (core: {core.replace('openblas ', '')}).",
+             "", "| problem (M×N×K) | detrain GFLOP/s | OpenBLAS GFLOP/s | detrain / OpenBLAS |",
+             "|---|---|---|---|"]
+    for name in sorted({n.rsplit("/", 1)[0] for n in rates}):
+        d, o = rates.get(name + "/detrain", 0), rates.get(name + "/openblas", 0)
+        if d and o:
+            lines.append(f"| {name.replace('Gemm/', '')} | {d / 1e9:.1f} | {o / 1e9:.1f} | "
+                         f"{d / o:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def conv_section(build, min_time):
+    data = bench_json(os.path.join(build, "bench", "dt_bench"), "^ConvK",
+                      [f"--benchmark_min_time={min_time}"])
+    rows = {}
+    for b in data["benchmarks"]:
+        parts = b["name"].split("/")
+        k, pass_ = parts[0].replace("ConvK", ""), parts[1]
+        if pass_ == "forward":
+            rows.setdefault((k, "forward"), {})["-"] = (b["FLOP/s"], None)
+        else:
+            rows.setdefault((k, pass_), {})[parts[2]] = (b["FLOP/s"], b["vs_atomic"])
+    modes = ["atomic", "tree", "kahan", "exact", "permuted"]
+    lines = ["## Convolution per kernel size and accumulation mode", "",
+             "MediumCNN conv2 on CIFAR (batch 64, 16×16×16 → 32, 'same' padding), 2 threads. "
+             "Cells: GFLOP/s, and the mode's time / atomic's (adjacent calls).", "",
+             "| k | pass | " + " | ".join(modes) + " |", "|---|---|" + "---|" * len(modes)]
+    for (k, pass_), cells in sorted(rows.items()):
+        if pass_ == "forward":
+            lines.append(f"| {k} | forward | {cells['-'][0] / 1e9:.1f} (one recipe) |" +
+                         " |" * (len(modes) - 1))
+            continue
+        row = f"| {k} | {pass_} |"
+        for m in modes:
+            f, r = cells.get(m, (0, 0))
+            row += f" {f / 1e9:.1f} ({r:.2f}×) |"
+        lines.append(row)
+    return "\n".join(lines) + "\n"
+
+
+def reduction_section(build, min_time):
+    data = bench_json(os.path.join(build, "bench", "dt_bench"),
+                      "^BM_(Sequential|Tree|Kahan|Exact|PermutedElements)/",
+                      [f"--benchmark_min_time={min_time}"])
+    lines = ["## Reductions per mode", "",
+             "One sum over 1M floats, one thread; Arg 0: uniform in [-1, 1), Arg 1: magnitudes "
+             "over 2^±40. GB/s of input read; vs_seq = time / the plain sequential sum's.", "",
+             "| mode | data | GB/s | vs sequential |", "|---|---|---|---|"]
+    for b in data["benchmarks"]:
+        name, arg = b["name"].split("/")[0].replace("BM_", ""), b["name"].split("/")[1]
+        lines.append(f"| {name} | {arg} | {b.get('bytes_per_second', 0) / 1e9:.2f} | "
+                     f"{b.get('vs_seq', float('nan')):.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def step_section(build, quick):
+    flt = "^BM_TrainStep/(smallcnn|mediumcnn_k1)/" if quick else "^BM_TrainStep/"
+    data = bench_json(os.path.join(build, "bench", "dt_bench"), flt)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(data, f)
+        path = f.name
+    table = sh([sys.executable, os.path.join(ROOT, "scripts", "train_step_table.py"), path])
+    os.unlink(path)
+    scaling = []
+    for model in ("smallcnn", "smallcnn-bn"):
+        t = {}
+        for b in data["benchmarks"]:
+            if b["name"].startswith(f"BM_TrainStep/{model}/deterministic/"):
+                t[b["name"].split("threads:")[1].split("/")[0]] = b["min_ms"]
+        if "1" in t and "2" in t:
+            scaling.append(f"- {model}, deterministic: 2 threads {t['1'] / t['2']:.2f}× faster "
+                           "than 1 thread (fastest steps).")
+    return ("## One training step per model × preset × threads\n\n"
+            "bench/train_step_bench.cpp; each cell the preset's step / `fast`'s (adjacent steps; "
+            "median ratio in parentheses).\n\n" + table + "\n" + "\n".join(scaling) + "\n")
+
+
+def peers_section(build, reps, quick):
+    try:
+        import torch  # noqa: F401  (only to learn whether the peer is installed)
+    except ImportError:
+        return "## detrain vs PyTorch\n\nSkipped: python3-torch missing (scripts/setup.sh --peers).\n"
+    models = "smallcnn,mediumcnn_k3" if quick else \
+        "smallcnn,mediumcnn_k1,mediumcnn_k3,mediumcnn_k5,mediumcnn_k7,resnet18"
+    out = sh([sys.executable, os.path.join(ROOT, "bench", "peers", "compare.py"), "--bench",
+              os.path.join(build, "bench", "dt_bench"), "--reps", str(reps), "--models", models])
+    return "## detrain vs PyTorch\n\n" + out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
+    ap.add_argument("--quick", action="store_true", help="fewer models and repetitions")
+    a = ap.parse_args()
+    reps = 2 if a.quick else 3
+    min_time = "0.1" if a.quick else "0.3"
+    parts = ["# Performance\n", "Written by `scripts/perf_report.py`" +
+             (" --quick" if a.quick else "") + ". Machine: " + machine() + "\n"]
+    for title, fn in (("gemm", lambda: gemm_section(a.build, reps)),
+                      ("conv", lambda: conv_section(a.build, min_time)),
+                      ("reductions", lambda: reduction_section(a.build, min_time)),
+                      ("steps", lambda: step_section(a.build, a.quick)),
+                      ("peers", lambda: peers_section(a.build, reps, a.quick))):
+        print(f"perf_report: {title} ...", file=sys.stderr)
+        parts.append(fn())
+    with open(a.out, "w", encoding="utf-8") as f:
+        f.write("\n".join(parts))
+    print(f"perf_report: wrote {a.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
