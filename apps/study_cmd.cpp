@@ -184,7 +184,14 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
     if (f.progress != "auto" && f.progress != "plain" && f.progress != "none") {
         throw ValueError("--progress '" + f.progress + "': one of auto, plain, none");
     }
-    const study::StudyTrainSetup setup = train_setup(cfg);
+    // Threads per replica: what the user gave, else the cores shared among the jobs (a variant
+    // may still set its own, e.g. `threads`, or 2 for atomic variants).
+    const bool threads_given =
+        std::find(train_flags.begin(), train_flags.end(), "--threads") != train_flags.end();
+    const int replica_threads =
+        threads_given ? cfg.threads : std::max(1, default_thread_count() / f.jobs);
+    study::StudyTrainSetup setup = train_setup(cfg);
+    setup.threads = replica_threads;
     std::vector<std::string> notes;
     const std::vector<Variant> variants = study::parse_variants(f.variants, setup, notes);
     const std::vector<study::Subgroup> subgroups = parse_subgroups(f.subgroups);
@@ -194,12 +201,9 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
     const study::StudyLock lock(dir.string());
     check_plan(dir, train_flags);
 
-    // Replica order: variant by variant, replica 0..N-1. Threads: what the user gave, else the
-    // cores shared among the jobs (a variant may still set its own, e.g. `threads`).
+    // Replica order: variant by variant, replica 0..N-1.
     std::vector<std::string> threads;
-    if (std::find(train_flags.begin(), train_flags.end(), "--threads") == train_flags.end()) {
-        threads = {"--threads", std::to_string(std::max(1, default_thread_count() / f.jobs))};
-    }
+    if (!threads_given) threads = {"--threads", std::to_string(replica_threads)};
     std::vector<study::ReplicaJob> jobs;
     for (const Variant& v : variants) {
         for (int i = 0; i < f.replicas; ++i) {

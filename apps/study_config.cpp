@@ -122,6 +122,16 @@ std::vector<Variant> parse_variants(const std::string& list, const StudyTrainSet
         }
     }
     if (out.empty()) throw ValueError("--variants: no variant to train; valid: " + valid_names_text());
+    if (setup.threads < 2) {
+        for (const Variant& v : out) {
+            if (v.base == "impl" || v.base == "algo+impl" || v.base == "impl-atomic") {
+                notes.push_back("variants with atomic accumulation train on 2 threads (the "
+                                "study's --threads is 1, and atomics on one thread add in a "
+                                "fixed order: no implementation noise)");
+                break;
+            }
+        }
+    }
     return out;
 }
 
@@ -152,6 +162,11 @@ std::vector<std::string> replica_flags(const Variant& v, int replica,
              "--shuffle-within-batch", "random"};
     } else {
         throw Error("replica_flags: unknown variant " + b);
+    }
+    const bool atomic = b == "impl" || b == "algo+impl" || b == "impl-atomic";
+    if (atomic && setup.threads < 2) {
+        f.push_back("--threads");
+        f.push_back("2");
     }
     if (!v.model.empty()) {
         f.push_back("--model");

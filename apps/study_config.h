@@ -34,6 +34,7 @@ struct StudyTrainSetup {
     bool dropout_on = false;    // --dropout > 0
     std::string first_weight;   // name of the first trainable weight tensor ("conv1.weight")
     long long first_weight_numel = 1;
+    int threads = 2;            // threads per replica (the study's --threads, or its default)
 };
 
 /// Every variant base name, in documentation order.
@@ -47,7 +48,9 @@ std::vector<Variant> parse_variants(const std::string& list, const StudyTrainSet
                                     std::vector<std::string>& notes);
 
 /// The `detrain train` flags that make replica `replica` (0-based) of `v` (appended after the
-/// study's own train flags, so they win where a flag is repeated).
+/// study's own train flags, so they win where a flag is repeated). Variants with atomic
+/// accumulation (impl, algo+impl, impl-atomic) get --threads 2 when setup.threads < 2: atomics
+/// on one thread add in a fixed order, so they would show no implementation noise at all.
 std::vector<std::string> replica_flags(const Variant& v, int replica,
                                        const StudyTrainSetup& setup);
 

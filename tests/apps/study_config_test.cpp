@@ -89,6 +89,23 @@ TEST(StudyVariants, ReplicaFlagsSwitchExactlyOneSource) {
     EXPECT_EQ(flags_of("algo@smallcnn-bn", 0), (V{"--noise", "algo", "--model", "smallcnn-bn"}));
 }
 
+TEST(StudyVariants, AtomicVariantsGetTwoThreadsWhenTheStudyHasOne) {
+    using V = std::vector<std::string>;
+    StudyTrainSetup one = setup();
+    one.threads = 1;
+    std::vector<std::string> notes;
+    const auto v = parse_variants("control,impl,impl-atomic,algo+impl", one, notes);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("2 threads"), std::string::npos) << notes[0];
+    EXPECT_EQ(replica_flags(v[0], 0, one), (V{"--noise", "control"}));
+    EXPECT_EQ(replica_flags(v[1], 0, one), (V{"--noise", "impl", "--threads", "2"}));
+    EXPECT_EQ(replica_flags(v[2], 0, one),
+              (V{"--noise", "control", "--impl", "fast", "--threads", "2"}));
+    EXPECT_EQ(replica_flags(v[3], 0, one), (V{"--noise", "algo+impl", "--threads", "2"}));
+    // With 2+ threads per replica the study's own thread count stands.
+    EXPECT_EQ(replica_flags(v[1], 0, setup()), (V{"--noise", "impl"}));
+}
+
 TEST(StudyVariants, InitPerturbMovesADifferentWeightPerReplica) {
     std::vector<std::string> seen;
     for (int i = 0; i < 10; ++i) {
