@@ -38,8 +38,9 @@ Tensor MediumCNN::forward(const Tensor& x, const ForwardContext& ctx) {
     check_image_input(name(), x, cfg_.in_channels, cfg_.height, cfg_.width);
     Tensor h = x;  // (N, Ci, H, W)
     for (int i = 0; i < 6; ++i) {
-        h = relu(bn_[i].forward(conv_[i].forward(h), ctx.training));  // (N, C_i, H', W')
-        if (pool_[i]) h = maxpool2d(h, Pool2dOptions{2, 2, 0});      // (N, C_i, H'/2, W'/2)
+        h = bn_[i].forward(conv_[i].forward(h), ctx.training);  // (N, C_i, H', W')
+        // relu, then the pool where there is one (fused: bit-identical to maxpool2d(relu(h))).
+        h = pool_[i] ? relu_maxpool2d(h, Pool2dOptions{2, 2, 0}) : relu(h);
     }
     h = global_avgpool(h);  // (N, 512)
     h = dropout_layer(h, cfg_.dropout, ctx, 0);

@@ -10,6 +10,7 @@
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/dispatch.h"
 #include "kernels/pool2d.h"
+#include "kernels/relu.h"
 
 namespace dt {
 
@@ -53,6 +54,33 @@ Tensor maxpool2d(const Tensor& x, Pool2dOptions opt) {
             q.accum = accum_spec_for_call(ReduceSite::kPoolBackward);
             Tensor dx = Tensor::empty({q.N, q.C, q.H, q.W});
             kernels::cpu::maxpool2d_backward(dy.f32(), argmax.data<int32_t>(), dx.f32(), q);
+            return std::vector<Tensor>{dx};
+        });
+    }
+    return y;
+}
+
+Tensor relu_maxpool2d(const Tensor& x, Pool2dOptions opt) {
+    kernels::Pool2dParams p = pool_params(x, opt, "relu_maxpool2d");
+    Tensor pooled = Tensor::empty({p.N, p.C, p.Ho, p.Wo});  // max of the raw window
+    Tensor argmax = Tensor::empty({p.N, p.C, p.Ho, p.Wo}, DType::kI32);
+    Tensor y = Tensor::empty({p.N, p.C, p.Ho, p.Wo});
+    switch (x.device()) {
+        case Device::kCpu:
+            kernels::cpu::maxpool2d_forward(x.f32(), pooled.f32(), argmax.data<int32_t>(), p);
+            kernels::cpu::relu_forward(pooled.f32(), y.f32(), y.numel());
+            break;
+        case Device::kCuda: ops_detail::no_cuda("relu_maxpool2d");
+    }
+    if (autograd::needs_grad({x})) {
+        autograd::record(y, "relu_maxpool2d", {x}, [pooled, argmax, p](const Tensor& dy) {
+            // relu's backward on the pooled size: dy where the window max is > 0, else +0.
+            Tensor dyp = Tensor::empty(dy.shape());
+            kernels::cpu::relu_backward(pooled.f32(), dy.f32(), dyp.f32(), dy.numel());
+            kernels::Pool2dParams q = p;
+            q.accum = accum_spec_for_call(ReduceSite::kPoolBackward);
+            Tensor dx = Tensor::empty({q.N, q.C, q.H, q.W});
+            kernels::cpu::maxpool2d_backward(dyp.f32(), argmax.data<int32_t>(), dx.f32(), q);
             return std::vector<Tensor>{dx};
         });
     }

@@ -14,6 +14,12 @@ struct Pool2dOptions {
 /// window order. Reduction site: pool.backward (overlapping windows).
 Tensor maxpool2d(const Tensor& x, Pool2dOptions opt = {});
 
+/// maxpool2d(relu(x)) fused, bit for bit (values, gradients, pool.backward call counts): relu is
+/// monotone, so the max of the relu'd window is relu of the window's max, and the gradient of a
+/// window reaches its arg-max only where that max is > 0. Saves relu's full-size output and its
+/// full-size backward pass (they touch 4x the pooled size for 2x2 windows).
+Tensor relu_maxpool2d(const Tensor& x, Pool2dOptions opt = {});
+
 /// Average pooling with the divisor kernel*kernel (padding counts): same shapes as maxpool2d.
 Tensor avgpool2d(const Tensor& x, Pool2dOptions opt = {});
 

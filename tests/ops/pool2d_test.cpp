@@ -8,10 +8,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "engine/autograd/tape.h"
+#include "engine/noise/reduce_sites.h"
+#include "engine/ops/relu.h"
 #include "kernels/ref/pool2d_ref.h"
+#include "tests/support/autograd_util.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
 
@@ -96,6 +100,46 @@ TEST(Pool2dOp, GradientFlowsThroughTheTape) {
     z.set_requires_grad(true);
     avgpool2d(z).backward();
     EXPECT_EQ(z.grad().to_vector(), (std::vector<float>{0.25f, 0.25f, 0.25f, 0.25f}));
+}
+
+/// (y, dx) of `f` on x with upstream gradient dy, under `spec` at every reduce site.
+std::pair<std::vector<float>, std::vector<float>> forward_backward(
+    const std::vector<float>& xv, const Shape& shape, const std::vector<float>& dyv,
+    const std::function<Tensor(const Tensor&)>& f, AccumSpec spec) {
+    const ScopedReduceConfig config(spec);
+    Tensor x = Tensor::from_vector(shape, xv);
+    x.set_requires_grad(true);
+    Tensor y = f(x);
+    test::weighted_sum(y, dyv).backward();
+    return {y.to_vector(), x.grad().to_vector()};
+}
+
+TEST(Pool2dOp, FusedReluMaxpoolEqualsReluThenMaxpoolBitwise) {
+    // Random signs, exact ties, zeros of both signs, a NaN; 2x2/2 and overlapping 3x3/2 windows
+    // with padding; every deterministic pool.backward mode (permuted: same key both ways).
+    for (const Pool2dOptions o : {Pool2dOptions{2, 2, 0}, Pool2dOptions{3, 2, 1},
+                                  Pool2dOptions{3, 1, 1}}) {
+        const Shape shape{3, 2, 7, 8};
+        std::vector<float> xv = test::uniform_floats(3 * 2 * 7 * 8, -1, 1, test::test_seed(), 1);
+        for (std::size_t i = 0; i < xv.size(); i += 7) xv[i] = 0.0f;
+        for (std::size_t i = 3; i < xv.size(); i += 11) xv[i] = -0.0f;
+        for (std::size_t i = 5; i < xv.size(); i += 13) xv[i] = xv[i - 1];
+        xv[17] = std::nanf("");
+        const Tensor probe = maxpool2d(Tensor::from_vector(shape, xv), o);
+        const std::vector<float> dyv = test::uniform_floats(probe.numel(), -1, 1, 99, 2);
+        for (AccumMode m : {AccumMode::kTree, AccumMode::kKahan, AccumMode::kExact,
+                            AccumMode::kPermuted}) {
+            const AccumSpec spec{m, 1234};
+            const auto fused = forward_backward(
+                xv, shape, dyv, [o](const Tensor& x) { return relu_maxpool2d(x, o); }, spec);
+            const auto plain = forward_backward(
+                xv, shape, dyv, [o](const Tensor& x) { return maxpool2d(relu(x), o); }, spec);
+            EXPECT_TRUE(test::bitwise_equal(fused.first, plain.first))
+                << "forward, kernel " << o.kernel << " stride " << o.stride;
+            EXPECT_TRUE(test::bitwise_equal(fused.second, plain.second))
+                << "backward, mode " << static_cast<int>(m) << ", kernel " << o.kernel;
+        }
+    }
 }
 
 TEST(Pool2dOp, BadInputsThrow) {
