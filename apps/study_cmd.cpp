@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "apps/run_outputs.h"
@@ -109,7 +110,8 @@ std::vector<study::Subgroup> parse_subgroups(const std::vector<std::string>& tex
 }
 
 /// Refuses to continue a study in `dir` whose replicas were trained with other train flags.
-void check_plan(const fs::path& dir, const std::vector<std::string>& train_flags) {
+/// Records the plan when there is none yet (unless `record` is false).
+void check_plan(const fs::path& dir, const std::vector<std::string>& train_flags, bool record) {
     const fs::path plan = dir / "study-plan.json";
     if (fs::exists(plan)) {
         std::ifstream in(plan);
@@ -129,6 +131,9 @@ void check_plan(const fs::path& dir, const std::vector<std::string>& train_flags
                                  "--out, or repeat the earlier flags to continue that study"));
         }
         return;
+    }
+    if (!record) {
+        throw ValueError(str("--report-only: ", dir.string(), " holds no study (no study-plan.json)"));
     }
     write_file_atomic(plan.string(), nlohmann::json{{"train_flags", train_flags}}.dump(2) + "\n");
 }
@@ -171,6 +176,9 @@ CLI::App* add_study_command(CLI::App& app, StudyFlags& f) {
         ->expected(1);
     s->add_option("--progress", f.progress, "Progress lines (auto|plain|none)")
         ->capture_default_str();
+    s->add_flag("--report-only", f.report_only,
+                "Train nothing: write the report from the replicas finished so far (variants "
+                "with 2+ of them), e.g. while the study runs in another process");
     return s;
 }
 
@@ -197,9 +205,12 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
     const std::vector<study::Subgroup> subgroups = parse_subgroups(f.subgroups);
 
     const fs::path dir(f.out.empty() ? "runs/study-" + cfg.model + "-" + cfg.dataset : f.out);
-    prepare_output_dir(dir.string());
-    const study::StudyLock lock(dir.string());
-    check_plan(dir, train_flags);
+    if (!f.report_only) prepare_output_dir(dir.string());
+    // --report-only only reads replicas (each complete once its result.json exists) and writes
+    // the report files atomically: it needs no lock and may run beside the training study.
+    std::optional<study::StudyLock> lock;
+    if (!f.report_only) lock.emplace(dir.string());
+    check_plan(dir, train_flags, !f.report_only);
 
     // Replica order: variant by variant, replica 0..N-1.
     std::vector<std::string> threads;
@@ -221,7 +232,10 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
     }
 
     const bool verbose = f.progress != "none";
-    if (verbose) {
+    if (verbose && f.report_only) {
+        std::fprintf(stderr, "detrain study --report-only: the finished replicas in %s\n",
+                     dir.string().c_str());
+    } else if (verbose) {
         std::fprintf(stderr, "detrain study: %zu variant(s) x %d replicas = %zu runs, %d at once, "
                              "in %s\n", variants.size(), f.replicas, jobs.size(), f.jobs,
                      dir.string().c_str());
@@ -230,7 +244,7 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
     std::map<const study::ReplicaJob*, study::ReplicaDone> done;
     const auto start = std::chrono::steady_clock::now();
     std::size_t trained = 0;
-    study::run_replicas(jobs, f.jobs, study::self_executable(), [&](const study::ReplicaDone& d) {
+    if (!f.report_only) study::run_replicas(jobs, f.jobs, study::self_executable(), [&](const study::ReplicaDone& d) {
         done[d.job] = d;
         if (!d.reused) ++trained;
         if (!verbose) return;
@@ -255,7 +269,7 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
     report.replicas = f.replicas;
     report.subgroups = subgroups;
     report.notes = notes;
-    std::size_t k = 0;
+    std::size_t k = 0, finished = 0;
     for (const Variant& v : variants) {
         study::VariantResult vr;
         vr.variant = v;
@@ -263,18 +277,36 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
         int classes = 0;
         for (int i = 0; i < f.replicas; ++i, ++k) {
             const study::ReplicaJob& j = jobs[k];
+            if (f.report_only && !study::replica_finished(j.dir)) continue;
+            ++finished;
             study::LoadedReplica r = study::load_replica(j.dir, v.name, i);
             classes = r.num_classes;
             if (report.class_names.empty()) {
                 report.class_names = r.result.at("dataset").value("class_names",
                                                                   std::vector<std::string>{});
             }
-            const study::ReplicaDone& d = done.at(&j);
-            vr.replicas.push_back(study::replica_record(r.result, i, j.dir, d.seconds, d.reused));
+            const auto d = done.find(&j);
+            vr.replicas.push_back(study::replica_record(
+                r.result, i, j.dir, d == done.end() ? 0.0 : d->second.seconds,
+                d == done.end() || d->second.reused));
             data.push_back(std::move(r.data));
+        }
+        if (data.size() < 2) {
+            report.notes.push_back(str("variant ", v.name, ": ", data.size(), " of ", f.replicas,
+                                       " replicas finished, not reported yet"));
+            continue;
         }
         vr.metrics = study::compute_variant_metrics(data, classes, subgroups);
         report.variants.push_back(std::move(vr));
+    }
+    if (f.report_only) {
+        report.notes.insert(report.notes.begin(),
+                            str("partial report (--report-only): ", finished, " of ", jobs.size(),
+                                " replicas finished"));
+        if (report.variants.empty()) {
+            throw ValueError(str("--report-only: no variant has 2 finished replicas yet in ",
+                                 dir.string()));
+        }
     }
     const std::string report_path = study::write_study_outputs(report);
     std::printf("%-22s %10s %8s %9s %10s\n", "variant", "accuracy%", "sd", "churn%", "w-dist");

@@ -20,6 +20,7 @@ struct StudyFlags {
     std::string out;                     // "" -> runs/study-<model>-<dataset>
     std::vector<std::string> subgroups;  // NAME=C1,C2,... (repeatable)
     std::string progress = "auto";       // auto | plain | none (per-replica lines)
+    bool report_only = false;            // report the finished replicas, train nothing
 };
 
 /// Adds the `study` subcommand (its own flags into `flags`; other flags are kept as extras).

@@ -132,6 +132,26 @@ TEST_F(StudyCli, KilledStudyResumesWithoutRepeatingReplicas) {
               0.0);
 }
 
+TEST_F(StudyCli, ReportOnlyReportsTheFinishedReplicasAndTrainsNothing) {
+    ASSERT_EQ(detrain(study_args("partial", "control,algo", 2), "p1").status, 0);
+    // Ask for 3 replicas: the third of each variant does not exist; nothing may be trained.
+    const dt::test::CliRun r =
+        detrain(study_args("partial", "control,algo", 3) + " --report-only", "p2");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_FALSE(fs::exists(root_ / "partial" / "replicas" / "control" / "2"));
+    const json s = study_json("partial");
+    EXPECT_EQ(variant(s, "control").at("replicas").size(), 2u);
+    EXPECT_EQ(variant(s, "control").at("metrics").at("replicas"), 2);
+    EXPECT_NE(s.at("notes")[0].get<std::string>().find("4 of 6 replicas finished"),
+              std::string::npos)
+        << s.at("notes");
+    // A directory without a study is refused.
+    const dt::test::CliRun none = detrain(study_args("nothing", "control", 2) + " --report-only", "p3");
+    EXPECT_NE(none.status, 0);
+    EXPECT_NE(none.err.find("holds no study"), std::string::npos) << none.err;
+    EXPECT_FALSE(fs::exists(root_ / "nothing")) << "--report-only created a directory";
+}
+
 TEST_F(StudyCli, AStudyWithOtherTrainFlagsIsRefusedInTheSameDirectory) {
     ASSERT_EQ(detrain(study_args("plan", "control", 2), "plan1").status, 0);
     const dt::test::CliRun r =
