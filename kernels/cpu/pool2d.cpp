@@ -13,6 +13,11 @@
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/atomic_add.h"
+#include "kernels/gemm.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace dt::kernels::cpu {
 
@@ -71,31 +76,84 @@ void maxpool_plane_general(const float* x, float* y, int32_t* am, const Pool2dPa
 // 2x2 stride 2 without padding: the same first-maximum selection over (a, b, c, d) in row-major
 // order, written branch-free so the compiler vectorises across ow. Pure selects: bitwise equal
 // to maxpool_plane_general on every ISA.
+void maxpool_row_2x2s2(const float* r0, const float* r1, float* yr, int32_t* ar, int64_t ow0,
+                       int64_t Wo, int32_t base, int32_t w32) {
+    for (int64_t ow = ow0; ow < Wo; ++ow) {
+        const float a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];
+        float best = a;
+        int32_t k = 0;
+        bool t = max_better(b, best);
+        best = t ? b : best;
+        k = t ? 1 : k;
+        t = max_better(c, best);
+        best = t ? c : best;
+        k = t ? w32 : k;
+        t = max_better(d, best);
+        best = t ? d : best;
+        k = t ? w32 + 1 : k;
+        yr[ow] = best;
+        ar[ow] = base + 2 * static_cast<int32_t>(ow) + k;
+    }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) inline __mmask16 better(__m512 v, __m512 best) {
+    return _mm512_cmp_ps_mask(v, best, _CMP_NLE_UQ) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q);
+}
+
+// The same selects, 16 windows at a time: the even and odd columns of each row pair are split
+// with one two-source permute each; max_better(v, best) = !(v <= best) && best == best is
+// _CMP_NLE_UQ(v, best) & _CMP_ORD_Q(best, best). Returns the first window not done (the scalar
+// loop finishes the row).
+__attribute__((target("avx512f"))) int64_t maxpool_row_2x2s2_avx512(
+    const float* r0, const float* r1, float* yr, int32_t* ar, int64_t Wo, int32_t base,
+    int32_t w32) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    const __m512i lane2 = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    int64_t ow = 0;
+    for (; ow + 16 <= Wo; ow += 16) {
+        const __m512 r0a = _mm512_loadu_ps(r0 + 2 * ow), r0b = _mm512_loadu_ps(r0 + 2 * ow + 16);
+        const __m512 r1a = _mm512_loadu_ps(r1 + 2 * ow), r1b = _mm512_loadu_ps(r1 + 2 * ow + 16);
+        const __m512 a = _mm512_permutex2var_ps(r0a, even, r0b);
+        const __m512 b = _mm512_permutex2var_ps(r0a, odd, r0b);
+        const __m512 c = _mm512_permutex2var_ps(r1a, even, r1b);
+        const __m512 d = _mm512_permutex2var_ps(r1a, odd, r1b);
+        __m512 best = a;
+        __m512i k = _mm512_setzero_si512();
+        __mmask16 t = better(b, best);
+        best = _mm512_mask_blend_ps(t, best, b);
+        k = _mm512_mask_blend_epi32(t, k, _mm512_set1_epi32(1));
+        t = better(c, best);
+        best = _mm512_mask_blend_ps(t, best, c);
+        k = _mm512_mask_blend_epi32(t, k, _mm512_set1_epi32(w32));
+        t = better(d, best);
+        best = _mm512_mask_blend_ps(t, best, d);
+        k = _mm512_mask_blend_epi32(t, k, _mm512_set1_epi32(w32 + 1));
+        _mm512_storeu_ps(yr + ow, best);
+        const __m512i idx = _mm512_add_epi32(
+            _mm512_add_epi32(_mm512_set1_epi32(base + 2 * static_cast<int32_t>(ow)), lane2), k);
+        _mm512_storeu_si512(ar + ow, idx);
+    }
+    return ow;
+}
+#endif
+
 void maxpool_plane_2x2s2(const float* x, float* y, int32_t* am, const Pool2dParams& p) {
     const int64_t W = p.W, Wo = p.Wo;
     const int32_t w32 = static_cast<int32_t>(W);
+#if defined(__x86_64__)
+    const bool avx512 = gemm_isa() == CpuIsa::kAvx512;  // the process-wide path (DT_ISA, --isa)
+#endif
     for (int64_t oh = 0; oh < p.Ho; ++oh) {
         const float* r0 = x + 2 * oh * W;
         const float* r1 = r0 + W;
-        float* yr = y + oh * Wo;
-        int32_t* ar = am + oh * Wo;
         const int32_t base = static_cast<int32_t>(2 * oh * W);
-        for (int64_t ow = 0; ow < Wo; ++ow) {
-            const float a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];
-            float best = a;
-            int32_t k = 0;
-            bool t = max_better(b, best);
-            best = t ? b : best;
-            k = t ? 1 : k;
-            t = max_better(c, best);
-            best = t ? c : best;
-            k = t ? w32 : k;
-            t = max_better(d, best);
-            best = t ? d : best;
-            k = t ? w32 + 1 : k;
-            yr[ow] = best;
-            ar[ow] = base + 2 * static_cast<int32_t>(ow) + k;
-        }
+        int64_t ow0 = 0;
+#if defined(__x86_64__)
+        if (avx512) ow0 = maxpool_row_2x2s2_avx512(r0, r1, y + oh * Wo, am + oh * Wo, Wo, base, w32);
+#endif
+        maxpool_row_2x2s2(r0, r1, y + oh * Wo, am + oh * Wo, ow0, Wo, base, w32);
     }
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gemm.h"
 #include "kernels/ref/pool2d_ref.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
@@ -86,6 +87,27 @@ TEST(Pool2d, MaxForwardNanAndInfinity) {
         Vec all_neg_inf(in_size(p), -inf);
         expect_max_equals_ref(p, all_neg_inf);
     }
+}
+
+TEST(Pool2d, MaxForward2x2EqualsReferenceOnEveryIsa) {
+    // Wide rows (Wo = 35: two 16-window vector blocks and a scalar tail) with ties, NaN, +-inf
+    // and zeros of both signs; every GEMM ISA path this CPU has selects the same cells.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    const Pool2dParams p = make(2, 3, 9, 70, 2, 2, 0);
+    Vec x = tied_values(in_size(p), 3);
+    for (int64_t i = 0; i < in_size(p); i += 13) x[i] = nan;
+    for (int64_t i = 4; i < in_size(p); i += 17) x[i] = -inf;
+    for (int64_t i = 6; i < in_size(p); i += 19) x[i] = inf;
+    for (int64_t i = 8; i < in_size(p); i += 23) x[i] = -0.0f;
+    for (int64_t i = 9; i < in_size(p); i += 29) x[i] = 0.0f;
+    const CpuIsa saved = cpu::gemm_isa();
+    for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+        if (!cpu::gemm_set_isa(isa)) continue;
+        SCOPED_TRACE(cpu::cpu_isa_name(isa));
+        expect_max_equals_ref(p, x);
+    }
+    cpu::gemm_set_isa(saved);
 }
 
 // ---- sums: the stated orders written plainly ----
