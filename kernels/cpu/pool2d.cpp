@@ -101,20 +101,25 @@ __attribute__((target("avx512f"))) inline __mmask16 better(__m512 v, __m512 best
     return _mm512_cmp_ps_mask(v, best, _CMP_NLE_UQ) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q);
 }
 
-// The same selects, 16 windows at a time: the even and odd columns of each row pair are split
-// with one two-source permute each; max_better(v, best) = !(v <= best) && best == best is
-// _CMP_NLE_UQ(v, best) & _CMP_ORD_Q(best, best). Returns the first window not done (the scalar
-// loop finishes the row).
-__attribute__((target("avx512f"))) int64_t maxpool_row_2x2s2_avx512(
+// The same selects, 16 windows at a time (the last group of a row masked, so rows as short as
+// SmallCNN's 14, 7 and 3 windows vectorise too); the even and odd columns of each row pair are
+// split with one two-source permute each. max_better(v, best) = !(v <= best) && best == best is
+// _CMP_NLE_UQ(v, best) & _CMP_ORD_Q(best, best). Masked lanes load +0 and are never stored.
+__attribute__((target("avx512f"))) void maxpool_row_2x2s2_avx512(
     const float* r0, const float* r1, float* yr, int32_t* ar, int64_t Wo, int32_t base,
     int32_t w32) {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    const __m512i lane2 = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    int64_t ow = 0;
-    for (; ow + 16 <= Wo; ow += 16) {
-        const __m512 r0a = _mm512_loadu_ps(r0 + 2 * ow), r0b = _mm512_loadu_ps(r0 + 2 * ow + 16);
-        const __m512 r1a = _mm512_loadu_ps(r1 + 2 * ow), r1b = _mm512_loadu_ps(r1 + 2 * ow + 16);
+    for (int64_t ow = 0; ow < Wo; ow += 16) {
+        const int64_t n = std::min<int64_t>(16, Wo - ow);  // windows in this group
+        const int64_t cols = 2 * n;                        // input columns they read
+        const __mmask16 lo = cols >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << cols) - 1);
+        const __mmask16 hi = cols <= 16 ? 0 : static_cast<__mmask16>((1u << (cols - 16)) - 1);
+        const __mmask16 out = n == 16 ? 0xFFFF : static_cast<__mmask16>((1u << n) - 1);
+        const __m512 r0a = _mm512_maskz_loadu_ps(lo, r0 + 2 * ow);
+        const __m512 r0b = _mm512_maskz_loadu_ps(hi, r0 + 2 * ow + 16);
+        const __m512 r1a = _mm512_maskz_loadu_ps(lo, r1 + 2 * ow);
+        const __m512 r1b = _mm512_maskz_loadu_ps(hi, r1 + 2 * ow + 16);
         const __m512 a = _mm512_permutex2var_ps(r0a, even, r0b);
         const __m512 b = _mm512_permutex2var_ps(r0a, odd, r0b);
         const __m512 c = _mm512_permutex2var_ps(r1a, even, r1b);
@@ -130,12 +135,11 @@ __attribute__((target("avx512f"))) int64_t maxpool_row_2x2s2_avx512(
         t = better(d, best);
         best = _mm512_mask_blend_ps(t, best, d);
         k = _mm512_mask_blend_epi32(t, k, _mm512_set1_epi32(w32 + 1));
-        _mm512_storeu_ps(yr + ow, best);
+        _mm512_mask_storeu_ps(yr + ow, out, best);
         const __m512i idx = _mm512_add_epi32(
-            _mm512_add_epi32(_mm512_set1_epi32(base + 2 * static_cast<int32_t>(ow)), lane2), k);
-        _mm512_storeu_si512(ar + ow, idx);
+            _mm512_add_epi32(_mm512_set1_epi32(base + 2 * static_cast<int32_t>(ow)), even), k);
+        _mm512_mask_storeu_epi32(ar + ow, out, idx);
     }
-    return ow;
 }
 #endif
 
@@ -149,11 +153,13 @@ void maxpool_plane_2x2s2(const float* x, float* y, int32_t* am, const Pool2dPara
         const float* r0 = x + 2 * oh * W;
         const float* r1 = r0 + W;
         const int32_t base = static_cast<int32_t>(2 * oh * W);
-        int64_t ow0 = 0;
 #if defined(__x86_64__)
-        if (avx512) ow0 = maxpool_row_2x2s2_avx512(r0, r1, y + oh * Wo, am + oh * Wo, Wo, base, w32);
+        if (avx512) {
+            maxpool_row_2x2s2_avx512(r0, r1, y + oh * Wo, am + oh * Wo, Wo, base, w32);
+            continue;
+        }
 #endif
-        maxpool_row_2x2s2(r0, r1, y + oh * Wo, am + oh * Wo, ow0, Wo, base, w32);
+        maxpool_row_2x2s2(r0, r1, y + oh * Wo, am + oh * Wo, 0, Wo, base, w32);
     }
 }
 

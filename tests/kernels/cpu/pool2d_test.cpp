@@ -90,22 +90,26 @@ TEST(Pool2d, MaxForwardNanAndInfinity) {
 }
 
 TEST(Pool2d, MaxForward2x2EqualsReferenceOnEveryIsa) {
-    // Wide rows (Wo = 35: two 16-window vector blocks and a scalar tail) with ties, NaN, +-inf
-    // and zeros of both signs; every GEMM ISA path this CPU has selects the same cells.
+    // Wide rows (Wo = 35: two full 16-window groups and a masked one), SmallCNN's rows (28, 14
+    // and odd 7 columns) with ties, NaN, +-inf and zeros of both signs; every GEMM ISA path this
+    // CPU has selects the same cells.
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const float inf = std::numeric_limits<float>::infinity();
-    const Pool2dParams p = make(2, 3, 9, 70, 2, 2, 0);
-    Vec x = tied_values(in_size(p), 3);
-    for (int64_t i = 0; i < in_size(p); i += 13) x[i] = nan;
-    for (int64_t i = 4; i < in_size(p); i += 17) x[i] = -inf;
-    for (int64_t i = 6; i < in_size(p); i += 19) x[i] = inf;
-    for (int64_t i = 8; i < in_size(p); i += 23) x[i] = -0.0f;
-    for (int64_t i = 9; i < in_size(p); i += 29) x[i] = 0.0f;
     const CpuIsa saved = cpu::gemm_isa();
-    for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
-        if (!cpu::gemm_set_isa(isa)) continue;
-        SCOPED_TRACE(cpu::cpu_isa_name(isa));
-        expect_max_equals_ref(p, x);
+    for (const Pool2dParams& p : {make(2, 3, 9, 70, 2, 2, 0), make(2, 3, 28, 28, 2, 2, 0),
+                                  make(2, 3, 14, 14, 2, 2, 0), make(2, 3, 7, 7, 2, 2, 0)}) {
+        SCOPED_TRACE(describe(p));
+        Vec x = tied_values(in_size(p), 3);
+        for (int64_t i = 0; i < in_size(p); i += 13) x[i] = nan;
+        for (int64_t i = 4; i < in_size(p); i += 17) x[i] = -inf;
+        for (int64_t i = 6; i < in_size(p); i += 19) x[i] = inf;
+        for (int64_t i = 8; i < in_size(p); i += 23) x[i] = -0.0f;
+        for (int64_t i = 9; i < in_size(p); i += 29) x[i] = 0.0f;
+        for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+            if (!cpu::gemm_set_isa(isa)) continue;
+            SCOPED_TRACE(cpu::cpu_isa_name(isa));
+            expect_max_equals_ref(p, x);
+        }
     }
     cpu::gemm_set_isa(saved);
 }
