@@ -17,23 +17,17 @@
 #include "apps/train_config.h"
 #include "apps/trainer_noise.h"
 #include "engine/core/error.h"
+#include "tests/support/train_args.h"
 
 namespace dt {
 namespace {
 
-TrainConfig parse(const std::string& args) {
-    CLI::App app("test");
-    TrainConfig cfg;
-    add_train_flags(app, cfg);
-    app.parse(args, /*program_name_included=*/false);
-    finalize_train_config(cfg);
-    return cfg;
-}
+using test::parse_train;
 
 // The text of the CLI11 parse error or dt::Error of `args` ("" when it parses).
 std::string error_of(const std::string& args) {
     try {
-        parse(args);
+        parse_train(args);
     } catch (const CLI::ParseError& e) {
         return e.what();
     } catch (const Error& e) {
@@ -43,10 +37,10 @@ std::string error_of(const std::string& args) {
 }
 
 TEST(NoiseFlagsCli, DefaultsAndResolvedSeeds) {
-    const TrainConfig c = parse("");
+    const TrainConfig c = parse_train("");
     EXPECT_EQ(c.noise, noise_config_from_flags({}));
     EXPECT_TRUE(c.shuffle_on());
-    const TrainConfig r = parse("--seed random --seed-init 4");
+    const TrainConfig r = parse_train("--seed random --seed-init 4");
     EXPECT_EQ(r.noise.shuffle.kind, SourceKind::kRandom);
     EXPECT_TRUE(r.noise.shuffle.drawn);  // drawn by finalize, at the start of the run
     EXPECT_EQ(r.init_seed(), 4u);
@@ -54,7 +48,7 @@ TEST(NoiseFlagsCli, DefaultsAndResolvedSeeds) {
 }
 
 TEST(NoiseFlagsCli, EveryFlagReachesTheConfig) {
-    const TrainConfig c = parse(
+    const TrainConfig c = parse_train(
         "--noise algo --seed-init fixed:3 --seed-augment off --seed-dropout off --augment crop "
         "--dropout 0.5 --init-perturb conv1.weight:5:down --impl fast "
         "--impl-site conv.wgrad=exact --impl-site loss=permuted:9,bn.stats=kahan "
@@ -70,7 +64,7 @@ TEST(NoiseFlagsCli, EveryFlagReachesTheConfig) {
     EXPECT_EQ(mode(ReduceSite::kBnStats), AccumMode::kKahan);
     EXPECT_EQ(mode(ReduceSite::kBiasGrad), AccumMode::kAtomic);
     EXPECT_EQ(c.noise.shuffle_within_batch, SourceSetting::fixed(12));
-    EXPECT_FALSE(parse("--no-shuffle").shuffle_on());
+    EXPECT_FALSE(parse_train("--no-shuffle").shuffle_on());
 
     const nlohmann::ordered_json j = to_json(c);
     EXPECT_EQ(j.at("noise"), "algo");
@@ -81,7 +75,7 @@ TEST(NoiseFlagsCli, EveryFlagReachesTheConfig) {
     EXPECT_EQ(j.at("impl"), "fast");
     EXPECT_EQ(j.at("impl-site").size(), 2u);
     EXPECT_EQ(j.at("shuffle-within-batch").get<uint64_t>(), 12u);
-    EXPECT_EQ(to_json(parse("--seed random")).at("seed"), "random");
+    EXPECT_EQ(to_json(parse_train("--seed random")).at("seed"), "random");
 }
 
 TEST(NoiseFlagsCli, BadValuesNameFlagAndValue) {
@@ -115,7 +109,7 @@ TEST(NoiseFlagsCli, BadValuesNameFlagAndValue) {
 }
 
 TEST(NoiseFlagsCli, ConfigJsonRoundTrip) {
-    const TrainConfig c = parse(
+    const TrainConfig c = parse_train(
         "--model smallcnn-bn --epochs 3 --lr 0.01 --optimizer sgd --nesterov --augment flip "
         "--limit-train 100 --threads 1 --out /tmp/x --data-dir /tmp/d --seed 7");
     const TrainConfig back = train_config_from_json(nlohmann::json::parse(to_json(c).dump()));
@@ -139,13 +133,14 @@ TEST(NoiseFlagsCli, ConfigJsonRoundTrip) {
 }
 
 TEST(Replay, TakesTheRecordAndOnlyHarmlessFlags) {
-    TrainConfig rec = parse("--seed random --epochs 2 --out runs/a --impl-site loss=permuted:4");
+    TrainConfig rec =
+        parse_train("--seed random --epochs 2 --out runs/a --impl-site loss=permuted:4");
     nlohmann::json record;
     record["config"] = nlohmann::json::parse(to_json(rec).dump());
     record["noise"] = nlohmann::json::parse(to_json(rec.noise).dump());
     record["weights_sha256"] = "abc";
 
-    TrainConfig given = parse("--threads 1 --progress none");
+    TrainConfig given = parse_train("--threads 1 --progress none");
     TrainConfig c = replay_config("runs/a/result.json", record, given,
                                   {"--replay", "--threads", "--progress"});
     EXPECT_EQ(c.noise, rec.noise);  // random seeds as drawn

@@ -9,24 +9,17 @@
 #include <string>
 
 #include "engine/core/error.h"
+#include "tests/support/train_args.h"
 
 namespace dt {
 namespace {
 
-// Parses `args` like `detrain train <args>` would, then finalizes.
-TrainConfig parse(const std::string& args) {
-    CLI::App app("test");
-    TrainConfig cfg;
-    add_train_flags(app, cfg);
-    app.parse(args, /*program_name_included=*/false);
-    finalize_train_config(cfg);
-    return cfg;
-}
+using test::parse_train;
 
 // The ValueError text for `args` ("" when none is thrown).
 std::string error_of(const std::string& args) {
     try {
-        parse(args);
+        parse_train(args);
     } catch (const ValueError& e) {
         return e.what();
     }
@@ -34,7 +27,7 @@ std::string error_of(const std::string& args) {
 }
 
 TEST(TrainConfig, DefaultsAreTheZhuangRecipe) {
-    const TrainConfig c = parse("");
+    const TrainConfig c = parse_train("");
     EXPECT_EQ(c.model, "smallcnn");
     EXPECT_EQ(c.dataset, "fashion-mnist");
     EXPECT_EQ(c.optimizer, "adam");
@@ -54,22 +47,22 @@ TEST(TrainConfig, DefaultsAreTheZhuangRecipe) {
 }
 
 TEST(TrainConfig, DerivedDefaultsFollowModelAndDataset) {
-    const TrainConfig c = parse("--model resnet18 --dataset cifar10");
+    const TrainConfig c = parse_train("--model resnet18 --dataset cifar10");
     EXPECT_EQ(c.data_dir, "/usr/share/datasets/cifar10");
     EXPECT_EQ(c.out, "runs/resnet18-cifar10");
-    const TrainConfig d = parse("--data-dir /tmp/x --out /tmp/y");
+    const TrainConfig d = parse_train("--data-dir /tmp/x --out /tmp/y");
     EXPECT_EQ(d.data_dir, "/tmp/x");
     EXPECT_EQ(d.out, "/tmp/y");
 }
 
 TEST(TrainConfig, LastOfARepeatedFlagWins) {
-    const TrainConfig c = parse("--epochs 3 --lr 0.1 --epochs 5");
+    const TrainConfig c = parse_train("--epochs 3 --lr 0.1 --epochs 5");
     EXPECT_EQ(c.epochs, 5);
     EXPECT_DOUBLE_EQ(c.lr, 0.1);
 }
 
 TEST(TrainConfig, SeedSetsAllFour) {
-    const TrainConfig c = parse("--seed 7");
+    const TrainConfig c = parse_train("--seed 7");
     EXPECT_EQ(c.init_seed(), 7u);
     EXPECT_EQ(c.shuffle_seed(), 7u);
     EXPECT_EQ(c.augment_seed(), 7u);
@@ -81,13 +74,13 @@ TEST(TrainConfig, IndividualSeedOverridesSeed) {
     for (const char* args :
          {"--seed 7 --seed-init 3 --seed-dropout 9", "--seed-init 3 --seed-dropout 9 --seed 7"}) {
         SCOPED_TRACE(args);
-        const TrainConfig c = parse(args);
+        const TrainConfig c = parse_train(args);
         EXPECT_EQ(c.init_seed(), 3u);
         EXPECT_EQ(c.shuffle_seed(), 7u);
         EXPECT_EQ(c.augment_seed(), 7u);
         EXPECT_EQ(c.dropout_seed(), 9u);
     }
-    const TrainConfig d = parse("--seed-shuffle 5 --seed-augment 6");
+    const TrainConfig d = parse_train("--seed-shuffle 5 --seed-augment 6");
     EXPECT_EQ(d.init_seed(), 0u);
     EXPECT_EQ(d.shuffle_seed(), 5u);
     EXPECT_EQ(d.augment_seed(), 6u);
@@ -142,16 +135,16 @@ TEST(TrainConfig, ValidValuesPass) {
 }
 
 TEST(TrainConfig, UnknownFlagIsAParseError) {
-    EXPECT_THROW(parse("--learning-rate 0.1"), CLI::ParseError);
-    EXPECT_THROW(parse("--epochs ten"), CLI::ParseError);
+    EXPECT_THROW(parse_train("--learning-rate 0.1"), CLI::ParseError);
+    EXPECT_THROW(parse_train("--epochs ten"), CLI::ParseError);
     // Seeds are plain decimals in [0, 2^64): no wrap-around of negatives, no saturation.
-    EXPECT_THROW(parse("--seed=-3"), CLI::ParseError);
-    EXPECT_THROW(parse("--seed-init 18446744073709551616"), CLI::ParseError);
-    EXPECT_EQ(parse("--seed-init 18446744073709551615").init_seed(), 18446744073709551615ull);
+    EXPECT_THROW(parse_train("--seed=-3"), CLI::ParseError);
+    EXPECT_THROW(parse_train("--seed-init 18446744073709551616"), CLI::ParseError);
+    EXPECT_EQ(parse_train("--seed-init 18446744073709551615").init_seed(), 18446744073709551615ull);
 }
 
 TEST(TrainConfig, JsonHasEveryFlagAndResolvedSeeds) {
-    const nlohmann::ordered_json j = to_json(parse("--seed 4 --seed-init 2 --lr 0.01"));
+    const nlohmann::ordered_json j = to_json(parse_train("--seed 4 --seed-init 2 --lr 0.01"));
     EXPECT_EQ(j.at("model"), "smallcnn");
     EXPECT_DOUBLE_EQ(j.at("lr").get<double>(), 0.01);
     EXPECT_EQ(j.at("seed").get<uint64_t>(), 4u);

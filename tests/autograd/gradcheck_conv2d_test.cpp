@@ -7,20 +7,14 @@
 
 #include "kernels/ref/bias_add_ref.h"
 #include "kernels/ref/conv2d_ref.h"
+#include "tests/support/conv2d_shapes.h"
 #include "tests/support/gradcheck.h"
 #include "tests/support/rng.h"
 
 namespace dt::kernels {
 namespace {
 
-Conv2dParams geom(int64_t n, int64_t ci, int64_t h, int64_t w, int64_t co, int64_t kh, int64_t kw,
-                  int64_t stride, int64_t pad) {
-    Conv2dParams p{.n = n, .ci = ci, .h = h, .w = w, .co = co, .kh = kh, .kw = kw,
-                   .stride = stride, .pad = pad};
-    p.ho = (h + 2 * pad - kh) / stride + 1;
-    p.wo = (w + 2 * pad - kw) / stride + 1;
-    return p;
-}
+using test::geom, test::xsize, test::wsize, test::ysize, test::describe;
 
 std::vector<double> randd(int64_t n, uint32_t tag) {
     return test::to_double(test::uniform_floats(n, -1, 1, test::test_seed(), tag));
@@ -32,10 +26,8 @@ TEST(GradcheckConv2d, ReferenceBackward) {
                                   geom(1, 1, 9, 8, 2, 7, 7, 1, 3), geom(2, 2, 9, 9, 2, 7, 7, 2, 2),
                                   geom(1, 2, 6, 5, 2, 2, 3, 1, 0)};
     for (const Conv2dParams& p : cases) {
-        SCOPED_TRACE(testing::PrintToString(std::vector<int64_t>{
-            p.n, p.ci, p.h, p.w, p.co, p.kh, p.kw, p.stride, p.pad}));
-        const int64_t nx = p.n * p.ci * p.h * p.w, nw = p.co * p.ci * p.kh * p.kw;
-        const int64_t ny = p.n * p.co * p.ho * p.wo;
+        SCOPED_TRACE(describe(p));
+        const int64_t nx = xsize(p), nw = wsize(p), ny = ysize(p);
         const auto x = randd(nx, 1), w = randd(nw, 2), b = randd(p.co, 3), dy = randd(ny, 4);
         std::vector<double> dx(nx), dw(nw), db(p.co);
         ref::conv2d_backward_data(dy.data(), w.data(), dx.data(), p);

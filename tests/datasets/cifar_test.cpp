@@ -4,34 +4,27 @@
 #include "datasets/cifar.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "engine/core/error.h"
+#include "tests/support/errors.h"
+#include "tests/support/temp_dir.h"
 
 namespace dt {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        path = fs::temp_directory_path() /
-               (std::string("dt_cifar_") + std::to_string(getpid()) + "_" + info->name());
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    std::string operator/(const std::string& f) const { return (path / f).string(); }
+using test::has, test::message_of;
+
+struct TempDir : test::TempDir {  // a fresh folder per test (tests/support/temp_dir.h)
+    TempDir() : test::TempDir("dt_cifar_") {}
 };
 
 // Record r of file `file_id`: label bytes, then pixel i = (file_id * 31 + r * 7 + i) mod 256.
@@ -60,25 +53,6 @@ void write_cifar10(const std::string& folder) {
                    records(b, {{static_cast<uint8_t>(b - 1)}, {static_cast<uint8_t>(b)}}));
     }
     write_file(folder + "/test_batch.bin", records(0, {{9}}));
-}
-
-template <typename E>
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << "wrong exception type: " << e.what();
-        return "";
-    }
-    ADD_FAILURE() << "nothing thrown";
-    return "";
-}
-
-::testing::AssertionResult has(const std::string& msg, const std::string& part) {
-    if (msg.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "'" << part << "' not in message: " << msg;
 }
 
 // ---- good files ----

@@ -5,35 +5,27 @@
 #include "datasets/idx.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "datasets/dataset.h"
 #include "engine/core/error.h"
+#include "tests/support/errors.h"
+#include "tests/support/temp_dir.h"
 
 namespace dt {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A folder unique to this process and test, removed afterwards.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        path = fs::temp_directory_path() /
-               (std::string("dt_idx_") + std::to_string(getpid()) + "_" + info->name());
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    std::string operator/(const std::string& f) const { return (path / f).string(); }
+using test::has, test::message_of;
+
+struct TempDir : test::TempDir {  // a fresh folder per test (tests/support/temp_dir.h)
+    TempDir() : test::TempDir("dt_idx_") {}
 };
 
 std::vector<uint8_t> idx_bytes(uint32_t magic, const std::vector<uint32_t>& dims,
@@ -65,26 +57,6 @@ std::vector<uint8_t> ramp(std::size_t n, int mul = 7) {
     std::vector<uint8_t> v(n);
     for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * mul);
     return v;
-}
-
-// The message of the E thrown by f ("" and a failure when nothing or something else is thrown).
-template <typename E>
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    } catch (const std::exception& e) {
-        ADD_FAILURE() << "wrong exception type: " << e.what();
-        return "";
-    }
-    ADD_FAILURE() << "nothing thrown";
-    return "";
-}
-
-::testing::AssertionResult has(const std::string& msg, const std::string& part) {
-    if (msg.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "'" << part << "' not in message: " << msg;
 }
 
 // ---- good files ----

@@ -8,7 +8,6 @@
 //   6. every GEMM instruction set this CPU has (--isa scalar/avx2/avx512) gives the same weights;
 //   7. atomic: how many distinct weight hashes 5 runs at 2 threads give (reported, not asserted).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -47,13 +46,9 @@ std::vector<std::string> supported_isas() {
 class Guarantees : public ::testing::Test {
  protected:
     static void SetUpTestSuite() {
-        root_ = fs::temp_directory_path() / ("detrain-guarantees-" + std::to_string(::getpid()));
-        dt::test::write_synthetic_idx(root_ / "data", 192, 32);
+        root_ = dt::test::make_synthetic_root("detrain-guarantees", 192, 32);
     }
-    static void TearDownTestSuite() {
-        std::error_code ec;
-        fs::remove_all(root_, ec);
-    }
+    static void TearDownTestSuite() { dt::test::remove_synthetic_root(root_); }
 
     /// Trains 1 epoch (6 steps of 32) and returns weights_sha256; fails the test on error.
     static std::string train_hash(const std::string& name, const std::string& args) {

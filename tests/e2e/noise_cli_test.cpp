@@ -6,7 +6,6 @@
 // with clear messages. Runs are small (1 epoch, 192 examples = 6 steps of 32). Budget: < 30 s.
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -24,13 +23,9 @@ using dt::test::CliRun;
 class NoiseCli : public ::testing::Test {
  protected:
     static void SetUpTestSuite() {
-        root_ = fs::temp_directory_path() / ("detrain-noise-e2e-" + std::to_string(::getpid()));
-        dt::test::write_synthetic_idx(root_ / "data", 256, 64);
+        root_ = dt::test::make_synthetic_root("detrain-noise-e2e", 256, 64);
     }
-    static void TearDownTestSuite() {
-        std::error_code ec;
-        fs::remove_all(root_, ec);
-    }
+    static void TearDownTestSuite() { dt::test::remove_synthetic_root(root_); }
 
     static CliRun detrain(const std::string& args) {
         return dt::test::run_cli(DT_DETRAIN_EXE, args, root_, std::to_string(counter_++));

@@ -25,13 +25,9 @@ using nlohmann::json;
 class StudyCli : public ::testing::Test {
  protected:
     static void SetUpTestSuite() {
-        root_ = fs::temp_directory_path() / ("detrain-study-e2e-" + std::to_string(::getpid()));
-        dt::test::write_synthetic_idx(root_ / "data", 128, 48);
+        root_ = dt::test::make_synthetic_root("detrain-study-e2e", 128, 48);
     }
-    static void TearDownTestSuite() {
-        std::error_code ec;
-        fs::remove_all(root_, ec);
-    }
+    static void TearDownTestSuite() { dt::test::remove_synthetic_root(root_); }
 
     /// Train flags of every study here: 1 epoch of 4 steps.
     static std::string train_flags() {

@@ -6,7 +6,6 @@
 // and no result.json. The noise switches have their own suite (noise_cli_test.cpp). Budget: ~30 s
 // on 2 cores.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -33,13 +32,9 @@ constexpr int kTrain = 512, kTest = 128;
 class TrainCli : public ::testing::Test {
  protected:
     static void SetUpTestSuite() {
-        root_ = fs::temp_directory_path() / ("detrain-e2e-" + std::to_string(::getpid()));
-        dt::test::write_synthetic_idx(root_ / "data", kTrain, kTest);
+        root_ = dt::test::make_synthetic_root("detrain-e2e", kTrain, kTest);
     }
-    static void TearDownTestSuite() {
-        std::error_code ec;
-        fs::remove_all(root_, ec);
-    }
+    static void TearDownTestSuite() { dt::test::remove_synthetic_root(root_); }
 
     /// Runs `detrain <args>`, capturing stdout and stderr.
     static CliRun detrain(const std::string& args) {

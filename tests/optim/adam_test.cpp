@@ -8,26 +8,18 @@
 
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <vector>
 
 #include "engine/core/error.h"
 #include "engine/optim/optimizer.h"
+#include "tests/support/autograd_util.h"
+#include "tests/support/compare.h"
+#include "tests/support/errors.h"
 
 namespace dt {
 namespace {
 
-constexpr double kEps = 1.0 / 8388608.0;  // 2^-23
-
-Tensor param(const std::vector<float>& v) {
-    Tensor t = Tensor::from_vector({static_cast<int64_t>(v.size())}, v);
-    t.set_requires_grad(true);
-    return t;
-}
-
-void set_grad(Tensor& p, const std::vector<float>& g) {
-    p.set_grad(Tensor::from_vector(p.shape(), g));
-}
+using test::kEps32, test::message_of, test::param, test::set_grad;
 
 OptimizerConfig adam(const char* kind = "adam", float wd = 0) {
     OptimizerConfig c;
@@ -109,7 +101,7 @@ void check_steps(const OptimizerConfig& cfg, int steps) {
     for (std::size_t k = 0; k < got.size(); ++k) {
         EXPECT_EQ(std::memcmp(&got[k], &rf.p[k], 4), 0)
             << "k " << k << ": " << got[k] << " vs " << rf.p[k];
-        EXPECT_NEAR(got[k], rd.p[k], 4 * kEps * std::fabs(rd.p[k])) << "k " << k;
+        EXPECT_NEAR(got[k], rd.p[k], 4 * kEps32 * std::fabs(rd.p[k])) << "k " << k;
     }
     auto st = opt->state();
     ASSERT_EQ(st.size(), 4u);
@@ -178,31 +170,21 @@ TEST(Adam, RestoredStateContinuesBitwise) {
     EXPECT_EQ(ob->state()[0].second.data<int64_t>()[0], 7);
 }
 
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const ValueError& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "no ValueError";
-    return "";
-}
-
 TEST(Adam, Validation) {
     Tensor p = param({1.0f});
     OptimizerConfig c = adam();
     c.beta1 = 1.0f;
-    std::string m = message_of([&] { make_optimizer(c, {p}); });
+    std::string m = message_of<ValueError>([&] { make_optimizer(c, {p}); });
     EXPECT_NE(m.find("adam: beta1 must be in [0, 1), got 1"), std::string::npos) << m;
     c = adam("adamw");
     c.beta2 = -0.1f;
-    m = message_of([&] { make_optimizer(c, {p}); });
+    m = message_of<ValueError>([&] { make_optimizer(c, {p}); });
     EXPECT_NE(m.find("adamw: beta2 must be in [0, 1), got -0.1"), std::string::npos) << m;
     c = adam();
     c.eps = 0;
-    m = message_of([&] { make_optimizer(c, {p}); });
+    m = message_of<ValueError>([&] { make_optimizer(c, {p}); });
     EXPECT_NE(m.find("eps must be"), std::string::npos) << m;
-    m = message_of([&] { make_optimizer(adam("adamw", -0.01f), {p}); });
+    m = message_of<ValueError>([&] { make_optimizer(adam("adamw", -0.01f), {p}); });
     EXPECT_NE(m.find("weight_decay must be"), std::string::npos) << m;
     EXPECT_THROW(make_optimizer(adam(), {Tensor::zeros({2}, DType::kI64)}), DTypeError);
 }

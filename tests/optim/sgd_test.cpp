@@ -8,26 +8,18 @@
 
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <vector>
 
 #include "engine/core/error.h"
 #include "engine/optim/optimizer.h"
+#include "tests/support/autograd_util.h"
+#include "tests/support/compare.h"
+#include "tests/support/errors.h"
 
 namespace dt {
 namespace {
 
-constexpr double kEps = 1.0 / 8388608.0;  // 2^-23
-
-Tensor param(const std::vector<float>& v) {
-    Tensor t = Tensor::from_vector({static_cast<int64_t>(v.size())}, v);
-    t.set_requires_grad(true);
-    return t;
-}
-
-void set_grad(Tensor& p, const std::vector<float>& g) {
-    p.set_grad(Tensor::from_vector(p.shape(), g));
-}
+using test::kEps32, test::message_of, test::param, test::set_grad;
 
 OptimizerConfig sgd(float momentum = 0, bool nesterov = false, float wd = 0) {
     OptimizerConfig c;
@@ -75,7 +67,7 @@ void check_three_steps(const OptimizerConfig& cfg) {
     for (std::size_t k = 0; k < got.size(); ++k) {
         EXPECT_EQ(std::memcmp(&got[k], &pf[k], 4), 0)
             << "k " << k << ": " << got[k] << " vs " << pf[k];
-        EXPECT_NEAR(got[k], pd[k], 8 * kEps * std::fabs(pd[k])) << "k " << k;
+        EXPECT_NEAR(got[k], pd[k], 8 * kEps32 * std::fabs(pd[k])) << "k " << k;
     }
 }
 
@@ -147,30 +139,20 @@ TEST(Sgd, GradientShapeMismatch) {
     EXPECT_THROW(opt->step(0.1f), ShapeError);
 }
 
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const ValueError& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "no ValueError";
-    return "";
-}
-
 TEST(Sgd, Validation) {
     Tensor p = param({1.0f});
-    std::string m = message_of([&] { make_optimizer(sgd(-0.5f), {p}); });
+    std::string m = message_of<ValueError>([&] { make_optimizer(sgd(-0.5f), {p}); });
     EXPECT_NE(m.find("momentum must be"), std::string::npos) << m;
     EXPECT_NE(m.find("-0.5"), std::string::npos) << m;
-    m = message_of([&] { make_optimizer(sgd(0, false, -1e-4f), {p}); });
+    m = message_of<ValueError>([&] { make_optimizer(sgd(0, false, -1e-4f), {p}); });
     EXPECT_NE(m.find("weight_decay"), std::string::npos) << m;
-    m = message_of([&] { make_optimizer(sgd(0, true), {p}); });
+    m = message_of<ValueError>([&] { make_optimizer(sgd(0, true), {p}); });
     EXPECT_NE(m.find("nesterov needs momentum > 0"), std::string::npos) << m;
-    m = message_of([&] { make_optimizer(sgd(NAN), {p}); });
+    m = message_of<ValueError>([&] { make_optimizer(sgd(NAN), {p}); });
     EXPECT_NE(m.find("momentum"), std::string::npos) << m;
     OptimizerConfig c;
     c.kind = "lamb";
-    m = message_of([&] { make_optimizer(c, {p}); });
+    m = message_of<ValueError>([&] { make_optimizer(c, {p}); });
     EXPECT_NE(m.find("unknown optimizer 'lamb' (known: sgd, adam, adamw)"), std::string::npos);
 }
 

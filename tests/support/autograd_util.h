@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Autograd helpers for op tests: a loss with a chosen upstream gradient, random parameters.
+// Autograd helpers for op and optimizer tests: a loss with a chosen upstream gradient, random
+// parameters, parameters with given values and gradients.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -26,6 +27,18 @@ inline Tensor random_param(const Shape& s, uint64_t seed, uint32_t tag) {
     Tensor t = Tensor::from_vector(s, uniform_floats(shape_numel(s), -1, 1, seed, tag));
     t.set_requires_grad(true);
     return t;
+}
+
+/// A 1-D tensor holding v that requires a gradient: a parameter for optimizer tests.
+inline Tensor param(const std::vector<float>& v) {
+    Tensor t = Tensor::from_vector({static_cast<int64_t>(v.size())}, v);
+    t.set_requires_grad(true);
+    return t;
+}
+
+/// Gives p the gradient g, as backward() would (g has p's number of elements).
+inline void set_grad(Tensor& p, const std::vector<float>& g) {
+    p.set_grad(Tensor::from_vector(p.shape(), g));
 }
 
 }  // namespace dt::test

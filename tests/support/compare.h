@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Comparison helpers for kernel tests: bitwise equality (memcmp with the first mismatches printed
-// in hex) and closeness to a double-precision reference within a stated bound.
+// in hex) and closeness to a double-precision reference within a stated bound (and the bound's
+// usual form, c * eps32 * the reference sum over |terms|).
 #pragma once
 #include <gtest/gtest.h>
 
@@ -72,5 +73,18 @@ inline ::testing::AssertionResult within_abs(const float* got, const double* wan
 }
 
 constexpr double kEps32 = 1.0 / 8388608.0;  // 2^-23, float32 machine epsilon
+
+/// |v[i]| in double: the inputs whose reference sums are the sum over |terms| of a bound.
+inline std::vector<double> absd(const std::vector<float>& v) {
+    std::vector<double> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = std::fabs(static_cast<double>(v[i]));
+    return out;
+}
+
+/// The bound c * eps32 * mag[i] from those sums (c: terms per sum plus the combining depth).
+inline std::vector<double> eps_scaled(std::vector<double> mag, double c) {
+    for (auto& x : mag) x *= c * kEps32;
+    return mag;
+}
 
 }  // namespace dt::test

@@ -3,9 +3,11 @@
 // executable (DT_DETRAIN_EXE). The data: 28x28 uint8 images, label of image i = (7i + 3) mod 10,
 // class k shows a bright horizontal band at rows 2+2k, 3+2k over deterministic LCG noise in
 // [0, 64), so a small CNN learns it in a few steps. Files are uncompressed IDX with the names of
-// Fashion-MNIST/MNIST (train-*, t10k-*), so `--data-dir DIR` finds them.
+// Fashion-MNIST/MNIST (train-*, t10k-*), so `--data-dir DIR` finds them. Also the per-suite
+// scratch root holding them.
 #pragma once
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 namespace dt::test {
 
@@ -55,6 +58,21 @@ inline void write_synthetic_idx(const std::filesystem::path& dir, int n_train, i
     std::filesystem::create_directories(dir);
     write_idx_split(dir, "train", n_train, 1);
     write_idx_split(dir, "t10k", n_test, 2);
+}
+
+/// <tmp>/<name>-<pid> with the synthetic set in its data/ folder: the scratch root an end-to-end
+/// suite creates in SetUpTestSuite (the pid keeps parallel runs of the binary apart).
+inline std::filesystem::path make_synthetic_root(const std::string& name, int n_train, int n_test) {
+    const std::filesystem::path root =
+        std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
+    write_synthetic_idx(root / "data", n_train, n_test);
+    return root;
+}
+
+/// Removes such a root in TearDownTestSuite; best effort, a leftover folder fails no test.
+inline void remove_synthetic_root(const std::filesystem::path& root) {
+    std::error_code ec;
+    std::filesystem::remove_all(root, ec);
 }
 
 inline std::string slurp(const std::filesystem::path& p) {

@@ -20,6 +20,7 @@
 #include "kernels/common/accum_permuted.h"
 #include "kernels/ref/batchnorm2d_ref.h"
 #include "tests/support/compare.h"
+#include "tests/support/modes.h"
 #include "tests/support/rng.h"
 
 namespace dt::kernels {
@@ -28,23 +29,16 @@ namespace {
 using common::AccumMode;
 using common::AccumSpec;
 using test::kEps32;
+using test::mode_name;
 using Vec = std::vector<float>;
 using VecD = std::vector<double>;
 
-// clang-format off
-const AccumSpec kModes[] = {{AccumMode::kTree, 0}, {AccumMode::kKahan, 0}, {AccumMode::kExact, 0},
-                            {AccumMode::kPermuted, 0x1234abcdu}, {AccumMode::kAtomic, 0}};
-// clang-format on
-
-const char* name(AccumMode m) {  // enum order of accum_mode.h
-    static const char* const kNames[] = {"tree", "atomic", "kahan", "exact", "permuted"};
-    return kNames[static_cast<int>(m)];
-}
+constexpr auto kModes = test::all_mode_specs(0x1234abcdu);  // tree, kahan, exact, permuted, atomic
 
 BatchNorm2dParams with(BatchNorm2dParams p, AccumSpec a) { return p.accum = a, p; }
 
 std::string describe(const BatchNorm2dParams& p) {
-    return std::string(name(p.accum.mode)) + " N=" + std::to_string(p.N) +
+    return std::string(mode_name(p.accum.mode)) + " N=" + std::to_string(p.N) +
            " C=" + std::to_string(p.C) + " HW=" + std::to_string(p.HW);
 }
 

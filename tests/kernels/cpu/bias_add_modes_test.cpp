@@ -26,23 +26,17 @@
 #include "kernels/common/accum_permuted.h"
 #include "kernels/ref/bias_add_ref.h"
 #include "tests/support/compare.h"
+#include "tests/support/modes.h"
 #include "tests/support/rng.h"
 
 namespace dt::kernels {
 namespace {
 
 using common::AccumMode;
+using test::bits_of, test::total_error;
+using test::kAllModes, test::kDeterministicModes, test::mode_name;
 
-constexpr AccumMode kAllModes[] = {AccumMode::kTree, AccumMode::kKahan, AccumMode::kExact,
-                                   AccumMode::kPermuted, AccumMode::kAtomic};
-constexpr AccumMode kDeterministic[] = {AccumMode::kTree, AccumMode::kKahan, AccumMode::kExact,
-                                        AccumMode::kPermuted};
 constexpr uint64_t kKey = 0xb1a5ull;
-
-const char* name(AccumMode m) {  // enum order of kernels/common/accum_mode.h
-    static const char* const kNames[] = {"tree", "atomic", "kahan", "exact", "permuted"};
-    return kNames[static_cast<int>(m)];
-}
 
 // (n, c, p): tails of the 8-sample leaf groups, P = 1 (linear), SmallCNN-like maps, rows long
 // enough for the exact mode's array path (P >= 256).
@@ -96,22 +90,12 @@ std::vector<float> own(const std::vector<float>& dy, const BiasAddParams& p, Acc
     return db;
 }
 
-double total_error(const std::vector<float>& got, const std::vector<double>& want) {
-    double e = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) e += std::fabs(got[i] - want[i]);
-    return e;
-}
-
-std::string bits_of(const std::vector<float>& v) {
-    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
-}
-
 TEST(BiasAddModes, KahanExactPermutedMatchTheirRecipeBitwise) {
     for (const BiasAddParams& p : kCases) {
         SCOPED_TRACE(describe(p));
         const auto dy = test::uniform_floats(p.n * p.c * p.p, -1, 1, test::test_seed(), 30);
         for (AccumMode m : {AccumMode::kKahan, AccumMode::kExact, AccumMode::kPermuted}) {
-            SCOPED_TRACE(name(m));
+            SCOPED_TRACE(mode_name(m));
             ASSERT_TRUE(test::bitwise_equal(run(dy, p, m), own(dy, p, m, kKey)));
         }
     }
@@ -127,7 +111,7 @@ TEST(BiasAddModes, EveryModeWithinItsDerivedBound) {
         ref::bias_add_backward(dyd.data(), mag.data(), p);
         const double depth = std::ceil(std::log2(static_cast<double>(p.n)));
         for (AccumMode m : kAllModes) {
-            SCOPED_TRACE(name(m));
+            SCOPED_TRACE(mode_name(m));
             const double G = std::min<double>(p.n, kBiasAddAtomicGroup);  // atomic partials
             const double k = m == AccumMode::kTree     ? p.p + depth + 2
                              : m == AccumMode::kKahan  ? 3
@@ -145,8 +129,8 @@ TEST(BiasAddModes, ThreadCountChangesNoBitInDeterministicModes) {
                                    BiasAddParams{.n = 4099, .c = 64, .p = 1}}) {
         SCOPED_TRACE(describe(p));
         const auto dy = test::uniform_floats(p.n * p.c * p.p, -1, 1, test::test_seed(), 32);
-        for (AccumMode m : kDeterministic) {
-            SCOPED_TRACE(name(m));
+        for (AccumMode m : kDeterministicModes) {
+            SCOPED_TRACE(mode_name(m));
             omp_set_num_threads(1);
             const auto first = run(dy, p, m);
             for (int threads : {2, 3, 4, 7}) {

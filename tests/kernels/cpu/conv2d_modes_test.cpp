@@ -23,6 +23,8 @@
 #include "kernels/gemm.h"
 #include "kernels/ref/conv2d_ref.h"
 #include "tests/support/compare.h"
+#include "tests/support/conv2d_shapes.h"
+#include "tests/support/modes.h"
 #include "tests/support/rng.h"
 
 namespace dt::kernels {
@@ -30,24 +32,11 @@ namespace {
 
 using common::AccumMode;
 using enum common::AccumMode;
+using test::absd, test::eps_scaled;
+using test::geom, test::xsize, test::wsize, test::ysize, test::describe;
+using test::kAllModes, test::kDeterministicModes, test::mode_name, test::bits_of;
 
-constexpr AccumMode kAllModes[] = {kTree, kKahan, kExact, kPermuted, kAtomic};
-constexpr AccumMode kDeterministic[] = {kTree, kKahan, kExact, kPermuted};
 constexpr uint64_t kKey = 0x1234abcdull;
-
-const char* name(AccumMode m) {  // enum order of kernels/common/accum_mode.h
-    static const char* const kNames[] = {"tree", "atomic", "kahan", "exact", "permuted"};
-    return kNames[static_cast<int>(m)];
-}
-
-Conv2dParams geom(int64_t n, int64_t ci, int64_t h, int64_t w, int64_t co, int64_t kh, int64_t kw,
-                  int64_t stride, int64_t pad) {
-    Conv2dParams p{.n = n, .ci = ci, .h = h, .w = w, .co = co, .kh = kh, .kw = kw,
-                   .stride = stride, .pad = pad};
-    p.ho = (h + 2 * pad - kh) / stride + 1;
-    p.wo = (w + 2 * pad - kw) / stride + 1;
-    return p;
-}
 
 // Odd sizes, strides 1-3, padding (also as wide as the image), kernels 1 (pointwise and
 // strided), 3, 5, 7, more samples than one wgrad wave (16), more positions than one K block.
@@ -58,15 +47,6 @@ const Conv2dParams kCases[] = {
     geom(4, 3, 10, 10, 2, 5, 5, 3, 0), geom(2, 2, 20, 19, 3, 3, 3, 1, 1),
     geom(2, 3, 2, 2, 4, 5, 5, 1, 2),   geom(2, 2, 6, 8, 3, 2, 3, 1, 0),
 };
-
-int64_t xsize(const Conv2dParams& p) { return p.n * p.ci * p.h * p.w; }
-int64_t wsize(const Conv2dParams& p) { return p.co * p.ci * p.kh * p.kw; }
-int64_t ysize(const Conv2dParams& p) { return p.n * p.co * p.ho * p.wo; }
-
-std::string describe(const Conv2dParams& p) {  // n,ci,h,w,co,kh,kw,stride,pad
-    return testing::PrintToString(std::vector{p.n, p.ci, p.h, p.w, p.co, p.kh, p.kw, p.stride,
-                                              p.pad});
-}
 
 struct Data {
     std::vector<float> x, w, dy;
@@ -198,17 +178,6 @@ std::vector<float> own_dgrad(const Taps& taps, const Conv2dParams& p, AccumMode 
     return dx;
 }
 
-std::vector<double> absd(const std::vector<float>& v) {
-    std::vector<double> out(v.begin(), v.end());
-    for (auto& x : out) x = std::fabs(x);
-    return out;
-}
-
-std::vector<double> scaled(std::vector<double> v, double c) {
-    for (auto& x : v) x *= c * test::kEps32;
-    return v;
-}
-
 TEST(Conv2dModes, KahanExactPermutedMatchTheirRecipeBitwiseOnEveryIsa) {
     const CpuIsa saved = cpu::gemm_isa();
     for (const Conv2dParams& p : kCases) {
@@ -217,7 +186,7 @@ TEST(Conv2dModes, KahanExactPermutedMatchTheirRecipeBitwiseOnEveryIsa) {
         const auto leaves = own_wgrad_leaves(d.x, d.dy, p);
         const Taps taps = own_dgrad_taps(d.dy, d.w, p);
         for (AccumMode m : {AccumMode::kKahan, AccumMode::kExact, AccumMode::kPermuted}) {
-            SCOPED_TRACE(name(m));
+            SCOPED_TRACE(mode_name(m));
             const auto dw = own_wgrad(leaves, p, m, kKey), dx = own_dgrad(taps, p, m, kKey);
             for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
                 if (!cpu::gemm_set_isa(isa)) continue;
@@ -245,7 +214,7 @@ TEST(Conv2dModes, EveryModeWithinItsDerivedBound) {
         const double P = p.ho * p.wo, N = p.n, KK = p.kh * p.kw;
         const double depth = std::ceil(std::log2(N));
         for (AccumMode m : kAllModes) {
-            SCOPED_TRACE(name(m));
+            SCOPED_TRACE(mode_name(m));
             const Grads g = run(d, p, m);
             // c = terms per leaf (wgrad P, dgrad Co) + (tree depth | 1 | N or Kh*Kw) + 2 for tree |
             // kahan, exact | permuted; wgrad atomic: G * P + ceil(N / G) + 2 (partials of G
@@ -256,7 +225,7 @@ TEST(Conv2dModes, EveryModeWithinItsDerivedBound) {
                                   ? G * P + std::ceil(N / G) + 2
                                   : P + (tight ? 1 : m == AccumMode::kTree ? depth : N) + 2;
             const double cd = p.co + (tight ? 1 : KK) + 2;
-            const auto bw = scaled(dwm, cw), bd = scaled(dxm, cd);
+            const auto bw = eps_scaled(dwm, cw), bd = eps_scaled(dxm, cd);
             EXPECT_TRUE(test::within_bound(g.dw.data(), dw.data(), bw.data(), wsize(p))) << "wgrad";
             EXPECT_TRUE(test::within_bound(g.dx.data(), dx.data(), bd.data(), xsize(p))) << "dgrad";
         }
@@ -270,8 +239,8 @@ TEST(Conv2dModes, ThreadCountChangesNoBitInDeterministicModes) {
                                   geom(19, 2, 9, 9, 500, 3, 3, 2, 1)}) {
         SCOPED_TRACE(describe(p));
         const Data d = make_data(p, test::test_seed() + 12);
-        for (AccumMode m : kDeterministic) {
-            SCOPED_TRACE(name(m));
+        for (AccumMode m : kDeterministicModes) {
+            SCOPED_TRACE(mode_name(m));
             omp_set_num_threads(1);
             const Grads first = run(d, p, m);
             for (int threads : {2, 3, 4, 7}) {
@@ -391,10 +360,6 @@ TEST(Conv2dModes, PermutedReplaysItsKeyAndVariesWithIt) {
     const Grads c = run(d, p, AccumMode::kPermuted, 8);
     EXPECT_TRUE(test::bitwise_equal(a.dw, b.dw) && test::bitwise_equal(a.dx, b.dx));
     EXPECT_FALSE(test::bitwise_equal(a.dw, c.dw) || test::bitwise_equal(a.dx, c.dx));
-}
-
-std::string bits_of(const std::vector<float>& v) {
-    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
 }
 
 TEST(Conv2dModes, AtomicDistinctResultsAreRecorded) {

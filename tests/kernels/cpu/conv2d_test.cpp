@@ -17,19 +17,14 @@
 #include "kernels/gemm.h"
 #include "kernels/ref/conv2d_ref.h"
 #include "tests/support/compare.h"
+#include "tests/support/conv2d_shapes.h"
 #include "tests/support/rng.h"
 
 namespace dt::kernels {
 namespace {
 
-Conv2dParams geom(int64_t n, int64_t ci, int64_t h, int64_t w, int64_t co, int64_t kh, int64_t kw,
-                  int64_t stride, int64_t pad) {
-    Conv2dParams p{.n = n, .ci = ci, .h = h, .w = w, .co = co, .kh = kh, .kw = kw,
-                   .stride = stride, .pad = pad};
-    p.ho = (h + 2 * pad - kh) / stride + 1;
-    p.wo = (w + 2 * pad - kw) / stride + 1;
-    return p;
-}
+using test::absd, test::eps_scaled;
+using test::geom, test::xsize, test::wsize, test::ysize, test::describe;
 
 const Conv2dParams kCases[] = {
     geom(3, 2, 7, 5, 3, 3, 3, 1, 1),   geom(2, 3, 9, 9, 4, 3, 3, 2, 1),
@@ -44,10 +39,6 @@ const Conv2dParams kCases[] = {
     geom(1, 2, 3, 2, 3, 7, 7, 1, 3),
     geom(300, 1, 3, 3, 2, 3, 3, 1, 1),  // 19 wgrad groups: more than one wave of 16 groups
 };
-
-int64_t xsize(const Conv2dParams& p) { return p.n * p.ci * p.h * p.w; }
-int64_t wsize(const Conv2dParams& p) { return p.co * p.ci * p.kh * p.kw; }
-int64_t ysize(const Conv2dParams& p) { return p.n * p.co * p.ho * p.wo; }
 
 float xat(const std::vector<float>& x, const Conv2dParams& p, int64_t s, int64_t c, int64_t ih,
           int64_t iw) {
@@ -150,22 +141,6 @@ Results run_cpu(const Data& d, const Conv2dParams& p) {
     return r;
 }
 
-std::string describe(const Conv2dParams& p) {
-    return testing::PrintToString(std::vector<int64_t>{p.n, p.ci, p.h, p.w, p.co, p.kh, p.kw,
-                                                       p.stride, p.pad});
-}
-
-std::vector<double> absd(const std::vector<float>& v) {
-    std::vector<double> out(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) out[i] = std::fabs(static_cast<double>(v[i]));
-    return out;
-}
-
-std::vector<double> scaled(std::vector<double> v, double c) {
-    for (auto& x : v) x *= c * test::kEps32;
-    return v;
-}
-
 TEST(Conv2d, EveryIsaMatchesTheOrderBitwise) {
     const CpuIsa saved = cpu::gemm_isa();
     for (const Conv2dParams& p : kCases) {
@@ -207,11 +182,12 @@ TEST(Conv2d, WithinDerivedBoundOfDoubleReference) {
         const int64_t G = std::min<int64_t>(p.n, dt::kernels::kConv2dTreeGroup);
         const double depth =
             std::ceil(std::log2(static_cast<double>((p.n + G - 1) / G))) + (G - 1) * P;
-        EXPECT_TRUE(test::within_bound(r.y.data(), y.data(), scaled(ym, R + 2).data(), ysize(p)));
+        EXPECT_TRUE(
+            test::within_bound(r.y.data(), y.data(), eps_scaled(ym, R + 2).data(), ysize(p)));
         EXPECT_TRUE(test::within_bound(r.dx.data(), dx.data(),
-                                       scaled(dxm, p.co + p.kh * p.kw + 1).data(), xsize(p)));
-        EXPECT_TRUE(test::within_bound(r.dw.data(), dw.data(), scaled(dwm, P + depth + 2).data(),
-                                       wsize(p)));
+                                       eps_scaled(dxm, p.co + p.kh * p.kw + 1).data(), xsize(p)));
+        EXPECT_TRUE(test::within_bound(r.dw.data(), dw.data(),
+                                       eps_scaled(dwm, P + depth + 2).data(), wsize(p)));
     }
 }
 

@@ -29,23 +29,18 @@
 #include "kernels/linear.h"
 #include "kernels/ref/linear_ref.h"
 #include "tests/support/compare.h"
+#include "tests/support/modes.h"
 #include "tests/support/rng.h"
 
 namespace dt::kernels {
 namespace {
 
 using common::AccumMode;
+using test::absd, test::eps_scaled;
+using test::bits_of, test::total_error;
+using test::kAllModes, test::kDeterministicModes, test::mode_name;
 
-constexpr AccumMode kAllModes[] = {AccumMode::kTree, AccumMode::kKahan, AccumMode::kExact,
-                                   AccumMode::kPermuted, AccumMode::kAtomic};
-constexpr AccumMode kDeterministic[] = {AccumMode::kTree, AccumMode::kKahan, AccumMode::kExact,
-                                        AccumMode::kPermuted};
 constexpr uint64_t kKey = 0x5eedull;
-
-const char* name(AccumMode m) {  // enum order of kernels/common/accum_mode.h
-    static const char* const kNames[] = {"tree", "atomic", "kahan", "exact", "permuted"};
-    return kNames[static_cast<int>(m)];
-}
 
 // 1, primes, around GEMM tiles, the wgrad chunk (512) and groups of 8 samples; SmallCNN's fc1/fc2.
 const LinearParams kCases[] = {{.n = 1, .in = 1, .out = 1},     {.n = 3, .in = 5, .out = 2},
@@ -129,34 +124,13 @@ Grads own(const Data& d, const LinearParams& p, AccumMode mode, uint64_t key) {
     return g;
 }
 
-std::vector<double> absd(const std::vector<float>& v) {
-    std::vector<double> out(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) out[i] = std::fabs(static_cast<double>(v[i]));
-    return out;
-}
-
-std::vector<double> scaled(std::vector<double> v, double c) {
-    for (auto& x : v) x *= c * test::kEps32;
-    return v;
-}
-
-double total_error(const std::vector<float>& got, const std::vector<double>& want) {
-    double e = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) e += std::fabs(got[i] - want[i]);
-    return e;
-}
-
-std::string bits_of(const std::vector<float>& v) {
-    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
-}
-
 TEST(LinearModes, KahanExactPermutedMatchTheirRecipeBitwiseOnEveryIsa) {
     const CpuIsa saved = cpu::gemm_isa();
     for (const LinearParams& p : kCases) {
         SCOPED_TRACE(describe(p));
         const Data d = make_data(p, test::test_seed() + 20);
         for (AccumMode m : {AccumMode::kKahan, AccumMode::kExact, AccumMode::kPermuted}) {
-            SCOPED_TRACE(name(m));
+            SCOPED_TRACE(mode_name(m));
             const Grads want = own(d, p, m, kKey);
             for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
                 if (!cpu::gemm_set_isa(isa)) continue;
@@ -183,7 +157,7 @@ TEST(LinearModes, EveryModeWithinItsDerivedBound) {
         ref::linear_backward_weight(ax.data(), ady.data(), dwm.data(), p);
         const double depth = std::ceil(std::log2(static_cast<double>(p.n)));
         for (AccumMode m : kAllModes) {
-            SCOPED_TRACE(name(m));
+            SCOPED_TRACE(mode_name(m));
             const Grads g = run(d, p, m);
             const bool tight = m == AccumMode::kKahan || m == AccumMode::kExact;
             const double G = std::min<double>(p.n, kLinearAtomicGroup);  // atomic partials
@@ -191,11 +165,11 @@ TEST(LinearModes, EveryModeWithinItsDerivedBound) {
                                   ? G + std::ceil(p.n / G) + 1
                                   : 1 + (tight ? 1 : m == AccumMode::kTree ? depth : p.n) + 1;
             const double cd = tight ? 3 : p.out + 1;
-            EXPECT_TRUE(test::within_bound(g.dw.data(), dw.data(), scaled(dwm, cw).data(),
+            EXPECT_TRUE(test::within_bound(g.dw.data(), dw.data(), eps_scaled(dwm, cw).data(),
                                            p.out * p.in))
                 << "wgrad";
-            EXPECT_TRUE(test::within_bound(g.dx.data(), dx.data(), scaled(dxm, cd).data(),
-                                           p.n * p.in))
+            EXPECT_TRUE(
+                test::within_bound(g.dx.data(), dx.data(), eps_scaled(dxm, cd).data(), p.n * p.in))
                 << "dgrad";
         }
     }
@@ -206,8 +180,8 @@ TEST(LinearModes, ThreadCountChangesNoBitInDeterministicModes) {
                                   LinearParams{.n = 37, .in = 700, .out = 10}}) {
         SCOPED_TRACE(describe(p));
         const Data d = make_data(p, test::test_seed() + 22);
-        for (AccumMode m : kDeterministic) {
-            SCOPED_TRACE(name(m));
+        for (AccumMode m : kDeterministicModes) {
+            SCOPED_TRACE(mode_name(m));
             omp_set_num_threads(1);
             const Grads first = run(d, p, m);
             for (int threads : {2, 3, 4, 7}) {

@@ -19,6 +19,8 @@
 namespace dt::kernels {
 namespace {
 
+using test::absd, test::eps_scaled;
+
 // (n, in, out): 1, primes, around GEMM tiles (8, 16, 32) and the wgrad chunk (512).
 const LinearParams kCases[] = {{.n = 1, .in = 1, .out = 1},    {.n = 3, .in = 5, .out = 2},
                                {.n = 7, .in = 31, .out = 10},  {.n = 8, .in = 32, .out = 16},
@@ -74,17 +76,6 @@ Results spec(const Data& d, const LinearParams& p) {
     return r;
 }
 
-std::vector<double> absd(const std::vector<float>& v) {
-    std::vector<double> out(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) out[i] = std::fabs(static_cast<double>(v[i]));
-    return out;
-}
-
-std::vector<double> scaled(std::vector<double> v, double c) {
-    for (auto& x : v) x *= c * test::kEps32;
-    return v;
-}
-
 std::string describe(const LinearParams& p) {
     return "n=" + std::to_string(p.n) + " in=" + std::to_string(p.in) +
            " out=" + std::to_string(p.out);
@@ -125,11 +116,11 @@ TEST(Linear, WithinDerivedBoundOfDoubleReference) {
         ref::linear_backward_weight(x.data(), dy.data(), dw.data(), p);
         ref::linear_backward_weight(ax.data(), ady.data(), dwm.data(), p);
         const double depth = std::ceil(std::log2(static_cast<double>(p.n)));
-        EXPECT_TRUE(test::within_bound(r.y.data(), y.data(), scaled(ym, p.in + 2).data(),
-                                       p.n * p.out));
-        EXPECT_TRUE(test::within_bound(r.dx.data(), dx.data(), scaled(dxm, p.out + 1).data(),
+        EXPECT_TRUE(
+            test::within_bound(r.y.data(), y.data(), eps_scaled(ym, p.in + 2).data(), p.n * p.out));
+        EXPECT_TRUE(test::within_bound(r.dx.data(), dx.data(), eps_scaled(dxm, p.out + 1).data(),
                                        p.n * p.in));
-        EXPECT_TRUE(test::within_bound(r.dw.data(), dw.data(), scaled(dwm, depth + 2).data(),
+        EXPECT_TRUE(test::within_bound(r.dw.data(), dw.data(), eps_scaled(dwm, depth + 2).data(),
                                        p.out * p.in));
     }
 }

@@ -23,6 +23,7 @@
 #include "kernels/pool2d.h"
 #include "kernels/ref/pool2d_ref.h"
 #include "tests/support/compare.h"
+#include "tests/support/modes.h"
 #include "tests/support/rng.h"
 
 namespace dt::kernels {
@@ -31,19 +32,11 @@ namespace {
 using common::AccumMode;
 using common::AccumSpec;
 using test::kEps32;
+using test::mode_name;
 using Vec = std::vector<float>;
 using VecD = std::vector<double>;
 
-const AccumSpec kModes[] = {{AccumMode::kTree, 0},
-                            {AccumMode::kKahan, 0},
-                            {AccumMode::kExact, 0},
-                            {AccumMode::kPermuted, 0x5eedu},
-                            {AccumMode::kAtomic, 0}};
-
-const char* name(AccumMode m) {  // enum order of accum_mode.h
-    static const char* const kNames[] = {"tree", "atomic", "kahan", "exact", "permuted"};
-    return kNames[static_cast<int>(m)];
-}
+constexpr auto kModes = test::all_mode_specs(0x5eedu);  // tree, kahan, exact, permuted, atomic
 
 Pool2dParams make(int64_t N, int64_t C, int64_t H, int64_t W, int k, int s, int pad) {
     Pool2dParams p;
@@ -59,7 +52,7 @@ Pool2dParams with(Pool2dParams p, AccumSpec a) {
 }
 
 std::string describe(const Pool2dParams& p) {
-    return std::string(name(p.accum.mode)) + " x=(" + std::to_string(p.N) + "," +
+    return std::string(mode_name(p.accum.mode)) + " x=(" + std::to_string(p.N) + "," +
            std::to_string(p.C) + "," + std::to_string(p.H) + "," + std::to_string(p.W) +
            ") k=" + std::to_string(p.kernel) + " s=" + std::to_string(p.stride) +
            " pad=" + std::to_string(p.padding);

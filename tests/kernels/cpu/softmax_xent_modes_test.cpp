@@ -24,6 +24,7 @@
 #include "kernels/ref/softmax_xent_ref.h"
 #include "kernels/softmax_xent.h"
 #include "tests/support/compare.h"
+#include "tests/support/modes.h"
 #include "tests/support/rng.h"
 
 namespace dt::kernels {
@@ -32,20 +33,12 @@ namespace {
 using common::AccumMode;
 using common::AccumSpec;
 using test::kEps32;
+using test::mode_name;
 using Vec = std::vector<float>;
 using VecD = std::vector<double>;
 using Labels = std::vector<int64_t>;
 
-const AccumSpec kModes[] = {{AccumMode::kTree, 0},
-                            {AccumMode::kKahan, 0},
-                            {AccumMode::kExact, 0},
-                            {AccumMode::kPermuted, 0xfeedu},
-                            {AccumMode::kAtomic, 0}};
-
-const char* name(AccumMode m) {  // enum order of accum_mode.h
-    static const char* const kNames[] = {"tree", "atomic", "kahan", "exact", "permuted"};
-    return kNames[static_cast<int>(m)];
-}
+constexpr auto kModes = test::all_mode_specs(0xfeedu);  // tree, kahan, exact, permuted, atomic
 
 SoftmaxXentParams params(int64_t N, int64_t K, AccumSpec a) {
     SoftmaxXentParams p{.N = N, .K = K};
@@ -54,7 +47,7 @@ SoftmaxXentParams params(int64_t N, int64_t K, AccumSpec a) {
 }
 
 std::string describe(const SoftmaxXentParams& p) {
-    return std::string(name(p.accum.mode)) + " N=" + std::to_string(p.N) +
+    return std::string(mode_name(p.accum.mode)) + " N=" + std::to_string(p.N) +
            " K=" + std::to_string(p.K);
 }
 
