@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/common/accum_mode.h"
+#include "engine/noise/reduce_sites.h"
 #include "kernels/common/philox.h"
 
 namespace dt::bench {
@@ -19,16 +20,8 @@ using kernels::common::AccumMode;
 inline constexpr AccumMode kAllModes[] = {AccumMode::kAtomic, AccumMode::kTree, AccumMode::kKahan,
                                           AccumMode::kExact, AccumMode::kPermuted};
 
-inline const char* mode_name(AccumMode m) {
-    switch (m) {
-        case AccumMode::kTree: return "tree";
-        case AccumMode::kAtomic: return "atomic";
-        case AccumMode::kKahan: return "kahan";
-        case AccumMode::kExact: return "exact";
-        case AccumMode::kPermuted: return "permuted";
-    }
-    return "?";
-}
+/// "tree", "atomic", ... (the names users type, from the reduce-site registry).
+inline const char* mode_name(AccumMode m) { return accum_mode_name(m); }
 
 /// n floats uniform in [-1, 1), keyed by (42, tag, index).
 inline std::vector<float> uniform(int64_t n, uint32_t tag) {
