@@ -183,6 +183,107 @@ CLI::App* add_study_command(CLI::App& app, StudyFlags& f) {
     return s;
 }
 
+namespace {
+
+using DoneMap = std::map<const study::ReplicaJob*, study::ReplicaDone>;
+
+/// Every replica's `detrain train` command line, variant by variant, replica 0..N-1.
+std::vector<study::ReplicaJob> replica_jobs(const std::vector<Variant>& variants, int replicas,
+                                            const fs::path& dir,
+                                            const std::vector<std::string>& threads,
+                                            const std::vector<std::string>& train_flags,
+                                            const study::StudyTrainSetup& setup) {
+    std::vector<study::ReplicaJob> jobs;
+    for (const Variant& v : variants) {
+        for (int i = 0; i < replicas; ++i) {
+            study::ReplicaJob j;
+            j.label = v.name + " #" + std::to_string(i);
+            j.dir = (dir / "replicas" / study::variant_dir_name(v) / std::to_string(i)).string();
+            j.args = {"train"};
+            j.args.insert(j.args.end(), threads.begin(), threads.end());
+            j.args.insert(j.args.end(), train_flags.begin(), train_flags.end());
+            const auto vf = study::replica_flags(v, i, setup);
+            j.args.insert(j.args.end(), vf.begin(), vf.end());
+            j.args.insert(j.args.end(), {"--out", j.dir, "--progress", "none"});
+            jobs.push_back(std::move(j));
+        }
+    }
+    return jobs;
+}
+
+/// Trains what is not finished, printing one line per replica with the time left.
+DoneMap train_replicas(const std::vector<study::ReplicaJob>& jobs, int parallel, bool verbose) {
+    DoneMap done;
+    const auto start = std::chrono::steady_clock::now();
+    std::size_t trained = 0;
+    study::run_replicas(jobs, parallel, study::self_executable(), [&](const study::ReplicaDone& d) {
+        done[d.job] = d;
+        if (!d.reused) ++trained;
+        if (!verbose) return;
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const std::size_t left = jobs.size() - done.size();
+        std::string eta;
+        if (trained > 0 && left > 0) {
+            eta = ", about " + fmt_seconds(elapsed / static_cast<double>(trained) *
+                                           static_cast<double>(left)) + " left";
+        }
+        const std::string what =
+            d.reused ? "(finished earlier, kept)" : "done in " + fmt_seconds(d.seconds);
+        std::fprintf(stderr, "  [%zu/%zu] %s %s%s\n", done.size(), jobs.size(),
+                     d.job->label.c_str(), what.c_str(), eta.c_str());
+    });
+    return done;
+}
+
+/// Loads the replicas of every variant and measures them into `report` (with `partial`, only
+/// the finished replicas, and only variants with 2+ of them).
+void measure(const std::vector<Variant>& variants, int replicas,
+             const std::vector<study::ReplicaJob>& jobs, const DoneMap& done, bool partial,
+             study::StudyReport& report) {
+    std::size_t k = 0, finished = 0;
+    for (const Variant& v : variants) {
+        study::VariantResult vr;
+        vr.variant = v;
+        std::vector<study::ReplicaData> data;
+        int classes = 0;
+        for (int i = 0; i < replicas; ++i, ++k) {
+            const study::ReplicaJob& j = jobs[k];
+            if (partial && !study::replica_finished(j.dir)) continue;
+            ++finished;
+            study::LoadedReplica r = study::load_replica(j.dir, v.name, i);
+            classes = r.num_classes;
+            if (report.class_names.empty()) {
+                report.class_names = r.result.at("dataset").value("class_names",
+                                                                  std::vector<std::string>{});
+            }
+            const auto d = done.find(&j);
+            vr.replicas.push_back(study::replica_record(
+                r.result, i, j.dir, d == done.end() ? 0.0 : d->second.seconds,
+                d == done.end() || d->second.reused));
+            data.push_back(std::move(r.data));
+        }
+        if (data.size() < 2) {
+            report.notes.push_back(str("variant ", v.name, ": ", data.size(), " of ", replicas,
+                                       " replicas finished, not reported yet"));
+            continue;
+        }
+        vr.metrics = study::compute_variant_metrics(data, classes, report.subgroups);
+        report.variants.push_back(std::move(vr));
+    }
+    if (partial) {
+        report.notes.insert(report.notes.begin(),
+                            str("partial report (--report-only): ", finished, " of ", jobs.size(),
+                                " replicas finished"));
+        if (report.variants.empty()) {
+            throw ValueError(str("--report-only: no variant has 2 finished replicas yet in ",
+                                 report.out_dir));
+        }
+    }
+}
+
+}  // namespace
+
 int run_study_command(const CLI::App& study_app, const StudyFlags& f,
                       const std::vector<std::string>& command_line) {
     const std::vector<std::string> train_flags = study_app.remaining();
@@ -203,9 +304,14 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
     setup.threads = replica_threads;
     std::vector<std::string> notes;
     const std::vector<Variant> variants = study::parse_variants(f.variants, setup, notes);
-    const std::vector<study::Subgroup> subgroups = parse_subgroups(f.subgroups);
 
-    const fs::path dir(f.out.empty() ? "runs/study-" + cfg.model + "-" + cfg.dataset : f.out);
+    study::StudyReport report;
+    report.out_dir = f.out.empty() ? "runs/study-" + cfg.model + "-" + cfg.dataset : f.out;
+    report.command_line = command_line;
+    report.train_flags = train_flags;
+    report.replicas = f.replicas;
+    report.subgroups = parse_subgroups(f.subgroups);
+    const fs::path dir(report.out_dir);
     if (!f.report_only) prepare_output_dir(dir.string());
     // --report-only only reads replicas (each complete once its result.json exists) and writes
     // the report files atomically: it needs no lock and may run beside the training study.
@@ -213,27 +319,12 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
     if (!f.report_only) lock.emplace(dir.string());
     check_plan(dir, train_flags, !f.report_only);
 
-    // Replica order: variant by variant, replica 0..N-1.
     std::vector<std::string> threads;
     if (!threads_given) threads = {"--threads", std::to_string(replica_threads)};
-    std::vector<study::ReplicaJob> jobs;
-    for (const Variant& v : variants) {
-        for (int i = 0; i < f.replicas; ++i) {
-            study::ReplicaJob j;
-            j.label = v.name + " #" + std::to_string(i);
-            j.dir = (dir / "replicas" / study::variant_dir_name(v) / std::to_string(i)).string();
-            j.args = {"train"};
-            j.args.insert(j.args.end(), threads.begin(), threads.end());
-            j.args.insert(j.args.end(), train_flags.begin(), train_flags.end());
-            const auto vf = study::replica_flags(v, i, setup);
-            j.args.insert(j.args.end(), vf.begin(), vf.end());
-            j.args.insert(j.args.end(), {"--out", j.dir, "--progress", "none"});
-            jobs.push_back(std::move(j));
-        }
-    }
+    const std::vector<study::ReplicaJob> jobs =
+        replica_jobs(variants, f.replicas, dir, threads, train_flags, setup);
 
     const bool verbose = f.progress != "none";
-    std::string report_notes_env;
     if (verbose && f.report_only) {
         std::fprintf(stderr, "detrain study --report-only: the finished replicas in %s\n",
                      dir.string().c_str());
@@ -243,81 +334,17 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
                      dir.string().c_str());
         for (const std::string& n : notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
     }
+    report.notes = notes;
     // Several replicas at once share the cores: OpenMP threads that spin while waiting would
     // steal them from each other (measured: a 2-thread replica beside two others ran ~15x
     // slower). Children inherit passive waiting unless the user chose a policy.
     if (f.jobs > 1 && std::getenv("OMP_WAIT_POLICY") == nullptr) {
         setenv("OMP_WAIT_POLICY", "passive", 0);
-        report_notes_env = "replicas ran with OMP_WAIT_POLICY=passive (--jobs > 1)";
+        report.notes.push_back("replicas ran with OMP_WAIT_POLICY=passive (--jobs > 1)");
     }
-    std::map<const study::ReplicaJob*, study::ReplicaDone> done;
-    const auto start = std::chrono::steady_clock::now();
-    std::size_t trained = 0;
-    if (!f.report_only) study::run_replicas(jobs, f.jobs, study::self_executable(), [&](const study::ReplicaDone& d) {
-        done[d.job] = d;
-        if (!d.reused) ++trained;
-        if (!verbose) return;
-        const double elapsed =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        const std::size_t left = jobs.size() - done.size();
-        std::string eta;
-        if (trained > 0 && left > 0) {
-            eta = ", about " + fmt_seconds(elapsed / static_cast<double>(trained) *
-                                           static_cast<double>(left)) + " left";
-        }
-        std::fprintf(stderr, "  [%zu/%zu] %s %s%s\n", done.size(), jobs.size(),
-                     d.job->label.c_str(),
-                     d.reused ? "(finished earlier, kept)" : ("done in " + fmt_seconds(d.seconds)).c_str(),
-                     eta.c_str());
-    });
+    const DoneMap done = f.report_only ? DoneMap{} : train_replicas(jobs, f.jobs, verbose);
+    measure(variants, f.replicas, jobs, done, f.report_only, report);
 
-    study::StudyReport report;
-    report.out_dir = dir.string();
-    report.command_line = command_line;
-    report.train_flags = train_flags;
-    report.replicas = f.replicas;
-    report.subgroups = subgroups;
-    report.notes = notes;
-    if (!report_notes_env.empty()) report.notes.push_back(report_notes_env);
-    std::size_t k = 0, finished = 0;
-    for (const Variant& v : variants) {
-        study::VariantResult vr;
-        vr.variant = v;
-        std::vector<study::ReplicaData> data;
-        int classes = 0;
-        for (int i = 0; i < f.replicas; ++i, ++k) {
-            const study::ReplicaJob& j = jobs[k];
-            if (f.report_only && !study::replica_finished(j.dir)) continue;
-            ++finished;
-            study::LoadedReplica r = study::load_replica(j.dir, v.name, i);
-            classes = r.num_classes;
-            if (report.class_names.empty()) {
-                report.class_names = r.result.at("dataset").value("class_names",
-                                                                  std::vector<std::string>{});
-            }
-            const auto d = done.find(&j);
-            vr.replicas.push_back(study::replica_record(
-                r.result, i, j.dir, d == done.end() ? 0.0 : d->second.seconds,
-                d == done.end() || d->second.reused));
-            data.push_back(std::move(r.data));
-        }
-        if (data.size() < 2) {
-            report.notes.push_back(str("variant ", v.name, ": ", data.size(), " of ", f.replicas,
-                                       " replicas finished, not reported yet"));
-            continue;
-        }
-        vr.metrics = study::compute_variant_metrics(data, classes, subgroups);
-        report.variants.push_back(std::move(vr));
-    }
-    if (f.report_only) {
-        report.notes.insert(report.notes.begin(),
-                            str("partial report (--report-only): ", finished, " of ", jobs.size(),
-                                " replicas finished"));
-        if (report.variants.empty()) {
-            throw ValueError(str("--report-only: no variant has 2 finished replicas yet in ",
-                                 dir.string()));
-        }
-    }
     const std::string report_path = study::write_study_outputs(report);
     std::printf("%-22s %10s %8s %9s %10s\n", "variant", "accuracy%", "sd", "churn%", "w-dist");
     for (const study::VariantResult& v : report.variants) {
