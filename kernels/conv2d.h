@@ -6,10 +6,12 @@
 // p = oh*Wo + ow), input row ih = oh*stride - pad + ki, column iw = ow*stride - pad + kj.
 //
 // Numeric recipes (the CPU kernels; ref:: computes the same sums in double):
-// - forward:  ORDER: y[s,o,p] = (+0 + sum over r ascending of w[o,r] * xpad[s,r,p]) + b[o]
+// - forward:  ORDER: y[s,o,p] = (fma chain from +0 over r ascending of w[o,r] * xpad[s,r,p])
+//             + b[o]
 //             (gemm_f32_k_fma over r, padded taps contribute +-0, then one bias add).
 // - conv.dgrad: no cross-sample reduction. The per-tap value
-//             t[s,c,ki,kj,oh,ow] = +0 + sum over o ascending of w[o,c,ki,kj] * dy[s,o,oh,ow]
+//             t[s,c,ki,kj,oh,ow] = the fma chain from +0 over o ascending of
+//             w[o,c,ki,kj] * dy[s,o,oh,ow]
 //             (per-sample GEMM W^T dY, gemm_f32_k_fma) is the same in every mode; the
 //             mode (p.accum) governs how col2im accumulates the taps (ki,kj) whose output
 //             position (oh,ow) exists into dx[s,c,ih,iw]:
@@ -25,9 +27,9 @@
 //             element's Kh row partials is whatever thread timing gives: nondeterministic with
 //             2+ threads when Kh >= 3 (two partials commute: +0 + a + b == +0 + b + a; a 1x1
 //             kernel has one tap per element: tree's bits).
-// - conv.wgrad: leaf_s[o,r] = +0 + sum over p ascending of dy[s,o,p] * xpad[s,r,p] (a float
-//             GEMM output per sample, the same bits in every mode); the mode (p.accum) governs
-//             the combination of the leaves over s = 0..N-1:
+// - conv.wgrad: leaf_s[o,r] = the fma chain from +0 over p ascending of dy[s,o,p] * xpad[s,r,p]
+//             (a float GEMM output per sample, the same bits in every mode); the mode
+//             (p.accum) governs the combination of the leaves over s = 0..N-1:
 //   tree      the batch is cut into fixed groups of kConv2dTreeGroup consecutive samples; a
 //             group's leaf is one sum continued over its samples in order (+0 + leaf_s0's
 //             products + leaf_s1's ... = the float GEMM over (sample, p) with K ascending);

@@ -2,7 +2,7 @@
 // Contract of the linear kernels: y = x w^T + b with x (N, I), w (O, I) (PyTorch layout),
 // b (O) or null, y (N, O).
 // Numeric recipes (the CPU kernels; ref:: computes the same sums in double):
-// - forward: ORDER: y[s,o] = (+0 + sum over i ascending of x[s,i] * w[o,i]) + b[o]
+// - forward: ORDER: y[s,o] = (fma chain from +0 over i ascending of x[s,i] * w[o,i]) + b[o]
 //   (gemm_f32_k_fma with B = W^T, then one bias add).
 // - linear.dgrad: no cross-sample reduction; the mode (p.accum) governs the sum over o of the
 //   terms dy[s,o] * w[o,i] for each dx[s,i]:

@@ -92,8 +92,8 @@ void wgrad_leaf(const float* x, const float* dy, int64_t s, const Geometry& g, f
     thread_local std::vector<float> t_col;
     float* col = scratch(t_col, mpad * g.P);
     im2col_packed(pad_sample(x + s * p.ci * p.h * p.w, g), g, mpad, col);
-    // ORDER: leaf_s[o,r] = +0 + sum over q ascending of dy[s,o,q] * col[r,q], computed
-    // as col . dY^T (a*b == b*a exactly), stored transposed.
+    // ORDER: leaf_s[o,r] = the fma chain from +0 over q ascending of dy[s,o,q] * col[r,q],
+    // computed as col . dY^T (a*b == b*a exactly), stored transposed.
     gemm(GemmPackedA{col, isa}, dy + s * p.co * g.P, leaf_t,
          GemmParams{.m = g.R, .n = p.co, .k = g.P, .trans_b = true, .accumulate = accumulate,
                     .parallel = parallel_gemm});
@@ -153,20 +153,9 @@ void col2im(const float* __restrict dcol, float* __restrict dxs, const Geometry&
 // output channels and taps are sequential (kernels/conv2d.h).
 void conv2d_dgrad_tree(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
     const Geometry g(p);
-    const int64_t R = g.R, P = g.P, xsz = p.ci * p.h * p.w;
-    const bool pointwise = g.pointwise();
-    const GemmParams gp{.m = R, .n = P, .k = p.co, .trans_a = true};
-    const GemmPackedA wt = pack_shared_a(w, gp);
-    for_each_sample(p.n, [&](int64_t s, bool par) {
-        thread_local std::vector<float> t_dcol;
-        float* dxs = dx + s * xsz;
-        float* dcol = pointwise ? dxs : scratch(t_dcol, R * P);
-        GemmParams q = gp;
-        q.parallel = par;
-        // ORDER: dcol[r,q] = +0 + sum over o ascending of w[o,r] * dy[s,o,q] (A = W^T).
-        gemm(wt, dy + s * p.co * P, dcol, q);
-        if (!pointwise) col2im(dcol, dxs, g);  // pointwise: +0 + t == t, so skip it
-    });
+    // Pointwise: +0 + t == t, so dcol is written straight into dx.
+    dgrad_per_sample(dy, w, dx, p, g, true,
+                     [&g](const float* dcol, float* dxs) { col2im(dcol, dxs, g); });
 }
 
 // ---- conv.wgrad, tree mode ----
@@ -234,7 +223,8 @@ void conv2d_forward(const float* x, const float* w, const float* b, float* y,
         float* out = direct ? ys : scratch(t_out, p.co * n_flat);
         GemmParams q = gp;
         q.parallel = par;
-        // ORDER: y = +0 + sum over r ascending of w[o,r] * xpad[r,q] (gemm_f32_k_fma) ...
+        // ORDER: y = the fma chain from +0 over r ascending of w[o,r] * xpad[r,q]
+        // (gemm_f32_k_fma) ...
         if (flat) {
             gemm(wa, GemmBRows{t_rows.data()}, out, q);
         } else {

@@ -23,28 +23,6 @@ namespace dt::kernels::cpu::conv2d_internal {
 
 namespace {
 
-/// The tree mode's loop: per sample, dcol = W^T dY_s (ORDER: +0 + sum over o ascending of
-/// w[o,r] * dy[s,o,q]), then col2im_mode(dcol, dxs). With skip_pointwise, a 1x1 / stride 1 /
-/// no padding convolution writes dcol straight into dx (one tap per element, whose value the
-/// mode's accumulation from +0 leaves unchanged).
-template <class Col2im>
-void dgrad_per_sample(const float* dy, const float* w, float* dx, const Conv2dParams& p,
-                      const Geometry& g, bool skip_pointwise, Col2im&& col2im_mode) {
-    const int64_t R = g.R, P = g.P, xsz = p.ci * p.h * p.w;
-    const bool direct = skip_pointwise && g.pointwise();
-    const GemmParams gp{.m = R, .n = P, .k = p.co, .trans_a = true};
-    const GemmPackedA wt = pack_shared_a(w, gp);
-    for_each_sample(p.n, [&](int64_t s, bool par) {
-        thread_local std::vector<float> t_dcol;
-        float* dxs = dx + s * xsz;
-        float* dcol = direct ? dxs : scratch(t_dcol, R * P);
-        GemmParams q = gp;
-        q.parallel = par;
-        gemm(wt, dy + s * p.co * P, dcol, q);
-        if (!direct) col2im_mode(dcol, dxs);
-    });
-}
-
 /// Per-element state T over the padded input (Ci, Hp, Wp) of the calling thread, initialised.
 template <class T, class Init>
 T* padded_state(std::vector<T>& v, const Geometry& g, Init&& init) {
@@ -79,40 +57,40 @@ int64_t end_valid(int64_t n_in, int64_t pad, int64_t k, int64_t stride, int64_t 
 
 }  // namespace
 
-// ---- kahan: ORDER: kahan_add of the taps ascending from (+0, +0), then kahan_value ----
-void conv2d_dgrad_kahan(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
+/// The kahan and exact modes: per sample, a state T per padded input element (init), every tap
+/// of dcol added in col2im's row order (add), then value() of each state into dx.
+template <class T, class Init, class Add, class Value>
+void dgrad_with_state(const float* dy, const float* w, float* dx, const Conv2dParams& p,
+                      bool skip_pointwise, Init init, Add add, Value value) {
     const Geometry g(p);
-    dgrad_per_sample(dy, w, dx, p, g, true, [&g](const float* dcol, float* dxs) {
-        thread_local std::vector<common::KahanSum> t_st;
-        common::KahanSum* st = padded_state(t_st, g, [](common::KahanSum& k) {
-            common::kahan_init(k);
-        });
+    dgrad_per_sample(dy, w, dx, p, g, skip_pointwise, [&](const float* dcol, float* dxs) {
+        thread_local std::vector<T> t_st;
+        T* st = padded_state(t_st, g, init);
         const int64_t stride = g.p->stride;
         for_each_col2im_run(dcol, g, nullptr, [&](int64_t off, const float* src, int64_t n) {
-            common::KahanSum* d = st + off;
-            for (int64_t u = 0; u < n; ++u) common::kahan_add(d[u * stride], src[u]);
+            T* d = st + off;
+            for (int64_t u = 0; u < n; ++u) add(d[u * stride], src[u]);
         });
-        unpad(st, dxs, g, [](const common::KahanSum& k) { return common::kahan_value(k); });
+        unpad(st, dxs, g, value);
     });
 }
 
+// ---- kahan: ORDER: kahan_add of the taps ascending from (+0, +0), then kahan_value ----
+void conv2d_dgrad_kahan(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
+    dgrad_with_state<common::KahanSum>(
+        dy, w, dx, p, true, [](common::KahanSum& k) { common::kahan_init(k); },
+        [](common::KahanSum& k, float v) { common::kahan_add(k, v); },
+        [](const common::KahanSum& k) { return common::kahan_value(k); });
+}
+
 // ---- exact: the exact sum of the taps rounded once (Kh*Kw adds per element at most) ----
+// ORDER: none (integer accumulation). No pointwise shortcut: exact_value canonicalises NaN, so
+// every element goes through it.
 void conv2d_dgrad_exact(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
-    const Geometry g(p);
-    // No pointwise shortcut: exact_value canonicalises NaN, so every element goes through it.
-    dgrad_per_sample(dy, w, dx, p, g, false, [&g](const float* dcol, float* dxs) {
-        thread_local std::vector<common::ExactAcc> t_st;
-        common::ExactAcc* st = padded_state(t_st, g, [](common::ExactAcc& a) {
-            common::exact_init(a);
-        });
-        const int64_t stride = g.p->stride;
-        // ORDER: none (integer accumulation).
-        for_each_col2im_run(dcol, g, nullptr, [&](int64_t off, const float* src, int64_t n) {
-            common::ExactAcc* d = st + off;
-            for (int64_t u = 0; u < n; ++u) common::exact_add(d[u * stride], src[u]);
-        });
-        unpad(st, dxs, g, [](const common::ExactAcc& a) { return common::exact_value(a); });
-    });
+    dgrad_with_state<common::ExactAcc>(
+        dy, w, dx, p, false, [](common::ExactAcc& a) { common::exact_init(a); },
+        [](common::ExactAcc& a, float v) { common::exact_add(a, v); },
+        [](const common::ExactAcc& a) { return common::exact_value(a); });
 }
 
 // ---- permuted: ORDER: +0 + t(pi[0]) + t(pi[1]) + ..., pi = permute_order(Kh*Kw, key) ----

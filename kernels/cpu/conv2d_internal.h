@@ -88,9 +88,9 @@ void im2col_packed(const float* xp, const Geometry& g, int64_t mpad, float* dst)
 /// Packs A once for all samples, into the calling thread's buffer.
 GemmPackedA pack_shared_a(const float* a, const GemmParams& gp);
 
-/// The wgrad leaf of sample s, transposed: leaf^T (R, Co), leaf_s[o,r] = +0 + sum over q
-/// ascending of dy[s,o,q] * xpad[s,r,q] (the tree mode's leaf, bit for bit). With accumulate,
-/// the sum starts from leaf_t's old value instead of +0 (GemmParams::accumulate).
+/// The wgrad leaf of sample s, transposed: leaf^T (R, Co), leaf_s[o,r] = the fma chain from
+/// +0 over q ascending of dy[s,o,q] * xpad[s,r,q] (the same bits in every mode). With
+/// accumulate, the sum starts from leaf_t's old value instead of +0 (GemmParams::accumulate).
 void wgrad_leaf(const float* x, const float* dy, int64_t s, const Geometry& g, float* leaf_t,
                 bool parallel_gemm, bool accumulate = false);
 
@@ -106,6 +106,28 @@ void for_each_col2im_run(const float* dcol, const Geometry& g, const int64_t* ro
         for (int64_t oh = 0; oh < p.ho; ++oh, src += p.wo)
             fn(g.rbase[r] + oh * p.stride * g.wp, src, p.wo);
     }
+}
+
+/// The dgrad loop of every per-sample mode: per sample, dcol = W^T dY_s (ORDER: the fma chain
+/// over o ascending of w[o,r] * dy[s,o,q], gemm_f32_k_fma), then col2im_mode(dcol, dxs). With
+/// skip_pointwise, a 1x1 / stride 1 / no padding convolution writes dcol straight into dx (one
+/// tap per element, whose value the mode's accumulation from +0 leaves unchanged).
+template <class Col2im>
+void dgrad_per_sample(const float* dy, const float* w, float* dx, const Conv2dParams& p,
+                      const Geometry& g, bool skip_pointwise, Col2im&& col2im_mode) {
+    const int64_t R = g.R, P = g.P, xsz = p.ci * p.h * p.w;
+    const bool direct = skip_pointwise && g.pointwise();
+    const GemmParams gp{.m = R, .n = P, .k = p.co, .trans_a = true};
+    const GemmPackedA wt = pack_shared_a(w, gp);
+    for_each_sample(p.n, [&](int64_t s, bool par) {
+        thread_local std::vector<float> t_dcol;
+        float* dxs = dx + s * xsz;
+        float* dcol = direct ? dxs : scratch(t_dcol, R * P);
+        GemmParams q = gp;
+        q.parallel = par;
+        gemm(wt, dy + s * p.co * P, dcol, q);
+        if (!direct) col2im_mode(dcol, dxs);
+    });
 }
 
 // ---- mode entry points (p.n >= 1 for wgrad) ----

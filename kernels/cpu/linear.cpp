@@ -21,7 +21,7 @@ using namespace linear_internal;
 
 // ---- linear.dgrad, tree mode (sequential over o; nothing crosses samples) ----
 void linear_dgrad_tree(const float* dy, const float* w, float* dx, const LinearParams& p) {
-    // ORDER: dx[s,i] = +0 + sum over o ascending of dy[s,o] * w[o,i].
+    // ORDER: dx[s,i] = the fma chain from +0 over o ascending of dy[s,o] * w[o,i].
     gemm(dy, w, dx, GemmParams{.m = p.n, .n = p.in, .k = p.out});
 }
 
@@ -80,7 +80,7 @@ void linear_wgrad_tree(const float* x, const float* dy, float* dw, const LinearP
 
 void linear_forward(const float* x, const float* w, const float* b, float* y,
                     const LinearParams& p) {
-    // ORDER: y[s,o] = +0 + sum over i ascending of x[s,i] * w[o,i] (B = W^T) ...
+    // ORDER: y[s,o] = the fma chain from +0 over i ascending of x[s,i] * w[o,i] (B = W^T) ...
     gemm(x, w, y, GemmParams{.m = p.n, .n = p.out, .k = p.in, .trans_b = true});
     if (b == nullptr) return;
 #pragma omp parallel for schedule(static) if (p.n * p.out > 65536)

@@ -215,7 +215,7 @@ void linear_dgrad_atomic(const float* dy, const float* w, float* dx, const Linea
         const int64_t kc = std::min(kLinearAtomicChunk, p.out - o0);
         thread_local std::vector<float> t_part;
         float* part = scratch(t_part, m * p.in);
-        // part[s,i] = +0 + sum over o in the chunk, ascending, of dy[s,o] * w[o,i]
+        // part[s,i] = the fma chain from +0 over o in the chunk, ascending, of dy[s,o] * w[o,i]
         gemm(dy + s0 * p.out + o0, w + o0 * p.in, part,
              GemmParams{.m = m, .n = p.in, .k = kc, .lda = p.out, .parallel = false});
         common::atomic_add_row(dx + s0 * p.in, part, m * p.in);

@@ -108,8 +108,9 @@ __attribute__((target("avx512f"))) inline __mmask16 better(__m512 v, __m512 best
 __attribute__((target("avx512f"))) void maxpool_row_2x2s2_avx512(
     const float* r0, const float* r1, float* yr, int32_t* ar, int64_t Wo, int32_t base,
     int32_t w32) {
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    const __m512i even =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
     for (int64_t ow = 0; ow < Wo; ow += 16) {
         const int64_t n = std::min<int64_t>(16, Wo - ow);  // windows in this group
         const int64_t cols = 2 * n;                        // input columns they read
