@@ -17,16 +17,11 @@
 #include "apps/trainer.h"
 #include "apps/version.h"
 #include "engine/core/error.h"
+#include "engine/core/text.h"
 
 namespace dt {
 
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-    std::string s;
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i > 0 ? ", " : "") + v[i];
-    return s;
-}
 
 /// The long names ("--lr") of the options given on the command line of `app`.
 std::vector<std::string> given_flags(const CLI::App& app) {
@@ -102,10 +97,10 @@ TrainConfig replay_config(const std::string& path, const nlohmann::json& record,
         if (std::find(ok.begin(), ok.end(), f) == ok.end()) refused.push_back(f);
     }
     if (!refused.empty()) {
-        throw ValueError(str("--replay: ", join(refused),
+        throw ValueError(str("--replay: ", join_text(refused),
                              " cannot be combined with --replay, which re-runs the recorded "
                              "configuration as it is; allowed with it: ",
-                             join({ok.begin() + 1, ok.end()})));
+                             join_text({ok.begin() + 1, ok.end()})));
     }
     if (!record.is_object() || !record.contains("config") || !record.contains("noise")) {
         throw ValueError(str("--replay: ", path,

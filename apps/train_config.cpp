@@ -13,6 +13,7 @@
 
 #include "datasets/dataset.h"
 #include "engine/core/error.h"
+#include "engine/core/text.h"
 #include "kernels/gemm.h"
 
 namespace dt {
@@ -86,15 +87,6 @@ const std::vector<std::string>& isa_names() {
 
 namespace {
 
-std::string join(const std::vector<std::string>& v, const char* sep = "|") {
-    std::string s;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        if (i > 0) s += sep;
-        s += v[i];
-    }
-    return s;
-}
-
 // ---- validation helpers: each throws ValueError "--flag: got X, expected Y" ----
 
 template <typename T>
@@ -104,7 +96,7 @@ template <typename T>
 
 void check_member(const char* flag, const std::string& value, const std::vector<std::string>& ok) {
     if (std::find(ok.begin(), ok.end(), value) == ok.end()) {
-        reject(flag, "'" + value + "'", "one of " + join(ok, ", "));
+        reject(flag, "'" + value + "'", "one of " + join_text(ok, ", "));
     }
 }
 
@@ -149,7 +141,9 @@ CLI::Validator noise_check(const std::string& flag) {
 // ---- registration ----
 
 void add_train_flags(CLI::App& app, TrainConfig& cfg) {
-    auto choice = [](const std::vector<std::string>& v) { return " (" + join(v) + ")"; };
+    auto choice = [](const std::vector<std::string>& v) {
+        return " (" + join_text(v, "|") + ")";
+    };
     // A flag given twice: the last one wins (scripts append overrides to a base command).
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
@@ -162,7 +156,8 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
     app.add_option("--dropout", cfg.dropout, "Dropout probability before the classifier, [0, 1)")
         ->capture_default_str();
 
-    app.add_option("--dataset", cfg.dataset, "Data set (" + join(dataset_names()) + ")")
+    app.add_option("--dataset", cfg.dataset,
+                   "Data set (" + join_text(dataset_names(), "|") + ")")
         ->capture_default_str();
     app.add_option("--data-dir", cfg.data_dir,
                    "Directory with the data set's files (default: /usr/share/datasets/<dataset>)");
@@ -209,7 +204,7 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
     // ---- noise switches (docs/noise.md); precedence: preset < --seed < --seed-<source> ----
     NoiseFlags& f = cfg.noise_flags;
     app.add_option("--noise", f.noise,
-                   "Noise preset (" + join(noise_preset_names()) +
+                   "Noise preset (" + join_text(noise_preset_names(), "|") +
                        "): control = fixed seeds + deterministic, algo = random seeds + "
                        "deterministic, impl = fixed seeds + --impl fast, algo+impl = random + "
                        "fast; explicit flags override it")
@@ -242,7 +237,7 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
         ->check(noise_check<&NoiseFlags::impl>("--impl"));
     app.add_option("--impl-site", f.impl_site,
                    "Per-site overrides SITE=MODE[,SITE=MODE...], sites " +
-                       join(reduce_site_names(), ",") + " (repeatable)")
+                       join_text(reduce_site_names(), ",") + " (repeatable)")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->expected(1)
         ->check(noise_check("--impl-site", [](NoiseFlags& nf, const std::string& v) {
@@ -328,7 +323,9 @@ void validate_train_config(const TrainConfig& c) {
             have.emplace_back(kernels::cpu::cpu_isa_name(isa));
             supported = supported || have.back() == c.isa;
         }
-        if (!supported) reject("--isa", c.isa, "an instruction set this CPU has: " + join(have));
+        if (!supported) {
+            reject("--isa", c.isa, "an instruction set this CPU has: " + join_text(have, "|"));
+        }
     }
 }
 

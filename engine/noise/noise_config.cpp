@@ -10,6 +10,7 @@
 #include <random>
 
 #include "engine/core/error.h"
+#include "engine/core/text.h"
 #include "kernels/common/philox.h"
 
 namespace dt {
@@ -20,23 +21,6 @@ using kernels::common::RngStream;
 
 /// Philox stream of --shuffle-within-batch.
 constexpr RngStream kWithinBatchStream = RngStream::kWithinBatch;
-
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-    std::string s;
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i > 0 ? sep : "") + v[i];
-    return s;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    for (;;) {
-        const std::size_t p = s.find(sep, start);
-        parts.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
-        if (p == std::string::npos) return parts;
-        start = p + 1;
-    }
-}
 
 /// A plain decimal in [0, 2^64), or nullopt (no sign, no wrap-around, no saturation).
 std::optional<uint64_t> parse_u64(const std::string& text) {
@@ -99,7 +83,7 @@ std::string source_setting_text(const SourceSetting& s) {
 
 InitPerturb parse_init_perturb(const std::string& text) {
     const char* expected = "NAME:INDEX[:up|down] (e.g. conv1.weight:0:up)";
-    const std::vector<std::string> parts = split(text, ':');
+    const std::vector<std::string> parts = split_text(text, ':');
     if (parts.size() < 2 || parts.size() > 3 || parts[0].empty()) {
         reject("--init-perturb", text, expected);
     }
@@ -146,7 +130,7 @@ std::pair<float, float> apply_init_perturb(const InitPerturb& p,
         return {before, v};
     }
     throw ValueError(str("--init-perturb: no trainable tensor named '", p.param,
-                         "'; expected one of ", join(names)));
+                         "'; expected one of ", join_text(names)));
 }
 
 // ---- implementation sites ----
@@ -215,7 +199,7 @@ SiteSettings impl_preset(const std::string& text) {
 }
 
 void apply_impl_sites(SiteSettings& sites, const std::string& list) {
-    for (const std::string& entry : split(list, ',')) {
+    for (const std::string& entry : split_text(list, ',')) {
         const std::size_t eq = entry.find('=');
         if (eq == std::string::npos) {
             reject("--impl-site", entry,
@@ -225,7 +209,7 @@ void apply_impl_sites(SiteSettings& sites, const std::string& list) {
         const std::optional<ReduceSite> site = reduce_site_from_name(name);
         if (!site) {
             throw ValueError(str("--impl-site: unknown site '", name, "' in '", entry,
-                                 "', expected one of ", join(reduce_site_names())));
+                                 "', expected one of ", join_text(reduce_site_names())));
         }
         sites[static_cast<std::size_t>(*site)] =
             parse_site_setting(str("--impl-site ", name), entry.substr(eq + 1));
@@ -245,7 +229,7 @@ NoiseConfig noise_config_from_flags(const NoiseFlags& f) {
     if (!f.noise.empty()) {
         const auto& names = noise_preset_names();
         if (std::find(names.begin(), names.end(), f.noise) == names.end()) {
-            reject("--noise", f.noise, "one of " + join(names));
+            reject("--noise", f.noise, "one of " + join_text(names));
         }
         c.preset = f.noise;
         const bool random_seeds = f.noise == "algo" || f.noise == "algo+impl";
