@@ -7,10 +7,12 @@
 //   computed and dropped (they are separate outputs and never enter a kept sum). Other strides
 //   gather B panels from xp.
 // - wgrad: im2col written straight into cpu::gemm's packed-A layout (A = col, (R, P)), times
-//   B = dY_s^T, giving the leaf transposed (R, Co); dw is transposed back after the tree. K runs
+//   B = dY_s^T (K over one sample's or a chunk's positions), giving the leaf transposed (R, Co); dw is transposed back after the tree. K runs
 //   over the real positions only, so no padding term enters a sum.
 // - dgrad: per sample W^T dY into a thread-local column buffer, then col2im into a padded buffer
 //   whose border is dropped.
+// - small maps (P < kChunkPositions): forward, dgrad and wgrad put a chunk of samples side by
+//   side in one GEMM (conv2d_batched.cpp); the same ORDER, so the same bits.
 // This file: forward and the tree mode of conv.dgrad / conv.wgrad. The other accumulation modes
 // live in conv2d_wgrad_modes.cpp and conv2d_dgrad_modes.cpp (shared helpers: conv2d_internal.h).
 // Weights are packed once per call and shared by all samples. Samples are owned by loop
@@ -61,42 +63,10 @@ void fill_tap(const float* xp, const Geometry& g, int64_t r, int64_t q0, int64_t
     }
 }
 
-void im2col_packed(const float* xp, const Geometry& g, int64_t mpad, float* dst) {
-    const Conv2dParams& p = *g.p;
-    if (g.P <= kGemmKc && p.stride == 1) {  // one K block: row r is col row r, (Ho, Wo) runs
-        for (int64_t r = 0; r < g.R; ++r)
-            for (int64_t oh = 0; oh < p.ho; ++oh)
-                copy_run(dst + r * g.P + oh * p.wo, xp + g.rbase[r] + oh * g.wp, p.wo);
-        std::fill(dst + g.R * g.P, dst + mpad * g.P, 0.0f);
-        return;
-    }
-    for (int64_t pc = 0; pc < g.P; pc += kGemmKc) {
-        const int64_t kc = std::min(kGemmKc, g.P - pc);
-        float* block = dst + pc * mpad;
-        for (int64_t r = 0; r < g.R; ++r) fill_tap(xp, g, r, pc, kc, block + r * kc);
-        std::fill(block + g.R * kc, block + mpad * kc, 0.0f);
-    }
-}
-
 GemmPackedA pack_shared_a(const float* a, const GemmParams& gp) {
     thread_local std::vector<float> t_apacked;
     const CpuIsa isa = gemm_isa();
     return gemm_pack_a(isa, a, scratch(t_apacked, gemm_packed_a_size(isa, gp)), gp);
-}
-
-void wgrad_leaf(const float* x, const float* dy, int64_t s, const Geometry& g, float* leaf_t,
-                bool parallel_gemm, bool accumulate) {
-    const Conv2dParams& p = *g.p;
-    const CpuIsa isa = gemm_isa();
-    const int64_t mr = gemm_tile_rows(isa), mpad = (g.R + mr - 1) / mr * mr;
-    thread_local std::vector<float> t_col;
-    float* col = scratch(t_col, mpad * g.P);
-    im2col_packed(pad_sample(x + s * p.ci * p.h * p.w, g), g, mpad, col);
-    // ORDER: leaf_s[o,r] = the fma chain from +0 over q ascending of dy[s,o,q] * col[r,q],
-    // computed as col . dY^T (a*b == b*a exactly), stored transposed.
-    gemm(GemmPackedA{col, isa}, dy + s * p.co * g.P, leaf_t,
-         GemmParams{.m = g.R, .n = p.co, .k = g.P, .trans_b = true, .accumulate = accumulate,
-                    .parallel = parallel_gemm});
 }
 
 }  // namespace conv2d_internal
@@ -178,7 +148,7 @@ void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dP
             // ORDER: leaf_g = +0, then the products of samples s0, s0+1, ... in order.
             const int64_t s0 = (g0 + j) * kConv2dTreeGroup;
             const int64_t s1 = std::min(p.n, s0 + kConv2dTreeGroup);
-            for (int64_t s = s0; s < s1; ++s) wgrad_leaf(x, dy, s, g, leaves + j * L, par, s > s0);
+            wgrad_group_leaf(x, dy, s0, s1, g, leaves + j * L, par);
         });
         // ORDER: group leaves enter the tree in group order; slices only split the elements.
 #pragma omp parallel for schedule(static) if (par_slices)
@@ -201,9 +171,44 @@ void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dP
 
 }  // namespace
 
+namespace {
+
+/// Forward on small maps: chunks of samples, each one GEMM y_chunk (Co, sc*P) = W col_chunk.
+void conv2d_forward_chunked(const float* x, const GemmPackedA& wa, const float* b, float* y,
+                            const Geometry& g, int64_t sc) {
+    const Conv2dParams& p = *g.p;
+    for_each_sample((p.n + sc - 1) / sc, [&](int64_t c, bool par) {
+        const int64_t s0 = c * sc, n = std::min(sc, p.n - s0), cols = n * g.P;
+        thread_local std::vector<float> t_col, t_out;
+        float* col = scratch(t_col, g.R * cols);
+        float* out = scratch(t_out, p.co * cols);
+        im2col_chunk(x, s0, n, g, col);
+        // ORDER: y = the fma chain from +0 over r ascending of w[o,r] * xpad[r,q]
+        // (gemm_f32_k_fma) ...
+        gemm(wa, col, out, GemmParams{.m = p.co, .n = cols, .k = g.R, .parallel = par});
+        for (int64_t j = 0; j < n; ++j) {
+            float* ys = y + (s0 + j) * p.co * g.P;
+            for (int64_t o = 0; o < p.co; ++o) {
+                const float* src = out + o * cols + j * g.P;
+                if (b) {  // ORDER: ... then + b[o], once
+                    for (int64_t q = 0; q < g.P; ++q) ys[o * g.P + q] = src[q] + b[o];
+                } else {
+                    copy_run(ys + o * g.P, src, g.P);
+                }
+            }
+        }
+    });
+}
+
+}  // namespace
+
 void conv2d_forward(const float* x, const float* w, const float* b, float* y,
                     const Conv2dParams& p) {
     const Geometry g(p);
+    if (const int64_t sc = samples_per_chunk(g); sc > 1) {
+        conv2d_forward_chunked(x, pack_shared_a(w, GemmParams{.m = p.co, .k = g.R}), b, y, g, sc);
+        return;
+    }
     const int64_t xsz = p.ci * p.h * p.w;
     const bool flat = p.stride == 1;
     // Flat positions: ho rows of Wp, the last one cut at Wo (so reads stay inside xp).

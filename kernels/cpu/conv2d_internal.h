@@ -82,17 +82,34 @@ const float* pad_sample(const float* xs, const Geometry& g);
 void fill_tap(const float* xp, const Geometry& g, int64_t r, int64_t q0, int64_t count,
               float* dst);
 
-/// im2col of one padded sample into cpu::gemm's packed-A layout (kernels/gemm.h), M = R, K = P.
-void im2col_packed(const float* xp, const Geometry& g, int64_t mpad, float* dst);
-
 /// Packs A once for all samples, into the calling thread's buffer.
 GemmPackedA pack_shared_a(const float* a, const GemmParams& gp);
 
-/// The wgrad leaf of sample s, transposed: leaf^T (R, Co), leaf_s[o,r] = the fma chain from
-/// +0 over q ascending of dy[s,o,q] * xpad[s,r,q] (the same bits in every mode). With
-/// accumulate, the sum starts from leaf_t's old value instead of +0 (GemmParams::accumulate).
-void wgrad_leaf(const float* x, const float* dy, int64_t s, const Geometry& g, float* leaf_t,
-                bool parallel_gemm, bool accumulate = false);
+// ---- sample chunks (conv2d_batched.cpp): several samples side by side in one GEMM ----
+
+/// Feature maps with fewer positions than this are computed in sample chunks.
+constexpr int64_t kChunkPositions = 128;
+
+/// Samples per chunk: 1 when P >= kChunkPositions, else enough for a few hundred GEMM columns
+/// (at most N). Shape-only; no choice changes a bit.
+int64_t samples_per_chunk(const Geometry& g);
+
+/// dst (Co, sc*P): dst[o, j*P + q] = dy[s0 + j, o, q].
+void gather_dy(const float* dy, int64_t s0, int64_t sc, const Geometry& g, float* dst);
+
+/// dst (R, sc*P): dst[r, j*P + q] = xpad[s0 + j, r, q].
+void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, float* dst);
+
+/// The wgrad leaf^T (R, Co) of samples [s0, s1): leaf[o,r] = the fma chain from +0 over
+/// (sample, q) ascending of dy[s,o,q] * xpad[s,r,q] (one sample: the per-sample leaf, the same
+/// bits in every mode; several: one sum continued over them in order). Computed in chunks of
+/// samples, each chunk's GEMM continuing the previous one's partial sums.
+void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
+                      float* leaf_t, bool parallel_gemm);
+
+/// dcol (R, sc*P) = W^T dY of samples [s0, s0 + sc), columns j*P + q; wt = W^T packed as A.
+void dgrad_chunk(const float* dy, int64_t s0, int64_t sc, const GemmPackedA& wt,
+                 const Geometry& g, float* dcol, bool parallel_gemm);
 
 /// Calls fn(run_dst_offset, src, count) for every col2im run of dcol (R, P) in the row order
 /// `rows` (R entries): the run of row r at output row oh adds src[u] (u < count) to padded element
@@ -119,6 +136,22 @@ void dgrad_per_sample(const float* dy, const float* w, float* dx, const Conv2dPa
     const bool direct = skip_pointwise && g.pointwise();
     const GemmParams gp{.m = R, .n = P, .k = p.co, .trans_a = true};
     const GemmPackedA wt = pack_shared_a(w, gp);
+    if (const int64_t sc = samples_per_chunk(g); sc > 1) {
+        for_each_sample((p.n + sc - 1) / sc, [&](int64_t c, bool par) {
+            const int64_t s0 = c * sc, n = std::min(sc, p.n - s0);
+            thread_local std::vector<float> t_chunk, t_dcol;
+            float* chunk = scratch(t_chunk, R * n * P);
+            dgrad_chunk(dy, s0, n, wt, g, chunk, par);
+            for (int64_t j = 0; j < n; ++j) {  // sample j's columns, as (R, P)
+                float* dxs = dx + (s0 + j) * xsz;
+                float* dcol = direct ? dxs : scratch(t_dcol, R * P);
+                for (int64_t r = 0; r < R; ++r)
+                    copy_run(dcol + r * P, chunk + r * n * P + j * P, P);
+                if (!direct) col2im_mode(dcol, dxs);
+            }
+        });
+        return;
+    }
     for_each_sample(p.n, [&](int64_t s, bool par) {
         thread_local std::vector<float> t_dcol;
         float* dxs = dx + s * xsz;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // conv.wgrad in the kahan, exact, permuted and atomic modes (recipes in kernels/conv2d.h). Every
-// mode uses the tree mode's per-sample leaf (wgrad_leaf: im2col + GEMM, leaf^T (R, Co), the same
+// mode uses the tree mode's per-sample leaf (wgrad_group_leaf of one sample: im2col + GEMM, leaf^T (R, Co), the same
 // bits); only the combination across samples differs. The deterministic modes compute leaves in
 // waves of kWave samples (samples across threads) and then combine the wave into per-element
 // state, slices of kSlice elements across threads; the atomic mode adds each leaf into a shared
@@ -50,7 +50,8 @@ void leaf_waves(const float* x, const float* dy, const Geometry& g, SampleAt&& s
     for (int64_t k0 = 0; k0 < p.n; k0 += kWave) {
         const int64_t wn = std::min(kWave, p.n - k0);
         for_each_sample(wn, [&](int64_t j, bool par) {
-            wgrad_leaf(x, dy, sample_at(k0 + j), g, leaves + j * L, par);
+            const int64_t s = sample_at(k0 + j);
+            wgrad_group_leaf(x, dy, s, s + 1, g, leaves + j * L, par);
         });
         for_each_slice(L, [&](int64_t lo, int64_t hi) { combine(k0, wn, leaves, lo, hi); });
     }
@@ -146,7 +147,7 @@ void conv2d_wgrad_atomic(const float* x, const float* dy, float* dw, const Conv2
         thread_local std::vector<float> t_part;
         float* part = scratch(t_part, L);
         const int64_t s0 = gi * kConv2dAtomicGroup, s1 = std::min(p.n, s0 + kConv2dAtomicGroup);
-        for (int64_t s = s0; s < s1; ++s) wgrad_leaf(x, dy, s, g, part, par, s > s0);
+        wgrad_group_leaf(x, dy, s0, s1, g, part, par);
         const int64_t start =
             omp_get_num_threads() > 1 ? (L * omp_get_thread_num() / omp_get_num_threads()) : 0;
         common::atomic_add_row(acc + start, part + start, L - start);

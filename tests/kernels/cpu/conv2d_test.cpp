@@ -38,6 +38,9 @@ const Conv2dParams kCases[] = {
     geom(2, 2, 1, 1, 3, 7, 7, 1, 3),    geom(2, 3, 2, 2, 4, 5, 5, 1, 2),
     geom(1, 2, 3, 2, 3, 7, 7, 1, 3),
     geom(300, 1, 3, 3, 2, 3, 3, 1, 1),  // 19 wgrad groups: more than one wave of 16 groups
+    // Sample chunks (P < kChunkPositions): a wgrad group split into two chained chunks, and
+    // several forward/dgrad chunks with a short last one.
+    geom(20, 2, 10, 9, 3, 3, 3, 1, 1),  geom(70, 3, 4, 4, 5, 3, 3, 1, 1),
 };
 
 float xat(const std::vector<float>& x, const Conv2dParams& p, int64_t s, int64_t c, int64_t ih,

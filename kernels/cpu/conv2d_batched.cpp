@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+// Sample chunks of conv2d (kernels/cpu/conv2d_internal.h): on small feature maps one sample's
+// GEMM is a thin matrix (P = 1 on a 1x1 map: a matrix-vector product that streams the whole
+// weight per sample), so the kernels put several samples side by side in one GEMM instead.
+// Positions of a chunk are indexed j*P + q (sample j of the chunk, position q). None of this
+// changes an ORDER: a forward or dgrad column is the same fma chain over the same K whichever
+// columns share its GEMM, and a chunk of wgrad is the same sum continued over (sample, q)
+// ascending as the per-sample GEMMs chained with `accumulate` (cpu::gemm stores and reloads
+// partial sums exactly between K blocks).
+#include <algorithm>
+#include <vector>
+
+#include "kernels/cpu/conv2d_internal.h"
+
+namespace dt::kernels::cpu::conv2d_internal {
+
+namespace {
+/// Columns a chunked GEMM aims for (a few register-tile panels wide).
+constexpr int64_t kChunkCols = 512;
+/// Most K a wgrad chunk packs at once (bounds its im2col buffer).
+constexpr int64_t kWgradChunkK = 1024;
+}  // namespace
+
+int64_t samples_per_chunk(const Geometry& g) {
+    if (g.P >= kChunkPositions) return 1;
+    return std::clamp<int64_t>(kChunkCols / std::max<int64_t>(g.P, 1), 1, g.p->n);
+}
+
+void gather_dy(const float* dy, int64_t s0, int64_t sc, const Geometry& g, float* dst) {
+    const int64_t co = g.p->co, P = g.P, cols = sc * P;
+    for (int64_t j = 0; j < sc; ++j) {
+        const float* ds = dy + (s0 + j) * co * P;
+        for (int64_t o = 0; o < co; ++o) copy_run(dst + o * cols + j * P, ds + o * P, P);
+    }
+}
+
+void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, float* dst) {
+    const Conv2dParams& p = *g.p;
+    const int64_t cols = sc * g.P, xsz = p.ci * p.h * p.w;
+    for (int64_t j = 0; j < sc; ++j) {
+        const float* xp = pad_sample(x + (s0 + j) * xsz, g);
+        for (int64_t r = 0; r < g.R; ++r) fill_tap(xp, g, r, 0, g.P, dst + r * cols + j * g.P);
+    }
+}
+
+namespace {
+
+/// im2col of samples [s0, s0 + sc) into cpu::gemm's packed-A layout (kernels/gemm.h) with
+/// M = R and K = sc*P, k = j*P + q.
+void im2col_chunk_packed(const float* x, int64_t s0, int64_t sc, const Geometry& g, int64_t mpad,
+                         float* dst) {
+    const Conv2dParams& p = *g.p;
+    const int64_t K = sc * g.P, xsz = p.ci * p.h * p.w;
+    for (int64_t j = 0; j < sc; ++j) {
+        const float* xp = pad_sample(x + (s0 + j) * xsz, g);
+        // The sample's K range [k_lo, k_hi) may straddle K blocks of kGemmKc.
+        const int64_t k_lo = j * g.P, k_hi = k_lo + g.P;
+        for (int64_t pc = k_lo / kGemmKc * kGemmKc; pc < k_hi; pc += kGemmKc) {
+            const int64_t kc = std::min(kGemmKc, K - pc);
+            const int64_t a = std::max(k_lo, pc), b = std::min(k_hi, pc + kc);
+            float* block = dst + pc * mpad;
+            for (int64_t r = 0; r < g.R; ++r)
+                fill_tap(xp, g, r, a - k_lo, b - a, block + r * kc + (a - pc));
+        }
+    }
+    for (int64_t pc = 0; pc < K; pc += kGemmKc) {
+        const int64_t kc = std::min(kGemmKc, K - pc);
+        float* block = dst + pc * mpad;
+        std::fill(block + g.R * kc, block + mpad * kc, 0.0f);
+    }
+}
+
+}  // namespace
+
+void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
+                      float* leaf_t, bool parallel_gemm) {
+    const Conv2dParams& p = *g.p;
+    const CpuIsa isa = gemm_isa();
+    const int64_t mr = gemm_tile_rows(isa), mpad = (g.R + mr - 1) / mr * mr;
+    const int64_t per = std::max<int64_t>(1, kWgradChunkK / std::max<int64_t>(g.P, 1));
+    thread_local std::vector<float> t_col, t_dyt;
+    for (int64_t s = s0; s < s1; s += per) {
+        const int64_t sc = std::min(per, s1 - s), K = sc * g.P;
+        float* col = scratch(t_col, mpad * K);
+        im2col_chunk_packed(x, s, sc, g, mpad, col);
+        const float* bt = dy + s * p.co * g.P;  // one sample: dY_s is already (Co, P)
+        if (sc > 1) {
+            float* dyt = scratch(t_dyt, p.co * K);
+            gather_dy(dy, s, sc, g, dyt);
+            bt = dyt;
+        }
+        // ORDER: leaf[o,r] continues the fma chain over k = (sample, q) ascending: from +0 at
+        // s0, from the previous chunk's partial after it (a*b == b*a exactly, stored transposed).
+        gemm(GemmPackedA{col, isa}, bt, leaf_t,
+             GemmParams{.m = g.R, .n = p.co, .k = K, .trans_b = true, .accumulate = s > s0,
+                        .parallel = parallel_gemm});
+    }
+}
+
+void dgrad_chunk(const float* dy, int64_t s0, int64_t sc, const GemmPackedA& wt,
+                 const Geometry& g, float* dcol, bool parallel_gemm) {
+    const int64_t cols = sc * g.P;
+    thread_local std::vector<float> t_b;
+    float* b = scratch(t_b, g.p->co * cols);
+    gather_dy(dy, s0, sc, g, b);
+    // ORDER: dcol[r, (j,q)] = the fma chain over o ascending of w[o,r] * dy[s0+j,o,q].
+    gemm(wt, b, dcol, GemmParams{.m = g.R, .n = cols, .k = g.p->co, .parallel = parallel_gemm});
+}
+
+}  // namespace dt::kernels::cpu::conv2d_internal
