@@ -30,7 +30,7 @@
 // - conv.wgrad: leaf_s[o,r] = the fma chain from +0 over p ascending of dy[s,o,p] * xpad[s,r,p]
 //             (a float GEMM output per sample, the same bits in every mode); the mode
 //             (p.accum) governs the combination of the leaves over s = 0..N-1:
-//   tree      the batch is cut into fixed groups of kConv2dTreeGroup consecutive samples; a
+//   tree      the batch is cut into fixed groups of conv2d_tree_group(P) consecutive samples; a
 //             group's leaf is one sum continued over its samples in order (+0 + leaf_s0's
 //             products + leaf_s1's ... = the float GEMM over (sample, p) with K ascending);
 //             ORDER: the N / G group leaves combine by the left-complete tree
@@ -72,8 +72,16 @@ struct Conv2dParams {
 /// MediumCNN shapes (an unfair baseline); 16 keeps 8 racing partials per element at batch 128
 /// and 4 at batch 64 with 16x fewer atomic adds (bench/accum_sites_bench.cpp).
 constexpr int64_t kConv2dAtomicGroup = 16;
-/// Samples per leaf of the tree mode of conv.wgrad (part of its recipe: changing it changes bits).
-constexpr int64_t kConv2dTreeGroup = 16;
+/// Samples per leaf of the tree mode of conv.wgrad (part of its recipe: changing it changes bits):
+/// 16, or more on small maps so that a leaf chains at least kConv2dTreeLeafTerms products per
+/// element (P = 1 at batch 128: one leaf, a plain GEMM over the batch). Shape-only: the same for
+/// every thread count and ISA.
+constexpr int64_t kConv2dTreeLeafTerms = 1024;
+constexpr int64_t conv2d_tree_group(int64_t positions) {
+    const int64_t p = positions > 0 ? positions : 1;
+    const int64_t need = (kConv2dTreeLeafTerms + p - 1) / p;
+    return need > 16 ? need : 16;
+}
 
 namespace ref {
 void conv2d_forward(const double* x, const double* w, const double* b, double* y,

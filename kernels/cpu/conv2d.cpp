@@ -6,9 +6,9 @@
 //   q' = oh*Wp + ow, ow < Wp), read in place (GemmBRows); the Wp - Wo extra columns per row are
 //   computed and dropped (they are separate outputs and never enter a kept sum). Other strides
 //   gather B panels from xp.
-// - wgrad: im2col written straight into cpu::gemm's packed-A layout (A = col, (R, P)), times
-//   B = dY_s^T (K over one sample's or a chunk's positions), giving the leaf transposed (R, Co); dw is transposed back after the tree. K runs
-//   over the real positions only, so no padding term enters a sum.
+// - wgrad: leaf (Co, R) = dY (Co, K) . col^T, K over one sample's or a chunk of samples'
+//   positions (im2col col (R, K), read transposed by the GEMM's B packing). K runs over the real
+//   positions only, so no padding position enters a sum.
 // - dgrad: per sample W^T dY into a thread-local column buffer, then col2im into a padded buffer
 //   whose border is dropped.
 // - small maps (P < kChunkPositions): forward, dgrad and wgrad put a chunk of samples side by
@@ -129,26 +129,29 @@ void conv2d_dgrad_tree(const float* dy, const float* w, float* dx, const Conv2dP
 }
 
 // ---- conv.wgrad, tree mode ----
-// Leaves are groups of kConv2dTreeGroup consecutive samples (conv2d.h): a group's leaf is one
-// GEMM sum continued over its samples in order, so the tree combines N / G leaves instead of N
-// (on small feature maps the per-sample tree passes over the whole weight cost as much as the
+// Leaves are groups of G = conv2d_tree_group(P) consecutive samples (conv2d.h): a group's leaf is
+// one GEMM sum continued over its samples in order, so the tree combines N / G leaves instead of
+// N (on small feature maps the per-sample tree passes over the whole weight cost as much as the
 // GEMMs themselves).
 void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     const Geometry g(p);
-    const int64_t L = p.co * g.R;
-    const int64_t groups = (p.n + kConv2dTreeGroup - 1) / kConv2dTreeGroup;
+    const int64_t L = p.co * g.R, G = conv2d_tree_group(g.P);
+    const int64_t groups = (p.n + G - 1) / G;
+    if (groups == 1) {  // one leaf: the tree is that leaf
+        wgrad_group_leaf(x, dy, 0, p.n, g, dw, true);
+        return;
+    }
     thread_local std::vector<float> t_tree, t_leaves;
     float* tree = scratch(t_tree, common::tree_slots(groups) * L);
-    float* leaves = scratch(t_leaves, std::min(kWave, groups) * L);  // leaf^T (R, Co) each
+    float* leaves = scratch(t_leaves, std::min(kWave, groups) * L);  // (Co, R) each
     const int64_t slices = (L + kSlice - 1) / kSlice;
     const bool par_slices = L >= 4 * kSlice && !omp_in_parallel();
     for (int64_t g0 = 0; g0 < groups; g0 += kWave) {
         const int64_t wn = std::min(kWave, groups - g0);
         for_each_sample(wn, [&](int64_t j, bool par) {
             // ORDER: leaf_g = +0, then the products of samples s0, s0+1, ... in order.
-            const int64_t s0 = (g0 + j) * kConv2dTreeGroup;
-            const int64_t s1 = std::min(p.n, s0 + kConv2dTreeGroup);
-            wgrad_group_leaf(x, dy, s0, s1, g, leaves + j * L, par);
+            const int64_t s0 = (g0 + j) * G;
+            wgrad_group_leaf(x, dy, s0, std::min(p.n, s0 + G), g, leaves + j * L, par);
         });
         // ORDER: group leaves enter the tree in group order; slices only split the elements.
 #pragma omp parallel for schedule(static) if (par_slices)
@@ -165,8 +168,7 @@ void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dP
 #pragma omp parallel for schedule(static) if (par_slices)
     for (int64_t sl = 0; sl < slices; ++sl)
         common::tree_finish(tree, L, sl * kSlice, std::min(L, (sl + 1) * kSlice), groups);
-    for (int64_t o = 0; o < p.co; ++o)  // (R, Co) -> (Co, R)
-        for (int64_t r = 0; r < g.R; ++r) dw[o * g.R + r] = tree[r * p.co + o];
+    std::memcpy(dw, tree, L * sizeof(float));  // the root is slot 0 (reduce_tree.h)
 }
 
 }  // namespace

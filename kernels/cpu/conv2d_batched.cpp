@@ -43,56 +43,25 @@ void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, flo
     }
 }
 
-namespace {
-
-/// im2col of samples [s0, s0 + sc) into cpu::gemm's packed-A layout (kernels/gemm.h) with
-/// M = R and K = sc*P, k = j*P + q.
-void im2col_chunk_packed(const float* x, int64_t s0, int64_t sc, const Geometry& g, int64_t mpad,
-                         float* dst) {
-    const Conv2dParams& p = *g.p;
-    const int64_t K = sc * g.P, xsz = p.ci * p.h * p.w;
-    for (int64_t j = 0; j < sc; ++j) {
-        const float* xp = pad_sample(x + (s0 + j) * xsz, g);
-        // The sample's K range [k_lo, k_hi) may straddle K blocks of kGemmKc.
-        const int64_t k_lo = j * g.P, k_hi = k_lo + g.P;
-        for (int64_t pc = k_lo / kGemmKc * kGemmKc; pc < k_hi; pc += kGemmKc) {
-            const int64_t kc = std::min(kGemmKc, K - pc);
-            const int64_t a = std::max(k_lo, pc), b = std::min(k_hi, pc + kc);
-            float* block = dst + pc * mpad;
-            for (int64_t r = 0; r < g.R; ++r)
-                fill_tap(xp, g, r, a - k_lo, b - a, block + r * kc + (a - pc));
-        }
-    }
-    for (int64_t pc = 0; pc < K; pc += kGemmKc) {
-        const int64_t kc = std::min(kGemmKc, K - pc);
-        float* block = dst + pc * mpad;
-        std::fill(block + g.R * kc, block + mpad * kc, 0.0f);
-    }
-}
-
-}  // namespace
-
 void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
-                      float* leaf_t, bool parallel_gemm) {
+                      float* leaf, bool parallel_gemm) {
     const Conv2dParams& p = *g.p;
-    const CpuIsa isa = gemm_isa();
-    const int64_t mr = gemm_tile_rows(isa), mpad = (g.R + mr - 1) / mr * mr;
     const int64_t per = std::max<int64_t>(1, kWgradChunkK / std::max<int64_t>(g.P, 1));
-    thread_local std::vector<float> t_col, t_dyt;
+    thread_local std::vector<float> t_col, t_dy;
     for (int64_t s = s0; s < s1; s += per) {
         const int64_t sc = std::min(per, s1 - s), K = sc * g.P;
-        float* col = scratch(t_col, mpad * K);
-        im2col_chunk_packed(x, s, sc, g, mpad, col);
-        const float* bt = dy + s * p.co * g.P;  // one sample: dY_s is already (Co, P)
+        float* col = scratch(t_col, g.R * K);
+        im2col_chunk(x, s, sc, g, col);
+        const float* a = dy + s * p.co * g.P;  // one sample: dY_s is already (Co, P)
         if (sc > 1) {
-            float* dyt = scratch(t_dyt, p.co * K);
-            gather_dy(dy, s, sc, g, dyt);
-            bt = dyt;
+            float* d = scratch(t_dy, p.co * K);
+            gather_dy(dy, s, sc, g, d);
+            a = d;
         }
         // ORDER: leaf[o,r] continues the fma chain over k = (sample, q) ascending: from +0 at
-        // s0, from the previous chunk's partial after it (a*b == b*a exactly, stored transposed).
-        gemm(GemmPackedA{col, isa}, bt, leaf_t,
-             GemmParams{.m = g.R, .n = p.co, .k = K, .trans_b = true, .accumulate = s > s0,
+        // s0, from the previous chunk's partial after it. A = dY (Co, K), B = col^T (K, R).
+        gemm(a, col, leaf,
+             GemmParams{.m = p.co, .n = g.R, .k = K, .trans_b = true, .accumulate = s > s0,
                         .parallel = parallel_gemm});
     }
 }

@@ -100,12 +100,12 @@ void gather_dy(const float* dy, int64_t s0, int64_t sc, const Geometry& g, float
 /// dst (R, sc*P): dst[r, j*P + q] = xpad[s0 + j, r, q].
 void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, float* dst);
 
-/// The wgrad leaf^T (R, Co) of samples [s0, s1): leaf[o,r] = the fma chain from +0 over
+/// The wgrad leaf (Co, R) of samples [s0, s1): leaf[o,r] = the fma chain from +0 over
 /// (sample, q) ascending of dy[s,o,q] * xpad[s,r,q] (one sample: the per-sample leaf, the same
 /// bits in every mode; several: one sum continued over them in order). Computed in chunks of
 /// samples, each chunk's GEMM continuing the previous one's partial sums.
 void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
-                      float* leaf_t, bool parallel_gemm);
+                      float* leaf, bool parallel_gemm);
 
 /// dcol (R, sc*P) = W^T dY of samples [s0, s0 + sc), columns j*P + q; wt = W^T packed as A.
 void dgrad_chunk(const float* dy, int64_t s0, int64_t sc, const GemmPackedA& wt,

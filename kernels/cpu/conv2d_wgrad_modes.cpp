@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // conv.wgrad in the kahan, exact, permuted and atomic modes (recipes in kernels/conv2d.h). Every
-// mode uses the tree mode's per-sample leaf (wgrad_group_leaf of one sample: im2col + GEMM, leaf^T (R, Co), the same
+// mode uses the tree mode's per-sample leaf (wgrad_group_leaf of one sample: im2col + GEMM, leaf (Co, R), the same
 // bits); only the combination across samples differs. The deterministic modes compute leaves in
 // waves of kWave samples (samples across threads) and then combine the wave into per-element
 // state, slices of kSlice elements across threads; the atomic mode adds each leaf into a shared
@@ -39,7 +39,7 @@ float* wave_buffer(int64_t n) {
 
 /// Computes the leaves of samples sample_at(0), sample_at(1), ..., sample_at(N-1) in waves and
 /// calls combine(k0, wn, leaves, lo, hi) for every slice of each wave: leaves + j * L is the
-/// leaf^T of sample sample_at(k0 + j), j < wn. Slices run across threads; a slice sees the
+/// leaf (Co, R) of sample sample_at(k0 + j), j < wn. Slices run across threads; a slice sees the
 /// wave's leaves in k order, so any per-element recipe in k order is thread-count independent.
 template <class SampleAt, class Combine>
 void leaf_waves(const float* x, const float* dy, const Geometry& g, SampleAt&& sample_at,
@@ -57,12 +57,10 @@ void leaf_waves(const float* x, const float* dy, const Geometry& g, SampleAt&& s
     }
 }
 
-/// dw (Co, R) from per-element state st (R, Co): dw[o, r] = value(st[r * Co + o]).
+/// dw[i] = value(st[i]) for the L = Co * R elements (state and dw share the (Co, R) layout).
 template <class T, class Value>
-void transpose_out(const T* st, float* dw, const Geometry& g, Value&& value) {
-    const int64_t co = g.p->co;
-    for (int64_t o = 0; o < co; ++o)
-        for (int64_t r = 0; r < g.R; ++r) dw[o * g.R + r] = value(st[r * co + o]);
+void write_out(const T* st, float* dw, int64_t L, Value&& value) {
+    for (int64_t i = 0; i < L; ++i) dw[i] = value(st[i]);
 }
 
 }  // namespace
@@ -89,7 +87,7 @@ void conv2d_wgrad_kahan(const float* x, const float* dy, float* dw, const Conv2d
     for_each_slice(L, [&](int64_t lo, int64_t hi) {
         common::kahan_tree_finish(slots, L, lo, hi, p.n);
     });
-    transpose_out(slots, dw, g, [](const common::KahanSum& k) { return common::kahan_value(k); });
+    write_out(slots, dw, L, [](const common::KahanSum& k) { return common::kahan_value(k); });
 }
 
 // ---- exact: one ExactAcc per element, every leaf added (N < 2^31 adds: no normalisation) ----
@@ -107,7 +105,7 @@ void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2d
             for (int64_t j = 0; j < wn; ++j)
                 common::exact_add_row(acc + lo, leaves + j * L + lo, hi - lo);
         });
-    transpose_out(acc, dw, g, [](const common::ExactAcc& a) { return common::exact_value(a); });
+    write_out(acc, dw, L, [](const common::ExactAcc& a) { return common::exact_value(a); });
 }
 
 // ---- permuted: leaves added from +0 in the order permute_order(N, key) ----
@@ -128,11 +126,11 @@ void conv2d_wgrad_permuted(const float* x, const float* dy, float* dw, const Con
             for (int64_t j = 0; j < wn; ++j)
                 common::permuted_accumulate(acc, leaves + j * L, lo, hi);
         });
-    transpose_out(acc, dw, g, [](float v) { return v; });
+    write_out(acc, dw, L, [](float v) { return v; });
 }
 
 // ---- atomic: split-K over fixed groups of kConv2dAtomicGroup samples ----
-// No ORDER on purpose. Threads own groups; a group's partial (R, Co) is one GEMM sum continued
+// No ORDER on purpose. Threads own groups; a group's partial (Co, R) is one GEMM sum continued
 // over its samples in order (the GEMM accumulates into the thread's buffer), then atomic-added
 // into the zeroed shared buffer. A thread starts its adds at its own offset (t * L / T, then
 // wraps), so threads do not fight over the same cache lines in lockstep; which partial lands
@@ -153,7 +151,7 @@ void conv2d_wgrad_atomic(const float* x, const float* dy, float* dw, const Conv2
         common::atomic_add_row(acc + start, part + start, L - start);
         common::atomic_add_row(acc, part, start);
     });
-    transpose_out(acc, dw, g, [](float v) { return v; });
+    write_out(acc, dw, L, [](float v) { return v; });
 }
 
 }  // namespace dt::kernels::cpu::conv2d_internal

@@ -212,18 +212,20 @@ TEST(Conv2dModes, EveryModeWithinItsDerivedBound) {
         ref::conv2d_backward_weight(x.data(), dy.data(), dw.data(), p);
         ref::conv2d_backward_weight(ax.data(), ady.data(), dwm.data(), p);
         const double P = p.ho * p.wo, N = p.n, KK = p.kh * p.kw;
-        const double depth = std::ceil(std::log2(N));
         for (AccumMode m : kAllModes) {
             SCOPED_TRACE(mode_name(m));
             const Grads g = run(d, p, m);
-            // c = terms per leaf (wgrad P, dgrad Co) + (tree depth | 1 | N or Kh*Kw) + 2 for tree |
-            // kahan, exact | permuted; wgrad atomic: G * P + ceil(N / G) + 2 (partials of G
-            // samples, G = min(N, kConv2dAtomicGroup)); dgrad atomic as permuted.
+            // c = terms per leaf (wgrad P, dgrad Co) + (1 | N or Kh*Kw) + 2 for kahan, exact |
+            // permuted; wgrad tree and atomic: G * P + (tree depth | number) of the N / G group
+            // partials + 2 (G = min(N, conv2d_tree_group(P) | kConv2dAtomicGroup)); dgrad atomic
+            // as permuted.
             const bool tight = m == AccumMode::kKahan || m == AccumMode::kExact;
-            const double G = std::min<double>(N, kConv2dAtomicGroup);
-            const double cw = m == AccumMode::kAtomic
-                                  ? G * P + std::ceil(N / G) + 2
-                                  : P + (tight ? 1 : m == AccumMode::kTree ? depth : N) + 2;
+            const double Gt = std::min<double>(N, conv2d_tree_group(p.ho * p.wo));
+            const double Ga = std::min<double>(N, kConv2dAtomicGroup);
+            const double cw =
+                m == AccumMode::kAtomic ? Ga * P + std::ceil(N / Ga) + 2
+                : m == AccumMode::kTree ? Gt * P + std::ceil(std::log2(std::ceil(N / Gt))) + 2
+                                        : P + (tight ? 1 : N) + 2;
             const double cd = p.co + (tight ? 1 : KK) + 2;
             const auto bw = eps_scaled(dwm, cw), bd = eps_scaled(dxm, cd);
             EXPECT_TRUE(test::within_bound(g.dw.data(), dw.data(), bw.data(), wsize(p))) << "wgrad";

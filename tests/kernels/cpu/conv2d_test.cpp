@@ -3,7 +3,7 @@
 // float evaluation of the stated ORDER bit for bit on every ISA path; they lie within derived
 // bounds of the double reference (c * eps32 * the same sums over |terms|, c = terms per sum plus
 // tree depth); and no thread count changes a bit. Shapes: odd sizes, strides 1-3, padding,
-// kernels 1, 2x3, 3, 5, 7, batches of one and of several wgrad groups (16 samples) and more
+// kernels 1, 2x3, 3, 5, 7, batches of one and of several wgrad groups (conv2d_tree_group) and more
 // groups than one wave (16 groups), more positions than one GEMM K block (256).
 #include "kernels/conv2d.h"
 
@@ -37,7 +37,8 @@ const Conv2dParams kCases[] = {
     // Padding as wide as the image (MediumCNN's deepest layers with k = 5, 7 on 1x1 and 2x2).
     geom(2, 2, 1, 1, 3, 7, 7, 1, 3),    geom(2, 3, 2, 2, 4, 5, 5, 1, 2),
     geom(1, 2, 3, 2, 3, 7, 7, 1, 3),
-    geom(300, 1, 3, 3, 2, 3, 3, 1, 1),  // 19 wgrad groups: more than one wave of 16 groups
+    geom(260, 1, 8, 8, 2, 3, 3, 1, 1),  // 17 wgrad groups (of 16): more than one wave of 16
+    geom(300, 1, 3, 3, 2, 3, 3, 1, 1),  // P = 9: 3 wgrad groups of 114 samples
     // Sample chunks (P < kChunkPositions): a wgrad group split into two chained chunks, and
     // several forward/dgrad chunks with a short last one.
     geom(20, 2, 10, 9, 3, 3, 3, 1, 1),  geom(70, 3, 4, 4, 5, 3, 3, 1, 1),
@@ -97,9 +98,9 @@ std::vector<float> spec_dgrad(const std::vector<float>& dy, const std::vector<fl
 
 std::vector<float> spec_wgrad(const std::vector<float>& x, const std::vector<float>& dy,
                               const Conv2dParams& p) {
-    // One leaf per group of kConv2dTreeGroup samples: the sum continued over the group's
+    // One leaf per group of conv2d_tree_group(P) samples: the sum continued over the group's
     // samples in order, positions ascending within each; then the tree over the groups.
-    const int64_t L = wsize(p), G = dt::kernels::kConv2dTreeGroup, groups = (p.n + G - 1) / G;
+    const int64_t L = wsize(p), G = conv2d_tree_group(p.ho * p.wo), groups = (p.n + G - 1) / G;
     std::vector<float> leaves(groups * L), dw(L);
     for (int64_t gi = 0; gi < groups; ++gi)
         for (int64_t o = 0; o < p.co; ++o)
@@ -182,7 +183,7 @@ TEST(Conv2d, WithinDerivedBoundOfDoubleReference) {
         ref::conv2d_backward_weight(ax.data(), ady.data(), dwm.data(), p);
         const double R = p.ci * p.kh * p.kw, P = p.ho * p.wo;
         // wgrad: a group leaf chains up to G * P terms, then a tree over the groups.
-        const int64_t G = std::min<int64_t>(p.n, dt::kernels::kConv2dTreeGroup);
+        const int64_t G = std::min<int64_t>(p.n, conv2d_tree_group(p.ho * p.wo));
         const double depth =
             std::ceil(std::log2(static_cast<double>((p.n + G - 1) / G))) + (G - 1) * P;
         EXPECT_TRUE(
