@@ -6,9 +6,16 @@
 // p = oh*Wo + ow), input row ih = oh*stride - pad + ki, column iw = ow*stride - pad + kj.
 //
 // Numeric recipes (the CPU kernels; ref:: computes the same sums in double):
-// - forward:  ORDER: y[s,o,p] = (fma chain from +0 over r ascending of w[o,r] * xpad[s,r,p])
-//             + b[o]
-//             (gemm_f32_k_fma over r, padded taps contribute +-0, then one bias add).
+// Live taps: tap (ki, kj) is live when it reads the image (not the padding) at some output
+// position; a dead tap reads only padding (wide kernels on small maps: on a 1x1 map with k = 7
+// and pad 3, 48 of 49 taps), so its terms w * (+0) are left out of every sum below and its rows
+// of dw are +0 (the value the terms dy * (+0) sum to for finite dy; for finite w, leaving
+// w * (+0) out of the forward sum changes nothing either, except -0 vs +0 for a sum that
+// underflowed to -0 and would have met a dead tap next).
+// - forward:  ORDER: y[s,o,p] = (fma chain from +0 over the live r ascending of
+//             w[o,r] * xpad[s,r,p]) + b[o]
+//             (gemm_f32_k_fma over r, padded positions of live taps contribute +-0, then one
+//             bias add).
 // - conv.dgrad: no cross-sample reduction. The per-tap value
 //             t[s,c,ki,kj,oh,ow] = the fma chain from +0 over o ascending of
 //             w[o,c,ki,kj] * dy[s,o,oh,ow]
@@ -28,7 +35,8 @@
 //             2+ threads when Kh >= 3 (two partials commute: +0 + a + b == +0 + b + a; a 1x1
 //             kernel has one tap per element: tree's bits).
 // - conv.wgrad: leaf_s[o,r] = the fma chain from +0 over p ascending of dy[s,o,p] * xpad[s,r,p]
-//             (a float GEMM output per sample, the same bits in every mode); the mode
+//             for live r (dead r: dw = +0) (a float GEMM output per sample, the same bits in
+//             every mode); the mode
 //             (p.accum) governs the combination of the leaves over s = 0..N-1:
 //   tree      the batch is cut into fixed groups of conv2d_tree_group(P) consecutive samples; a
 //             group's leaf is one sum continued over its samples in order (+0 + leaf_s0's

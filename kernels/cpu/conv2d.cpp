@@ -63,6 +63,15 @@ void fill_tap(const float* xp, const Geometry& g, int64_t r, int64_t q0, int64_t
     }
 }
 
+const float* live_weights(const float* w, const Geometry& g) {
+    if (g.all_live()) return w;
+    thread_local std::vector<float> t_wl;
+    float* wl = scratch(t_wl, g.p->co * g.RL);
+    for (int64_t o = 0; o < g.p->co; ++o)
+        for (int64_t i = 0; i < g.RL; ++i) wl[o * g.RL + i] = w[o * g.R + g.live[i]];
+    return wl;
+}
+
 GemmPackedA pack_shared_a(const float* a, const GemmParams& gp) {
     thread_local std::vector<float> t_apacked;
     const CpuIsa isa = gemm_isa();
@@ -80,17 +89,17 @@ struct Source {
     const Geometry* g;
 };
 
-/// Forward B, any stride: B[r, q] = xpad[r, q] (q = oh*Wo + ow).
+/// Forward B, any stride: B[i, q] = xpad[live[i], q] (q = oh*Wo + ow).
 void pack_gather(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr, int64_t pw,
                  float* dst) {
     const auto* s = static_cast<const Source*>(ctx);
     for (int64_t k = 0; k < kc; ++k) {
-        fill_tap(s->xp, *s->g, k0 + k, j0, nr, dst + k * pw);
+        fill_tap(s->xp, *s->g, s->g->live[k0 + k], j0, nr, dst + k * pw);
         std::fill(dst + k * pw + nr, dst + (k + 1) * pw, 0.0f);
     }
 }
 
-/// dxs (Ci, H, W) = col2im(dcol (R, P)). ORDER: dx starts at +0; rows r ascending, so each input
+/// dxs (Ci, H, W) = col2im(dcol (RL, P)). ORDER: dx starts at +0; live rows r ascending, so each input
 /// element receives its taps (ki, kj) in ascending order (one position per tap at most).
 /// Accumulates into a zeroed padded buffer dxp (Ci, Hp, Wp) with whole (Ho, Wo) runs (stride 1) or
 /// strided runs; the border of dxp collects terms that belong to no input and is dropped.
@@ -100,8 +109,9 @@ void col2im(const float* __restrict dcol, float* __restrict dxs, const Geometry&
     const int64_t xpsz = p.ci * g.hp * g.wp;
     float* __restrict dxp = p.pad == 0 ? dxs : scratch(t_dxp, xpsz);
     std::fill(dxp, dxp + xpsz, 0.0f);
-    for (int64_t r = 0; r < g.R; ++r) {
-        const float* src = dcol + r * g.P;
+    for (int64_t i = 0; i < g.RL; ++i) {  // dead rows would land in the border only
+        const int64_t r = g.live[i];
+        const float* src = dcol + i * g.P;
         for (int64_t oh = 0; oh < p.ho; ++oh, src += p.wo) {
             float* __restrict d = dxp + g.rbase[r] + oh * p.stride * g.wp;
             if (p.stride == 1) {
@@ -135,15 +145,15 @@ void conv2d_dgrad_tree(const float* dy, const float* w, float* dx, const Conv2dP
 // GEMMs themselves).
 void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     const Geometry g(p);
-    const int64_t L = p.co * g.R, G = conv2d_tree_group(g.P);
+    const int64_t L = p.co * g.RL, G = conv2d_tree_group(g.P);
     const int64_t groups = (p.n + G - 1) / G;
-    if (groups == 1) {  // one leaf: the tree is that leaf
+    if (groups == 1 && g.all_live()) {  // one leaf: the tree is that leaf
         wgrad_group_leaf(x, dy, 0, p.n, g, dw, true);
         return;
     }
     thread_local std::vector<float> t_tree, t_leaves;
     float* tree = scratch(t_tree, common::tree_slots(groups) * L);
-    float* leaves = scratch(t_leaves, std::min(kWave, groups) * L);  // (Co, R) each
+    float* leaves = scratch(t_leaves, std::min(kWave, groups) * L);  // (Co, RL) each
     const int64_t slices = (L + kSlice - 1) / kSlice;
     const bool par_slices = L >= 4 * kSlice && !omp_in_parallel();
     for (int64_t g0 = 0; g0 < groups; g0 += kWave) {
@@ -168,7 +178,7 @@ void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dP
 #pragma omp parallel for schedule(static) if (par_slices)
     for (int64_t sl = 0; sl < slices; ++sl)
         common::tree_finish(tree, L, sl * kSlice, std::min(L, (sl + 1) * kSlice), groups);
-    std::memcpy(dw, tree, L * sizeof(float));  // the root is slot 0 (reduce_tree.h)
+    write_wgrad(tree, dw, g, [](float v) { return v; });  // the root is slot 0 (reduce_tree.h)
 }
 
 }  // namespace
@@ -182,12 +192,12 @@ void conv2d_forward_chunked(const float* x, const GemmPackedA& wa, const float* 
     for_each_sample((p.n + sc - 1) / sc, [&](int64_t c, bool par) {
         const int64_t s0 = c * sc, n = std::min(sc, p.n - s0), cols = n * g.P;
         thread_local std::vector<float> t_col, t_out;
-        float* col = scratch(t_col, g.R * cols);
+        float* col = scratch(t_col, g.RL * cols);
         float* out = scratch(t_out, p.co * cols);
         im2col_chunk(x, s0, n, g, col);
         // ORDER: y = the fma chain from +0 over r ascending of w[o,r] * xpad[r,q]
         // (gemm_f32_k_fma) ...
-        gemm(wa, col, out, GemmParams{.m = p.co, .n = cols, .k = g.R, .parallel = par});
+        gemm(wa, col, out, GemmParams{.m = p.co, .n = cols, .k = g.RL, .parallel = par});
         for (int64_t j = 0; j < n; ++j) {
             float* ys = y + (s0 + j) * p.co * g.P;
             for (int64_t o = 0; o < p.co; ++o) {
@@ -208,21 +218,22 @@ void conv2d_forward(const float* x, const float* w, const float* b, float* y,
                     const Conv2dParams& p) {
     const Geometry g(p);
     if (const int64_t sc = samples_per_chunk(g); sc > 1) {
-        conv2d_forward_chunked(x, pack_shared_a(w, GemmParams{.m = p.co, .k = g.R}), b, y, g, sc);
+        const GemmPackedA wa = pack_shared_a(live_weights(w, g), GemmParams{.m = p.co, .k = g.RL});
+        conv2d_forward_chunked(x, wa, b, y, g, sc);
         return;
     }
     const int64_t xsz = p.ci * p.h * p.w;
     const bool flat = p.stride == 1;
     // Flat positions: ho rows of Wp, the last one cut at Wo (so reads stay inside xp).
     const int64_t n_flat = (p.ho - 1) * g.wp + p.wo;
-    const GemmParams gp{.m = p.co, .n = flat ? n_flat : g.P, .k = g.R};
-    const GemmPackedA wa = pack_shared_a(w, gp);
+    const GemmParams gp{.m = p.co, .n = flat ? n_flat : g.P, .k = g.RL};
+    const GemmPackedA wa = pack_shared_a(live_weights(w, g), gp);
     for_each_sample(p.n, [&](int64_t s, bool par) {
         const Source src{pad_sample(x + s * xsz, g), &g};
         thread_local std::vector<const float*> t_rows;  // flat B rows: xp + rbase[r]
         if (flat) {
-            t_rows.resize(static_cast<std::size_t>(g.R));
-            for (int64_t r = 0; r < g.R; ++r) t_rows[r] = src.xp + g.rbase[r];
+            t_rows.resize(static_cast<std::size_t>(g.RL));
+            for (int64_t i = 0; i < g.RL; ++i) t_rows[i] = src.xp + g.rbase[g.live[i]];
         }
         float* ys = y + s * p.co * g.P;
         const bool direct = !flat || g.wp == p.wo;  // flat with Wp == Wo is y's own layout

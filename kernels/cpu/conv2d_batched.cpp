@@ -39,7 +39,8 @@ void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, flo
     const int64_t cols = sc * g.P, xsz = p.ci * p.h * p.w;
     for (int64_t j = 0; j < sc; ++j) {
         const float* xp = pad_sample(x + (s0 + j) * xsz, g);
-        for (int64_t r = 0; r < g.R; ++r) fill_tap(xp, g, r, 0, g.P, dst + r * cols + j * g.P);
+        for (int64_t i = 0; i < g.RL; ++i)
+            fill_tap(xp, g, g.live[i], 0, g.P, dst + i * cols + j * g.P);
     }
 }
 
@@ -50,7 +51,7 @@ void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, c
     thread_local std::vector<float> t_col, t_dy;
     for (int64_t s = s0; s < s1; s += per) {
         const int64_t sc = std::min(per, s1 - s), K = sc * g.P;
-        float* col = scratch(t_col, g.R * K);
+        float* col = scratch(t_col, g.RL * K);
         im2col_chunk(x, s, sc, g, col);
         const float* a = dy + s * p.co * g.P;  // one sample: dY_s is already (Co, P)
         if (sc > 1) {
@@ -58,10 +59,10 @@ void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, c
             gather_dy(dy, s, sc, g, d);
             a = d;
         }
-        // ORDER: leaf[o,r] continues the fma chain over k = (sample, q) ascending: from +0 at
-        // s0, from the previous chunk's partial after it. A = dY (Co, K), B = col^T (K, R).
+        // ORDER: leaf[o,i] continues the fma chain over k = (sample, q) ascending: from +0 at
+        // s0, from the previous chunk's partial after it. A = dY (Co, K), B = col^T (K, RL).
         gemm(a, col, leaf,
-             GemmParams{.m = p.co, .n = g.R, .k = K, .trans_b = true, .accumulate = s > s0,
+             GemmParams{.m = p.co, .n = g.RL, .k = K, .trans_b = true, .accumulate = s > s0,
                         .parallel = parallel_gemm});
     }
 }
@@ -72,8 +73,8 @@ void dgrad_chunk(const float* dy, int64_t s0, int64_t sc, const GemmPackedA& wt,
     thread_local std::vector<float> t_b;
     float* b = scratch(t_b, g.p->co * cols);
     gather_dy(dy, s0, sc, g, b);
-    // ORDER: dcol[r, (j,q)] = the fma chain over o ascending of w[o,r] * dy[s0+j,o,q].
-    gemm(wt, b, dcol, GemmParams{.m = g.R, .n = cols, .k = g.p->co, .parallel = parallel_gemm});
+    // ORDER: dcol[i, (j,q)] = the fma chain over o ascending of w[o,live[i]] * dy[s0+j,o,q].
+    gemm(wt, b, dcol, GemmParams{.m = g.RL, .n = cols, .k = g.p->co, .parallel = parallel_gemm});
 }
 
 }  // namespace dt::kernels::cpu::conv2d_internal

@@ -44,17 +44,6 @@ void unpad(const T* st, float* dxs, const Geometry& g, Value&& value) {
         }
 }
 
-/// First index i in [0, n_out) with i*stride - pad + k >= 0, and one past the last with
-/// i*stride - pad + k < n_in (an empty range gives lo >= hi).
-int64_t first_valid(int64_t pad, int64_t k, int64_t stride) {
-    const int64_t a = pad - k;
-    return a <= 0 ? 0 : (a + stride - 1) / stride;
-}
-int64_t end_valid(int64_t n_in, int64_t pad, int64_t k, int64_t stride, int64_t n_out) {
-    const int64_t a = n_in - 1 + pad - k;
-    return a < 0 ? 0 : std::min(n_out, a / stride + 1);
-}
-
 }  // namespace
 
 /// The kahan and exact modes: per sample, a state T per padded input element (init), every tap
@@ -149,11 +138,12 @@ void conv2d_dgrad_atomic(const float* dy, const float* w, float* dx, const Conv2
         thread_local std::vector<float> t_col, t_lp;
         float* col = scratch(t_col, mk * P);
         float* lp = scratch(t_lp, lpsz);
+        const int64_t oh0 = first_valid(p.pad, ki, p.stride);
+        const int64_t oh1 = end_valid(p.h, p.pad, ki, p.stride, p.ho);
+        if (oh0 >= oh1) continue;  // a dead kernel row: all its taps land in the border
         GemmParams q = gp;
         q.parallel = false;
         gemm(a[static_cast<std::size_t>(ki)], dy + s * p.co * P, col, q);
-        const int64_t oh0 = first_valid(p.pad, ki, p.stride);
-        const int64_t oh1 = end_valid(p.h, p.pad, ki, p.stride, p.ho);
         for (int64_t c = 0; c < p.ci; ++c)  // rows oh0..oh1-1 of lp, zeroed, then taps kj
             for (int64_t oh = oh0; oh < oh1; ++oh)
                 std::fill_n(lp + (c * g.hp + oh * p.stride + ki) * g.wp, g.wp, 0.0f);

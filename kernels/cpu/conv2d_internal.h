@@ -42,17 +42,44 @@ void for_each_sample(int64_t n, Fn&& fn) {
     }
 }
 
+/// First output index i with i*stride - pad + k >= 0, and one past the last with
+/// i*stride - pad + k < n_in (capped at n_out): the outputs whose tap k reads the image.
+inline int64_t first_valid(int64_t pad, int64_t k, int64_t stride) {
+    const int64_t a = pad - k;
+    return a <= 0 ? 0 : (a + stride - 1) / stride;
+}
+inline int64_t end_valid(int64_t n_in, int64_t pad, int64_t k, int64_t stride, int64_t n_out) {
+    const int64_t a = n_in - 1 + pad - k;
+    return a < 0 ? 0 : std::min(n_out, a / stride + 1);
+}
+
 struct Geometry {
     const Conv2dParams* p;
     int64_t hp, wp, R, P;
     std::vector<int64_t> rbase;  // (R): offset of tap r's first pixel in xp
+    // Live rows: r whose tap (ki, kj) reads the image at some output position, ascending (RL of
+    // them). A dead row reads only padding (small maps with wide kernels: 48 of 49 taps of a 7x7
+    // kernel on a 1x1 map), so the kernels leave it out of every GEMM (kernels/conv2d.h).
+    std::vector<int64_t> live;
+    std::vector<int64_t> slot;  // (R): index of row r in live, or -1 for a dead row
+    int64_t RL = 0;
     explicit Geometry(const Conv2dParams& q)
         : p(&q), hp(q.h + 2 * q.pad), wp(q.w + 2 * q.pad), R(q.ci * q.kh * q.kw),
-          P(q.ho * q.wo), rbase(static_cast<std::size_t>(R)) {
+          P(q.ho * q.wo), rbase(static_cast<std::size_t>(R)),
+          slot(static_cast<std::size_t>(R), -1) {
         for (int64_t c = 0, r = 0; c < q.ci; ++c)
             for (int64_t ki = 0; ki < q.kh; ++ki)
-                for (int64_t kj = 0; kj < q.kw; ++kj) rbase[r++] = (c * hp + ki) * wp + kj;
+                for (int64_t kj = 0; kj < q.kw; ++kj, ++r) {
+                    rbase[r] = (c * hp + ki) * wp + kj;
+                    if (first_valid(q.pad, ki, q.stride) < end_valid(q.h, q.pad, ki, q.stride, q.ho) &&
+                        first_valid(q.pad, kj, q.stride) < end_valid(q.w, q.pad, kj, q.stride, q.wo)) {
+                        slot[r] = static_cast<int64_t>(live.size());
+                        live.push_back(r);
+                    }
+                }
+        RL = static_cast<int64_t>(live.size());
     }
+    bool all_live() const { return RL == R; }
     /// 1x1, stride 1, no padding: every input element receives exactly one tap.
     bool pointwise() const { return p->kh == 1 && p->kw == 1 && p->stride == 1 && p->pad == 0; }
 };
@@ -82,6 +109,20 @@ const float* pad_sample(const float* xs, const Geometry& g);
 void fill_tap(const float* xp, const Geometry& g, int64_t r, int64_t q0, int64_t count,
               float* dst);
 
+/// w (Co, R) itself when every row is live, else its live columns (Co, RL) in the calling
+/// thread's buffer.
+const float* live_weights(const float* w, const Geometry& g);
+
+/// dw (Co, R) from per-element state st over the live rows (Co, RL): dw[o, live[j]] =
+/// value(st[o * RL + j]); dead rows get +0 (kernels/conv2d.h).
+template <class T, class Value>
+void write_wgrad(const T* st, float* dw, const Geometry& g, Value&& value) {
+    const int64_t co = g.p->co;
+    if (!g.all_live()) std::fill(dw, dw + co * g.R, 0.0f);
+    for (int64_t o = 0; o < co; ++o)
+        for (int64_t j = 0; j < g.RL; ++j) dw[o * g.R + g.live[j]] = value(st[o * g.RL + j]);
+}
+
 /// Packs A once for all samples, into the calling thread's buffer.
 GemmPackedA pack_shared_a(const float* a, const GemmParams& gp);
 
@@ -97,56 +138,60 @@ int64_t samples_per_chunk(const Geometry& g);
 /// dst (Co, sc*P): dst[o, j*P + q] = dy[s0 + j, o, q].
 void gather_dy(const float* dy, int64_t s0, int64_t sc, const Geometry& g, float* dst);
 
-/// dst (R, sc*P): dst[r, j*P + q] = xpad[s0 + j, r, q].
+/// dst (RL, sc*P): dst[i, j*P + q] = xpad[s0 + j, live[i], q] (live rows only).
 void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, float* dst);
 
-/// The wgrad leaf (Co, R) of samples [s0, s1): leaf[o,r] = the fma chain from +0 over
-/// (sample, q) ascending of dy[s,o,q] * xpad[s,r,q] (one sample: the per-sample leaf, the same
+/// The wgrad leaf (Co, RL) of samples [s0, s1) over the live rows: leaf[o,i] = the fma chain
+/// from +0 over (sample, q) ascending of dy[s,o,q] * xpad[s,live[i],q] (one sample: the per-sample leaf, the same
 /// bits in every mode; several: one sum continued over them in order). Computed in chunks of
 /// samples, each chunk's GEMM continuing the previous one's partial sums.
 void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
                       float* leaf, bool parallel_gemm);
 
-/// dcol (R, sc*P) = W^T dY of samples [s0, s0 + sc), columns j*P + q; wt = W^T packed as A.
+/// dcol (RL, sc*P) = W^T dY of samples [s0, s0 + sc) on the live rows, columns j*P + q; wt = the
+/// live rows of W^T packed as A.
 void dgrad_chunk(const float* dy, int64_t s0, int64_t sc, const GemmPackedA& wt,
                  const Geometry& g, float* dcol, bool parallel_gemm);
 
-/// Calls fn(run_dst_offset, src, count) for every col2im run of dcol (R, P) in the row order
-/// `rows` (R entries): the run of row r at output row oh adds src[u] (u < count) to padded element
-/// run_dst_offset + u * stride. Inputs never see a run in any other order than `rows` gives.
+/// Calls fn(run_dst_offset, src, count) for every col2im run of dcol (RL, P) (live rows) in the
+/// row order `rows` (R entries, dead rows skipped; null: ascending): the run of row r at output
+/// row oh adds src[u] (u < count) to padded element run_dst_offset + u * stride. Inputs never see
+/// a run in any other order than `rows` gives. (A dead row's runs would all land in the border.)
 template <class Fn>
 void for_each_col2im_run(const float* dcol, const Geometry& g, const int64_t* rows, Fn&& fn) {
     const Conv2dParams& p = *g.p;
     for (int64_t j = 0; j < g.R; ++j) {
         const int64_t r = rows ? rows[j] : j;
-        const float* src = dcol + r * g.P;
+        if (g.slot[r] < 0) continue;
+        const float* src = dcol + g.slot[r] * g.P;
         for (int64_t oh = 0; oh < p.ho; ++oh, src += p.wo)
             fn(g.rbase[r] + oh * p.stride * g.wp, src, p.wo);
     }
 }
 
-/// The dgrad loop of every per-sample mode: per sample, dcol = W^T dY_s (ORDER: the fma chain
-/// over o ascending of w[o,r] * dy[s,o,q], gemm_f32_k_fma), then col2im_mode(dcol, dxs). With
-/// skip_pointwise, a 1x1 / stride 1 / no padding convolution writes dcol straight into dx (one
-/// tap per element, whose value the mode's accumulation from +0 leaves unchanged).
+/// The dgrad loop of every per-sample mode: per sample, dcol (RL, P) = W^T dY_s on the live
+/// rows (ORDER: the fma chain over o ascending of w[o,r] * dy[s,o,q], gemm_f32_k_fma), then
+/// col2im_mode(dcol, dxs). With skip_pointwise, a 1x1 / stride 1 / no padding convolution writes
+/// dcol straight into dx (one tap per element, whose value the mode's accumulation from +0
+/// leaves unchanged).
 template <class Col2im>
 void dgrad_per_sample(const float* dy, const float* w, float* dx, const Conv2dParams& p,
                       const Geometry& g, bool skip_pointwise, Col2im&& col2im_mode) {
-    const int64_t R = g.R, P = g.P, xsz = p.ci * p.h * p.w;
+    const int64_t RL = g.RL, P = g.P, xsz = p.ci * p.h * p.w;
     const bool direct = skip_pointwise && g.pointwise();
-    const GemmParams gp{.m = R, .n = P, .k = p.co, .trans_a = true};
-    const GemmPackedA wt = pack_shared_a(w, gp);
+    const GemmParams gp{.m = RL, .n = P, .k = p.co, .lda = RL, .trans_a = true};
+    const GemmPackedA wt = pack_shared_a(live_weights(w, g), gp);
     if (const int64_t sc = samples_per_chunk(g); sc > 1) {
         for_each_sample((p.n + sc - 1) / sc, [&](int64_t c, bool par) {
             const int64_t s0 = c * sc, n = std::min(sc, p.n - s0);
             thread_local std::vector<float> t_chunk, t_dcol;
-            float* chunk = scratch(t_chunk, R * n * P);
+            float* chunk = scratch(t_chunk, RL * n * P);
             dgrad_chunk(dy, s0, n, wt, g, chunk, par);
-            for (int64_t j = 0; j < n; ++j) {  // sample j's columns, as (R, P)
+            for (int64_t j = 0; j < n; ++j) {  // sample j's columns, as (RL, P)
                 float* dxs = dx + (s0 + j) * xsz;
-                float* dcol = direct ? dxs : scratch(t_dcol, R * P);
-                for (int64_t r = 0; r < R; ++r)
-                    copy_run(dcol + r * P, chunk + r * n * P + j * P, P);
+                float* dcol = direct ? dxs : scratch(t_dcol, RL * P);
+                for (int64_t i = 0; i < RL; ++i)
+                    copy_run(dcol + i * P, chunk + i * n * P + j * P, P);
                 if (!direct) col2im_mode(dcol, dxs);
             }
         });
@@ -155,7 +200,7 @@ void dgrad_per_sample(const float* dy, const float* w, float* dx, const Conv2dPa
     for_each_sample(p.n, [&](int64_t s, bool par) {
         thread_local std::vector<float> t_dcol;
         float* dxs = dx + s * xsz;
-        float* dcol = direct ? dxs : scratch(t_dcol, R * P);
+        float* dcol = direct ? dxs : scratch(t_dcol, RL * P);
         GemmParams q = gp;
         q.parallel = par;
         gemm(wt, dy + s * p.co * P, dcol, q);

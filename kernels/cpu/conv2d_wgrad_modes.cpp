@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // conv.wgrad in the kahan, exact, permuted and atomic modes (recipes in kernels/conv2d.h). Every
-// mode uses the tree mode's per-sample leaf (wgrad_group_leaf of one sample: im2col + GEMM, leaf (Co, R), the same
-// bits); only the combination across samples differs. The deterministic modes compute leaves in
-// waves of kWave samples (samples across threads) and then combine the wave into per-element
-// state, slices of kSlice elements across threads; the atomic mode adds each leaf into a shared
-// buffer as soon as it is computed.
+// mode uses the tree mode's per-sample leaf (wgrad_group_leaf of one sample: im2col + GEMM, leaf
+// (Co, RL) over the live rows, the same bits); only the combination across samples differs. The
+// deterministic modes compute leaves in waves of kWave samples (samples across threads) and then
+// combine the wave into per-element state, slices of kSlice elements across threads; the atomic
+// mode adds each group partial into a shared buffer as soon as it is computed.
 #include <omp.h>
 
 #include <algorithm>
@@ -45,7 +45,7 @@ template <class SampleAt, class Combine>
 void leaf_waves(const float* x, const float* dy, const Geometry& g, SampleAt&& sample_at,
                 Combine&& combine) {
     const Conv2dParams& p = *g.p;
-    const int64_t L = p.co * g.R;
+    const int64_t L = p.co * g.RL;
     float* leaves = wave_buffer(std::min(kWave, p.n) * L);
     for (int64_t k0 = 0; k0 < p.n; k0 += kWave) {
         const int64_t wn = std::min(kWave, p.n - k0);
@@ -57,18 +57,12 @@ void leaf_waves(const float* x, const float* dy, const Geometry& g, SampleAt&& s
     }
 }
 
-/// dw[i] = value(st[i]) for the L = Co * R elements (state and dw share the (Co, R) layout).
-template <class T, class Value>
-void write_out(const T* st, float* dw, int64_t L, Value&& value) {
-    for (int64_t i = 0; i < L; ++i) dw[i] = value(st[i]);
-}
-
 }  // namespace
 
 // ---- kahan: the tree of the tree mode, with kahan_merge over (leaf, +0) ----
 void conv2d_wgrad_kahan(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     const Geometry g(p);
-    const int64_t L = p.co * g.R;
+    const int64_t L = p.co * g.RL;
     thread_local std::vector<common::KahanSum> t_slots;
     const int64_t need = common::tree_slots(p.n) * L;
     if (static_cast<int64_t>(t_slots.size()) < need) t_slots.resize(static_cast<std::size_t>(need));
@@ -87,13 +81,13 @@ void conv2d_wgrad_kahan(const float* x, const float* dy, float* dw, const Conv2d
     for_each_slice(L, [&](int64_t lo, int64_t hi) {
         common::kahan_tree_finish(slots, L, lo, hi, p.n);
     });
-    write_out(slots, dw, L, [](const common::KahanSum& k) { return common::kahan_value(k); });
+    write_wgrad(slots, dw, g, [](const common::KahanSum& k) { return common::kahan_value(k); });
 }
 
 // ---- exact: one ExactAcc per element, every leaf added (N < 2^31 adds: no normalisation) ----
 void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     const Geometry g(p);
-    const int64_t L = p.co * g.R;
+    const int64_t L = p.co * g.RL;
     thread_local std::vector<common::ExactAcc> t_acc;
     if (static_cast<int64_t>(t_acc.size()) < L) t_acc.resize(static_cast<std::size_t>(L));
     common::ExactAcc* acc = t_acc.data();
@@ -105,13 +99,13 @@ void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2d
             for (int64_t j = 0; j < wn; ++j)
                 common::exact_add_row(acc + lo, leaves + j * L + lo, hi - lo);
         });
-    write_out(acc, dw, L, [](const common::ExactAcc& a) { return common::exact_value(a); });
+    write_wgrad(acc, dw, g, [](const common::ExactAcc& a) { return common::exact_value(a); });
 }
 
 // ---- permuted: leaves added from +0 in the order permute_order(N, key) ----
 void conv2d_wgrad_permuted(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     const Geometry g(p);
-    const int64_t L = p.co * g.R;
+    const int64_t L = p.co * g.RL;
     thread_local std::vector<uint32_t> t_order;
     t_order.resize(static_cast<std::size_t>(p.n));
     common::permute_order(t_order.data(), p.n, p.accum.permute_key);
@@ -126,7 +120,7 @@ void conv2d_wgrad_permuted(const float* x, const float* dy, float* dw, const Con
             for (int64_t j = 0; j < wn; ++j)
                 common::permuted_accumulate(acc, leaves + j * L, lo, hi);
         });
-    write_out(acc, dw, L, [](float v) { return v; });
+    write_wgrad(acc, dw, g, [](float v) { return v; });
 }
 
 // ---- atomic: split-K over fixed groups of kConv2dAtomicGroup samples ----
@@ -137,7 +131,7 @@ void conv2d_wgrad_permuted(const float* x, const float* dy, float* dw, const Con
 // first on an element is still up to thread timing.
 void conv2d_wgrad_atomic(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     const Geometry g(p);
-    const int64_t L = p.co * g.R, groups = (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup;
+    const int64_t L = p.co * g.RL, groups = (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup;
     thread_local std::vector<float> t_acc;
     float* acc = scratch(t_acc, L);
     std::fill(acc, acc + L, 0.0f);
@@ -151,7 +145,7 @@ void conv2d_wgrad_atomic(const float* x, const float* dy, float* dw, const Conv2
         common::atomic_add_row(acc + start, part + start, L - start);
         common::atomic_add_row(acc, part, start);
     });
-    write_out(acc, dw, L, [](float v) { return v; });
+    write_wgrad(acc, dw, g, [](float v) { return v; });
 }
 
 }  // namespace dt::kernels::cpu::conv2d_internal

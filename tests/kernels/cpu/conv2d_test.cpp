@@ -27,27 +27,48 @@ using test::absd, test::eps_scaled;
 using test::geom, test::xsize, test::wsize, test::ysize, test::describe;
 
 const Conv2dParams kCases[] = {
-    geom(3, 2, 7, 5, 3, 3, 3, 1, 1),   geom(2, 3, 9, 9, 4, 3, 3, 2, 1),
-    geom(2, 1, 8, 8, 5, 1, 1, 1, 0),   geom(5, 2, 6, 7, 3, 1, 1, 2, 0),
-    geom(2, 2, 11, 9, 3, 7, 7, 1, 3),  geom(3, 1, 13, 13, 4, 7, 7, 2, 2),
-    geom(17, 3, 5, 5, 2, 3, 3, 1, 1),  geom(2, 2, 6, 8, 3, 2, 3, 1, 0),
-    geom(4, 3, 10, 10, 2, 5, 5, 3, 0), geom(2, 2, 9, 9, 3, 1, 1, 3, 1),
-    geom(1, 5, 14, 14, 33, 3, 3, 1, 1), geom(2, 2, 20, 19, 3, 3, 3, 1, 1),  // P > GEMM K block
-    geom(2, 1, 33, 35, 2, 5, 5, 2, 2),  geom(3, 2, 6, 6, 3, 3, 3, 1, 0),
+    geom(3, 2, 7, 5, 3, 3, 3, 1, 1),
+    geom(2, 3, 9, 9, 4, 3, 3, 2, 1),
+    geom(2, 1, 8, 8, 5, 1, 1, 1, 0),
+    geom(5, 2, 6, 7, 3, 1, 1, 2, 0),
+    geom(2, 2, 11, 9, 3, 7, 7, 1, 3),
+    geom(3, 1, 13, 13, 4, 7, 7, 2, 2),
+    geom(17, 3, 5, 5, 2, 3, 3, 1, 1),
+    geom(2, 2, 6, 8, 3, 2, 3, 1, 0),
+    geom(4, 3, 10, 10, 2, 5, 5, 3, 0),
+    geom(2, 2, 9, 9, 3, 1, 1, 3, 1),
+    geom(1, 5, 14, 14, 33, 3, 3, 1, 1),
+    geom(2, 2, 20, 19, 3, 3, 3, 1, 1),  // P > GEMM K block
+    geom(2, 1, 33, 35, 2, 5, 5, 2, 2),
+    geom(3, 2, 6, 6, 3, 3, 3, 1, 0),
     // Padding as wide as the image (MediumCNN's deepest layers with k = 5, 7 on 1x1 and 2x2).
-    geom(2, 2, 1, 1, 3, 7, 7, 1, 3),    geom(2, 3, 2, 2, 4, 5, 5, 1, 2),
+    geom(2, 2, 1, 1, 3, 7, 7, 1, 3),
+    geom(2, 3, 2, 2, 4, 5, 5, 1, 2),
     geom(1, 2, 3, 2, 3, 7, 7, 1, 3),
+    geom(4, 3, 1, 1, 5, 3, 3, 1, 1),
+    geom(2, 2, 1, 1, 3, 1, 1, 2, 1),    // every tap dead: y = b, dx = dw = 0
     geom(260, 1, 8, 8, 2, 3, 3, 1, 1),  // 17 wgrad groups (of 16): more than one wave of 16
     geom(300, 1, 3, 3, 2, 3, 3, 1, 1),  // P = 9: 3 wgrad groups of 114 samples
     // Sample chunks (P < kChunkPositions): a wgrad group split into two chained chunks, and
     // several forward/dgrad chunks with a short last one.
-    geom(20, 2, 10, 9, 3, 3, 3, 1, 1),  geom(70, 3, 4, 4, 5, 3, 3, 1, 1),
+    geom(20, 2, 10, 9, 3, 3, 3, 1, 1),
+    geom(70, 3, 4, 4, 5, 3, 3, 1, 1),
 };
 
 float xat(const std::vector<float>& x, const Conv2dParams& p, int64_t s, int64_t c, int64_t ih,
           int64_t iw) {
     if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) return 0.0f;
     return x[((s * p.ci + c) * p.h + ih) * p.w + iw];
+}
+
+/// Tap (ki, kj) reads the image at some output position (kernels/conv2d.h: live taps).
+bool tap_live(const Conv2dParams& p, int64_t ki, int64_t kj) {
+    bool row = false, col = false;
+    for (int64_t oh = 0; oh < p.ho; ++oh)
+        row |= oh * p.stride - p.pad + ki >= 0 && oh * p.stride - p.pad + ki < p.h;
+    for (int64_t ow = 0; ow < p.wo; ++ow)
+        col |= ow * p.stride - p.pad + kj >= 0 && ow * p.stride - p.pad + kj < p.w;
+    return row && col;
 }
 
 // ---- the ORDER of kernels/conv2d.h as plain float loops ----
@@ -62,10 +83,11 @@ std::vector<float> spec_forward(const std::vector<float>& x, const std::vector<f
                     for (int64_t c = 0; c < p.ci; ++c)
                         for (int64_t ki = 0; ki < p.kh; ++ki)
                             for (int64_t kj = 0; kj < p.kw; ++kj)
-                                acc = std::fma(w[((o * p.ci + c) * p.kh + ki) * p.kw + kj],
-                                               xat(x, p, s, c, oh * p.stride - p.pad + ki,
-                                                   ow * p.stride - p.pad + kj),
-                                               acc);
+                                if (tap_live(p, ki, kj))
+                                    acc = std::fma(w[((o * p.ci + c) * p.kh + ki) * p.kw + kj],
+                                                   xat(x, p, s, c, oh * p.stride - p.pad + ki,
+                                                       ow * p.stride - p.pad + kj),
+                                                   acc);
                     y[((s * p.co + o) * p.ho + oh) * p.wo + ow] = acc + b[o];
                 }
     return y;
@@ -107,8 +129,9 @@ std::vector<float> spec_wgrad(const std::vector<float>& x, const std::vector<flo
             for (int64_t c = 0; c < p.ci; ++c)
                 for (int64_t ki = 0; ki < p.kh; ++ki)
                     for (int64_t kj = 0; kj < p.kw; ++kj) {
-                        float acc = 0.0f;
-                        for (int64_t s = gi * G; s < std::min(p.n, (gi + 1) * G); ++s)
+                        float acc = 0.0f;  // a dead tap has no term: +0
+                        for (int64_t s = gi * G;
+                             s < std::min(p.n, (gi + 1) * G) && tap_live(p, ki, kj); ++s)
                             for (int64_t oh = 0; oh < p.ho; ++oh)
                                 for (int64_t ow = 0; ow < p.wo; ++ow)
                                     acc = std::fma(dy[((s * p.co + o) * p.ho + oh) * p.wo + ow],
@@ -173,8 +196,8 @@ TEST(Conv2d, WithinDerivedBoundOfDoubleReference) {
         const auto x = test::to_double(d.x), w = test::to_double(d.w), b = test::to_double(d.b),
                    dy = test::to_double(d.dy);
         const auto ax = absd(d.x), aw = absd(d.w), ab = absd(d.b), ady = absd(d.dy);
-        std::vector<double> y(ysize(p)), ym(ysize(p)), dx(xsize(p)), dxm(xsize(p)),
-            dw(wsize(p)), dwm(wsize(p));
+        std::vector<double> y(ysize(p)), ym(ysize(p)), dx(xsize(p)), dxm(xsize(p)), dw(wsize(p)),
+            dwm(wsize(p));
         ref::conv2d_forward(x.data(), w.data(), b.data(), y.data(), p);
         ref::conv2d_forward(ax.data(), aw.data(), ab.data(), ym.data(), p);
         ref::conv2d_backward_data(dy.data(), w.data(), dx.data(), p);
@@ -197,9 +220,9 @@ TEST(Conv2d, WithinDerivedBoundOfDoubleReference) {
 
 TEST(Conv2d, ThreadCountChangesNoBit) {
     // 37 samples: three wgrad waves, the last partial; and a single sample (parallel GEMM path).
-    for (const Conv2dParams& p : {geom(37, 4, 10, 9, 8, 3, 3, 1, 1),
-                                  geom(1, 16, 14, 14, 32, 3, 3, 1, 1),
-                                  geom(19, 2, 9, 9, 500, 3, 3, 2, 1)}) {
+    for (const Conv2dParams& p :
+         {geom(37, 4, 10, 9, 8, 3, 3, 1, 1), geom(1, 16, 14, 14, 32, 3, 3, 1, 1),
+          geom(19, 2, 9, 9, 500, 3, 3, 2, 1)}) {
         SCOPED_TRACE(describe(p));
         const Data d = make_data(p, test::test_seed() + 2);
         omp_set_num_threads(1);
