@@ -1,7 +1,8 @@
 # Build options and the numeric flags every detrain target compiles with.
 # ORDER: floating-point evaluation order is part of detrain's specification, so the compiler may
 # neither contract a*b+c into an fma (-ffp-contract=off) nor reassociate (no -ffast-math/-Ofast).
-# Where a fused multiply-add is wanted, kernels call fma() explicitly.
+# Where a fused multiply-add is wanted, kernels call fma() explicitly. -fno-math-errno only stops
+# sqrt from setting errno (its result is correctly rounded either way), so sqrt loops vectorise.
 option(DT_BUILD_TESTS "Build the GoogleTest suite" ON)
 option(DT_BUILD_BENCH "Build the Google Benchmark suite" ON)
 option(DT_WERROR "Treat warnings as errors" OFF)
@@ -10,7 +11,7 @@ set_property(CACHE DT_ENABLE_CUDA PROPERTY STRINGS AUTO ON OFF)
 
 add_library(dt_numeric_flags INTERFACE)
 target_compile_options(dt_numeric_flags INTERFACE
-  $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off -fno-fast-math>
+  $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off -fno-fast-math -fno-math-errno>
   $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false -Xcompiler=-ffp-contract=off>)
 
 # Release: -O3 without -march=native, so one binary gives the same bits on every x86-64 host;
