@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "engine/core/error.h"
+#include "engine/core/finite.h"
 
 namespace dt {
 
@@ -82,13 +83,11 @@ void backward_checked(const Tensor& loss, const Model& model, double lr, int e, 
     for (const NamedParam& p : model.params()) {
         if (!p.trainable || !p.tensor.grad().defined()) continue;
         const Tensor g = p.tensor.grad();
-        const float* v = g.f32();
-        for (int64_t i = 0, n = g.numel(); i < n; ++i) {
-            if (!std::isfinite(v[i])) {
-                throw Error(str("non-finite gradient ", step_text(e, b, steps), ": ", v[i],
-                                " at element ", i, " of the gradient of parameter ", p.name,
-                                "; try a smaller --lr (now ", lr, ")"));
-            }
+        const int64_t i = first_non_finite(g.f32(), g.numel());
+        if (i >= 0) {
+            throw Error(str("non-finite gradient ", step_text(e, b, steps), ": ", g.f32()[i],
+                            " at element ", i, " of the gradient of parameter ", p.name,
+                            "; try a smaller --lr (now ", lr, ")"));
         }
     }
 }

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "engine/autograd/tape.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstdint>
-#include <cstring>
+
+#include "engine/core/finite.h"
 
 namespace dt::autograd {
 
@@ -22,25 +21,7 @@ thread_local bool t_check_finite = false;
 // Index of the first NaN/Inf of a float32 tensor, or -1.
 int64_t first_non_finite(const Tensor& g) {
     if (g.dtype() != DType::kF32) return -1;
-    const float* p = g.f32();
-    const int64_t n = g.numel();
-    // Blocks with a branch-free (vectorisable) test first: a float is NaN/Inf when its exponent
-    // bits are all ones. Only a block that has one is searched element by element.
-    constexpr uint32_t kExp = 0x7f800000u;
-    constexpr int64_t kBlock = 1024;
-    for (int64_t lo = 0; lo < n; lo += kBlock) {
-        const int64_t hi = std::min(n, lo + kBlock);
-        uint32_t any = 0;
-        for (int64_t i = lo; i < hi; ++i) {
-            uint32_t bits;
-            std::memcpy(&bits, p + i, sizeof bits);
-            any |= static_cast<uint32_t>((bits & kExp) == kExp);
-        }
-        if (!any) continue;
-        for (int64_t i = lo; i < hi; ++i)
-            if (!std::isfinite(p[i])) return i;
-    }
-    return -1;
+    return dt::first_non_finite(g.f32(), g.numel());
 }
 
 // Throws NonFiniteGradient when the check is on and `g` (the gradient for input `i` of `node`,

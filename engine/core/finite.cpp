@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+#include "engine/core/finite.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace dt {
+
+namespace {
+
+constexpr int64_t kBlock = 1024;
+
+/// True when a float of p[0 .. n) has all exponent bits set (NaN or Inf). Branch-free.
+__attribute__((target_clones("avx512f", "avx2", "default"))) bool block_has_non_finite(
+    const float* p, int64_t n) {
+    constexpr uint32_t kExp = 0x7f800000u;
+    uint32_t any = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, p + i, sizeof bits);
+        any |= static_cast<uint32_t>((bits & kExp) == kExp);
+    }
+    return any != 0;
+}
+
+}  // namespace
+
+int64_t first_non_finite(const float* p, int64_t n) {
+    for (int64_t lo = 0; lo < n; lo += kBlock) {
+        const int64_t hi = std::min(n, lo + kBlock);
+        if (!block_has_non_finite(p + lo, hi - lo)) continue;
+        for (int64_t i = lo; i < hi; ++i)
+            if (!std::isfinite(p[i])) return i;
+    }
+    return -1;
+}
+
+}  // namespace dt

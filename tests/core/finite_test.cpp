@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// first_non_finite: finds the first NaN/Inf wherever it sits (inside or across the scan's blocks,
+// in a short tail), treats the largest finite values and subnormals as finite.
+#include "engine/core/finite.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace dt {
+namespace {
+
+TEST(FirstNonFinite, FindsTheFirstNanOrInfAnywhere) {
+    const float bad[] = {std::numeric_limits<float>::quiet_NaN(),
+                         std::numeric_limits<float>::infinity(),
+                         -std::numeric_limits<float>::infinity(),
+                         -std::numeric_limits<float>::signaling_NaN()};
+    for (int64_t n : {1, 7, 1023, 1024, 1025, 5000}) {
+        std::vector<float> v(static_cast<std::size_t>(n), 1.5f);
+        EXPECT_EQ(first_non_finite(v.data(), n), -1) << n;
+        for (float b : bad)
+            for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
+                std::vector<float> w = v;
+                w[static_cast<std::size_t>(at)] = b;
+                if (at + 1 < n) w[static_cast<std::size_t>(n - 1)] = b;  // a later one too
+                EXPECT_EQ(first_non_finite(w.data(), n), at) << "n=" << n << " at=" << at;
+            }
+    }
+}
+
+TEST(FirstNonFinite, ExtremeFiniteValuesAreFinite) {
+    const std::vector<float> v = {std::numeric_limits<float>::max(),
+                                  -std::numeric_limits<float>::max(),
+                                  std::numeric_limits<float>::denorm_min(), -0.0f, 0.0f,
+                                  std::numeric_limits<float>::min()};
+    EXPECT_EQ(first_non_finite(v.data(), std::ssize(v)), -1);
+    EXPECT_EQ(first_non_finite(nullptr, 0), -1);
+}
+
+}  // namespace
+}  // namespace dt
