@@ -14,6 +14,7 @@ set them to force AVX2 OpenBLAS kernels; only the peer's command unsets them).
 
 usage: bench/peers/compare.py [--bench build/bench/dt_bench] [--threads 2] [--reps 3]
                               [--models smallcnn,mediumcnn_k3,...] [--json out.json]
+                              [--python /usr/bin/python3]
 """
 import argparse
 import json
@@ -64,10 +65,10 @@ def detrain_step(bench, model, threads):
     return batch / (b["med_ms"] / 1e3), batch / (b["fast_med_ms"] / 1e3)
 
 
-def pytorch_step(model, threads):
+def pytorch_step(model, threads, python):
     name, k, batch = MODELS[model]
     steps = 30 if name.startswith("smallcnn") or k <= 3 else 8
-    out = subprocess.run([sys.executable, os.path.join(HERE, "pytorch_train.py"), "--model", name,
+    out = subprocess.run([python, os.path.join(HERE, "pytorch_train.py"), "--model", name,
                           "--kernel-size", str(k), "--threads", str(threads), "--batch",
                           str(batch), "--steps", str(steps), "--warmup", "3"],
                          check=True, capture_output=True, text=True, env=peer_env(threads)).stdout
@@ -81,6 +82,10 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--models", default="smallcnn,mediumcnn_k1,mediumcnn_k3,mediumcnn_k5,mediumcnn_k7")
     ap.add_argument("--json")
+    # Debian's python3-torch is installed for the system interpreter, which need not be the
+    # python3 first on PATH (nor the one running this script).
+    ap.add_argument("--python", default="/usr/bin/python3",
+                    help="interpreter that has Debian's python3-torch (default /usr/bin/python3)")
     a = ap.parse_args()
     results = []
     for model in a.models.split(","):
@@ -89,7 +94,7 @@ def main():
         det, fast, peer, ratio = [], [], [], []
         for rep in range(a.reps):
             d, f = detrain_step(a.bench, model, a.threads)
-            p = pytorch_step(model, a.threads)
+            p = pytorch_step(model, a.threads, a.python)
             det.append(d)
             fast.append(f)
             peer.append(p["images_per_second"])
