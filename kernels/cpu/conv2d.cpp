@@ -34,16 +34,20 @@ namespace dt::kernels::cpu {
 
 namespace conv2d_internal {
 
-const float* pad_sample(const float* xs, const Geometry& g) {
+void pad_into(const float* xs, const Geometry& g, float* xp) {
     const Conv2dParams& p = *g.p;
-    if (p.pad == 0) return xs;
-    thread_local std::vector<float> t_xp;
-    float* xp = scratch(t_xp, p.ci * g.hp * g.wp);
     std::fill(xp, xp + p.ci * g.hp * g.wp, 0.0f);
     for (int64_t c = 0; c < p.ci; ++c)
         for (int64_t ih = 0; ih < p.h; ++ih)
             copy_run(xp + (c * g.hp + ih + p.pad) * g.wp + p.pad, xs + (c * p.h + ih) * p.w,
                      p.w);
+}
+
+const float* pad_sample(const float* xs, const Geometry& g) {
+    if (g.p->pad == 0) return xs;
+    thread_local std::vector<float> t_xp;
+    float* xp = scratch(t_xp, g.p->ci * g.hp * g.wp);
+    pad_into(xs, g, xp);
     return xp;
 }
 

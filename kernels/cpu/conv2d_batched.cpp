@@ -36,11 +36,32 @@ void gather_dy(const float* dy, int64_t s0, int64_t sc, const Geometry& g, float
 
 void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, float* dst) {
     const Conv2dParams& p = *g.p;
-    const int64_t cols = sc * g.P, xsz = p.ci * p.h * p.w;
+    const int64_t cols = sc * g.P, xsz = p.ci * p.h * p.w, psz = p.ci * g.hp * g.wp;
+    // The chunk's padded samples first, so that each col row is written in one pass.
+    thread_local std::vector<float> t_pad;
+    thread_local std::vector<const float*> t_xp;
+    t_xp.resize(static_cast<std::size_t>(sc));
+    float* pad = p.pad == 0 ? nullptr : scratch(t_pad, sc * psz);
     for (int64_t j = 0; j < sc; ++j) {
-        const float* xp = pad_sample(x + (s0 + j) * xsz, g);
-        for (int64_t i = 0; i < g.RL; ++i)
-            fill_tap(xp, g, g.live[i], 0, g.P, dst + i * cols + j * g.P);
+        const float* xs = x + (s0 + j) * xsz;
+        if (pad) pad_into(xs, g, pad + j * psz);
+        t_xp[j] = pad ? pad + j * psz : xs;
+    }
+    const int64_t st = p.stride, wo = p.wo, ho = p.ho, wp = g.wp;
+    for (int64_t i = 0; i < g.RL; ++i) {
+        const int64_t rb = g.rbase[g.live[i]];
+        float* d = dst + i * cols;
+        for (int64_t j = 0; j < sc; ++j) {
+            const float* base = t_xp[j] + rb;
+            for (int64_t oh = 0; oh < ho; ++oh, d += wo) {
+                const float* src = base + oh * st * wp;
+                if (st == 1) {
+                    copy_run(d, src, wo);
+                } else {
+                    for (int64_t ow = 0; ow < wo; ++ow) d[ow] = src[ow * st];
+                }
+            }
+        }
     }
 }
 

@@ -104,6 +104,8 @@ inline void copy_run(float* __restrict dst, const float* __restrict src, int64_t
 
 /// The padded sample xp (Ci, Hp, Wp) of xs (Ci, H, W): xs itself when pad == 0.
 const float* pad_sample(const float* xs, const Geometry& g);
+/// Writes the padded sample of xs into xp (Ci*Hp*Wp floats).
+void pad_into(const float* xs, const Geometry& g, float* xp);
 
 /// dst[t] = xpad[r, q0 + t] for t < count (positions q = oh*Wo + ow in order).
 void fill_tap(const float* xp, const Geometry& g, int64_t r, int64_t q0, int64_t count,
