@@ -272,9 +272,12 @@ void measure(const std::vector<Variant>& variants, int replicas,
         report.variants.push_back(std::move(vr));
     }
     if (partial) {
+        const bool all = finished == jobs.size();
         report.notes.insert(report.notes.begin(),
-                            str("partial report (--report-only): ", finished, " of ", jobs.size(),
-                                " replicas finished"));
+                            all ? str("report rewritten with --report-only; all ", finished,
+                                      " replicas had finished")
+                                : str("partial report (--report-only): ", finished, " of ",
+                                      jobs.size(), " replicas finished"));
         if (report.variants.empty()) {
             throw ValueError(str("--report-only: no variant has 2 finished replicas yet in ",
                                  report.out_dir));

@@ -141,6 +141,12 @@ TEST_F(StudyCli, ReportOnlyReportsTheFinishedReplicasAndTrainsNothing) {
     EXPECT_NE(s.at("notes")[0].get<std::string>().find("4 of 6 replicas finished"),
               std::string::npos)
         << s.at("notes");
+    // With every asked-for replica there, the report says so instead of "partial".
+    ASSERT_EQ(detrain(study_args("partial", "control,algo", 2) + " --report-only", "p4").status, 0);
+    const json full = study_json("partial");
+    EXPECT_NE(full.at("notes")[0].get<std::string>().find("all 4 replicas had finished"),
+              std::string::npos)
+        << full.at("notes");
     // A directory without a study is refused.
     const dt::test::CliRun none = detrain(study_args("nothing", "control", 2) + " --report-only", "p3");
     EXPECT_NE(none.status, 0);
