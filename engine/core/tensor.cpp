@@ -4,12 +4,9 @@
 #include <cstdlib>
 
 #include "engine/autograd/tape.h"
+#include "engine/core/host_pool.h"
 
 namespace dt {
-
-namespace {
-constexpr std::size_t kAlignment = 64;  // one cache line; every AVX-512 load is aligned
-}
 
 Storage::Storage(std::size_t n, Device dev) : bytes(n), device(dev) {
     if (dev == Device::kCuda) {
@@ -17,12 +14,11 @@ Storage::Storage(std::size_t n, Device dev) : bytes(n), device(dev) {
             "tensor on device cuda: detrain has no CUDA tensor storage yet (this build runs on "
             "the CPU only; hint: use the cpu device)");
     }
-    std::size_t rounded = (n + kAlignment - 1) / kAlignment * kAlignment;
-    data = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+    data = host_pool::allocate(n);  // reuses a block of a freed tensor of the same size
     if (data == nullptr) throw Error(str("out of memory allocating ", n, " bytes"));
 }
 
-Storage::~Storage() { std::free(data); }
+Storage::~Storage() { host_pool::release(data, bytes); }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
     for (int64_t d : shape) {
