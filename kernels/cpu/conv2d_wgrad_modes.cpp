@@ -17,6 +17,7 @@
 #include "kernels/common/atomic_add.h"
 #include "kernels/common/reduce_tree.h"
 #include "kernels/cpu/conv2d_internal.h"
+#include "kernels/exact_rows.h"
 
 namespace dt::kernels::cpu::conv2d_internal {
 
@@ -84,7 +85,8 @@ void conv2d_wgrad_kahan(const float* x, const float* dy, float* dw, const Conv2d
     write_wgrad(slots, dw, g, [](const common::KahanSum& k) { return common::kahan_value(k); });
 }
 
-// ---- exact: one ExactAcc per element, every leaf added (N < 2^31 adds: no normalisation) ----
+// ---- exact: one ExactAcc per element, every leaf added (exact_add_rows: at most one unit per
+// leaf, N < 2^31: no normalisation) ----
 void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     const Geometry g(p);
     const int64_t L = p.co * g.RL;
@@ -96,8 +98,7 @@ void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2d
         x, dy, g, [](int64_t k) { return k; },
         [&](int64_t, int64_t wn, const float* leaves, int64_t lo, int64_t hi) {
             // ORDER: none (integer accumulation; the result depends on the multiset of leaves).
-            for (int64_t j = 0; j < wn; ++j)
-                common::exact_add_row(acc + lo, leaves + j * L + lo, hi - lo);
+            exact_add_rows(acc + lo, leaves + lo, L, wn, hi - lo);
         });
     write_wgrad(acc, dw, g, [](const common::ExactAcc& a) { return common::exact_value(a); });
 }

@@ -19,6 +19,7 @@
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/atomic_add.h"
 #include "kernels/common/reduce_tree.h"
+#include "kernels/exact_rows.h"
 #include "kernels/cpu/linear_internal.h"
 #include "kernels/gemm.h"
 
@@ -107,10 +108,18 @@ void linear_wgrad_exact(const float* x, const float* dy, float* dw, const Linear
         thread_local std::vector<common::ExactAcc> t_acc;
         common::ExactAcc* acc = scratch(t_acc, kChunk);
         common::exact_init_row(acc, len);
-        for (int64_t s = 0; s < p.n; ++s) {  // ORDER: none (N < 2^31 adds per element)
-            const float g = dy[s * p.out + o];
-            const float* xr = x + s * p.in + lo;
-            for (int64_t i = 0; i < len; ++i) common::exact_add(acc[i], g * xr[i]);
+        // The leaves g * x of up to kExactRowsMaxCount samples, then one exact_add_rows.
+        thread_local std::vector<float> t_leaves;
+        float* leaves = scratch(t_leaves, kExactRowsMaxCount * kChunk);
+        for (int64_t s0 = 0; s0 < p.n; s0 += kExactRowsMaxCount) {
+            const int64_t sn = std::min(kExactRowsMaxCount, p.n - s0);
+            for (int64_t j = 0; j < sn; ++j) {
+                const float g = dy[(s0 + j) * p.out + o];
+                const float* xr = x + (s0 + j) * p.in + lo;
+                for (int64_t i = 0; i < len; ++i) leaves[j * len + i] = g * xr[i];
+            }
+            // ORDER: none (integer accumulation; N < 2^31 units per element)
+            exact_add_rows(acc, leaves, len, sn, len);
         }
         common::exact_value_row(acc, dw + o * p.in + lo, len);
     });

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// exact_add_rows (kernels/cpu/exact_rows.h): per block of elements, pass 1 finds each element's
+// least and greatest leaf exponent, pass 2 sums the shifted mantissas in int64 lanes (vectorised:
+// variable 64-bit shifts), pass 3 folds each sum into its accumulator once, or adds the leaves
+// one by one where pass 1 found them unfit.
+#include "kernels/exact_rows.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dt::kernels::cpu {
+
+namespace {
+
+constexpr int64_t kBlock = 256;            // elements per block (stack arrays below)
+constexpr uint32_t kMaxBase = 200;         // p beyond this: plain path (keeps limb index safe)
+constexpr uint32_t kNoLeaf = 0xffffffffu;  // "no nonzero leaf yet" for the least exponent
+
+inline uint32_t bits_at(const float* x) {
+    uint32_t u;
+    std::memcpy(&u, x, sizeof u);
+    return u;
+}
+
+/// Passes 1 and 2 over one block of m elements: lo/hi exponents, specials, int64 sums.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void block_sums(
+    const float* x, int64_t stride, int64_t count, int64_t m, uint32_t* lo, uint32_t* hi,
+    uint32_t* special, int64_t* sum) {
+    for (int64_t i = 0; i < m; ++i) lo[i] = kNoLeaf, hi[i] = 0, special[i] = 0, sum[i] = 0;
+    for (int64_t j = 0; j < count; ++j) {
+        const float* row = x + j * stride;
+        for (int64_t i = 0; i < m; ++i) {
+            const uint32_t u = bits_at(row + i), e = (u >> 23) & 0xffu;
+            const uint32_t p = e ? e - 1u : 0u;  // units of 2^-149: x = m * 2^p
+            special[i] |= static_cast<uint32_t>(e == 0xffu);
+            lo[i] = (u & 0x7fffffffu) ? std::min(lo[i], p) : lo[i];
+            hi[i] = std::max(hi[i], p);
+        }
+    }
+    for (int64_t j = 0; j < count; ++j) {
+        const float* row = x + j * stride;
+        for (int64_t i = 0; i < m; ++i) {
+            const uint32_t u = bits_at(row + i), e = (u >> 23) & 0xffu;
+            const uint32_t p = e ? e - 1u : 0u;
+            const uint64_t mant = (u & 0x7fffffu) | (e ? 0x800000u : 0u);
+            // Zero leaves (p may be below lo) add 0; unfit elements' sums are never used, the
+            // clamp only keeps the shift defined.
+            const uint32_t sh = std::min(p >= lo[i] ? p - lo[i] : 0u, 63u);
+            const int64_t v = static_cast<int64_t>(mant << sh);
+            const int64_t neg = -static_cast<int64_t>(u >> 31);
+            sum[i] += (v ^ neg) - neg;
+        }
+    }
+}
+
+}  // namespace
+
+void exact_add_rows(common::ExactAcc* acc, const float* x, int64_t stride, int64_t count,
+                    int64_t n) {
+    if (count > kExactRowsMaxCount) {
+        for (int64_t j = 0; j < count; j += kExactRowsMaxCount)
+            exact_add_rows(acc, x + j * stride, stride, std::min(kExactRowsMaxCount, count - j),
+                           n);
+        return;
+    }
+    uint32_t lo[kBlock], hi[kBlock], special[kBlock];
+    int64_t sum[kBlock];
+    for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+        const int64_t m = std::min(kBlock, n - i0);
+        block_sums(x + i0, stride, count, m, lo, hi, special, sum);
+        for (int64_t i = 0; i < m; ++i) {
+            common::ExactAcc& a = acc[i0 + i];
+            if (lo[i] == kNoLeaf && !special[i]) continue;  // only zeros: nothing to add
+            const bool fit =
+                !special[i] && hi[i] <= kMaxBase && hi[i] - lo[i] <= kExactRowsSpread;
+            if (!fit) {
+                for (int64_t j = 0; j < count; ++j) common::exact_add(a, x[j * stride + i0 + i]);
+                continue;
+            }
+            const bool negative = sum[i] < 0;
+            const uint64_t mag = negative ? 0u - static_cast<uint64_t>(sum[i])
+                                          : static_cast<uint64_t>(sum[i]);
+            if (mag != 0u) common::exact_fold_bin(a, mag, lo[i] + 1u, negative);
+        }
+    }
+}
+
+}  // namespace dt::kernels::cpu

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+// Contract of exact_add_rows: adding a wave of rows into per-element exact accumulators, fast
+// (host). Reference: ref::exact_add_rows (one exact_add per leaf), kernels/ref/exact_rows_ref.h. The exact mode's
+// cross-sample sites add N leaves into one ExactAcc per output element (kernels/common/
+// accum_exact.h); at one superaccumulator add per leaf and element that is the mode's cost.
+// Here the leaves of one element within a wave of at most kExactRowsMaxCount rows usually span
+// few binades, so they are first summed EXACTLY as integers: each leaf is +-m * 2^p (units of
+// 2^-149, m < 2^24); with base = the least p of the element's nonzero leaves and every
+// p - base <= kExactRowsSpread, the terms m << (p - base) are < 2^58 and 16 of them sum below
+// 2^62 in an int64, which is then folded into the accumulator once (exact_fold_bin). Elements
+// whose leaves spread wider, or hold Inf/NaN, or are huge, take the plain per-leaf path.
+// ORDER: none (integer arithmetic): the accumulator ends up holding the same exact value as
+// with exact_add of every leaf, so exact_value gives the same bits.
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/accum_exact.h"
+
+namespace dt::kernels {
+
+constexpr int64_t kExactRowsMaxCount = 16;
+constexpr uint32_t kExactRowsSpread = 34;  // 24 + 34 + log2(16) = 62 bits
+
+namespace cpu {
+/// acc[i] += x[j * stride + i] for j < count, i < n, exactly (any count: more than
+/// kExactRowsMaxCount rows are taken in waves of that many). At most 1 unit of headroom per
+/// element per wave on the fast path, 1 per row on the plain one.
+void exact_add_rows(common::ExactAcc* acc, const float* x, int64_t stride, int64_t count,
+                    int64_t n);
+}  // namespace cpu
+
+}  // namespace dt::kernels

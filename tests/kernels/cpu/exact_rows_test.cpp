@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// exact_add_rows equals its reference, one exact_add per leaf: the same exact value in the
+// accumulators (normalised limbs and special flags compared, not only the rounded result), for
+// leaves that fit the int64 fast path, leaves spread over many binades (plain path), zeros,
+// -0, subnormals, Inf/NaN, huge values, several waves into one accumulator, counts above 16 and
+// element counts around the block size.
+#include "kernels/exact_rows.h"
+#include "kernels/ref/exact_rows_ref.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "kernels/common/accum_exact.h"
+#include "tests/support/rng.h"
+
+namespace dt::kernels::cpu {
+namespace {
+
+using common::ExactAcc;
+
+std::vector<ExactAcc> fresh(int64_t n) {
+    std::vector<ExactAcc> a(static_cast<std::size_t>(n));
+    common::exact_init_row(a.data(), n);
+    return a;
+}
+
+void expect_same(std::vector<ExactAcc> got, std::vector<ExactAcc> want, const char* what) {
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        common::exact_normalise(got[i]);
+        common::exact_normalise(want[i]);
+        ASSERT_EQ(got[i].special, want[i].special) << what << " element " << i;
+        for (int k = 0; k < common::kExactLimbs; ++k)
+            ASSERT_EQ(got[i].limb[k], want[i].limb[k]) << what << " element " << i << " limb " << k;
+        const float g = common::exact_value(got[i]), w = common::exact_value(want[i]);
+        ASSERT_EQ(std::memcmp(&g, &w, sizeof g), 0) << what << " element " << i;
+    }
+}
+
+/// rows (count, n) with the kind of values `kind` selects, keyed by seed.
+std::vector<float> rows(int64_t count, int64_t n, int kind, uint64_t seed) {
+    std::vector<float> x = test::uniform_floats(count * n, -1.0f, 1.0f, seed, 1);
+    const std::vector<float> e = test::uniform_floats(count * n, 0.0f, 1.0f, seed, 2);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        switch (kind) {
+            case 1: x[i] = std::ldexp(x[i], static_cast<int>(e[i] * 80.0f) - 40); break;  // wide
+            case 2:  // rare values sprinkled in
+                if (e[i] < 0.05f) x[i] = 0.0f;
+                else if (e[i] < 0.08f) x[i] = -0.0f;
+                else if (e[i] < 0.10f) x[i] = std::numeric_limits<float>::denorm_min() * 77.0f;
+                else if (e[i] < 0.11f) x[i] = std::numeric_limits<float>::infinity();
+                else if (e[i] < 0.115f) x[i] = -std::numeric_limits<float>::infinity();
+                else if (e[i] < 0.12f) x[i] = std::numeric_limits<float>::quiet_NaN();
+                else if (e[i] < 0.14f) x[i] = x[i] * 3e37f;
+                break;
+            case 3: x[i] = std::ldexp(x[i], -120); break;  // near the subnormal range
+            default: break;                               // kind 0: one binade or a few
+        }
+    }
+    return x;
+}
+
+TEST(ExactRows, SameExactValueAsOneAddPerLeaf) {
+    for (int kind = 0; kind < 4; ++kind)
+        for (int64_t count : {1, 2, 7, 16, 17, 40})
+            for (int64_t n : {1, 255, 256, 257, 700}) {
+                SCOPED_TRACE(::testing::Message() << "kind " << kind << " count " << count
+                                                  << " n " << n);
+                const int64_t stride = n + 3;  // rows apart, with a gap
+                std::vector<float> x(static_cast<std::size_t>(count * stride), 5.0f);
+                const std::vector<float> v = rows(count, n, kind, test::test_seed() + count);
+                for (int64_t j = 0; j < count; ++j)
+                    for (int64_t i = 0; i < n; ++i) x[j * stride + i] = v[j * n + i];
+                std::vector<ExactAcc> got = fresh(n), want = fresh(n);
+                for (int wave = 0; wave < 2; ++wave) {  // two waves into the same accumulators
+                    exact_add_rows(got.data(), x.data(), stride, count, n);
+                    ref::exact_add_rows(want.data(), x.data(), stride, count, n);
+                }
+                expect_same(got, want, "rows");
+            }
+}
+
+TEST(ExactRows, CancellationToZeroAndBothPaths) {
+    // +a and -a in one wave: exact zero (the fast path), and one element forced onto the plain
+    // path by a leaf 2^60 times smaller.
+    const int64_t n = 2;
+    std::vector<float> x = {1.5f, 3.0f, -1.5f, std::ldexp(1.0f, -60)};
+    std::vector<ExactAcc> got = fresh(n), want = fresh(n);
+    exact_add_rows(got.data(), x.data(), 2, 2, n);
+    ref::exact_add_rows(want.data(), x.data(), 2, 2, n);
+    expect_same(got, want, "cancel");
+    EXPECT_EQ(common::exact_value(got[0]), 0.0f);
+    EXPECT_EQ(common::exact_value(got[1]), 3.0f);  // 3 + 2^-60 rounds to 3
+}
+
+}  // namespace
+}  // namespace dt::kernels::cpu
