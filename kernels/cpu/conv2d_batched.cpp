@@ -7,6 +7,8 @@
 // columns share its GEMM, and a chunk of wgrad is the same sum continued over (sample, q)
 // ascending as the per-sample GEMMs chained with `accumulate` (cpu::gemm stores and reloads
 // partial sums exactly between K blocks).
+#include <omp.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -23,15 +25,23 @@ constexpr int64_t kWgradChunkK = 1024;
 
 int64_t samples_per_chunk(const Geometry& g) {
     if (g.P >= kChunkPositions) return 1;
-    return std::clamp<int64_t>(kChunkCols / std::max<int64_t>(g.P, 1), 1, g.p->n);
+    // At least one chunk per thread when the batch allows, so chunks run side by side.
+    const int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+    const int64_t per_thread = (g.p->n + threads - 1) / threads;
+    return std::clamp<int64_t>(kChunkCols / std::max<int64_t>(g.P, 1), 1, per_thread);
 }
+
+namespace {
+/// Data movement big enough to split over threads (called outside a parallel region).
+bool split_copy(int64_t floats) { return floats >= (int64_t{1} << 15) && !omp_in_parallel(); }
+}  // namespace
 
 void gather_dy(const float* dy, int64_t s0, int64_t sc, const Geometry& g, float* dst) {
     const int64_t co = g.p->co, P = g.P, cols = sc * P;
-    for (int64_t j = 0; j < sc; ++j) {
-        const float* ds = dy + (s0 + j) * co * P;
-        for (int64_t o = 0; o < co; ++o) copy_run(dst + o * cols + j * P, ds + o * P, P);
-    }
+#pragma omp parallel for schedule(static) if (split_copy(co * cols))
+    for (int64_t o = 0; o < co; ++o)
+        for (int64_t j = 0; j < sc; ++j)
+            copy_run(dst + o * cols + j * P, dy + ((s0 + j) * co + o) * P, P);
 }
 
 void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, float* dst) {
@@ -42,17 +52,21 @@ void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, flo
     thread_local std::vector<const float*> t_xp;
     t_xp.resize(static_cast<std::size_t>(sc));
     float* pad = p.pad == 0 ? nullptr : scratch(t_pad, sc * psz);
+    const float** xps = t_xp.data();
+    const bool par = split_copy(g.RL * cols);
+#pragma omp parallel for schedule(static) if (par)
     for (int64_t j = 0; j < sc; ++j) {
         const float* xs = x + (s0 + j) * xsz;
         if (pad) pad_into(xs, g, pad + j * psz);
-        t_xp[j] = pad ? pad + j * psz : xs;
+        xps[j] = pad ? pad + j * psz : xs;
     }
     const int64_t st = p.stride, wo = p.wo, ho = p.ho, wp = g.wp;
+#pragma omp parallel for schedule(static) if (par)
     for (int64_t i = 0; i < g.RL; ++i) {
         const int64_t rb = g.rbase[g.live[i]];
         float* d = dst + i * cols;
         for (int64_t j = 0; j < sc; ++j) {
-            const float* base = t_xp[j] + rb;
+            const float* base = xps[j] + rb;
             for (int64_t oh = 0; oh < ho; ++oh, d += wo) {
                 const float* src = base + oh * st * wp;
                 if (st == 1) {
