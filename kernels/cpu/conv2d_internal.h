@@ -53,6 +53,11 @@ inline int64_t end_valid(int64_t n_in, int64_t pad, int64_t k, int64_t stride, i
     return a < 0 ? 0 : std::min(n_out, a / stride + 1);
 }
 
+/// Kernel offset k reads the image (not the padding) at some output position along one axis.
+inline bool tap_reads_image(int64_t k, int64_t n_in, int64_t n_out, int64_t pad, int64_t stride) {
+    return first_valid(pad, k, stride) < end_valid(n_in, pad, k, stride, n_out);
+}
+
 struct Geometry {
     const Conv2dParams* p;
     int64_t hp, wp, R, P;
@@ -64,15 +69,19 @@ struct Geometry {
     std::vector<int64_t> slot;  // (R): index of row r in live, or -1 for a dead row
     int64_t RL = 0;
     explicit Geometry(const Conv2dParams& q)
-        : p(&q), hp(q.h + 2 * q.pad), wp(q.w + 2 * q.pad), R(q.ci * q.kh * q.kw),
-          P(q.ho * q.wo), rbase(static_cast<std::size_t>(R)),
+        : p(&q),
+          hp(q.h + 2 * q.pad),
+          wp(q.w + 2 * q.pad),
+          R(q.ci * q.kh * q.kw),
+          P(q.ho * q.wo),
+          rbase(static_cast<std::size_t>(R)),
           slot(static_cast<std::size_t>(R), -1) {
         for (int64_t c = 0, r = 0; c < q.ci; ++c)
             for (int64_t ki = 0; ki < q.kh; ++ki)
                 for (int64_t kj = 0; kj < q.kw; ++kj, ++r) {
                     rbase[r] = (c * hp + ki) * wp + kj;
-                    if (first_valid(q.pad, ki, q.stride) < end_valid(q.h, q.pad, ki, q.stride, q.ho) &&
-                        first_valid(q.pad, kj, q.stride) < end_valid(q.w, q.pad, kj, q.stride, q.wo)) {
+                    if (tap_reads_image(ki, q.h, q.ho, q.pad, q.stride) &&
+                        tap_reads_image(kj, q.w, q.wo, q.pad, q.stride)) {
                         slot[r] = static_cast<int64_t>(live.size());
                         live.push_back(r);
                     }
@@ -108,8 +117,7 @@ const float* pad_sample(const float* xs, const Geometry& g);
 void pad_into(const float* xs, const Geometry& g, float* xp);
 
 /// dst[t] = xpad[r, q0 + t] for t < count (positions q = oh*Wo + ow in order).
-void fill_tap(const float* xp, const Geometry& g, int64_t r, int64_t q0, int64_t count,
-              float* dst);
+void fill_tap(const float* xp, const Geometry& g, int64_t r, int64_t q0, int64_t count, float* dst);
 
 /// w (Co, R) itself when every row is live, else its live columns (Co, RL) in the calling
 /// thread's buffer.
@@ -133,8 +141,8 @@ GemmPackedA pack_shared_a(const float* a, const GemmParams& gp);
 /// Feature maps with fewer positions than this are computed in sample chunks.
 constexpr int64_t kChunkPositions = 128;
 
-/// Samples per chunk: 1 when P >= kChunkPositions, else enough for a few hundred GEMM columns
-/// (at most N). Shape-only; no choice changes a bit.
+/// Samples per chunk: 1 when P >= kChunkPositions, else enough for a few hundred GEMM columns,
+/// at most N / threads (rounded up) so that chunks run side by side. No choice changes a bit.
 int64_t samples_per_chunk(const Geometry& g);
 
 /// dst (Co, sc*P): dst[o, j*P + q] = dy[s0 + j, o, q].
@@ -144,16 +152,16 @@ void gather_dy(const float* dy, int64_t s0, int64_t sc, const Geometry& g, float
 void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, float* dst);
 
 /// The wgrad leaf (Co, RL) of samples [s0, s1) over the live rows: leaf[o,i] = the fma chain
-/// from +0 over (sample, q) ascending of dy[s,o,q] * xpad[s,live[i],q] (one sample: the per-sample leaf, the same
-/// bits in every mode; several: one sum continued over them in order). Computed in chunks of
-/// samples, each chunk's GEMM continuing the previous one's partial sums.
+/// from +0 over (sample, q) ascending of dy[s,o,q] * xpad[s,live[i],q] (one sample: the per-sample
+/// leaf, the same bits in every mode; several: one sum continued over them in order). Computed in
+/// chunks of samples, each chunk's GEMM continuing the previous one's partial sums.
 void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
                       float* leaf, bool parallel_gemm);
 
 /// dcol (RL, sc*P) = W^T dY of samples [s0, s0 + sc) on the live rows, columns j*P + q; wt = the
 /// live rows of W^T packed as A.
-void dgrad_chunk(const float* dy, int64_t s0, int64_t sc, const GemmPackedA& wt,
-                 const Geometry& g, float* dcol, bool parallel_gemm);
+void dgrad_chunk(const float* dy, int64_t s0, int64_t sc, const GemmPackedA& wt, const Geometry& g,
+                 float* dcol, bool parallel_gemm);
 
 /// Calls fn(run_dst_offset, src, count) for every col2im run of dcol (RL, P) (live rows) in the
 /// row order `rows` (R entries, dead rows skipped; null: ascending): the run of row r at output
