@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Contract of exact_add_rows: adding a wave of rows into per-element exact accumulators, fast
-// (host). Reference: ref::exact_add_rows (one exact_add per leaf), kernels/ref/exact_rows_ref.h. The exact mode's
-// cross-sample sites add N leaves into one ExactAcc per output element (kernels/common/
-// accum_exact.h); at one superaccumulator add per leaf and element that is the mode's cost.
+// (host). Reference: ref::exact_add_rows (one exact_add per leaf), kernels/ref/exact_rows_ref.h.
+// The exact mode's cross-sample sites add N leaves into one ExactAcc per output element
+// (kernels/common/accum_exact.h); at one superaccumulator add per leaf and element that is the
+// mode's cost.
 // Here the leaves of one element within a wave of at most kExactRowsMaxCount rows usually span
 // few binades, so they are first summed EXACTLY as integers: each leaf is +-m * 2^p (units of
 // 2^-149, m < 2^24); with base = the least p of the element's nonzero leaves and every

@@ -106,8 +106,8 @@ void pack_gather(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr
     }
 }
 
-/// dxs (Ci, H, W) = col2im(dcol (RL, P)). ORDER: dx starts at +0; live rows r ascending, so each input
-/// element receives its taps (ki, kj) in ascending order (one position per tap at most).
+/// dxs (Ci, H, W) = col2im(dcol (RL, P)). ORDER: dx starts at +0; live rows r ascending, so each
+/// input element receives its taps (ki, kj) in ascending order (one position per tap at most).
 /// Accumulates into a zeroed padded buffer dxp (Ci, Hp, Wp) with whole (Ho, Wo) runs (stride 1) or
 /// strided runs; the border of dxp collects terms that belong to no input and is dropped.
 void col2im(const float* __restrict dcol, float* __restrict dxs, const Geometry& g) {
