@@ -47,6 +47,7 @@ const Conv2dParams kCases[] = {
     geom(1, 2, 3, 2, 3, 7, 7, 1, 3),
     geom(4, 3, 1, 1, 5, 3, 3, 1, 1),
     geom(2, 2, 1, 1, 3, 1, 1, 2, 1),    // every tap dead: y = b, dx = dw = 0
+    geom(3, 6, 1, 1, 4, 3, 3, 1, 1),    // dead taps, more live rows than Co: (RL, Co) leaves
     geom(260, 1, 8, 8, 2, 3, 3, 1, 1),  // 17 wgrad groups (of 16): more than one wave of 16
     geom(300, 1, 3, 3, 2, 3, 3, 1, 1),  // P = 9: 3 wgrad groups of 114 samples
     // Sample chunks (P < kChunkPositions): a wgrad group split into two chained chunks, and
