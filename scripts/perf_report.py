@@ -160,14 +160,15 @@ def step_section(build, quick):
 
 
 def peers_section(build, reps, quick):
-    try:
-        import torch  # noqa: F401  (only to learn whether the peer is installed)
-    except ImportError:
+    # Debian's python3-torch lives with the system interpreter, not necessarily this one.
+    peer = "/usr/bin/python3"
+    if subprocess.run([peer, "-c", "import torch"], capture_output=True).returncode != 0:
         return "## detrain vs PyTorch\n\nSkipped: python3-torch missing (scripts/setup.sh --peers).\n"
     models = "smallcnn,mediumcnn_k3" if quick else \
         "smallcnn,mediumcnn_k1,mediumcnn_k3,mediumcnn_k5,mediumcnn_k7,resnet18"
     out = sh([sys.executable, os.path.join(ROOT, "bench", "peers", "compare.py"), "--bench",
-              os.path.join(build, "bench", "dt_bench"), "--reps", str(reps), "--models", models])
+              os.path.join(build, "bench", "dt_bench"), "--reps", str(reps), "--models", models,
+              "--python", peer])
     return "## detrain vs PyTorch\n\n" + out
 
 
