@@ -188,10 +188,6 @@ void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dP
     write_wgrad(tree, dw, g, [](float v) { return v; });  // the root is slot 0 (reduce_tree.h)
 }
 
-}  // namespace
-
-namespace {
-
 /// Forward on small maps: chunks of samples, each one GEMM y_chunk (Co, sc*P) = W col_chunk.
 void conv2d_forward_chunked(const float* x, const GemmPackedA& wa, const float* b, float* y,
                             const Geometry& g, int64_t sc) {
