@@ -158,8 +158,9 @@ DT_HD float exact_value(const ExactAcc& a) {
 // 64-bit bin selected by its sign and exponent, u >> 23 (512 bins; four interleaved sets so that
 // runs of equal exponents do not wait on one bin). That is 3 integer ops and one add per element,
 // about the cost of a plain float sum, and exact: a bin takes 2^40 adds before it could wrap.
-// Rare inputs (E = 0 or 255) go to the accumulator directly. At the end every nonzero bin B of
-// exponent E is folded into the limbs as +-B * 2^(E-1) (3 digits, 1 unit). The host uses this
+// Zeros and subnormals (E = 0) add their bare mantissa to their bin; only Inf/NaN (E = 255) go
+// to the accumulator directly. At the end every nonzero bin B of exponent E is folded into the
+// limbs as +-B * 2^(max(E, 1) - 1) (3 digits, 1 unit). The host uses this
 // path for n >= kExactBinsMin; device code, where 16 KB of bins per thread would be local memory
 // for every resident thread, always uses the direct path. Both are exact: same bits.
 constexpr int64_t kExactBinsMin = 4096;
@@ -204,13 +205,16 @@ DT_HD void exact_add_direct(ExactAcc& a, const float* x, int64_t n, int64_t stri
 inline void exact_add_binned(ExactAcc& a, const float* x, int64_t n, int64_t stride) {
     uint64_t bin[kExactBinSets][512] = {};
     int64_t i = 0;
+    // Zeros and subnormals (E = 0) go to their bin too, without the implicit bit (folded at
+    // p = 0): a branch on them would mispredict on ReLU gradients, which are half zeros.
     const auto one = [&a](uint64_t* set, float f) {
         const uint32_t u = float_to_bits(f);
-        if (((u >> 23) & 0xffu) - 1u >= 254u) {
+        const uint32_t e = (u >> 23) & 0xffu;
+        if (e == 0xffu) {  // Inf/NaN: flags (rare, predictable)
             exact_add_rare(a, u);
             return;
         }
-        set[u >> 23] += (u & 0x7fffffu) | 0x800000u;
+        set[u >> 23] += (u & 0x7fffffu) | (e != 0u ? 0x800000u : 0u);
     };
     for (; i + kExactBinSets <= n; i += kExactBinSets) {
         for (int s = 0; s < kExactBinSets; ++s) one(bin[s], x[(i + s) * stride]);
@@ -218,7 +222,9 @@ inline void exact_add_binned(ExactAcc& a, const float* x, int64_t n, int64_t str
     for (; i < n; ++i) one(bin[0], x[i * stride]);
     for (int s = 0; s < kExactBinSets; ++s) {
         for (uint32_t idx = 0; idx < 512; ++idx) {
-            if (bin[s][idx] != 0) exact_fold_bin(a, bin[s][idx], idx & 0xffu, (idx >> 8) != 0);
+            if (bin[s][idx] == 0) continue;
+            const uint32_t e = idx & 0xffu;  // E = 0 holds units of 2^-149 (p = 0), as E = 1
+            exact_fold_bin(a, bin[s][idx], e != 0u ? e : 1u, (idx >> 8) != 0);
         }
     }
 }
