@@ -28,6 +28,21 @@ namespace cpu {
 /// element per wave on the fast path, 1 per row on the plain one.
 void exact_add_rows(common::ExactAcc* acc, const float* x, int64_t stride, int64_t count,
                     int64_t n);
+
+/// out[i] = the exact sum of x[j * stride + i] over j < count, rounded once (exact_value's
+/// result, bit for bit), i < n; any count < 2^31. Without an accumulator when it can: an element
+/// whose nonzero leaves span at most exact_sum_rows_spread(count) binades (and holds no Inf/NaN
+/// and no huge value) is summed in one int64 at its least exponent, converted to float (one
+/// rounding, RNE) and scaled by a power of two, which is exact while the result is a normal
+/// float; any other element goes through an ExactAcc. ORDER: none (integer arithmetic).
+void exact_sum_rows(float* out, const float* x, int64_t stride, int64_t count, int64_t n);
 }  // namespace cpu
+
+/// 24-bit terms, count of them: 24 + spread + ceil(log2(count)) <= 62 bits.
+constexpr uint32_t exact_sum_rows_spread(int64_t count) {
+    uint32_t bits = 0;
+    while ((int64_t{1} << bits) < count) ++bits;
+    return bits >= 38 ? 0u : 38u - bits;
+}
 
 }  // namespace dt::kernels

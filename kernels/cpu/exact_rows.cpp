@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// exact_add_rows (kernels/cpu/exact_rows.h): per block of elements, pass 1 finds each element's
-// least and greatest leaf exponent, pass 2 sums the shifted mantissas in int64 lanes (vectorised:
-// variable 64-bit shifts), pass 3 folds each sum into its accumulator once, or adds the leaves
-// one by one where pass 1 found them unfit.
+// exact_add_rows / exact_sum_rows (kernels/exact_rows.h): per block of elements, pass 1 finds
+// each element's least and greatest leaf exponent, pass 2 sums the shifted mantissas in int64
+// lanes (vectorised: variable 64-bit shifts), pass 3 folds each sum into its accumulator once
+// (or rounds it to float directly), or adds the leaves one by one where pass 1 found them unfit.
 #include "kernels/exact_rows.h"
 
 #include <algorithm>
@@ -46,14 +46,52 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void block_sums(
             // Zero leaves (p may be below lo) add 0; unfit elements' sums are never used, the
             // clamp only keeps the shift defined.
             const uint32_t sh = std::min(p >= lo[i] ? p - lo[i] : 0u, 63u);
-            const int64_t v = static_cast<int64_t>(mant << sh);
-            const int64_t neg = -static_cast<int64_t>(u >> 31);
-            sum[i] += (v ^ neg) - neg;
+            // Unsigned (modular) arithmetic: an unfit element's sum may wrap, a fit one's never
+            // leaves the int64 range, so its two's-complement reading is the exact sum.
+            const uint64_t v = mant << sh, neg = 0u - static_cast<uint64_t>(u >> 31);
+            sum[i] = static_cast<int64_t>(static_cast<uint64_t>(sum[i]) + ((v ^ neg) - neg));
         }
     }
 }
 
+/// sum * 2^(lo - 149) rounded once, when that is a normal float: (float)sum rounds to 24 bits
+/// (RNE, as exact_value), the power of two then only moves the exponent. False otherwise.
+inline bool scaled_int_to_float(int64_t sum, uint32_t lo, float* out) {
+    const float f = static_cast<float>(sum);  // ORDER: the one rounding
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    const int64_t e = static_cast<int64_t>((u >> 23) & 0xffu) + static_cast<int64_t>(lo) - 149;
+    if (e < 1 || e > 254) return false;  // subnormal or overflowing result: the ExactAcc path
+    u = (u & 0x807fffffu) | (static_cast<uint32_t>(e) << 23);
+    std::memcpy(out, &u, sizeof u);
+    return true;
+}
+
 }  // namespace
+
+void exact_sum_rows(float* out, const float* x, int64_t stride, int64_t count, int64_t n) {
+    const uint32_t spread = exact_sum_rows_spread(count);
+    uint32_t lo[kBlock], hi[kBlock], special[kBlock];
+    int64_t sum[kBlock];
+    for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+        const int64_t m = std::min(kBlock, n - i0);
+        block_sums(x + i0, stride, count, m, lo, hi, special, sum);
+        for (int64_t i = 0; i < m; ++i) {
+            if (!special[i] && lo[i] == kNoLeaf) {  // zeros only: exact_value gives +0
+                out[i0 + i] = 0.0f;
+                continue;
+            }
+            const bool fit = !special[i] && hi[i] <= kMaxBase && hi[i] - lo[i] <= spread;
+            if (fit && (sum[i] == 0 ? (out[i0 + i] = 0.0f, true)
+                                    : scaled_int_to_float(sum[i], lo[i], out + i0 + i)))
+                continue;
+            common::ExactAcc a;
+            common::exact_init(a);
+            for (int64_t j = 0; j < count; ++j) common::exact_add(a, x[j * stride + i0 + i]);
+            out[i0 + i] = common::exact_value(a);
+        }
+    }
+}
 
 void exact_add_rows(common::ExactAcc* acc, const float* x, int64_t stride, int64_t count,
                     int64_t n) {

@@ -39,13 +39,15 @@ using test::kAllModes, test::kDeterministicModes, test::mode_name, test::bits_of
 constexpr uint64_t kKey = 0x1234abcdull;
 
 // Odd sizes, strides 1-3, padding (also as wide as the image), kernels 1 (pointwise and
-// strided), 3, 5, 7, more samples than one wgrad wave (16), more positions than one K block.
+// strided), 3, 5, 7, more samples than one wgrad wave (16), more positions than one K block,
+// more live rows and output channels than one exact wgrad tile holds.
 const Conv2dParams kCases[] = {
     geom(3, 2, 7, 5, 3, 3, 3, 1, 1),   geom(2, 3, 9, 9, 4, 3, 3, 2, 1),
     geom(2, 1, 8, 8, 5, 1, 1, 1, 0),   geom(2, 2, 9, 9, 3, 1, 1, 3, 1),
     geom(2, 2, 11, 9, 3, 7, 7, 1, 3),  geom(17, 3, 5, 5, 2, 3, 3, 1, 1),
     geom(4, 3, 10, 10, 2, 5, 5, 3, 0), geom(2, 2, 20, 19, 3, 3, 3, 1, 1),
     geom(2, 3, 2, 2, 4, 5, 5, 1, 2),   geom(2, 2, 6, 8, 3, 2, 3, 1, 0),
+    geom(5, 16, 4, 4, 6, 3, 3, 1, 1),  // exact on small maps: partial tiles (RL 144, Co 6)
 };
 
 struct Data {

@@ -57,6 +57,8 @@ std::vector<float> rows(int64_t count, int64_t n, int kind, uint64_t seed) {
                 else if (e[i] < 0.14f) x[i] = x[i] * 3e37f;
                 break;
             case 3: x[i] = std::ldexp(x[i], -120); break;  // near the subnormal range
+            case 4: x[i] = std::ldexp(x[i], -140); break;  // subnormal sums
+            case 5: x[i] = std::ldexp(x[i], 100 + static_cast<int>(e[i] * 28.0f)); break;  // Inf
             default: break;                               // kind 0: one binade or a few
         }
     }
@@ -94,6 +96,59 @@ TEST(ExactRows, CancellationToZeroAndBothPaths) {
     expect_same(got, want, "cancel");
     EXPECT_EQ(common::exact_value(got[0]), 0.0f);
     EXPECT_EQ(common::exact_value(got[1]), 3.0f);  // 3 + 2^-60 rounds to 3
+}
+
+TEST(ExactRows, SumRowsRoundsLikeTheReference) {
+    // Every kind of value, counts across the int64 budget (spread 34 at 16 rows, 31 at 128),
+    // element counts around the block size; the result is compared bit for bit.
+    for (int kind = 0; kind < 6; ++kind)
+        for (int64_t count : {1, 2, 7, 16, 17, 64, 128, 300})
+            for (int64_t n : {1, 255, 257}) {
+                SCOPED_TRACE(::testing::Message() << "kind " << kind << " count " << count
+                                                  << " n " << n);
+                const int64_t stride = n + 5;
+                std::vector<float> x(static_cast<std::size_t>(count * stride), 7.0f);
+                const std::vector<float> v = rows(count, n, kind, test::test_seed() + 99 * count);
+                for (int64_t j = 0; j < count; ++j)
+                    for (int64_t i = 0; i < n; ++i) x[j * stride + i] = v[j * n + i];
+                std::vector<float> got(static_cast<std::size_t>(n)), want = got;
+                exact_sum_rows(got.data(), x.data(), stride, count, n);
+                ref::exact_sum_rows(want.data(), x.data(), stride, count, n);
+                for (int64_t i = 0; i < n; ++i) {
+                    uint32_t g, w;
+                    std::memcpy(&g, &got[i], 4);
+                    std::memcpy(&w, &want[i], 4);
+                    ASSERT_EQ(g, w) << "element " << i << ": " << got[i] << " vs " << want[i];
+                }
+            }
+}
+
+TEST(ExactRows, SumRowsCancellationAndRoundingTies) {
+    // Exact cancellation gives +0; 2^24 + 1 (a tie between 2^24 and 2^24 + 2) rounds to even;
+    // 1 + 2^-60 leaves the int64 budget (the ExactAcc path) and rounds to 1.
+    const std::vector<float> x = {1.5f, 16777216.0f, 1.0f, -1.5f, 1.0f, std::ldexp(1.0f, -60)};
+    std::vector<float> out(3);
+    exact_sum_rows(out.data(), x.data(), 3, 2, 3);
+    EXPECT_EQ(std::signbit(out[0]), false);
+    EXPECT_EQ(out[0], 0.0f);
+    EXPECT_EQ(out[1], 16777216.0f);
+    EXPECT_EQ(out[2], 1.0f);
+}
+
+TEST(ExactRows, SumRowsAtTheInt64Budget) {
+    // Leaves of all-ones mantissa and one leaf exactly `spread` binades lower, all of one sign:
+    // the largest sums the int64 path may see (16 rows: spread 34; 17 rows: 33, so this one
+    // leaves the int64 path). Either way the bits must be the reference's.
+    for (int64_t count : {16, 17}) {
+        const float big = -std::ldexp(16777215.0f, 34), tiny = -std::ldexp(1.0f, 23);
+        std::vector<float> x(static_cast<std::size_t>(count), big);
+        x[5] = tiny;
+        float got = 0.0f, want = 1.0f;
+        exact_sum_rows(&got, x.data(), 1, count, 1);
+        ref::exact_sum_rows(&want, x.data(), 1, count, 1);
+        EXPECT_EQ(got, want) << "count " << count;
+        EXPECT_LE(exact_sum_rows_spread(count), 34u);
+    }
 }
 
 }  // namespace
