@@ -32,8 +32,8 @@ namespace dt::kernels::cpu::conv2d_internal {
 
 namespace {
 
-constexpr int64_t kTileO = 4;     // output channels per tile
-constexpr int64_t kTileI = 128;   // live rows per tile (a wave's leaves: 16 x 4 x 128 floats)
+constexpr int64_t kTileO = 8;     // output channels per tile
+constexpr int64_t kTileI = 128;   // live rows per tile (N x 8 x 128 leaves: 256 KB at N = 64)
 constexpr int64_t kMaxP = 64;     // positions per sample up to which the tiled path is taken
 constexpr int64_t kMaxCol = int64_t{1} << 24;  // floats of the batch's transposed im2col
 
@@ -95,16 +95,29 @@ template <int R>
 __attribute__((target("avx512f"))) void tile_leaves_avx512(const float* d, const float* colt,
                                                            int64_t P, int64_t RL, int64_t i0,
                                                            int64_t ti, float* out) {
-    for (int64_t i = 0; i < ti; i += 16) {
-        const __mmask16 m = ti - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (ti - i)) - 1u);
-        __m512 acc[R];
-        for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+    // 32 lanes (two vectors) x R rows: 2R independent fma chains per q.
+    const auto mask = [](int64_t left) {
+        if (left <= 0) return __mmask16(0);
+        return left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
+    };
+    for (int64_t i = 0; i < ti; i += 32) {
+        const __mmask16 m0 = mask(ti - i), m1 = mask(ti - i - 16);
+        __m512 a0[R], a1[R];
+        for (int r = 0; r < R; ++r) a0[r] = _mm512_setzero_ps(), a1[r] = _mm512_setzero_ps();
         for (int64_t q = 0; q < P; ++q) {  // ORDER: q ascending, one fma each
-            const __m512 c = _mm512_maskz_loadu_ps(m, colt + q * RL + i0 + i);
-            for (int r = 0; r < R; ++r)
-                acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(d[r * P + q]), c, acc[r]);
+            const float* c = colt + q * RL + i0 + i;
+            const __m512 c0 = _mm512_maskz_loadu_ps(m0, c);
+            const __m512 c1 = _mm512_maskz_loadu_ps(m1, c + 16);
+            for (int r = 0; r < R; ++r) {
+                const __m512 dv = _mm512_set1_ps(d[r * P + q]);
+                a0[r] = _mm512_fmadd_ps(dv, c0, a0[r]);
+                a1[r] = _mm512_fmadd_ps(dv, c1, a1[r]);
+            }
         }
-        for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(out + r * kTileI + i, m, acc[r]);
+        for (int r = 0; r < R; ++r) {
+            _mm512_mask_storeu_ps(out + r * kTileI + i, m0, a0[r]);
+            _mm512_mask_storeu_ps(out + r * kTileI + i + 16, m1, a1[r]);
+        }
     }
 }
 #endif

@@ -47,7 +47,7 @@ const Conv2dParams kCases[] = {
     geom(2, 2, 11, 9, 3, 7, 7, 1, 3),  geom(17, 3, 5, 5, 2, 3, 3, 1, 1),
     geom(4, 3, 10, 10, 2, 5, 5, 3, 0), geom(2, 2, 20, 19, 3, 3, 3, 1, 1),
     geom(2, 3, 2, 2, 4, 5, 5, 1, 2),   geom(2, 2, 6, 8, 3, 2, 3, 1, 0),
-    geom(5, 16, 4, 4, 6, 3, 3, 1, 1),  // exact on small maps: partial tiles (RL 144, Co 6)
+    geom(5, 16, 4, 4, 10, 3, 3, 1, 1),  // exact, small maps: full + partial tiles
 };
 
 struct Data {
