@@ -61,7 +61,8 @@ void tile_leaves_scalar(const float* d, const float* colt, int64_t P, int64_t RL
         float* o = out + r * kTileI;
         for (int64_t i = 0; i < ti; ++i) {
             float acc = 0.0f;
-            for (int64_t q = 0; q < P; ++q) acc = std::fma(d[r * P + q], colt[q * RL + i0 + i], acc);
+            for (int64_t q = 0; q < P; ++q)  // ORDER: q ascending, one fma each
+                acc = std::fma(d[r * P + q], colt[q * RL + i0 + i], acc);
             o[i] = acc;
         }
     }
