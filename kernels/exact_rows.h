@@ -36,6 +36,13 @@ void exact_add_rows(common::ExactAcc* acc, const float* x, int64_t stride, int64
 /// rounding, RNE) and scaled by a power of two, which is exact while the result is a normal
 /// float; any other element goes through an ExactAcc. ORDER: none (integer arithmetic).
 void exact_sum_rows(float* out, const float* x, int64_t stride, int64_t count, int64_t n);
+
+/// a += x[0] + ... + x[n-1] exactly, for long arrays (host; the same value as
+/// common::exact_add_array). The array is read as rows of 16 lanes, up to 1024 rows at a time;
+/// each lane's terms are summed in one int64 when they fit (exact_sum_rows_spread) and folded
+/// into a once, else added one by one. Precondition as exact_add_array: a holds at most 2^30
+/// units on entry; it is normalised on return.
+void exact_add_lanes(common::ExactAcc& a, const float* x, int64_t n);
 }  // namespace cpu
 
 /// 24-bit terms, count of them: 24 + spread + ceil(log2(count)) <= 62 bits.

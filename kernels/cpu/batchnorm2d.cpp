@@ -15,6 +15,7 @@
 #include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
+#include "kernels/exact_rows.h"
 #include "kernels/common/atomic_add.h"
 #include "kernels/common/reduce_tree.h"
 
@@ -140,8 +141,8 @@ std::vector<KahanSum> kahan_leaves(const BatchNorm2dParams& p, MakeRow make_row)
 }
 
 // kExact. Work items are (channel c, block of ns consecutive samples) of about kExactItem terms
-// (at least 4 items per thread when the shape allows), long enough for exact_add_array's binned
-// path and to amortise its bins; an item writes its terms to a thread-local buffer and adds them
+// (at least 4 items per thread when the shape allows), long enough for exact_add_lanes (int64
+// lane sums, kernels/exact_rows.h) to amortise its folds; an item writes its terms to a thread-local buffer and adds them
 // to its own ExactAcc (one per sum). Then the items of a channel are merged. ORDER: none
 // (integer accumulation, one rounding in exact_value): the result does not depend on the
 // blocking, the threads or the sample order, so the blocking may follow the thread count.
@@ -176,7 +177,7 @@ void channel_totals_exact(const BatchNorm2dParams& p, float* totals, MakeRow mak
             for (int s = 0; s < S; ++s) {
                 ExactAcc& a = part[static_cast<std::size_t>(it * S + s)];
                 common::exact_init(a);
-                common::exact_add_array(a, buf.data() + s * len, len);  // leaves a normalised
+                exact_add_lanes(a, buf.data() + s * len, len);  // leaves a normalised
             }
         }
     }

@@ -17,6 +17,7 @@
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/atomic_add.h"
 #include "kernels/common/reduce_tree.h"
+#include "kernels/exact_rows.h"
 
 namespace dt::kernels::cpu {
 
@@ -66,36 +67,15 @@ void bias_grad_kahan(const float* dy, float* db, const BiasAddParams& p) {
 }
 
 // ---- exact: every element of the channel into one ExactAcc, rounded once ----
-// ORDER: none (integer accumulation). Channels with at least kExactBinsMin elements go through
-// exact_add_array's binned path: whole rows of P, gathered into blocks of up to kExactBlock
-// floats when P alone is shorter than kExactBinsMin. Smaller channels add element by element.
+// ORDER: none (integer accumulation). Each sample's row of P elements goes through
+// exact_add_lanes (int64 lane sums folded once; kernels/exact_rows.h).
 void bias_grad_exact(const float* dy, float* db, const BiasAddParams& p) {
-    constexpr int64_t kExactBlock = 16384;
-    const bool binned = p.n * p.p >= common::kExactBinsMin;
 #pragma omp parallel for schedule(static) if (p.n * p.c * p.p > 32768)
     for (int64_t c = 0; c < p.c; ++c) {
         common::ExactAcc acc;
         common::exact_init(acc);
-        if (!binned) {  // fewer than kExactBinsMin adds: no normalisation needed
-            for (int64_t s = 0; s < p.n; ++s)
-                for (int64_t q = 0; q < p.p; ++q)
-                    common::exact_add(acc, dy[(s * p.c + c) * p.p + q]);
-        } else if (p.p >= common::kExactBinsMin) {
-            for (int64_t s = 0; s < p.n; ++s)  // returns normalised (1 unit) every time
-                common::exact_add_array(acc, dy + (s * p.c + c) * p.p, p.p);
-        } else {
-            thread_local std::vector<float> t_block;
-            if (static_cast<int64_t>(t_block.size()) < kExactBlock)
-                t_block.resize(static_cast<std::size_t>(kExactBlock));
-            float* block = t_block.data();
-            const int64_t rows = std::max<int64_t>(1, kExactBlock / p.p);
-            for (int64_t s0 = 0; s0 < p.n; s0 += rows) {
-                const int64_t s1 = std::min(p.n, s0 + rows);
-                for (int64_t s = s0; s < s1; ++s)
-                    std::copy_n(dy + (s * p.c + c) * p.p, p.p, block + (s - s0) * p.p);
-                common::exact_add_array(acc, block, (s1 - s0) * p.p);
-            }
-        }
+        for (int64_t s = 0; s < p.n; ++s)  // returns normalised (1 unit) every time
+            exact_add_lanes(acc, dy + (s * p.c + c) * p.p, p.p);
         db[c] = common::exact_value(acc);
     }
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// exact_add_rows / exact_sum_rows (kernels/exact_rows.h): per block of elements, pass 1 finds
+// exact_add_rows / exact_sum_rows / exact_add_lanes (kernels/exact_rows.h): per block of elements, pass 1 finds
 // each element's least and greatest leaf exponent, pass 2 sums the shifted mantissas in int64
 // lanes (vectorised: variable 64-bit shifts), pass 3 folds each sum into its accumulator once
 // (or rounds it to float directly), or adds the leaves one by one where pass 1 found them unfit.
@@ -172,6 +172,33 @@ void exact_sum_rows(float* out, const float* x, int64_t stride, int64_t count, i
             out[i0 + i] = common::exact_value(a);
         }
     }
+}
+
+void exact_add_lanes(common::ExactAcc& a, const float* x, int64_t n) {
+    constexpr int64_t kLanes = 16, kRows = 1024;
+    uint32_t lo[kLanes], hi[kLanes], special[kLanes];
+    int64_t sum[kLanes];
+    int64_t i = 0;
+    while (n - i >= kLanes) {
+        const int64_t rows = std::min(kRows, (n - i) / kLanes);
+        const uint32_t spread = exact_sum_rows_spread(rows);
+        block_sums(x + i, kLanes, rows, kLanes, lo, hi, special, sum);
+        for (int64_t l = 0; l < kLanes; ++l) {
+            if (!special[l] && lo[l] == kNoLeaf) continue;  // zeros only
+            if (!special[l] && hi[l] <= kMaxBase && hi[l] - lo[l] <= spread) {
+                const bool negative = sum[l] < 0;
+                const uint64_t mag = negative ? 0u - static_cast<uint64_t>(sum[l])
+                                              : static_cast<uint64_t>(sum[l]);
+                if (mag != 0u) common::exact_fold_bin(a, mag, lo[l] + 1u, negative);
+            } else {
+                for (int64_t r = 0; r < rows; ++r) common::exact_add(a, x[i + r * kLanes + l]);
+            }
+        }
+        common::exact_normalise(a);  // at most 16 * 1024 units added since the last one
+        i += rows * kLanes;
+    }
+    for (; i < n; ++i) common::exact_add(a, x[i]);
+    common::exact_normalise(a);
 }
 
 void exact_add_rows(common::ExactAcc* acc, const float* x, int64_t stride, int64_t count,

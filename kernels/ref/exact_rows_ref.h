@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Reference exact_add_rows / exact_sum_rows: one exact_add per leaf, in row order (see
+// Reference exact_add_rows / exact_sum_rows / exact_add_lanes: one exact_add per leaf, in row order (see
 // kernels/exact_rows.h).
 #pragma once
 #include "kernels/exact_rows.h"
@@ -19,6 +19,11 @@ inline void exact_sum_rows(float* out, const float* x, int64_t stride, int64_t c
         for (int64_t j = 0; j < count; ++j) common::exact_add(a, x[j * stride + i]);
         out[i] = common::exact_value(a);
     }
+}
+
+inline void exact_add_lanes(common::ExactAcc& a, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) common::exact_add(a, x[i]);
+    common::exact_normalise(a);
 }
 
 }  // namespace dt::kernels::ref

@@ -151,5 +151,21 @@ TEST(ExactRows, SumRowsAtTheInt64Budget) {
     }
 }
 
+TEST(ExactRows, AddLanesSameExactValueAsOneAddPerElement) {
+    // Lengths below one row of lanes, around a row, around the 1024-row chunk; every kind of
+    // value; into an accumulator that already holds a value.
+    for (int kind = 0; kind < 6; ++kind)
+        for (int64_t n : {0, 5, 16, 33, 1000, 16384, 16390, 40000}) {
+            SCOPED_TRACE(::testing::Message() << "kind " << kind << " n " << n);
+            const std::vector<float> x = rows(1, n, kind, test::test_seed() + 7 * n + kind);
+            std::vector<ExactAcc> got = fresh(1), want = fresh(1);
+            common::exact_add(got[0], 0.375f);
+            common::exact_add(want[0], 0.375f);
+            exact_add_lanes(got[0], x.data(), n);
+            ref::exact_add_lanes(want[0], x.data(), n);
+            expect_same(got, want, "lanes");
+        }
+}
+
 }  // namespace
 }  // namespace dt::kernels::cpu
