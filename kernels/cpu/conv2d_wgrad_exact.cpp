@@ -160,7 +160,8 @@ bool conv2d_wgrad_exact_tiled(const float* x, const float* dy, float* dw, const 
     const int64_t tiles = tiles_o * tiles_i;
 #pragma omp parallel for schedule(static) if (tiles > 1 && !omp_in_parallel())
     for (int64_t t = 0; t < tiles; ++t) {
-        const int64_t o0 = (t / tiles_i) * kTileO, i0 = (t % tiles_i) * kTileI;
+        // Consecutive tiles share their live rows: the batch's colt slice stays in L2.
+        const int64_t o0 = (t % tiles_o) * kTileO, i0 = (t / tiles_o) * kTileI;
         const int64_t to = std::min(kTileO, p.co - o0), ti = std::min(kTileI, RL - i0);
         constexpr int64_t kTile = kTileO * kTileI;
         thread_local std::vector<float> t_leaves;  // (N, kTileO, kTileI): L2-sized
