@@ -29,6 +29,13 @@ Conv2dParams smallcnn(int layer) {
                         .ho = hw[layer], .wo = hw[layer]};
 }
 
+/// ResNet-18 (CIFAR) stage s = 0..3 at batch 32: the 3x3 convolution that repeats in the stage.
+Conv2dParams resnet(int stage) {
+    const int64_t c = int64_t{64} << stage, hw = int64_t{32} >> stage;
+    return Conv2dParams{.n = 32, .ci = c, .h = hw, .w = hw, .co = c, .kh = 3, .kw = 3,
+                        .stride = 1, .pad = 1, .ho = hw, .wo = hw};
+}
+
 double flops(const Conv2dParams& p) {
     return 2.0 * p.n * p.co * p.ho * p.wo * p.ci * p.kh * p.kw;
 }
@@ -45,7 +52,7 @@ enum Pass { kForward, kDgrad, kWgrad };
 
 void conv_pass(benchmark::State& state, int layer, Pass pass) {
     namespace cpu = dt::kernels::cpu;
-    const Conv2dParams p = smallcnn(layer);
+    const Conv2dParams p = layer < 10 ? smallcnn(layer) : resnet(layer - 10);
     Buffers m(p);
     for (auto _ : state) {
         switch (pass) {
@@ -107,6 +114,18 @@ BENCHMARK_CAPTURE(conv_pass, c2_wgrad, 1, kWgrad)->Apply(timed);
 BENCHMARK_CAPTURE(conv_pass, c3_forward, 2, kForward)->Apply(timed);
 BENCHMARK_CAPTURE(conv_pass, c3_dgrad, 2, kDgrad)->Apply(timed);
 BENCHMARK_CAPTURE(conv_pass, c3_wgrad, 2, kWgrad)->Apply(timed);
+BENCHMARK_CAPTURE(conv_pass, resnet_s1_forward, 10, kForward)->Apply(timed);
+BENCHMARK_CAPTURE(conv_pass, resnet_s1_dgrad, 10, kDgrad)->Apply(timed);
+BENCHMARK_CAPTURE(conv_pass, resnet_s1_wgrad, 10, kWgrad)->Apply(timed);
+BENCHMARK_CAPTURE(conv_pass, resnet_s2_forward, 11, kForward)->Apply(timed);
+BENCHMARK_CAPTURE(conv_pass, resnet_s2_dgrad, 11, kDgrad)->Apply(timed);
+BENCHMARK_CAPTURE(conv_pass, resnet_s2_wgrad, 11, kWgrad)->Apply(timed);
+BENCHMARK_CAPTURE(conv_pass, resnet_s3_forward, 12, kForward)->Apply(timed);
+BENCHMARK_CAPTURE(conv_pass, resnet_s3_dgrad, 12, kDgrad)->Apply(timed);
+BENCHMARK_CAPTURE(conv_pass, resnet_s3_wgrad, 12, kWgrad)->Apply(timed);
+BENCHMARK_CAPTURE(conv_pass, resnet_s4_forward, 13, kForward)->Apply(timed);
+BENCHMARK_CAPTURE(conv_pass, resnet_s4_dgrad, 13, kDgrad)->Apply(timed);
+BENCHMARK_CAPTURE(conv_pass, resnet_s4_wgrad, 13, kWgrad)->Apply(timed);
 BENCHMARK_CAPTURE(BiasGrad, c1, 0)->Apply(timed);
 BENCHMARK_CAPTURE(BiasGrad, c2, 1)->Apply(timed);
 BENCHMARK(SmallCNNConvStep)->Apply(timed)->Unit(benchmark::kMillisecond);
