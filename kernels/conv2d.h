@@ -81,14 +81,17 @@ struct Conv2dParams {
 /// and 4 at batch 64 with 16x fewer atomic adds (bench/accum_sites_bench.cpp).
 constexpr int64_t kConv2dAtomicGroup = 16;
 /// Samples per leaf of the tree mode of conv.wgrad (part of its recipe: changing it changes bits):
-/// 16, or more on small maps so that a leaf chains at least kConv2dTreeLeafTerms products per
-/// element (P = 1 at batch 128: one leaf, a plain GEMM over the batch). Shape-only: the same for
-/// every thread count and ISA.
+/// the least power of two >= 16 with which a leaf chains at least kConv2dTreeLeafTerms products
+/// per element (16 from P = 64 up; P = 1 at batch 128: one leaf, a plain GEMM over the batch).
+/// A power of two, so that a power-of-two batch splits into a power-of-two number of leaves,
+/// which threads share evenly (SmallCNN's 7x7 map: 4 leaves of 32, not 7 of 21). Shape-only: the
+/// same for every thread count and ISA.
 constexpr int64_t kConv2dTreeLeafTerms = 1024;
 constexpr int64_t conv2d_tree_group(int64_t positions) {
     const int64_t p = positions > 0 ? positions : 1;
-    const int64_t need = (kConv2dTreeLeafTerms + p - 1) / p;
-    return need > 16 ? need : 16;
+    int64_t g = 16;
+    while (g * p < kConv2dTreeLeafTerms) g *= 2;
+    return g;
 }
 
 namespace ref {

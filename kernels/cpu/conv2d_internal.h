@@ -142,7 +142,8 @@ GemmPackedA pack_shared_a(const float* a, const GemmParams& gp);
 constexpr int64_t kChunkPositions = 128;
 
 /// Samples per chunk: 1 when P >= kChunkPositions, else enough for a few hundred GEMM columns,
-/// at most N / threads (rounded up) so that chunks run side by side. No choice changes a bit.
+/// at most N / threads (rounded up) so that chunks run side by side, and a multiple of the
+/// thread count of chunks where a chunk at most half as wide gives one. No choice changes a bit.
 int64_t samples_per_chunk(const Geometry& g);
 
 /// dst (Co, sc*P): dst[o, j*P + q] = dy[s0 + j, o, q].

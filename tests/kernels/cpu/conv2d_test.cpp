@@ -169,6 +169,19 @@ Results run_cpu(const Data& d, const Conv2dParams& p) {
     return r;
 }
 
+TEST(Conv2d, TreeGroupIsThePowerOfTwoTheRecipeNames) {
+    // Part of the wgrad tree recipe (kernels/conv2d.h): >= 16, a power of two, and the least
+    // one whose leaf chains at least kConv2dTreeLeafTerms products per element.
+    EXPECT_EQ(conv2d_tree_group(1024), 16);
+    EXPECT_EQ(conv2d_tree_group(64), 16);
+    EXPECT_EQ(conv2d_tree_group(63), 32);
+    EXPECT_EQ(conv2d_tree_group(49), 32);   // SmallCNN conv3: 4 leaves at batch 128
+    EXPECT_EQ(conv2d_tree_group(16), 64);
+    EXPECT_EQ(conv2d_tree_group(4), 256);
+    EXPECT_EQ(conv2d_tree_group(1), 1024);
+    EXPECT_EQ(conv2d_tree_group(0), 1024);
+}
+
 TEST(Conv2d, EveryIsaMatchesTheOrderBitwise) {
     const CpuIsa saved = cpu::gemm_isa();
     for (const Conv2dParams& p : kCases) {
