@@ -106,12 +106,67 @@ void pack_gather(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr
     }
 }
 
+#if defined(__x86_64__)
+/// Stride 1 on the AVX-512 path: col2im gathered per input row instead of scattered per tap.
+/// Lanes are 16 columns x of row (c, y); the vector starts at +0 and adds, for each live tap
+/// (ki, kj) in ascending order, the dcol run of output row oh = y + pad - ki at ow = x + pad - kj
+/// (a masked load: lanes whose ow falls outside [0, Wo) read +0). The same additions in the same
+/// order as the scatter below: the sum starts at +0 and so is never -0, hence adding a masked
+/// +0 leaves it unchanged. One store per 16 outputs instead of a read-modify-write per tap
+/// (the scatter's overlapping unaligned stores also stall store forwarding).
+__attribute__((target("avx512f"))) void col2im_s1_avx512(const float* __restrict dcol,
+                                                         float* __restrict dxs, const Geometry& g) {
+    const Conv2dParams& p = *g.p;
+    const auto bits = [](int64_t lo, int64_t hi) {  // lanes [lo, hi) of 16
+        lo = std::max<int64_t>(lo, 0);
+        hi = std::min<int64_t>(hi, 16);
+        return lo >= hi ? __mmask16(0) : __mmask16(((1u << (hi - lo)) - 1u) << lo);
+    };
+    const int64_t taps = p.kh * p.kw;
+    thread_local std::vector<const float*> t_rows;  // (Ci, Kh, Kw): dcol row of the tap or null
+    t_rows.resize(static_cast<std::size_t>(p.ci * taps));
+    for (int64_t r = 0; r < p.ci * taps; ++r)
+        t_rows[r] = g.slot[r] < 0 ? nullptr : dcol + g.slot[r] * g.P;
+    thread_local std::vector<__mmask16> t_mask;  // (chunk, Kw): lanes whose ow exists
+    const int64_t chunks = (p.w + 15) / 16;
+    t_mask.resize(static_cast<std::size_t>(chunks * p.kw));
+    for (int64_t x0 = 0, q = 0; x0 < p.w; x0 += 16)
+        for (int64_t kj = 0; kj < p.kw; ++kj, ++q) {
+            const int64_t off = x0 + p.pad - kj;  // lane u reads ow = off + u
+            t_mask[q] = bits(-off, std::min(p.wo, p.w + p.pad - kj) - off);
+        }
+    for (int64_t c = 0; c < p.ci; ++c)
+        for (int64_t y = 0; y < p.h; ++y) {
+            // Taps whose output row oh = y + pad - ki exists, ki ascending.
+            const int64_t ki_lo = std::max<int64_t>(0, y + p.pad - (p.ho - 1));
+            const int64_t ki_hi = std::min<int64_t>(p.kh, y + p.pad + 1);
+            for (int64_t x0 = 0, ch = 0; x0 < p.w; x0 += 16, ++ch) {
+                __m512 acc = _mm512_setzero_ps();  // ORDER: +0, then the taps in r order
+                for (int64_t ki = ki_lo; ki < ki_hi; ++ki) {
+                    const float* const* rows = t_rows.data() + (c * p.kh + ki) * p.kw;
+                    const __mmask16* m = t_mask.data() + ch * p.kw;
+                    const int64_t base = (y + p.pad - ki) * p.wo + x0 + p.pad;
+                    for (int64_t kj = 0; kj < p.kw; ++kj)  // dead taps reach no input element
+                        if (rows[kj])
+                            acc = _mm512_add_ps(acc,
+                                                _mm512_maskz_loadu_ps(m[kj], rows[kj] + base - kj));
+                }
+                _mm512_mask_storeu_ps(dxs + (c * p.h + y) * p.w + x0, bits(0, p.w - x0), acc);
+            }
+        }
+}
+#endif
+
 /// dxs (Ci, H, W) = col2im(dcol (RL, P)). ORDER: dx starts at +0; live rows r ascending, so each
 /// input element receives its taps (ki, kj) in ascending order (one position per tap at most).
 /// Accumulates into a zeroed padded buffer dxp (Ci, Hp, Wp) with whole (Ho, Wo) runs (stride 1) or
 /// strided runs; the border of dxp collects terms that belong to no input and is dropped.
+/// Stride 1 on the AVX-512 path: col2im_s1_avx512 (same bits).
 void col2im(const float* __restrict dcol, float* __restrict dxs, const Geometry& g) {
     const Conv2dParams& p = *g.p;
+#if defined(__x86_64__)
+    if (p.stride == 1 && gemm_isa() == CpuIsa::kAvx512) return col2im_s1_avx512(dcol, dxs, g);
+#endif
     thread_local std::vector<float> t_dxp;
     const int64_t xpsz = p.ci * g.hp * g.wp;
     float* __restrict dxp = p.pad == 0 ? dxs : scratch(t_dxp, xpsz);
