@@ -86,6 +86,7 @@ void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, flo
 
 void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
                       float* leaf, bool parallel_gemm) {
+    if (!parallel_gemm && wgrad_leaf_few_rows(x, dy, s0, s1, g, leaf)) return;
     const Conv2dParams& p = *g.p;
     const int64_t per = std::max<int64_t>(1, kWgradChunkK / std::max<int64_t>(g.P, 1));
     thread_local std::vector<float> t_col, t_dy;

@@ -159,6 +159,12 @@ void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, flo
 void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
                       float* leaf, bool parallel_gemm);
 
+/// wgrad_group_leaf's leaf without a GEMM for layers with few live rows (RL <= 32, Co = 16 or
+/// 32) on the AVX-512 path (conv2d_wgrad_direct.cpp): the same chains, so the same bits. False
+/// when the shape or path is not one it takes (then nothing was written).
+bool wgrad_leaf_few_rows(const float* x, const float* dy, int64_t s0, int64_t s1,
+                         const Geometry& g, float* leaf);
+
 /// dcol (RL, sc*P) = W^T dY of samples [s0, s0 + sc) on the live rows, columns j*P + q; wt = the
 /// live rows of W^T packed as A.
 void dgrad_chunk(const float* dy, int64_t s0, int64_t sc, const GemmPackedA& wt, const Geometry& g,

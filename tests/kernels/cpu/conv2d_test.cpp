@@ -49,7 +49,12 @@ const Conv2dParams kCases[] = {
     geom(2, 2, 1, 1, 3, 1, 1, 2, 1),    // every tap dead: y = b, dx = dw = 0
     geom(3, 6, 1, 1, 4, 3, 3, 1, 1),    // dead taps, more live rows than Co: (RL, Co) leaves
     geom(260, 1, 8, 8, 2, 3, 3, 1, 1),  // 17 wgrad groups (of 16): more than one wave of 16
-    geom(300, 1, 3, 3, 2, 3, 3, 1, 1),  // P = 9: 3 wgrad groups of 114 samples
+    geom(300, 1, 3, 3, 2, 3, 3, 1, 1),  // P = 9: 3 wgrad groups (of 128)
+    // Few live rows and Co = 16 / 32: the direct wgrad leaf of the AVX-512 path (two groups,
+    // one row block; three row blocks with a short last one; stride 2 with 25 rows).
+    geom(20, 1, 9, 10, 16, 3, 3, 1, 1),
+    geom(40, 3, 7, 6, 32, 3, 3, 1, 1),
+    geom(40, 1, 9, 9, 16, 5, 5, 2, 2),
     // Sample chunks (P < kChunkPositions): a wgrad group split into two chained chunks, and
     // several forward/dgrad chunks with a short last one.
     geom(20, 2, 10, 9, 3, 3, 3, 1, 1),

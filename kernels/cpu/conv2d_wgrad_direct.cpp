@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+// conv.wgrad leaves of layers with few live rows (the first layer: Ci = 1 or 3, so RL = 9..27 on
+// a 3x3 kernel), on the AVX-512 path. There the GEMM leaf (Co, RL) = dY (Co, K) col^T is a thin
+// product (N = RL = 9 of a 32-wide panel) fed by an im2col and a transposed B packing of
+// RL x K floats per sample, which cost more than its multiply-adds.
+// Here lanes run over 16 output channels: a chain (o, r) keeps its own lane and register, and for
+// each position q, ascending, one vector of dy[s, o0..o0+15, q] (a gather, stride P) meets one
+// broadcast xpad[s, r, q] per live row r (read straight from the padded sample). The chains are
+// the GEMM leaf's: the fma chain from +0 over (sample, q) ascending, so the bits are the same
+// (tests compare every ISA with the recipe). Rows run in blocks of at most kRowBlock
+// accumulators per 16 channels; a block's chains are stored in a (RL, Co) buffer between
+// samples and reloaded unchanged.
+#include <algorithm>
+#include <vector>
+
+#include "kernels/cpu/conv2d_internal.h"
+
+namespace dt::kernels::cpu::conv2d_internal {
+
+#if defined(__x86_64__)
+namespace {
+
+constexpr int kRowBlock = 24;  // accumulators per block (of 32 registers)
+
+/// leaft rows [r0, r0 + rc) (RL x Co, row r at leaft + r * Co) continue their chains over the
+/// positions of one sample: xp its padded sample, dys its dy (Co, P). M = Co / 16.
+template <int M>
+__attribute__((target("avx512f"))) void chain_sample(const float* xp, const float* dys,
+                                                     const Geometry& g, const int64_t* rbl,
+                                                     const int64_t* qoff, int64_t r0, int64_t rc,
+                                                     bool fresh, float* leaft) {
+    constexpr int kRows = kRowBlock / M;
+    const int64_t co = g.p->co, P = g.P;
+    __m512 acc[kRows][M];
+#pragma GCC unroll 24
+    for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < M; ++v)
+            acc[r][v] = fresh || r >= rc ? _mm512_setzero_ps()
+                                         : _mm512_loadu_ps(leaft + (r0 + r) * co + 16 * v);
+    const __m512i lane = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32(static_cast<int>(P)));
+    for (int64_t q = 0; q < P; ++q) {  // ORDER: q ascending, one fma per chain
+        __m512 d[M];
+#pragma GCC unroll 4
+        for (int v = 0; v < M; ++v)
+            d[v] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), 0xFFFF, lane,
+                                            dys + 16 * v * P + q, 4);
+        const float* at = xp + qoff[q];
+#pragma GCC unroll 24
+        for (int r = 0; r < kRows; ++r) {
+            if (r >= rc) break;
+            const __m512 xv = _mm512_set1_ps(at[rbl[r0 + r]]);
+#pragma GCC unroll 4
+            for (int v = 0; v < M; ++v) acc[r][v] = _mm512_fmadd_ps(xv, d[v], acc[r][v]);
+        }
+    }
+#pragma GCC unroll 24
+    for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < M; ++v)
+            if (r < rc) _mm512_storeu_ps(leaft + (r0 + r) * co + 16 * v, acc[r][v]);
+}
+
+template <int M>
+void leaf_rows(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
+               float* leaf) {
+    const Conv2dParams& p = *g.p;
+    const int64_t co = p.co, RL = g.RL, P = g.P, xsz = p.ci * p.h * p.w;
+    constexpr int64_t kRows = kRowBlock / M;
+    thread_local std::vector<int64_t> t_rbl, t_qoff;
+    t_rbl.resize(static_cast<std::size_t>(RL));
+    t_qoff.resize(static_cast<std::size_t>(P));
+    for (int64_t i = 0; i < RL; ++i) t_rbl[i] = g.rbase[g.live[i]];
+    for (int64_t oh = 0, q = 0; oh < p.ho; ++oh)
+        for (int64_t ow = 0; ow < p.wo; ++ow, ++q) t_qoff[q] = (oh * g.wp + ow) * p.stride;
+    thread_local std::vector<float> t_leaft;
+    float* leaft = scratch(t_leaft, RL * co);
+    for (int64_t s = s0; s < s1; ++s) {
+        const float* xp = pad_sample(x + s * xsz, g);
+        for (int64_t r0 = 0; r0 < RL; r0 += kRows)
+            chain_sample<M>(xp, dy + s * co * P, g, t_rbl.data(), t_qoff.data(), r0,
+                            std::min(kRows, RL - r0), s == s0, leaft);
+    }
+    for (int64_t o = 0; o < co; ++o)
+        for (int64_t i = 0; i < RL; ++i) leaf[o * RL + i] = leaft[i * co + o];
+}
+
+}  // namespace
+#endif
+
+bool wgrad_leaf_few_rows(const float* x, const float* dy, int64_t s0, int64_t s1,
+                         const Geometry& g, float* leaf) {
+#if defined(__x86_64__)
+    const int64_t co = g.p->co;
+    if (gemm_isa() != CpuIsa::kAvx512 || g.RL > 32 || s1 <= s0) return false;
+    if (g.P * (co / 16) * 16 >= (int64_t{1} << 31)) return false;  // gather index range
+    if (co == 16) return leaf_rows<1>(x, dy, s0, s1, g, leaf), true;
+    if (co == 32) return leaf_rows<2>(x, dy, s0, s1, g, leaf), true;
+#endif
+    return false;
+}
+
+}  // namespace dt::kernels::cpu::conv2d_internal
