@@ -2,7 +2,9 @@
 // conv2d kernels on SmallCNN's convolution shapes at batch 128 (3x3, stride 1, padding 1):
 // c1 28x28x1->16, c2 14x14x16->32, c3 7x7x32->32. FLOP/s = 2 N Co P R per pass (forward, dgrad,
 // wgrad each). SmallCNNConvStep times one training step's conv work: three forwards, dgrad of
-// c2 and c3, wgrad and bias.grad of all three. Threads: OpenMP default (real time).
+// c2 and c3, wgrad and bias.grad of all three. resnet_s1..s4: the 3x3 convolution repeated in
+// each ResNet-18 (CIFAR) stage at batch 32 (64..512 channels on 32x32..4x4 maps), compared with
+// PyTorch layer by layer in scripts/perf_resnet_layers.py. Threads: OpenMP default (real time).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

@@ -4,7 +4,8 @@
 Sections: the machine; own GEMM vs OpenBLAS sgemm (dt_bench_vendor, OpenBLAS at its best:
 OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset for that command only); conv per kernel size x
 accumulation mode (Figure 9b counterpart); reductions per mode in GB/s; one training step per
-model x --impl preset x thread count; detrain vs PyTorch (bench/peers/compare.py). Every
+model x --impl preset x thread count; detrain vs PyTorch (bench/peers/compare.py) and, per
+layer, on ResNet-18's convolutions (scripts/perf_resnet_layers.py). Every
 comparison is measured in one run with A and B interleaved, so the ratios hold on a shared
 machine even when absolute times drift. Needs scripts/setup.sh --peers for the OpenBLAS and
 PyTorch sections (skipped, and said so, when missing).
@@ -18,6 +19,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+import perf_resnet_layers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -186,7 +189,9 @@ def main():
                       ("conv", lambda: conv_section(a.build, min_time)),
                       ("reductions", lambda: reduction_section(a.build, min_time)),
                       ("steps", lambda: step_section(a.build, a.quick)),
-                      ("peers", lambda: peers_section(a.build, reps, a.quick))):
+                      ("peers", lambda: peers_section(a.build, reps, a.quick)),
+                      ("resnet layers", lambda: "" if a.quick else perf_resnet_layers.section(
+                          a.build))):
         print(f"perf_report: {title} ...", file=sys.stderr)
         parts.append(fn())
     with open(a.out, "w", encoding="utf-8") as f:
