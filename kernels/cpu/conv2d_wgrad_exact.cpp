@@ -163,8 +163,10 @@ bool conv2d_wgrad_exact_tiled(const float* x, const float* dy, float* dw, const 
         // Consecutive tiles share their live rows: the batch's colt slice stays in L2.
         const int64_t o0 = (t % tiles_o) * kTileO, i0 = (t / tiles_o) * kTileI;
         const int64_t to = std::min(kTileO, p.co - o0), ti = std::min(kTileI, RL - i0);
-        constexpr int64_t kTile = kTileO * kTileI;
-        thread_local std::vector<float> t_leaves;  // (N, kTileO, kTileI): L2-sized
+        // Samples kTile + 16 floats apart: at a multiple of 4 KB every sample's leaf would map
+        // to the same L1 sets, and the column sums below walk down all N of them.
+        constexpr int64_t kTile = kTileO * kTileI + 16;
+        thread_local std::vector<float> t_leaves;  // (N, kTileO, kTileI) + padding: L2-sized
         float* leaves = scratch(t_leaves, p.n * kTile);
         for (int64_t s = 0; s < p.n; ++s)
             tile_leaves(isa, dy + (s * p.co + o0) * P, colt + s * P * RL, P, RL, to, i0, ti,
