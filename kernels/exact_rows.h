@@ -43,6 +43,13 @@ void exact_sum_rows(float* out, const float* x, int64_t stride, int64_t count, i
 /// into a once, else added one by one. Precondition as exact_add_array: a holds at most 2^30
 /// units on entry; it is normalised on return.
 void exact_add_lanes(common::ExactAcc& a, const float* x, int64_t n);
+
+/// a += every x[j * stride + i] (j < count, i < n) exactly: a strided block of rows into ONE
+/// accumulator (e.g. a channel's elements over the samples of a batch). Each column i is summed
+/// down up to 1024 rows in one int64 when its exponents fit (exact_sum_rows_spread) and folded
+/// once, else added one by one. Precondition and return state as exact_add_lanes.
+void exact_add_columns(common::ExactAcc& a, const float* x, int64_t stride, int64_t count,
+                       int64_t n);
 }  // namespace cpu
 
 /// 24-bit terms, count of them: 24 + spread + ceil(log2(count)) <= 62 bits.

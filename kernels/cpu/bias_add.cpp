@@ -67,15 +67,14 @@ void bias_grad_kahan(const float* dy, float* db, const BiasAddParams& p) {
 }
 
 // ---- exact: every element of the channel into one ExactAcc, rounded once ----
-// ORDER: none (integer accumulation). Each sample's row of P elements goes through
-// exact_add_lanes (int64 lane sums folded once; kernels/exact_rows.h).
+// ORDER: none (integer accumulation). The channel's (N, P) block goes through exact_add_columns
+// (each position's N terms in one int64, folded once; kernels/exact_rows.h).
 void bias_grad_exact(const float* dy, float* db, const BiasAddParams& p) {
 #pragma omp parallel for schedule(static) if (p.n * p.c * p.p > 32768)
     for (int64_t c = 0; c < p.c; ++c) {
         common::ExactAcc acc;
         common::exact_init(acc);
-        for (int64_t s = 0; s < p.n; ++s)  // returns normalised (1 unit) every time
-            exact_add_lanes(acc, dy + (s * p.c + c) * p.p, p.p);
+        exact_add_columns(acc, dy + c * p.p, p.c * p.p, p.n, p.p);
         db[c] = common::exact_value(acc);
     }
 }

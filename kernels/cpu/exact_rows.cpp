@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// exact_add_rows / exact_sum_rows / exact_add_lanes (kernels/exact_rows.h): per block of elements, pass 1 finds
-// each element's least and greatest leaf exponent, pass 2 sums the shifted mantissas in int64
-// lanes (vectorised: variable 64-bit shifts), pass 3 folds each sum into its accumulator once
-// (or rounds it to float directly), or adds the leaves one by one where pass 1 found them unfit.
+// exact_add_rows / exact_sum_rows / exact_add_lanes / exact_add_columns (kernels/exact_rows.h):
+// per block of elements, pass 1 finds each element's least and greatest leaf exponent, pass 2
+// sums the shifted mantissas in int64 lanes (vectorised: variable 64-bit shifts), pass 3 folds
+// each sum into its accumulator once (or rounds it to float directly), or adds the leaves one
+// by one where pass 1 found them unfit.
 #include "kernels/exact_rows.h"
 
 #include <algorithm>
@@ -198,6 +199,36 @@ void exact_add_lanes(common::ExactAcc& a, const float* x, int64_t n) {
         i += rows * kLanes;
     }
     for (; i < n; ++i) common::exact_add(a, x[i]);
+    common::exact_normalise(a);
+}
+
+void exact_add_columns(common::ExactAcc& a, const float* x, int64_t stride, int64_t count,
+                       int64_t n) {
+    constexpr int64_t kRows = 1024;
+    uint32_t lo[kBlock], hi[kBlock], special[kBlock];
+    int64_t sum[kBlock];
+    for (int64_t j0 = 0; j0 < count; j0 += kRows) {
+        const int64_t rows = std::min(kRows, count - j0);
+        const uint32_t spread = exact_sum_rows_spread(rows);
+        const float* xr = x + j0 * stride;
+        for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+            const int64_t m = std::min(kBlock, n - i0);
+            block_sums(xr + i0, stride, rows, m, lo, hi, special, sum);
+            for (int64_t i = 0; i < m; ++i) {
+                if (!special[i] && lo[i] == kNoLeaf) continue;  // zeros only
+                if (!special[i] && hi[i] <= kMaxBase && hi[i] - lo[i] <= spread) {
+                    const bool negative = sum[i] < 0;
+                    const uint64_t mag = negative ? 0u - static_cast<uint64_t>(sum[i])
+                                                  : static_cast<uint64_t>(sum[i]);
+                    if (mag != 0u) common::exact_fold_bin(a, mag, lo[i] + 1u, negative);
+                } else {
+                    for (int64_t j = 0; j < rows; ++j)
+                        common::exact_add(a, xr[j * stride + i0 + i]);
+                }
+            }
+            common::exact_normalise(a);  // at most 256 * 1024 units added since the last one
+        }
+    }
     common::exact_normalise(a);
 }
 

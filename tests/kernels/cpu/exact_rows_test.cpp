@@ -167,5 +167,27 @@ TEST(ExactRows, AddLanesSameExactValueAsOneAddPerElement) {
         }
 }
 
+TEST(ExactRows, AddColumnsSameExactValueAsOneAddPerElement) {
+    // A strided block into one accumulator: columns around the block size, rows around the
+    // 1024-row chunk; every kind of value; an accumulator that already holds a value.
+    for (int kind = 0; kind < 6; ++kind)
+        for (auto [count, n] : {std::pair<int64_t, int64_t>{1, 5}, {128, 49}, {3, 257},
+                                {1030, 20}, {64, 784}}) {
+            SCOPED_TRACE(::testing::Message() << "kind " << kind << " count " << count << " n "
+                                              << n);
+            const int64_t stride = n + 9;
+            std::vector<float> x(static_cast<std::size_t>(count * stride), 3.0f);
+            const std::vector<float> v = rows(count, n, kind, test::test_seed() + count + kind);
+            for (int64_t j = 0; j < count; ++j)
+                for (int64_t i = 0; i < n; ++i) x[j * stride + i] = v[j * n + i];
+            std::vector<ExactAcc> got = fresh(1), want = fresh(1);
+            common::exact_add(got[0], -1.25f);
+            common::exact_add(want[0], -1.25f);
+            exact_add_columns(got[0], x.data(), stride, count, n);
+            ref::exact_add_columns(want[0], x.data(), stride, count, n);
+            expect_same(got, want, "columns");
+        }
+}
+
 }  // namespace
 }  // namespace dt::kernels::cpu
