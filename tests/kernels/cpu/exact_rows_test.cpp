@@ -2,8 +2,9 @@
 // exact_add_rows equals its reference, one exact_add per leaf: the same exact value in the
 // accumulators (normalised limbs and special flags compared, not only the rounded result), for
 // leaves that fit the int64 fast path, leaves spread over many binades (plain path), zeros,
-// -0, subnormals, Inf/NaN, huge values, several waves into one accumulator, counts above 16 and
-// element counts around the block size.
+// -0, subnormals, Inf/NaN, huge values, a few tiny outliers (added one by one beside the int64
+// sum), several waves into one accumulator, counts above 16 and element counts around the block
+// size; likewise exact_sum_rows, exact_add_lanes and exact_add_columns.
 #include "kernels/exact_rows.h"
 #include "kernels/ref/exact_rows_ref.h"
 
@@ -59,6 +60,9 @@ std::vector<float> rows(int64_t count, int64_t n, int kind, uint64_t seed) {
             case 3: x[i] = std::ldexp(x[i], -120); break;  // near the subnormal range
             case 4: x[i] = std::ldexp(x[i], -140); break;  // subnormal sums
             case 5: x[i] = std::ldexp(x[i], 100 + static_cast<int>(e[i] * 28.0f)); break;  // Inf
+            case 6:  // a few tiny outliers among values of a few binades
+                if (e[i] < 0.04f) x[i] = std::ldexp(x[i], -60 - static_cast<int>(e[i] * 1000.0f));
+                break;
             default: break;                               // kind 0: one binade or a few
         }
     }
@@ -66,7 +70,7 @@ std::vector<float> rows(int64_t count, int64_t n, int kind, uint64_t seed) {
 }
 
 TEST(ExactRows, SameExactValueAsOneAddPerLeaf) {
-    for (int kind = 0; kind < 4; ++kind)
+    for (int kind = 0; kind < 7; ++kind)
         for (int64_t count : {1, 2, 7, 16, 17, 40})
             for (int64_t n : {1, 255, 256, 257, 700}) {
                 SCOPED_TRACE(::testing::Message() << "kind " << kind << " count " << count
@@ -101,7 +105,7 @@ TEST(ExactRows, CancellationToZeroAndBothPaths) {
 TEST(ExactRows, SumRowsRoundsLikeTheReference) {
     // Every kind of value, counts across the int64 budget (spread 34 at 16 rows, 31 at 128),
     // element counts around the block size; the result is compared bit for bit.
-    for (int kind = 0; kind < 6; ++kind)
+    for (int kind = 0; kind < 7; ++kind)
         for (int64_t count : {1, 2, 7, 16, 17, 64, 128, 300})
             for (int64_t n : {1, 255, 257}) {
                 SCOPED_TRACE(::testing::Message() << "kind " << kind << " count " << count
@@ -154,7 +158,7 @@ TEST(ExactRows, SumRowsAtTheInt64Budget) {
 TEST(ExactRows, AddLanesSameExactValueAsOneAddPerElement) {
     // Lengths below one row of lanes, around a row, around the 1024-row chunk; every kind of
     // value; into an accumulator that already holds a value.
-    for (int kind = 0; kind < 6; ++kind)
+    for (int kind = 0; kind < 7; ++kind)
         for (int64_t n : {0, 5, 16, 33, 1000, 16384, 16390, 40000}) {
             SCOPED_TRACE(::testing::Message() << "kind " << kind << " n " << n);
             const std::vector<float> x = rows(1, n, kind, test::test_seed() + 7 * n + kind);
@@ -170,7 +174,7 @@ TEST(ExactRows, AddLanesSameExactValueAsOneAddPerElement) {
 TEST(ExactRows, AddColumnsSameExactValueAsOneAddPerElement) {
     // A strided block into one accumulator: columns around the block size, rows around the
     // 1024-row chunk; every kind of value; an accumulator that already holds a value.
-    for (int kind = 0; kind < 6; ++kind)
+    for (int kind = 0; kind < 7; ++kind)
         for (auto [count, n] : {std::pair<int64_t, int64_t>{1, 5}, {128, 49}, {3, 257},
                                 {1030, 20}, {64, 784}}) {
             SCOPED_TRACE(::testing::Message() << "kind " << kind << " count " << count << " n "
