@@ -250,12 +250,14 @@ void conv2d_forward_chunked(const float* x, const GemmPackedA& wa, const float* 
     for_each_sample((p.n + sc - 1) / sc, [&](int64_t c, bool par) {
         const int64_t s0 = c * sc, n = std::min(sc, p.n - s0), cols = n * g.P;
         thread_local std::vector<float> t_col, t_out;
-        float* col = scratch(t_col, g.RL * cols);
         float* out = scratch(t_out, p.co * cols);
-        im2col_chunk(x, s0, n, g, col);
         // ORDER: y = the fma chain from +0 over r ascending of w[o,r] * xpad[r,q]
         // (gemm_f32_k_fma) ...
-        gemm(wa, col, out, GemmParams{.m = p.co, .n = cols, .k = g.RL, .parallel = par});
+        if (!forward_chunk_gemm(x, s0, n, wa, g, out, par)) {
+            float* col = scratch(t_col, g.RL * cols);
+            im2col_chunk(x, s0, n, g, col);
+            gemm(wa, col, out, GemmParams{.m = p.co, .n = cols, .k = g.RL, .parallel = par});
+        }
         for (int64_t j = 0; j < n; ++j) {
             float* ys = y + (s0 + j) * p.co * g.P;
             for (int64_t o = 0; o < p.co; ++o) {

@@ -49,22 +49,80 @@ void gather_dy(const float* dy, int64_t s0, int64_t sc, const Geometry& g, float
             copy_run(dst + o * cols + j * P, dy + ((s0 + j) * co + o) * P, P);
 }
 
-void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, float* dst) {
+namespace {
+/// The chunk's padded samples (the samples themselves without padding), in the calling thread's
+/// buffers; padding split over threads when `par`.
+const float* const* pad_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g,
+                              bool par) {
     const Conv2dParams& p = *g.p;
-    const int64_t cols = sc * g.P, xsz = p.ci * p.h * p.w, psz = p.ci * g.hp * g.wp;
-    // The chunk's padded samples first, so that each col row is written in one pass.
+    const int64_t xsz = p.ci * p.h * p.w, psz = p.ci * g.hp * g.wp;
     thread_local std::vector<float> t_pad;
     thread_local std::vector<const float*> t_xp;
     t_xp.resize(static_cast<std::size_t>(sc));
     float* pad = p.pad == 0 ? nullptr : scratch(t_pad, sc * psz);
     const float** xps = t_xp.data();
-    const bool par = split_copy(g.RL * cols);
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t j = 0; j < sc; ++j) {
         const float* xs = x + (s0 + j) * xsz;
         if (pad) pad_into(xs, g, pad + j * psz);
         xps[j] = pad ? pad + j * psz : xs;
     }
+    return xps;
+}
+
+struct ChunkSource {
+    const float* const* xps;  // the chunk's padded samples
+    const Geometry* g;
+};
+
+/// A B panel of a forward chunk, B[i, j*P + q] = xpad[sample j, live[i], q], copied from the
+/// padded samples straight into the packed panel (stride 1). The panel's columns fall into
+/// runs of one output row of one sample, the same for every row i: found once per panel, then
+/// each row is a few short copies at its tap's offset.
+void pack_chunk(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr, int64_t pw,
+                float* dst) {
+    const auto* s = static_cast<const ChunkSource*>(ctx);
+    const Geometry& g = *s->g;
+    const int64_t wo = g.p->wo;
+    struct Run {
+        const float* src;  // padded sample + the output row's offset
+        int64_t col, len;
+    };
+    Run runs[64];
+    int64_t n = 0;
+    for (int64_t j = j0; j < j0 + nr && n < 64;) {
+        const int64_t sj = j / g.P, q = j % g.P, oh = q / wo, ow = q % wo;
+        const int64_t len = std::min(wo - ow, j0 + nr - j);
+        runs[n++] = Run{s->xps[sj] + oh * g.wp + ow, j - j0, len};
+        j += len;
+    }
+    for (int64_t k = 0; k < kc; ++k) {
+        float* d = dst + k * pw;
+        const int64_t rb = g.rbase[g.live[k0 + k]];
+        for (int64_t u = 0; u < n; ++u) copy_run(d + runs[u].col, runs[u].src + rb, runs[u].len);
+        for (int64_t j = nr; j < pw; ++j) d[j] = 0.0f;
+    }
+}
+}  // namespace
+
+bool forward_chunk_gemm(const float* x, int64_t s0, int64_t sc, const GemmPackedA& wa,
+                        const Geometry& g, float* out, bool parallel_gemm) {
+    const Conv2dParams& p = *g.p;
+    if (p.stride != 1 || p.wo > 32) return false;  // a 32-column panel: at most 64 runs
+    const ChunkSource src{pad_chunk(x, s0, sc, g, split_copy(g.RL * sc * g.P)), &g};
+    // ORDER: out = the fma chain from +0 over r ascending of w[o,r] * xpad[r,q]
+    // (gemm_f32_k_fma), for every column of the chunk; where B comes from changes no value.
+    gemm(wa, GemmBSource{pack_chunk, &src}, out,
+         GemmParams{.m = p.co, .n = sc * g.P, .k = g.RL, .parallel = parallel_gemm});
+    return true;
+}
+
+void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, float* dst) {
+    const Conv2dParams& p = *g.p;
+    const int64_t cols = sc * g.P;
+    // The chunk's padded samples first, so that each col row is written in one pass.
+    const bool par = split_copy(g.RL * cols);
+    const float* const* xps = pad_chunk(x, s0, sc, g, par);
     const int64_t st = p.stride, wo = p.wo, ho = p.ho, wp = g.wp;
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t i = 0; i < g.RL; ++i) {

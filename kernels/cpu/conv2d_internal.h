@@ -149,6 +149,12 @@ int64_t samples_per_chunk(const Geometry& g);
 /// dst (Co, sc*P): dst[o, j*P + q] = dy[s0 + j, o, q].
 void gather_dy(const float* dy, int64_t s0, int64_t sc, const Geometry& g, float* dst);
 
+/// out (Co, sc*P) = W col of samples [s0, s0 + sc) for stride 1 (wa: the live columns of W
+/// packed as A), the GEMM packing its B panels straight from the padded samples (no im2col
+/// buffer); false (nothing done) for other strides or rows wider than 32.
+bool forward_chunk_gemm(const float* x, int64_t s0, int64_t sc, const GemmPackedA& wa,
+                        const Geometry& g, float* out, bool parallel_gemm);
+
 /// dst (RL, sc*P): dst[i, j*P + q] = xpad[s0 + j, live[i], q] (live rows only).
 void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, float* dst);
 
