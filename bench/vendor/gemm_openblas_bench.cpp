@@ -3,7 +3,8 @@
 // problems, one thread (OPENBLAS_NUM_THREADS=1 and omp 1) unless the name says 2threads: square
 // 1024^3 and 2048^3, and the per-sample conv GEMMs of SmallCNN (as bench/gemm_bench.cpp) and
 // MediumCNN k=3 (CIFAR 32x32: conv2 forward (32, 256, 144), conv4 forward (128, 16, 576),
-// conv4 wgrad (128, 576, 16)). Linked only into this binary (dt_bench_vendor).
+// conv4 wgrad (128, 576, 16)) and ResNet-18 (stage 1 forward (64, 1024, 576), stage 2 forward
+// (128, 256, 1152)). Linked only into this binary (dt_bench_vendor).
 //
 // OpenBLAS at its best: run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (this project's
 // machines may set them to force AVX2 kernels), e.g.
@@ -67,6 +68,9 @@ const int registered = [] {
         {"MediumConv2Fwd", {32, 256, 144, false, false}},
         {"MediumConv4Fwd", {128, 16, 576, false, false}},
         {"MediumConv4Wgrad", {128, 576, 16, false, true}},
+        // ResNet-18 (CIFAR) per-sample forward GEMMs of stages 1 and 2 (Co, P, Ci*9).
+        {"ResNetS1Fwd", {64, 1024, 576, false, false}},
+        {"ResNetS2Fwd", {128, 256, 1152, false, false}},
     };
     for (const auto& [name, s] : shapes) {
         for (bool vendor : {false, true}) {
