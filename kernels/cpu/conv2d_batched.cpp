@@ -88,11 +88,25 @@ void pack_chunk(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr,
         const float* src;  // padded sample + the output row's offset
         int64_t col, len;
     };
-    Run runs[64];
+    constexpr int64_t kMaxRuns = 64;  // a run holds at least one of the panel's nr columns
+    Run runs[kMaxRuns];
     int64_t n = 0;
-    for (int64_t j = j0; j < j0 + nr && n < 64;) {
+    for (int64_t j = j0; j < j0 + nr;) {
         const int64_t sj = j / g.P, q = j % g.P, oh = q / wo, ow = q % wo;
         const int64_t len = std::min(wo - ow, j0 + nr - j);
+        if (n == kMaxRuns) {  // wider panels than any GEMM path packs today: tap by tap
+            for (int64_t k = 0; k < kc; ++k) {
+                float* d = dst + k * pw;
+                for (int64_t jj = j0; jj < j0 + nr;) {
+                    const int64_t sjj = jj / g.P, qq = jj % g.P;
+                    const int64_t cnt = std::min(g.P - qq, j0 + nr - jj);
+                    fill_tap(s->xps[sjj], g, g.live[k0 + k], qq, cnt, d + (jj - j0));
+                    jj += cnt;
+                }
+                for (int64_t jj = nr; jj < pw; ++jj) d[jj] = 0.0f;
+            }
+            return;
+        }
         runs[n++] = Run{s->xps[sj] + oh * g.wp + ow, j - j0, len};
         j += len;
     }
@@ -108,7 +122,7 @@ void pack_chunk(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr,
 bool forward_chunk_gemm(const float* x, int64_t s0, int64_t sc, const GemmPackedA& wa,
                         const Geometry& g, float* out, bool parallel_gemm) {
     const Conv2dParams& p = *g.p;
-    if (p.stride != 1 || p.wo > 32) return false;  // a 32-column panel: at most 64 runs
+    if (p.stride != 1) return false;  // stride 1: a tap's output row is one run of the input
     const ChunkSource src{pad_chunk(x, s0, sc, g, split_copy(g.RL * sc * g.P)), &g};
     // ORDER: out = the fma chain from +0 over r ascending of w[o,r] * xpad[r,q]
     // (gemm_f32_k_fma), for every column of the chunk; where B comes from changes no value.

@@ -151,7 +151,7 @@ void gather_dy(const float* dy, int64_t s0, int64_t sc, const Geometry& g, float
 
 /// out (Co, sc*P) = W col of samples [s0, s0 + sc) for stride 1 (wa: the live columns of W
 /// packed as A), the GEMM packing its B panels straight from the padded samples (no im2col
-/// buffer); false (nothing done) for other strides or rows wider than 32.
+/// buffer); false (nothing done) for other strides.
 bool forward_chunk_gemm(const float* x, int64_t s0, int64_t sc, const GemmPackedA& wa,
                         const Geometry& g, float* out, bool parallel_gemm);
 

@@ -8,9 +8,9 @@
 // Here the weight gradient is cut into tiles of kTileO output channels x kTileI live rows, spread
 // across threads. A tile computes the leaves of all N samples into a buffer that stays in cache
 // (the per-sample leaf's own fma chain over q, so the same bits as the GEMM) and sums each
-// element's N leaves exactly (exact_sum_rows: one int64 sum and one rounding, an ExactAcc only
-// for elements whose leaves spread too wide). Nothing but the transposed im2col of the batch
-// and dw itself is touched in memory.
+// element's N leaves exactly (exact_sum_rows: one int64 sum and one rounding; an ExactAcc only
+// for elements with outlier leaves, Inf/NaN or a result outside the normal range). Nothing but
+// the transposed im2col of the batch and dw itself is touched in memory.
 // ORDER: none across samples (integer accumulation: the result depends only on the multiset of
 // leaves, as on the general path, so both paths give the same bits; tests compare them).
 #include <omp.h>
