@@ -43,7 +43,7 @@ struct Scratch {
         return reinterpret_cast<float*>((p + 63) & ~uintptr_t{63});
     }
 };
-thread_local Scratch t_apack, t_bpack;
+thread_local Scratch t_apack, t_bpack, t_apack_shared;
 
 /// Width of B panel q (of NR columns) when the block has nc columns: a last panel of at most
 /// NR/2 columns is packed (and computed) at half width.
@@ -101,6 +101,10 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
     const bool par = p.parallel && p.m * p.n * p.k >= (int64_t{1} << 18) && !omp_in_parallel() &&
                      omp_get_max_threads() > 1;
     float* bpack = t_bpack.get(kKc * ((std::min(p.n, kNc) + kNr - 1) / kNr) * kNr);
+    // Parallel with A not packed beforehand: each K block of A is packed once, panels split
+    // over the threads, and shared by every work unit (units of one row block would otherwise
+    // each pack the same A block again).
+    float* ashared = par && !apacked ? t_apack_shared.get(mpad * kKc) : nullptr;
     // Row tables of the packed panels: full width (ptab) and half width (htab).
     thread_local std::vector<const float*> t_tabs;
     if (t_tabs.size() < 2 * kKc) t_tabs.resize(2 * kKc);
@@ -142,7 +146,9 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
             auto unit = [&](int64_t u) {
                 const int64_t ic = (u / groups) * unit_m, mc = std::min(unit_m, p.m - ic);
                 const int64_t j_lo = (u % groups) * unit_w, j_hi = std::min(nc, j_lo + unit_w);
-                const float* ablock = apacked ? apacked + pc * mpad + ic * kc : nullptr;
+                const float* ablock = apacked   ? apacked + pc * mpad + ic * kc
+                                      : ashared ? ashared + ic * kc
+                                                : nullptr;
                 if (!ablock) {
                     float* ap = t_apack.get(kMc * kc);
                     for (int64_t ir = 0; ir < mc; ir += kMr)
@@ -168,8 +174,17 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
                 }
             };
             if (par) {
-#pragma omp parallel for schedule(static)
-                for (int64_t q = q_packed; q < npanels; ++q) pack_b(q);
+#pragma omp parallel
+                {
+#pragma omp for schedule(static) nowait
+                    for (int64_t q = q_packed; q < npanels; ++q) pack_b(q);
+                    if (ashared) {
+#pragma omp for schedule(static)
+                        for (int64_t i0 = 0; i0 < p.m; i0 += kMr)
+                            pack_a_panel(a, lda, p.trans_a, i0, std::min(kMr, p.m - i0), kMr, pc,
+                                         kc, ashared + i0 * kc);
+                    }
+                }
 #pragma omp parallel for schedule(static)
                 for (int64_t u = 0; u < mblocks * groups; ++u) unit(u);
             } else {
