@@ -34,7 +34,8 @@
 // formula are the same in all modes.
 // The CPU kernel sums 8 rows (n, c) at once, each in its own accumulator, for instruction-level
 // parallelism (kahan: 4 rows in the lanes of a 4-float vector); the order inside every row is
-// unchanged. Its exact mode feeds each (channel, block of samples) to exact_add_array.
+// unchanged. Its exact mode feeds each (channel, block of samples) to exact_add_lanes
+// (kernels/exact_rows.h: int64 lane sums folded once into the ExactAcc; the same exact value).
 #pragma once
 #include <cstdint>
 
