@@ -21,8 +21,7 @@
 
 namespace dt::kernels {
 
-constexpr int64_t kExactRowsMaxCount = 16;
-constexpr uint32_t kExactRowsSpread = 34;  // 24 + 34 + log2(16) = 62 bits
+constexpr int64_t kExactRowsMaxCount = 16;  // rows per wave of exact_add_rows (spread 34)
 
 namespace cpu {
 /// acc[i] += x[j * stride + i] for j < count, i < n, exactly (any count: more than
@@ -39,8 +38,8 @@ void exact_add_rows(common::ExactAcc* acc, const float* x, int64_t stride, int64
 void exact_sum_rows(float* out, const float* x, int64_t stride, int64_t count, int64_t n);
 
 /// a += x[0] + ... + x[n-1] exactly, for long arrays (host; the same value as
-/// common::exact_add_array). The array is read as rows of 16 lanes, up to 1024 rows at a time;
-/// each lane's terms are summed in one int64 and folded into a once (outliers one by one).
+/// common::exact_add_array). The array is read as rows of 16 columns (exact_add_columns), then
+/// the tail of fewer than 16 one by one.
 /// Precondition as exact_add_array: a holds at most 2^30 units on entry; it is normalised on
 /// return.
 void exact_add_lanes(common::ExactAcc& a, const float* x, int64_t n);

@@ -15,9 +15,9 @@
 #include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
-#include "kernels/exact_rows.h"
 #include "kernels/common/atomic_add.h"
 #include "kernels/common/reduce_tree.h"
+#include "kernels/exact_rows.h"
 
 namespace dt::kernels::cpu {
 
@@ -142,10 +142,11 @@ std::vector<KahanSum> kahan_leaves(const BatchNorm2dParams& p, MakeRow make_row)
 
 // kExact. Work items are (channel c, block of ns consecutive samples) of about kExactItem terms
 // (at least 4 items per thread when the shape allows), long enough for exact_add_lanes (int64
-// lane sums, kernels/exact_rows.h) to amortise its folds; an item writes its terms to a thread-local buffer and adds them
-// to its own ExactAcc (one per sum). Then the items of a channel are merged. ORDER: none
-// (integer accumulation, one rounding in exact_value): the result does not depend on the
-// blocking, the threads or the sample order, so the blocking may follow the thread count.
+// lane sums, kernels/exact_rows.h) to amortise its folds; an item writes its terms to a
+// thread-local buffer and adds them to its own ExactAcc (one per sum). Then the items of a
+// channel are merged. ORDER: none (integer accumulation, one rounding in exact_value): the
+// result does not depend on the blocking, the threads or the sample order, so the blocking may
+// follow the thread count.
 constexpr int64_t kExactItem = 32768;
 
 template <int S, typename MakeRow>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // exact_add_rows / exact_sum_rows / exact_add_lanes / exact_add_columns (kernels/exact_rows.h):
-// per block of elements, pass 1 finds each element's least and greatest leaf exponent, pass 2
-// sums the shifted mantissas in int64 lanes (vectorised: variable 64-bit shifts), pass 3 folds
-// each sum into its accumulator once (or rounds it to float directly), or adds the leaves one
-// by one where pass 1 found them unfit.
+// per block of elements, pass 1 finds each element's exponent range and its int64 base, pass 2
+// sums the shifted mantissas at or above the base in int64 lanes (vectorised: variable 64-bit
+// shifts), then each sum is folded into its accumulator once (or rounded to float directly) and
+// the few terms below the base are added one by one (all terms, for Inf/NaN or huge values).
 #include "kernels/exact_rows.h"
 
 #include <algorithm>
@@ -200,12 +200,13 @@ void exact_sum_rows(float* out, const float* x, int64_t stride, int64_t count, i
         const int64_t m = std::min(kBlock, n - i0);
         block_sums(x + i0, stride, count, m, spread, b);
         for (int64_t i = 0; i < m; ++i) {
-            const bool plain = !b.special[i] && b.hi[i] <= kMaxBase && b.below[i] == 0;
-            if (plain && (b.base[i] == kNoLeaf || b.sum[i] == 0)) {  // exact_value's +0
+            // whole: the int64 sum holds every term of the element.
+            const bool whole = !b.special[i] && b.hi[i] <= kMaxBase && b.below[i] == 0;
+            if (whole && (b.base[i] == kNoLeaf || b.sum[i] == 0)) {  // exact_value's +0
                 out[i0 + i] = 0.0f;
                 continue;
             }
-            if (plain && scaled_int_to_float(b.sum[i], b.base[i], out + i0 + i)) continue;
+            if (whole && scaled_int_to_float(b.sum[i], b.base[i], out + i0 + i)) continue;
             common::ExactAcc a;
             common::exact_init(a);
             add_element(a, b, i, x + i0 + i, stride, count);
@@ -215,17 +216,10 @@ void exact_sum_rows(float* out, const float* x, int64_t stride, int64_t count, i
 }
 
 void exact_add_lanes(common::ExactAcc& a, const float* x, int64_t n) {
-    constexpr int64_t kLanes = 16, kRows = 1024;
-    BlockSums b;
-    int64_t i = 0;
-    while (n - i >= kLanes) {
-        const int64_t rows = std::min(kRows, (n - i) / kLanes);
-        block_sums(x + i, kLanes, rows, kLanes, exact_sum_rows_spread(rows), b);
-        for (int64_t l = 0; l < kLanes; ++l) add_element(a, b, l, x + i + l, kLanes, rows);
-        common::exact_normalise(a);  // at most 16 * 1024 units added since the last one
-        i += rows * kLanes;
-    }
-    for (; i < n; ++i) common::exact_add(a, x[i]);
+    constexpr int64_t kLanes = 16;  // the array as rows of 16 columns, then the tail
+    const int64_t rows = n / kLanes;
+    exact_add_columns(a, x, kLanes, rows, kLanes);  // returns a normalised
+    for (int64_t i = rows * kLanes; i < n; ++i) common::exact_add(a, x[i]);
     common::exact_normalise(a);
 }
 
@@ -257,7 +251,7 @@ void exact_add_rows(common::ExactAcc* acc, const float* x, int64_t stride, int64
     BlockSums b;
     for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
         const int64_t m = std::min(kBlock, n - i0);
-        block_sums(x + i0, stride, count, m, kExactRowsSpread, b);
+        block_sums(x + i0, stride, count, m, exact_sum_rows_spread(count), b);
         for (int64_t i = 0; i < m; ++i) add_element(acc[i0 + i], b, i, x + i0 + i, stride, count);
     }
 }
