@@ -77,8 +77,8 @@ struct ChunkSource {
 
 /// A B panel of a forward chunk, B[i, j*P + q] = xpad[sample j, live[i], q], copied from the
 /// padded samples straight into the packed panel (stride 1). The panel's columns fall into
-/// runs of one output row of one sample, the same for every row i: found once per panel, then
-/// each row is a few short copies at its tap's offset.
+/// runs of one output row of one sample, the same for every row i: found once per panel (in
+/// batches), then each row is a few short copies at its tap's offset.
 void pack_chunk(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr, int64_t pw,
                 float* dst) {
     const auto* s = static_cast<const ChunkSource*>(ctx);
@@ -88,34 +88,24 @@ void pack_chunk(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr,
         const float* src;  // padded sample + the output row's offset
         int64_t col, len;
     };
-    constexpr int64_t kMaxRuns = 64;  // a run holds at least one of the panel's nr columns
-    Run runs[kMaxRuns];
-    int64_t n = 0;
+    constexpr int64_t kMaxRuns = 32;  // runs found per batch (a run holds at least one column)
     for (int64_t j = j0; j < j0 + nr;) {
-        const int64_t sj = j / g.P, q = j % g.P, oh = q / wo, ow = q % wo;
-        const int64_t len = std::min(wo - ow, j0 + nr - j);
-        if (n == kMaxRuns) {  // wider panels than any GEMM path packs today: tap by tap
-            for (int64_t k = 0; k < kc; ++k) {
-                float* d = dst + k * pw;
-                for (int64_t jj = j0; jj < j0 + nr;) {
-                    const int64_t sjj = jj / g.P, qq = jj % g.P;
-                    const int64_t cnt = std::min(g.P - qq, j0 + nr - jj);
-                    fill_tap(s->xps[sjj], g, g.live[k0 + k], qq, cnt, d + (jj - j0));
-                    jj += cnt;
-                }
-                for (int64_t jj = nr; jj < pw; ++jj) d[jj] = 0.0f;
-            }
-            return;
+        Run runs[kMaxRuns];
+        int64_t n = 0;
+        for (; j < j0 + nr && n < kMaxRuns; ++n) {
+            const int64_t sj = j / g.P, q = j % g.P, oh = q / wo, ow = q % wo;
+            const int64_t len = std::min(wo - ow, j0 + nr - j);
+            runs[n] = Run{s->xps[sj] + oh * g.wp + ow, j - j0, len};
+            j += len;
         }
-        runs[n++] = Run{s->xps[sj] + oh * g.wp + ow, j - j0, len};
-        j += len;
+        for (int64_t k = 0; k < kc; ++k) {
+            float* d = dst + k * pw;
+            const int64_t rb = g.rbase[g.live[k0 + k]];
+            for (int64_t u = 0; u < n; ++u)
+                copy_run(d + runs[u].col, runs[u].src + rb, runs[u].len);
+        }
     }
-    for (int64_t k = 0; k < kc; ++k) {
-        float* d = dst + k * pw;
-        const int64_t rb = g.rbase[g.live[k0 + k]];
-        for (int64_t u = 0; u < n; ++u) copy_run(d + runs[u].col, runs[u].src + rb, runs[u].len);
-        for (int64_t j = nr; j < pw; ++j) d[j] = 0.0f;
-    }
+    for (int64_t k = 0; k < kc; ++k) std::fill(dst + k * pw + nr, dst + (k + 1) * pw, 0.0f);
 }
 }  // namespace
 
