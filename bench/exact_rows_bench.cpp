@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// exact_add_rows (kernels/exact_rows.h) against its reference, one exact_add per leaf: 16 rows of
-// 2048 leaves (one wave of a wgrad slice) into 2048 accumulators. Arg 0: leaves within a few
-// binades (the int64 fast path), Arg 1: spread over 2^-40 .. 2^40 (mostly the plain path).
-// Items/s = leaves added per second.
+// The exact row sums (kernels/exact_rows.h) against their reference, one exact_add per term.
+// exact_add_rows: 16 rows of 2048 leaves (one wave of a wgrad slice) into 2048 accumulators;
+// exact_sum_rows: 128 rows of 2048 (a batch's leaves per weight element) rounded to 2048 floats;
+// exact_add_columns: the same 128 x 2048 block into one accumulator (a bias / bn channel);
+// exact_add_lanes: it as one contiguous array. Arg 0: terms within a few binades (the int64
+// path), Arg 1: spread over 2^-40 .. 2^40 (mostly the per-term path). Items/s = terms per second.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -15,10 +17,10 @@
 namespace {
 
 namespace c = dt::kernels::common;
-constexpr int64_t kRows = 16, kCols = 2048;
+constexpr int64_t kRows = 16, kCols = 2048, kBatch = 128;
 
-std::vector<float> leaves(int kind) {
-    std::vector<float> v(static_cast<std::size_t>(kRows * kCols));
+std::vector<float> leaves(int kind, int64_t rows = kRows) {
+    std::vector<float> v(static_cast<std::size_t>(rows * kCols));
     for (std::size_t i = 0; i < v.size(); ++i) {
         c::Philox4 r = c::philox_draw(2, c::RngStream::kTest, i);
         const float u = 2.0f * c::uniform01(r.v[0]) - 1.0f;
@@ -43,7 +45,46 @@ void BM_ExactAddRows(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * kRows * kCols);
 }
 
+template <bool kFast>
+void BM_ExactSumRows(benchmark::State& state) {
+    const std::vector<float> x = leaves(static_cast<int>(state.range(0)), kBatch);
+    std::vector<float> out(kCols);
+    for (auto _ : state) {
+        if constexpr (kFast) {
+            dt::kernels::cpu::exact_sum_rows(out.data(), x.data(), kCols, kBatch, kCols);
+        } else {
+            dt::kernels::ref::exact_sum_rows(out.data(), x.data(), kCols, kBatch, kCols);
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetItemsProcessed(state.iterations() * kBatch * kCols);
+}
+
+/// kLanes: the block as one contiguous array (exact_add_lanes); else exact_add_columns.
+template <bool kFast, bool kLanes>
+void BM_ExactAddBlock(benchmark::State& state) {
+    const std::vector<float> x = leaves(static_cast<int>(state.range(0)), kBatch);
+    for (auto _ : state) {
+        c::ExactAcc a;
+        c::exact_init(a);
+        if constexpr (!kFast) {
+            dt::kernels::ref::exact_add_columns(a, x.data(), kCols, kBatch, kCols);
+        } else if constexpr (kLanes) {
+            dt::kernels::cpu::exact_add_lanes(a, x.data(), kBatch * kCols);
+        } else {
+            dt::kernels::cpu::exact_add_columns(a, x.data(), kCols, kBatch, kCols);
+        }
+        benchmark::DoNotOptimize(a);
+    }
+    state.SetItemsProcessed(state.iterations() * kBatch * kCols);
+}
+
 BENCHMARK(BM_ExactAddRows<true>)->Arg(0)->Arg(1);
 BENCHMARK(BM_ExactAddRows<false>)->Arg(0)->Arg(1);
+BENCHMARK(BM_ExactSumRows<true>)->Arg(0)->Arg(1);
+BENCHMARK(BM_ExactSumRows<false>)->Arg(0)->Arg(1);
+BENCHMARK(BM_ExactAddBlock<true, false>)->Arg(0)->Arg(1);
+BENCHMARK(BM_ExactAddBlock<true, true>)->Arg(0)->Arg(1);
+BENCHMARK(BM_ExactAddBlock<false, false>)->Arg(0)->Arg(1);
 
 }  // namespace
