@@ -73,9 +73,9 @@ void gemm(const float* a, const GemmBRows& b, float* c, const GemmParams& p);
 void gemm(const GemmPackedA& a, const float* b, float* c, const GemmParams& p);
 void gemm(const GemmPackedA& a, const GemmBSource& b, float* c, const GemmParams& p);
 void gemm(const GemmPackedA& a, const GemmBRows& b, float* c, const GemmParams& p);
-/// Packed A layout (written by gemm_pack_a, or directly by a caller, e.g. conv2d's im2col):
-/// Mpad = p.m rounded up to gemm_tile_rows(isa); for each K block pc = 0, kGemmKc, ... of depth
-/// kc = min(kGemmKc, p.k - pc), row i < Mpad holds A[i, pc .. pc+kc) at data + pc*Mpad + i*kc;
+/// Packed A layout (written by gemm_pack_a): MR = gemm_tile_rows(isa), Mpad = p.m rounded up to
+/// MR; for each K block pc = 0, kGemmKc, ... of depth kc = min(kGemmKc, p.k - pc), the panel of
+/// rows [i0, i0+MR) sits at data + pc*Mpad + i0*kc, k-major: A[i0+r, pc+k] at + k*MR + r;
 /// rows p.m .. Mpad-1 are +0.
 int64_t gemm_tile_rows(CpuIsa isa);
 /// Floats a packed A of (p.m, p.k) needs on path `isa` (Mpad * p.k).

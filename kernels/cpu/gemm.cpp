@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // GEMM on the CPU (recipe gemm_f32_k_fma, see kernels/gemm.h): BLIS-style blocking with
-// packed A micro-panels (MR rows, row-major) and B panels (NR columns, k-major; packed, or read
+// packed A micro-panels (MR rows, k-major) and B panels (NR columns, k-major; packed, or read
 // in place from row pointers), an MR x NR register tile per ISA (kernels/cpu/gemm_ukernels.h),
 // runtime dispatch among them. Blocks: C is cut into NC-column blocks, K into KC-deep blocks
 // taken in ascending order (the partial sum of each C element is stored to C and reloaded: a
@@ -30,7 +30,7 @@ using namespace gemm_detail;
 
 constexpr int64_t kKc = kGemmKc;  // K block depth
 constexpr int64_t kNc = 1024;      // B block width (multiple of kNu)
-constexpr int64_t kMc = 128;       // A block height (a power of two, multiple of every MR)
+constexpr int64_t kMc = 128;       // A block height (a multiple of every MR)
 constexpr int64_t kNu = 128;       // columns per work unit (a power of two >= every NR)
 constexpr int64_t kMinUnits = 8;   // parallel work units wanted per (KC, NC) step
 
@@ -55,20 +55,17 @@ int64_t panel_width(int64_t q, int64_t nc) {
 // ---- driver ----
 
 /// One tile; edge tiles (mr < MR or nr < W) touch only their existing rows and columns of C, and
-/// a short tile computes only the next power of two >= mr rows.
-template <class K, int W>
+/// a short tile computes only ROWS = MR, MR/2, MR/4, ... (the least of them >= mr) rows.
+template <class K, int W, int ROWS = K::kMr>
 void tile(int64_t kc, const float* ap, const float* const* brow, int64_t boff, float* c,
           int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
-    if (mr > K::kMr / 2) {
-        K::template ukr<W, K::kMr>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
-    } else if (mr > K::kMr / 4) {
-        K::template ukr<W, K::kMr / 2>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
-    } else if (K::kMr >= 8 && mr > K::kMr / 8) {
-        constexpr int kRows = std::max<int>(1, K::kMr / 4);
-        K::template ukr<W, kRows>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
-    } else {
-        K::template ukr<W, 1>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+    if constexpr (ROWS > 1) {
+        if (mr <= ROWS / 2) {
+            tile<K, W, ROWS / 2>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+            return;
+        }
     }
+    K::template ukr<W, ROWS>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
 }
 
 /// Packs all of A: K blocks of kKc in order, each holding round_up(M, MR) rows as MR-row panels
@@ -133,14 +130,16 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
                 }
             };
             // Work units, each owning a block of C: MC rows x the whole block when serial; when
-            // parallel MC x kNu, halved (down to one tile) until there are kMinUnits of them. The
-            // split depends on the shape only, and no split changes a bit.
+            // parallel MC x kNu, halved (columns to one panel, rows while the halves are whole
+            // MR tiles) until there are kMinUnits of them. The split depends on the shape only,
+            // and no split changes a bit.
             int64_t unit_w = par ? kNu : nc, unit_m = kMc;
             auto units_of = [&](int64_t um, int64_t uw) {
                 return ((p.m + um - 1) / um) * ((nc + uw - 1) / uw);
             };
             while (par && units_of(unit_m, unit_w) < kMinUnits && unit_w > kNr) unit_w /= 2;
-            while (par && units_of(unit_m, unit_w) < kMinUnits && unit_m > kMr) unit_m /= 2;
+            while (par && units_of(unit_m, unit_w) < kMinUnits && unit_m % (2 * kMr) == 0)
+                unit_m /= 2;
             const int64_t mblocks = (p.m + unit_m - 1) / unit_m;
             const int64_t groups = (nc + unit_w - 1) / unit_w;
             auto unit = [&](int64_t u) {

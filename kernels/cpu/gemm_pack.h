@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Packing routines of cpu::gemm (internal to kernels/cpu/gemm.cpp): A panels row-major (MR rows,
-// row i at dst + i*kc), B panels k-major (row k at dst + k*pw), zero padding beyond the matrix.
+// Packing routines of cpu::gemm (internal to kernels/cpu/gemm.cpp): A micro-panels k-major (the
+// MR values of step k at dst + k*MR), B panels k-major (row k at dst + k*pw), zero padding
+// beyond the matrix.
 // They move values only; the ORDER of the product (kernels/gemm.h) is not touched here.
 #pragma once
 #include <algorithm>
@@ -64,21 +65,12 @@ inline void pack_plain_b(const void* ctx, int64_t k0, int64_t kc, int64_t j0, in
     pack_b_panel(s->b, s->ldb, s->trans, k0, kc, j0, nr, pw, dst);
 }
 
-/// Packs A rows [i0, i0+mr) x columns [pc, pc+kc) into dst, row-major (row i at dst + i*kc),
-/// zero rows for mr <= i < mrp.
+/// Packs A rows [i0, i0+mr) x columns [pc, pc+kc) into the k-major micro-panel dst: element
+/// (i, k) at dst[k*mrp + i] (the MR values a step k of the microkernel broadcasts are adjacent:
+/// one stream instead of MR), zero for mr <= i < mrp. That is a B panel of A^T: the same copy.
 inline void pack_a_panel(const float* a, int64_t lda, bool trans, int64_t i0, int64_t mr,
                          int64_t mrp, int64_t pc, int64_t kc, float* dst) {
-    for (int64_t i = 0; i < mrp; ++i) {
-        float* d = dst + i * kc;
-        if (i >= mr) {
-            std::fill(d, d + kc, 0.0f);
-        } else if (!trans) {
-            std::memcpy(d, a + (i0 + i) * lda + pc, kc * sizeof(float));
-        } else {
-            const float* src = a + pc * lda + i0 + i;
-            for (int64_t k = 0; k < kc; ++k) d[k] = src[k * lda];
-        }
-    }
+    pack_b_panel(a, lda, !trans, pc, kc, i0, mr, mrp, dst);
 }
 
 /// Packs columns [j0, j0+nr) of B rows rows[0 .. kc) into dst (kc x pw, zero beyond nr).

@@ -20,8 +20,8 @@ namespace dt::kernels::cpu::gemm_detail {
 // ukr<W, ROWS>(kc, ap, brow, boff, c, ldc, mr, nr, load_c): the C tile (ROWS <= MR, W) at c with
 // row stride ldc, of which only rows < mr <= ROWS and columns < nr exist (edge tiles: those are
 // the only ones read or written; the rest is computed from zero padding and dropped).
-// ap: MR x kc packed row-major (ap[i*kc + k]); B row k is brow[k] + boff (W floats: a packed
-// panel row, or B itself read in place).
+// ap: MR x kc packed k-major (element (i, k) at ap[k*MR + i], MR = the kernel's kMr); B row k
+// is brow[k] + boff (W floats: a packed panel row, or B itself read in place).
 // ORDER: acc = load_c ? C : +0; for k ascending: acc = fma(a, b, acc).
 
 struct KernelScalar {
@@ -36,7 +36,7 @@ struct KernelScalar {
         for (int64_t k = 0; k < kc; ++k) {
             const float* bk = brow[k] + boff;
             for (int i = 0; i < ROWS; ++i) {
-                const float av = ap[i * kc + k];
+                const float av = ap[k * kMr + i];
                 for (int j = 0; j < W; ++j) acc[i][j] = std::fma(av, bk[j], acc[i][j]);  // ORDER
             }
         }
@@ -46,7 +46,7 @@ struct KernelScalar {
 };
 
 #if DT_GEMM_X86
-template <int NV, int kRows>
+template <int NV, int kRows, int kStride>
 __attribute__((target("avx2,fma"))) void ukr_avx2(int64_t kc, const float* ap,
                                               const float* const* brow, int64_t boff, float* c,
                                               int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
@@ -55,7 +55,7 @@ __attribute__((target("avx2,fma"))) void ukr_avx2(int64_t kc, const float* ap,
     for (int v = 0; v < NV; ++v)
         mask[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(nr) - 8 * v), lane);
     __m256 acc[kRows][NV];
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)
@@ -66,22 +66,22 @@ __attribute__((target("avx2,fma"))) void ukr_avx2(int64_t kc, const float* ap,
         const float* bk = brow[k] + boff;
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) bv[v] = _mm256_loadu_ps(bk + 8 * v);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
         for (int i = 0; i < kRows; ++i) {
-            const __m256 av = _mm256_broadcast_ss(ap + i * kc + k);
+            const __m256 av = _mm256_broadcast_ss(ap + k * kStride + i);
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v)  // ORDER: one fused multiply-add
                 acc[i][v] = _mm256_fmadd_ps(av, bv[v], acc[i][v]);
         }
     }
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)
             if (i < mr) _mm256_maskstore_ps(c + i * ldc + 8 * v, mask[v], acc[i][v]);
 }
 
-template <int NV, int kRows>
+template <int NV, int kRows, int kStride, bool kHalf = false>
 __attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap,
                                                    const float* const* brow, int64_t boff,
                                                    float* c, int64_t ldc, int64_t mr, int64_t nr,
@@ -92,7 +92,7 @@ __attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap,
         mask[v] = left >= 16 ? 0xFFFF : left <= 0 ? 0 : static_cast<__mmask16>((1u << left) - 1);
     }
     __m512 acc[kRows][NV];
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)
@@ -102,16 +102,17 @@ __attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap,
         __m512 bv[NV];
         const float* bk = brow[k] + boff;
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_ps(bk + 16 * v);
-#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v)  // a half-width panel row (8 floats) is read under its mask
+            bv[v] = kHalf ? _mm512_maskz_loadu_ps(mask[v], bk) : _mm512_loadu_ps(bk + 16 * v);
+#pragma GCC unroll 16
         for (int i = 0; i < kRows; ++i) {
-            const __m512 av = _mm512_set1_ps(ap[i * kc + k]);
+            const __m512 av = _mm512_set1_ps(ap[k * kStride + i]);
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v)  // ORDER: one fused multiply-add
                 acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
         }
     }
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)
@@ -123,16 +124,20 @@ struct KernelAvx2 {
     template <int W, int ROWS>
     static void ukr(int64_t kc, const float* ap, const float* const* brow, int64_t boff,
                     float* c, int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
-        ukr_avx2<W / 8, ROWS>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+        ukr_avx2<W / 8, ROWS, kMr>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
     }
 };
 
+// 16 x 16: one B vector per step and 16 broadcast rows, each broadcast folded into its fma as a
+// memory operand ({1to16}); a B panel (kc x 16) takes 16 KB of L1, and conv GEMMs (M = Co, a
+// power of two) fill whole tiles. 8 x 32, 12 x 32 and 14 x 32 were measured against it (A/B in
+// one process): 12 x 32 matched it on squares but wastes rows on M = 16, 32, 64.
 struct KernelAvx512 {
-    static constexpr int64_t kMr = 8, kNr = 32;
+    static constexpr int64_t kMr = 16, kNr = 16;
     template <int W, int ROWS>
     static void ukr(int64_t kc, const float* ap, const float* const* brow, int64_t boff,
                     float* c, int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
-        ukr_avx512<W / 16, ROWS>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+        ukr_avx512<(W + 15) / 16, ROWS, kMr, (W < 16)>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
     }
 };
 #endif

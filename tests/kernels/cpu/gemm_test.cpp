@@ -152,6 +152,27 @@ TEST(Gemm, ThreadCountChangesNoBit) {
     omp_set_num_threads(omp_get_num_procs());
 }
 
+TEST(Gemm, ParallelSplitOfOneRowBlockKeepsWholeTiles) {
+    // One narrow row block: the parallel split halves the block height until there are enough
+    // work units, and must stop at whole register tiles on every path (MR = 4, 8, 12, ...).
+    IsaGuard guard;
+    const Shape3 shapes[] = {{96, 32, 120}, {100, 20, 150}, {36, 40, 200}, {48, 16, 400}};
+    for (CpuIsa isa : available_isas()) {
+        ASSERT_TRUE(cpu::gemm_set_isa(isa));
+        for (const Shape3& s : shapes) {
+            for (int threads : {2, 3}) {
+                omp_set_num_threads(threads);
+                SCOPED_TRACE(testing::Message() << cpu::cpu_isa_name(isa) << " m=" << s.m
+                                                << " n=" << s.n << " k=" << s.k
+                                                << " threads=" << threads);
+                Problem pr = make_problem(s, false, false, false, test::test_seed() + 9);
+                ASSERT_TRUE(test::bitwise_equal(run_cpu(pr), spec_gemm(pr)));
+            }
+        }
+    }
+    omp_set_num_threads(omp_get_num_procs());
+}
+
 /// A GemmBSource over a plain matrix, written independently of the library's packer.
 struct TestSource {
     const Problem* pr;
