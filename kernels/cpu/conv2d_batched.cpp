@@ -6,7 +6,8 @@
 // changes an ORDER: a forward or dgrad column is the same fma chain over the same K whichever
 // columns share its GEMM, and a chunk of wgrad is the same sum continued over (sample, q)
 // ascending as the per-sample GEMMs chained with `accumulate` (cpu::gemm stores and reloads
-// partial sums exactly between K blocks).
+// partial sums exactly between K blocks). The B panels of forward and wgrad chunks are packed
+// straight from the padded samples (runs for forward, gathers for wgrad's col^T).
 #include <omp.h>
 
 #include <algorithm>
@@ -19,7 +20,8 @@ namespace dt::kernels::cpu::conv2d_internal {
 namespace {
 /// Columns a chunked GEMM aims for (a few register-tile panels wide).
 constexpr int64_t kChunkCols = 512;
-/// Most K a wgrad chunk packs at once (bounds its im2col buffer).
+/// Most K a wgrad chunk takes at once (bounds its padded-sample and dy buffers; 4096 measured
+/// slower: the gathers then miss L2).
 constexpr int64_t kWgradChunkK = 1024;
 }  // namespace
 
@@ -146,16 +148,74 @@ void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, flo
     }
 }
 
+namespace {
+/// The B operand of a wgrad chunk, col^T: B[k, i] = xpad[sample k / P, live[i], position k % P],
+/// gathered from the padded samples straight into the packed panel (no im2col, no transposed
+/// packing: those two passes cost the layer about as much as its multiply-adds did).
+struct WgradSource {
+    const float* const* xps;   // the chunk's padded samples
+    const int32_t* roff;       // (RL): offset of live row i's first pixel in a padded sample
+                               // (int32: a gather index; a sample has far fewer floats)
+    const int64_t* qoff;       // (P): offset of position q's window in a padded sample
+    int64_t P;
+};
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) void gather_rows_avx512(const WgradSource& s, int64_t k0,
+                                                           int64_t kc, int64_t j0, int64_t nr,
+                                                           int64_t pw, float* dst) {
+    for (int64_t jb = 0; jb < pw; jb += 16) {
+        const int64_t lanes = std::min<int64_t>(16, pw - jb);
+        const int64_t live = std::clamp<int64_t>(nr - jb, 0, lanes);
+        const auto take = static_cast<__mmask16>((1u << live) - 1);
+        const auto put = static_cast<__mmask16>((1u << lanes) - 1);
+        const __m512i idx = _mm512_maskz_loadu_epi32(take, s.roff + j0 + jb);
+        for (int64_t k = 0; k < kc; ++k) {
+            const int64_t kk = k0 + k;
+            const float* base = s.xps[kk / s.P] + s.qoff[kk % s.P];
+            const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), take, idx, base, 4);
+            _mm512_mask_storeu_ps(dst + k * pw + jb, put, v);
+        }
+    }
+}
+#endif
+
+void pack_wgrad_cols(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr, int64_t pw,
+                     float* dst) {
+    const auto& s = *static_cast<const WgradSource*>(ctx);
+#if defined(__x86_64__)
+    if (gemm_isa() == CpuIsa::kAvx512) {  // the path in force (tests force each one)
+        gather_rows_avx512(s, k0, kc, j0, nr, pw, dst);
+        return;
+    }
+#endif
+    for (int64_t k = 0; k < kc; ++k) {
+        const int64_t kk = k0 + k;
+        const float* base = s.xps[kk / s.P] + s.qoff[kk % s.P];
+        float* d = dst + k * pw;
+        for (int64_t j = 0; j < nr; ++j) d[j] = base[s.roff[j0 + j]];
+        std::fill(d + nr, d + pw, 0.0f);
+    }
+}
+}  // namespace
+
 void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
                       float* leaf, bool parallel_gemm) {
     if (!parallel_gemm && wgrad_leaf_few_rows(x, dy, s0, s1, g, leaf)) return;
     const Conv2dParams& p = *g.p;
     const int64_t per = std::max<int64_t>(1, kWgradChunkK / std::max<int64_t>(g.P, 1));
-    thread_local std::vector<float> t_col, t_dy;
+    thread_local std::vector<float> t_dy;
+    thread_local std::vector<int32_t> t_roff;
+    thread_local std::vector<int64_t> t_qoff;
+    t_roff.resize(static_cast<std::size_t>(g.RL));
+    t_qoff.resize(static_cast<std::size_t>(g.P));
+    for (int64_t i = 0; i < g.RL; ++i) t_roff[i] = static_cast<int32_t>(g.rbase[g.live[i]]);
+    for (int64_t oh = 0, q = 0; oh < p.ho; ++oh)
+        for (int64_t ow = 0; ow < p.wo; ++ow, ++q) t_qoff[q] = (oh * g.wp + ow) * p.stride;
     for (int64_t s = s0; s < s1; s += per) {
         const int64_t sc = std::min(per, s1 - s), K = sc * g.P;
-        float* col = scratch(t_col, g.RL * K);
-        im2col_chunk(x, s, sc, g, col);
+        const WgradSource src{pad_chunk(x, s, sc, g, split_copy(g.RL * K)), t_roff.data(),
+                              t_qoff.data(), g.P};
         const float* a = dy + s * p.co * g.P;  // one sample: dY_s is already (Co, P)
         if (sc > 1) {
             float* d = scratch(t_dy, p.co * K);
@@ -164,8 +224,8 @@ void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, c
         }
         // ORDER: leaf[o,i] continues the fma chain over k = (sample, q) ascending: from +0 at
         // s0, from the previous chunk's partial after it. A = dY (Co, K), B = col^T (K, RL).
-        gemm(a, col, leaf,
-             GemmParams{.m = p.co, .n = g.RL, .k = K, .trans_b = true, .accumulate = s > s0,
+        gemm(a, GemmBSource{pack_wgrad_cols, &src}, leaf,
+             GemmParams{.m = p.co, .n = g.RL, .k = K, .accumulate = s > s0,
                         .parallel = parallel_gemm});
     }
 }
