@@ -197,14 +197,11 @@ void pack_wgrad_cols(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_
         std::fill(d + nr, d + pw, 0.0f);
     }
 }
-}  // namespace
 
-void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
-                      float* leaf, bool parallel_gemm) {
-    if (!parallel_gemm && wgrad_leaf_few_rows(x, dy, s0, s1, g, leaf)) return;
+/// A WgradSource over the chunk's padded samples; its offset tables live in the calling
+/// thread's buffers.
+WgradSource wgrad_source(const float* const* xps, const Geometry& g) {
     const Conv2dParams& p = *g.p;
-    const int64_t per = std::max<int64_t>(1, kWgradChunkK / std::max<int64_t>(g.P, 1));
-    thread_local std::vector<float> t_dy;
     thread_local std::vector<int32_t> t_roff;
     thread_local std::vector<int64_t> t_qoff;
     t_roff.resize(static_cast<std::size_t>(g.RL));
@@ -212,10 +209,29 @@ void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, c
     for (int64_t i = 0; i < g.RL; ++i) t_roff[i] = static_cast<int32_t>(g.rbase[g.live[i]]);
     for (int64_t oh = 0, q = 0; oh < p.ho; ++oh)
         for (int64_t ow = 0; ow < p.wo; ++ow, ++q) t_qoff[q] = (oh * g.wp + ow) * p.stride;
+    return WgradSource{xps, t_roff.data(), t_qoff.data(), g.P};
+}
+}  // namespace
+
+void im2col_transposed_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g,
+                             float* dst) {
+    const int64_t per = g.P * g.RL;
+    const bool par = split_copy(sc * per);
+    const WgradSource src = wgrad_source(pad_chunk(x, s0, sc, g, par), g);
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t j = 0; j < sc; ++j)
+        pack_wgrad_cols(&src, j * g.P, g.P, 0, g.RL, g.RL, dst + j * per);
+}
+
+void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
+                      float* leaf, bool parallel_gemm) {
+    if (!parallel_gemm && wgrad_leaf_few_rows(x, dy, s0, s1, g, leaf)) return;
+    const Conv2dParams& p = *g.p;
+    const int64_t per = std::max<int64_t>(1, kWgradChunkK / std::max<int64_t>(g.P, 1));
+    thread_local std::vector<float> t_dy;
     for (int64_t s = s0; s < s1; s += per) {
         const int64_t sc = std::min(per, s1 - s), K = sc * g.P;
-        const WgradSource src{pad_chunk(x, s, sc, g, split_copy(g.RL * K)), t_roff.data(),
-                              t_qoff.data(), g.P};
+        const WgradSource src = wgrad_source(pad_chunk(x, s, sc, g, split_copy(g.RL * K)), g);
         const float* a = dy + s * p.co * g.P;  // one sample: dY_s is already (Co, P)
         if (sc > 1) {
             float* d = scratch(t_dy, p.co * K);

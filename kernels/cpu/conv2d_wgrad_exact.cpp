@@ -37,18 +37,6 @@ constexpr int64_t kTileI = 128;   // live rows per tile (N x 8 x 128 leaves: 256
 constexpr int64_t kMaxP = 64;     // positions per sample up to which the tiled path is taken
 constexpr int64_t kMaxCol = int64_t{1} << 24;  // floats of the batch's transposed im2col
 
-/// colt (P, RL) of one sample: colt[q * RL + i] = xpad[live[i], q].
-void im2col_transposed(const float* xs, const Geometry& g, float* colt) {
-    const Conv2dParams& p = *g.p;
-    const float* xp = pad_sample(xs, g);
-    for (int64_t oh = 0, q = 0; oh < p.ho; ++oh)
-        for (int64_t ow = 0; ow < p.wo; ++ow, ++q) {
-            const float* at = xp + oh * p.stride * g.wp + ow * p.stride;
-            float* dst = colt + q * g.RL;
-            for (int64_t i = 0; i < g.RL; ++i) dst[i] = at[g.rbase[g.live[i]]];
-        }
-}
-
 // tile_leaves<isa, R>: out[ol * kTileI + i] (ol < R, i < ti) = the leaf of one sample at
 // (o0 + ol, i0 + i): the fma chain from +0 over q ascending of dy_s[o, q] * colt[q, i] (the GEMM
 // leaf's ORDER). Lanes run over i, R rows share each colt load. fma is exactly rounded, so every
@@ -149,10 +137,7 @@ bool conv2d_wgrad_exact_tiled(const float* x, const float* dy, float* dw, const 
     if (P > kMaxP || p.n * P * RL > kMaxCol || RL == 0) return false;
     thread_local std::vector<float> t_colt;
     float* colt = scratch(t_colt, p.n * P * RL);
-    const int64_t xsz = p.ci * p.h * p.w;
-    const bool par_col = p.n * P * RL >= (int64_t{1} << 15) && !omp_in_parallel();
-#pragma omp parallel for schedule(static) if (par_col)
-    for (int64_t s = 0; s < p.n; ++s) im2col_transposed(x + s * xsz, g, colt + s * P * RL);
+    im2col_transposed_chunk(x, 0, p.n, g, colt);  // colt (N*P, RL)
 
     if (!g.all_live()) std::fill(dw, dw + p.co * g.R, 0.0f);
     const CpuIsa isa = gemm_isa();
