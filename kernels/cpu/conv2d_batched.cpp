@@ -164,18 +164,19 @@ struct WgradSource {
 __attribute__((target("avx512f"))) void gather_rows_avx512(const WgradSource& s, int64_t k0,
                                                            int64_t kc, int64_t j0, int64_t nr,
                                                            int64_t pw, float* dst) {
-    for (int64_t jb = 0; jb < pw; jb += 16) {
-        const int64_t lanes = std::min<int64_t>(16, pw - jb);
-        const int64_t live = std::clamp<int64_t>(nr - jb, 0, lanes);
-        const auto take = static_cast<__mmask16>((1u << live) - 1);
-        const auto put = static_cast<__mmask16>((1u << lanes) - 1);
-        const __m512i idx = _mm512_maskz_loadu_epi32(take, s.roff + j0 + jb);
-        for (int64_t k = 0; k < kc; ++k) {
-            const int64_t kk = k0 + k;
-            const float* base = s.xps[kk / s.P] + s.qoff[kk % s.P];
+    int64_t sj = k0 / s.P, q = k0 % s.P;  // row k0 + k is position q of chunk sample sj
+    for (int64_t k = 0; k < kc; ++k) {
+        const float* base = s.xps[sj] + s.qoff[q];
+        for (int64_t jb = 0; jb < pw; jb += 16) {
+            const int64_t lanes = std::min<int64_t>(16, pw - jb);
+            const int64_t live = std::clamp<int64_t>(nr - jb, 0, lanes);
+            const auto take = static_cast<__mmask16>((1u << live) - 1);
+            const __m512i idx = _mm512_maskz_loadu_epi32(take, s.roff + j0 + jb);
             const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), take, idx, base, 4);
-            _mm512_mask_storeu_ps(dst + k * pw + jb, put, v);
+            _mm512_mask_storeu_ps(dst + k * pw + jb, static_cast<__mmask16>((1u << lanes) - 1),
+                                  v);
         }
+        if (++q == s.P) q = 0, ++sj;
     }
 }
 #endif
@@ -189,12 +190,13 @@ void pack_wgrad_cols(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_
         return;
     }
 #endif
+    int64_t sj = k0 / s.P, q = k0 % s.P;
     for (int64_t k = 0; k < kc; ++k) {
-        const int64_t kk = k0 + k;
-        const float* base = s.xps[kk / s.P] + s.qoff[kk % s.P];
+        const float* base = s.xps[sj] + s.qoff[q];
         float* d = dst + k * pw;
         for (int64_t j = 0; j < nr; ++j) d[j] = base[s.roff[j0 + j]];
         std::fill(d + nr, d + pw, 0.0f);
+        if (++q == s.P) q = 0, ++sj;
     }
 }
 
