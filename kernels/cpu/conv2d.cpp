@@ -216,8 +216,6 @@ void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dP
     thread_local std::vector<float> t_tree, t_leaves;
     float* tree = scratch(t_tree, common::tree_slots(groups) * L);
     float* leaves = scratch(t_leaves, std::min(kWave, groups) * L);  // (Co, RL) each
-    const int64_t slices = (L + kSlice - 1) / kSlice;
-    const bool par_slices = L >= 4 * kSlice && !omp_in_parallel();
     for (int64_t g0 = 0; g0 < groups; g0 += kWave) {
         const int64_t wn = std::min(kWave, groups - g0);
         for_each_sample(wn, [&](int64_t j, bool par) {
@@ -226,20 +224,18 @@ void conv2d_wgrad_tree(const float* x, const float* dy, float* dw, const Conv2dP
             wgrad_group_leaf(x, dy, s0, std::min(p.n, s0 + G), g, leaves + j * L, par);
         });
         // ORDER: group leaves enter the tree in group order; slices only split the elements.
-#pragma omp parallel for schedule(static) if (par_slices)
-        for (int64_t sl = 0; sl < slices; ++sl) {
-            const int64_t lo = sl * kSlice, hi = std::min(L, lo + kSlice);
+        for_each_slice(L, [&](int64_t lo, int64_t hi) {
             for (int64_t j = 0; j < wn; ++j) {
                 const int64_t count = g0 + j;
                 float* slot = tree + common::tree_leaf_slot(count) * L;
                 std::memcpy(slot + lo, leaves + j * L + lo, (hi - lo) * sizeof(float));
                 common::tree_push(tree, L, lo, hi, count);
             }
-        }
+        });
     }
-#pragma omp parallel for schedule(static) if (par_slices)
-    for (int64_t sl = 0; sl < slices; ++sl)
-        common::tree_finish(tree, L, sl * kSlice, std::min(L, (sl + 1) * kSlice), groups);
+    for_each_slice(L, [&](int64_t lo, int64_t hi) {
+        common::tree_finish(tree, L, lo, hi, groups);
+    });
     write_wgrad(tree, dw, g, [](float v) { return v; });  // the root is slot 0 (reduce_tree.h)
 }
 

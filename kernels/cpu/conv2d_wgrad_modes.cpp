@@ -23,15 +23,6 @@ namespace dt::kernels::cpu::conv2d_internal {
 
 namespace {
 
-/// Runs fn(lo, hi) over the slices of [0, L), across threads when L is large.
-template <class Fn>
-void for_each_slice(int64_t L, Fn&& fn) {
-    const int64_t slices = (L + kSlice - 1) / kSlice;
-    const bool par = L >= 4 * kSlice && !omp_in_parallel();
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t sl = 0; sl < slices; ++sl) fn(sl * kSlice, std::min(L, (sl + 1) * kSlice));
-}
-
 /// The calling thread's buffer for a wave of leaves (one per thread, shared by the modes).
 float* wave_buffer(int64_t n) {
     thread_local std::vector<float> t_leaves;
