@@ -105,23 +105,18 @@ void linear_wgrad_kahan(const float* x, const float* dy, float* dw, const Linear
 
 void linear_wgrad_exact(const float* x, const float* dy, float* dw, const LinearParams& p) {
     for_each_piece(p, [&](int64_t o, int64_t lo, int64_t len) {
-        thread_local std::vector<common::ExactAcc> t_acc;
-        common::ExactAcc* acc = scratch(t_acc, kChunk);
-        common::exact_init_row(acc, len);
-        // The leaves g * x of up to kExactRowsMaxCount samples, then one exact_add_rows.
+        // The piece's N leaves g * x (one column per element), then one exact_sum_rows: an int64
+        // sum per element rounded once, an accumulator only where that cannot hold the terms
+        // (N x kChunk floats per thread: 256 KB at batch 128).
         thread_local std::vector<float> t_leaves;
-        float* leaves = scratch(t_leaves, kExactRowsMaxCount * kChunk);
-        for (int64_t s0 = 0; s0 < p.n; s0 += kExactRowsMaxCount) {
-            const int64_t sn = std::min(kExactRowsMaxCount, p.n - s0);
-            for (int64_t j = 0; j < sn; ++j) {
-                const float g = dy[(s0 + j) * p.out + o];
-                const float* xr = x + (s0 + j) * p.in + lo;
-                for (int64_t i = 0; i < len; ++i) leaves[j * len + i] = g * xr[i];
-            }
-            // ORDER: none (integer accumulation; N < 2^31 units per element)
-            exact_add_rows(acc, leaves, len, sn, len);
+        float* leaves = scratch(t_leaves, p.n * len);
+        for (int64_t s = 0; s < p.n; ++s) {
+            const float g = dy[s * p.out + o];
+            const float* xr = x + s * p.in + lo;
+            for (int64_t i = 0; i < len; ++i) leaves[s * len + i] = g * xr[i];
         }
-        common::exact_value_row(acc, dw + o * p.in + lo, len);
+        // ORDER: none (integer accumulation; N < 2^31 terms per element)
+        exact_sum_rows(dw + o * p.in + lo, leaves, len, p.n, len);
     });
 }
 
