@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // conv.wgrad in the kahan, exact, permuted and atomic modes (recipes in kernels/conv2d.h). Every
-// mode uses the tree mode's per-sample leaf (wgrad_group_leaf of one sample: im2col + GEMM, leaf
+// mode uses the tree mode's per-sample leaf (wgrad_group_leaf of one sample: a GEMM, leaf
 // (Co, RL) over the live rows, the same bits); only the combination across samples differs. The
 // deterministic modes compute leaves in waves of kWave samples (samples across threads) and then
 // combine the wave into per-element state, slices of kSlice elements across threads; the atomic
