@@ -154,9 +154,8 @@ namespace {
 /// packing: those two passes cost the layer about as much as its multiply-adds did).
 struct WgradSource {
     const float* const* xps;   // the chunk's padded samples
-    const int32_t* roff;       // (RL): offset of live row i's first pixel in a padded sample
-                               // (int32: a gather index; a sample has far fewer floats)
-    const int64_t* qoff;       // (P): offset of position q's window in a padded sample
+    const int32_t* roff;       // (RL) and
+    const int64_t* qoff;       // (P): window_offsets of the geometry
     int64_t P;
 };
 
@@ -200,9 +199,9 @@ void pack_wgrad_cols(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_
     }
 }
 
-/// A WgradSource over the chunk's padded samples; its offset tables live in the calling
-/// thread's buffers.
-WgradSource wgrad_source(const float* const* xps, const Geometry& g) {
+}  // namespace
+
+WindowOffsets window_offsets(const Geometry& g) {
     const Conv2dParams& p = *g.p;
     thread_local std::vector<int32_t> t_roff;
     thread_local std::vector<int64_t> t_qoff;
@@ -211,15 +210,15 @@ WgradSource wgrad_source(const float* const* xps, const Geometry& g) {
     for (int64_t i = 0; i < g.RL; ++i) t_roff[i] = static_cast<int32_t>(g.rbase[g.live[i]]);
     for (int64_t oh = 0, q = 0; oh < p.ho; ++oh)
         for (int64_t ow = 0; ow < p.wo; ++ow, ++q) t_qoff[q] = (oh * g.wp + ow) * p.stride;
-    return WgradSource{xps, t_roff.data(), t_qoff.data(), g.P};
+    return WindowOffsets{t_roff.data(), t_qoff.data()};
 }
-}  // namespace
 
 void im2col_transposed_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g,
                              float* dst) {
     const int64_t per = g.P * g.RL;
     const bool par = split_copy(sc * per);
-    const WgradSource src = wgrad_source(pad_chunk(x, s0, sc, g, par), g);
+    const WindowOffsets off = window_offsets(g);
+    const WgradSource src{pad_chunk(x, s0, sc, g, par), off.roff, off.qoff, g.P};
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t j = 0; j < sc; ++j)
         pack_wgrad_cols(&src, j * g.P, g.P, 0, g.RL, g.RL, dst + j * per);
@@ -231,9 +230,11 @@ void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, c
     const Conv2dParams& p = *g.p;
     const int64_t per = std::max<int64_t>(1, kWgradChunkK / std::max<int64_t>(g.P, 1));
     thread_local std::vector<float> t_dy;
+    const WindowOffsets off = window_offsets(g);  // the same for every chunk
     for (int64_t s = s0; s < s1; s += per) {
         const int64_t sc = std::min(per, s1 - s), K = sc * g.P;
-        const WgradSource src = wgrad_source(pad_chunk(x, s, sc, g, split_copy(g.RL * K)), g);
+        const WgradSource src{pad_chunk(x, s, sc, g, split_copy(g.RL * K)), off.roff, off.qoff,
+                              g.P};
         const float* a = dy + s * p.co * g.P;  // one sample: dY_s is already (Co, P)
         if (sc > 1) {
             float* d = scratch(t_dy, p.co * K);

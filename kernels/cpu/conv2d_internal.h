@@ -173,6 +173,15 @@ void gather_dy(const float* dy, int64_t s0, int64_t sc, const Geometry& g, float
 bool forward_chunk_gemm(const float* x, int64_t s0, int64_t sc, const GemmPackedA& wa,
                         const Geometry& g, float* out, bool parallel_gemm);
 
+/// Offsets into a padded sample: roff[i] = rbase[live[i]], live row i's first pixel (int32: a
+/// gather index; a sample has far fewer floats), and qoff[q], position q's window. Built per
+/// call in the calling thread's buffers (valid until its next call).
+struct WindowOffsets {
+    const int32_t* roff;  // (RL)
+    const int64_t* qoff;  // (P)
+};
+WindowOffsets window_offsets(const Geometry& g);
+
 /// dst (RL, sc*P): dst[i, j*P + q] = xpad[s0 + j, live[i], q] (live rows only).
 void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, float* dst);
 /// Its transpose, dst (sc*P, RL): dst[(j*P + q) * RL + i] = xpad[s0 + j, live[i], q] (gathered

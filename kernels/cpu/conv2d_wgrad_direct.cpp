@@ -26,7 +26,7 @@ constexpr int kRowBlock = 24;  // accumulators per block (of 32 registers)
 /// positions of one sample: xp its padded sample, dys its dy (Co, P). M = Co / 16.
 template <int M>
 __attribute__((target("avx512f"))) void chain_sample(const float* xp, const float* dys,
-                                                     const Geometry& g, const int64_t* rbl,
+                                                     const Geometry& g, const int32_t* rbl,
                                                      const int64_t* qoff, int64_t r0, int64_t rc,
                                                      bool fresh, float* leaft) {
     constexpr int kRows = kRowBlock / M;
@@ -69,18 +69,13 @@ void leaf_rows(const float* x, const float* dy, int64_t s0, int64_t s1, const Ge
     const Conv2dParams& p = *g.p;
     const int64_t co = p.co, RL = g.RL, P = g.P, xsz = p.ci * p.h * p.w;
     constexpr int64_t kRows = kRowBlock / M;
-    thread_local std::vector<int64_t> t_rbl, t_qoff;
-    t_rbl.resize(static_cast<std::size_t>(RL));
-    t_qoff.resize(static_cast<std::size_t>(P));
-    for (int64_t i = 0; i < RL; ++i) t_rbl[i] = g.rbase[g.live[i]];
-    for (int64_t oh = 0, q = 0; oh < p.ho; ++oh)
-        for (int64_t ow = 0; ow < p.wo; ++ow, ++q) t_qoff[q] = (oh * g.wp + ow) * p.stride;
+    const WindowOffsets off = window_offsets(g);
     thread_local std::vector<float> t_leaft;
     float* leaft = scratch(t_leaft, RL * co);
     for (int64_t s = s0; s < s1; ++s) {
         const float* xp = pad_sample(x + s * xsz, g);
         for (int64_t r0 = 0; r0 < RL; r0 += kRows)
-            chain_sample<M>(xp, dy + s * co * P, g, t_rbl.data(), t_qoff.data(), r0,
+            chain_sample<M>(xp, dy + s * co * P, g, off.roff, off.qoff, r0,
                             std::min(kRows, RL - r0), s == s0, leaft);
     }
     for (int64_t o = 0; o < co; ++o)
