@@ -22,7 +22,15 @@
 //             (per-sample GEMM W^T dY, gemm_f32_k_fma) is the same in every mode; the
 //             mode (p.accum) governs how col2im accumulates the taps (ki,kj) whose output
 //             position (oh,ow) exists into dx[s,c,ih,iw]:
-//   tree      ORDER: +0 + t(tap 0) + t(tap 1) + ..., taps (ki,kj) ascending.
+//   tree      ORDER: +0 + t(tap 0) + t(tap 1) + ..., taps (ki,kj) ascending; except on the
+//             shapes of conv2d_dgrad_is_forward (stride 1, Kh == Kw = K, pad < K: every 3x3
+//             'same' layer), where no t is rounded on its own: dx is the forward recipe of the
+//             transposed convolution (dy padded by K-1-pad, weights w'[c,o,K-1-ki,K-1-kj] =
+//             w[o,c,ki,kj]), ORDER: dx[s,c,ih,iw] = the fma chain from +0 over o ascending, then
+//             taps (ki,kj) descending, of w[o,c,ki,kj] * dy[s,o,ih+pad-ki,iw+pad-kj] (terms
+//             whose position (oh,ow) does not exist are +-0 products, or left out for dead taps
+//             of the transposed convolution, as in forward). One rounding chain of Co*K*K terms
+//             instead of K*K chains of Co and a K*K-term sum; no column buffer, no col2im.
 //   kahan     kahan_add of the taps ascending from (+0,+0), then kahan_value (accum_kahan.h).
 //   exact     the exact sum of the t's rounded once (ExactAcc per element, accum_exact.h).
 //   permuted  ORDER: +0 + t(pi[0]) + t(pi[1]) + ..., pi = permute_order(Kh*Kw, accum.permute_key)
@@ -92,6 +100,11 @@ constexpr int64_t conv2d_tree_group(int64_t positions) {
     int64_t g = 16;
     while (g * p < kConv2dTreeLeafTerms) g *= 2;
     return g;
+}
+
+/// conv.dgrad tree takes the transposed-forward recipe (above) on these shapes.
+constexpr bool conv2d_dgrad_is_forward(const Conv2dParams& p) {
+    return p.stride == 1 && p.kh == p.kw && p.pad >= 0 && p.pad < p.kh;
 }
 
 namespace ref {

@@ -10,7 +10,8 @@
 //   positions (im2col col (R, K), read transposed by the GEMM's B packing). K runs over the real
 //   positions only, so no padding position enters a sum.
 // - dgrad: per sample W^T dY into a thread-local column buffer, then col2im into a padded buffer
-//   whose border is dropped.
+//   whose border is dropped; the tree mode at stride 1 with a square kernel is instead the
+//   forward convolution of dy with the flipped, transposed weights (packed straight from w).
 // - small maps (P < kChunkPositions): forward, dgrad and wgrad put a chunk of samples side by
 //   side in one GEMM (conv2d_batched.cpp); the same ORDER, so the same bits.
 // This file: forward and the tree mode of conv.dgrad / conv.wgrad. The other accumulation modes
@@ -193,7 +194,12 @@ void col2im(const float* __restrict dcol, float* __restrict dxs, const Geometry&
 // ---- conv.dgrad, tree mode ----
 // No cross-sample reduction here: each sample's dx is owned by one iteration, and the sums over
 // output channels and taps are sequential (kernels/conv2d.h).
+
 void conv2d_dgrad_tree(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
+    if (conv2d_dgrad_is_forward(p)) {
+        dgrad_tree_as_forward(dy, w, dx, p);
+        return;
+    }
     const Geometry g(p);
     // Pointwise: +0 + t == t, so dcol is written straight into dx.
     dgrad_per_sample(dy, w, dx, p, g, true,
@@ -270,11 +276,10 @@ void conv2d_forward_chunked(const float* x, const GemmPackedA& wa, const float* 
 
 }  // namespace
 
-void conv2d_forward(const float* x, const float* w, const float* b, float* y,
-                    const Conv2dParams& p) {
-    const Geometry g(p);
+void conv2d_internal::forward_packed(const float* x, const GemmPackedA& wa, const float* b,
+                                     float* y, const Geometry& g) {
+    const Conv2dParams& p = *g.p;
     if (const int64_t sc = samples_per_chunk(g); sc > 1) {
-        const GemmPackedA wa = pack_shared_a(live_weights(w, g), GemmParams{.m = p.co, .k = g.RL});
         conv2d_forward_chunked(x, wa, b, y, g, sc);
         return;
     }
@@ -283,7 +288,6 @@ void conv2d_forward(const float* x, const float* w, const float* b, float* y,
     // Flat positions: ho rows of Wp, the last one cut at Wo (so reads stay inside xp).
     const int64_t n_flat = (p.ho - 1) * g.wp + p.wo;
     const GemmParams gp{.m = p.co, .n = flat ? n_flat : g.P, .k = g.RL};
-    const GemmPackedA wa = pack_shared_a(live_weights(w, g), gp);
     for_each_sample(p.n, [&](int64_t s, bool par) {
         const Source src{pad_sample(x + s * xsz, g), &g};
         thread_local std::vector<const float*> t_rows;  // flat B rows: xp + rbase[r]
@@ -317,6 +321,13 @@ void conv2d_forward(const float* x, const float* w, const float* b, float* y,
             }
         }
     });
+}
+
+void conv2d_forward(const float* x, const float* w, const float* b, float* y,
+                    const Conv2dParams& p) {
+    const Geometry g(p);
+    forward_packed(x, pack_shared_a(live_weights(w, g), GemmParams{.m = p.co, .k = g.RL}), b, y,
+                   g);
 }
 
 void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p) {

@@ -154,6 +154,12 @@ void write_wgrad(const T* st, float* dw, const Geometry& g, Value&& value) {
 /// Packs A once for all samples, into the calling thread's buffer.
 GemmPackedA pack_shared_a(const float* a, const GemmParams& gp);
 
+/// Forward (conv2d.cpp) with the live weight columns (Co, RL) already packed in wa.
+void forward_packed(const float* x, const GemmPackedA& wa, const float* b, float* y,
+                    const Geometry& g);
+/// conv.dgrad tree on conv2d_dgrad_is_forward shapes (conv2d_dgrad_forward.cpp).
+void dgrad_tree_as_forward(const float* dy, const float* w, float* dx, const Conv2dParams& p);
+
 // ---- sample chunks (conv2d_batched.cpp): several samples side by side in one GEMM ----
 
 /// Feature maps with fewer positions than this are computed in sample chunks.

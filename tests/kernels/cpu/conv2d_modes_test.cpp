@@ -221,7 +221,7 @@ TEST(Conv2dModes, EveryModeWithinItsDerivedBound) {
             // c = terms per leaf (wgrad P, dgrad Co) + (1 | N or Kh*Kw) + 2 for kahan, exact |
             // permuted; wgrad tree and atomic: G * P + (tree depth | number) of the N / G group
             // partials + 2 (G = min(N, conv2d_tree_group(P) | kConv2dAtomicGroup)); dgrad atomic
-            // as permuted.
+            // as permuted; dgrad tree on conv2d_dgrad_is_forward shapes: one chain of Co*Kh*Kw.
             const bool tight = m == AccumMode::kKahan || m == AccumMode::kExact;
             const double Gt = std::min<double>(N, conv2d_tree_group(p.ho * p.wo));
             const double Ga = std::min<double>(N, kConv2dAtomicGroup);
@@ -229,7 +229,9 @@ TEST(Conv2dModes, EveryModeWithinItsDerivedBound) {
                 m == AccumMode::kAtomic ? Ga * P + std::ceil(N / Ga) + 2
                 : m == AccumMode::kTree ? Gt * P + std::ceil(std::log2(std::ceil(N / Gt))) + 2
                                         : P + (tight ? 1 : N) + 2;
-            const double cd = p.co + (tight ? 1 : KK) + 2;
+            const double cd = m == AccumMode::kTree && conv2d_dgrad_is_forward(p)
+                                  ? p.co * KK + 1
+                                  : p.co + (tight ? 1 : KK) + 2;
             const auto bw = eps_scaled(dwm, cw), bd = eps_scaled(dxm, cd);
             EXPECT_TRUE(test::within_bound(g.dw.data(), dw.data(), bw.data(), wsize(p))) << "wgrad";
             EXPECT_TRUE(test::within_bound(g.dx.data(), dx.data(), bd.data(), xsize(p))) << "dgrad";
