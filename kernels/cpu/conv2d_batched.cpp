@@ -81,15 +81,37 @@ struct ChunkSource {
 /// padded samples straight into the packed panel (stride 1). The panel's columns fall into
 /// runs of one output row of one sample, the same for every row i: found once per panel (in
 /// batches), then each row is a few short copies at its tap's offset.
+struct Run {
+    const float* src;  // padded sample + the output row's offset
+    int64_t col, len;
+};
+
+#if defined(__x86_64__)
+/// Panels of at most 16 columns (n runs, all of them): each packed row is one register, its runs
+/// merged in by masked loads (lanes [col, col+len) from src - col + lane; masked lanes are not
+/// read), stored once, zeros included.
+__attribute__((target("avx512f"))) void pack_runs_avx512(const Run* runs, int64_t n,
+                                                         const Geometry& g, int64_t k0,
+                                                         int64_t kc, int64_t pw, float* dst) {
+    __mmask16 mask[16];
+    for (int64_t u = 0; u < n; ++u)
+        mask[u] = static_cast<__mmask16>(((1u << runs[u].len) - 1) << runs[u].col);
+    const auto row = static_cast<__mmask16>((1u << pw) - 1);
+    for (int64_t k = 0; k < kc; ++k) {
+        const int64_t rb = g.rbase[g.live[k0 + k]];
+        __m512 v = _mm512_setzero_ps();
+        for (int64_t u = 0; u < n; ++u)
+            v = _mm512_mask_loadu_ps(v, mask[u], runs[u].src + rb - runs[u].col);
+        _mm512_mask_storeu_ps(dst + k * pw, row, v);
+    }
+}
+#endif
+
 void pack_chunk(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr, int64_t pw,
                 float* dst) {
     const auto* s = static_cast<const ChunkSource*>(ctx);
     const Geometry& g = *s->g;
     const int64_t wo = g.p->wo;
-    struct Run {
-        const float* src;  // padded sample + the output row's offset
-        int64_t col, len;
-    };
     constexpr int64_t kMaxRuns = 32;  // runs found per batch (a run holds at least one column)
     for (int64_t j = j0; j < j0 + nr;) {
         Run runs[kMaxRuns];
@@ -100,6 +122,13 @@ void pack_chunk(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr,
             runs[n] = Run{s->xps[sj] + oh * g.wp + ow, j - j0, len};
             j += len;
         }
+#if defined(__x86_64__)
+        // The path in force (tests force each one); a panel's runs all found in one batch.
+        if (gemm_isa() == CpuIsa::kAvx512 && pw <= 16 && j == j0 + nr) {
+            pack_runs_avx512(runs, n, g, k0, kc, pw, dst);
+            return;
+        }
+#endif
         for (int64_t k = 0; k < kc; ++k) {
             float* d = dst + k * pw;
             const int64_t rb = g.rbase[g.live[k0 + k]];
