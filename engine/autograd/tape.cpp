@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/core/finite.h"
+#include "kernels/add.h"
 
 namespace dt::autograd {
 
@@ -87,9 +88,9 @@ Tensor accumulate(const Tensor& acc, const Tensor& g) {
     Tensor out = Tensor::empty(acc.shape());
     const float* a = acc.f32();
     const float* b = g.f32();
-    float* o = out.f32();
-    // ORDER: one add per element, acc on the left; no reduction happens here.
-    for (int64_t i = 0, n = acc.numel(); i < n; ++i) o[i] = a[i] + b[i];
+    // ORDER: one add per element, acc on the left; no reduction happens here (the add kernel,
+    // split over threads on large tensors: residual branches meet here on every block).
+    kernels::cpu::add_forward(a, b, out.f32(), acc.numel());
     return out;
 }
 

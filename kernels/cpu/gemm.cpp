@@ -73,11 +73,14 @@ void tile(int64_t kc, const float* ap, const float* const* brow, int64_t boff, f
 template <class K>
 void pack_a_all(const float* a, float* dst, const GemmParams& p) {
     const int64_t mpad = (p.m + K::kMr - 1) / K::kMr * K::kMr, lda = gemm_lda(p);
-    for (int64_t pc = 0; pc < p.k; pc += kKc) {
+    const int64_t panels = mpad / K::kMr, kblocks = (p.k + kKc - 1) / kKc;
+    // Panels split over the threads when large (values move only).
+#pragma omp parallel for schedule(static) if (mpad * p.k >= (int64_t{1} << 16) && !omp_in_parallel())
+    for (int64_t u = 0; u < kblocks * panels; ++u) {
+        const int64_t pc = (u / panels) * kKc, i0 = (u % panels) * K::kMr;
         const int64_t kc = std::min(kKc, p.k - pc);
-        for (int64_t i0 = 0; i0 < p.m; i0 += K::kMr)
-            pack_a_panel(a, lda, p.trans_a, i0, std::min(K::kMr, p.m - i0), K::kMr, pc, kc,
-                         dst + pc * mpad + i0 * kc);
+        pack_a_panel(a, lda, p.trans_a, i0, std::min(K::kMr, p.m - i0), K::kMr, pc, kc,
+                     dst + pc * mpad + i0 * kc);
     }
 }
 
