@@ -75,7 +75,8 @@ void pack_a_all(const float* a, float* dst, const GemmParams& p) {
     const int64_t mpad = (p.m + K::kMr - 1) / K::kMr * K::kMr, lda = gemm_lda(p);
     const int64_t panels = mpad / K::kMr, kblocks = (p.k + kKc - 1) / kKc;
     // Panels split over the threads when large (values move only).
-#pragma omp parallel for schedule(static) if (mpad * p.k >= (int64_t{1} << 16) && !omp_in_parallel())
+    const bool par = mpad * p.k >= (int64_t{1} << 16) && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (par)
     for (int64_t u = 0; u < kblocks * panels; ++u) {
         const int64_t pc = (u / panels) * kKc, i0 = (u % panels) * K::kMr;
         const int64_t kc = std::min(kKc, p.k - pc);
