@@ -279,7 +279,12 @@ void conv2d_forward_chunked(const float* x, const GemmPackedA& wa, const float* 
 void conv2d_internal::forward_packed(const float* x, const GemmPackedA& wa, const float* b,
                                      float* y, const Geometry& g) {
     const Conv2dParams& p = *g.p;
-    if (const int64_t sc = samples_per_chunk(g); sc > 1) {
+    // Stride 1 on maps where the flat layout's Wp - Wo extra columns per row are >= 1/8 of the
+    // work (16 x 16 with pad 1): packed run panels (one chunk per sample) instead, when at least
+    // 64 output channels share each packed panel (with 16 or 32 the packing cost more than it
+    // saved: MediumCNN conv2).
+    const bool packed_runs = p.stride == 1 && (g.wp - p.wo) * 8 >= p.wo && p.co >= 64;
+    if (const int64_t sc = samples_per_chunk(g); sc > 1 || packed_runs) {
         conv2d_forward_chunked(x, wa, b, y, g, sc);
         return;
     }

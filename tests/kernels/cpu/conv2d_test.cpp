@@ -59,6 +59,10 @@ const Conv2dParams kCases[] = {
     // several forward/dgrad chunks with a short last one.
     geom(20, 2, 10, 9, 3, 3, 3, 1, 1),
     geom(70, 3, 4, 4, 5, 3, 3, 1, 1),
+    // Stride 1 with Wp - Wo >= Wo / 8 and >= 64 output channels: forward on packed run panels
+    // instead of flat rows (Co = 64 forward; Ci = 64 for the dgrad, a forward with Co' = Ci).
+    geom(2, 3, 16, 16, 64, 3, 3, 1, 1),
+    geom(2, 64, 12, 10, 3, 5, 5, 1, 2),
 };
 
 float xat(const std::vector<float>& x, const Conv2dParams& p, int64_t s, int64_t c, int64_t ih,
