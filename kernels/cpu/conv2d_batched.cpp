@@ -220,21 +220,47 @@ __attribute__((target("avx512f"))) inline void transpose16x16(__m512 r[16]) {
     }
 }
 
-/// Panel rows k .. k+15 whose positions are 16 adjacent floats of the padded sample (from base):
-/// one load per live column (its tap's run of 16 positions), a 16 x 16 transpose, 16 stores;
-/// about a quarter of the cost of 16 gathers.
-__attribute__((target("avx512f"))) void transpose_rows16(const float* base, const int32_t* roff,
-                                                         int64_t nr, int64_t pw, float* dst) {
+/// Panel rows k .. k+15 whose positions are 16 / len runs of len adjacent floats of the padded
+/// sample (run u from base[u]; len = 16, 8 or 4: one output row of 16 or more, or 2 or 4 rows of
+/// an 8 x 8 or 4 x 4 map): per live column, its tap's runs merged into one register by masked
+/// loads, then a 16 x 16 transpose and 16 stores; about a quarter of the cost of 16 gathers.
+__attribute__((target("avx512f"))) void transpose_rows16(const float* const* base, int64_t len,
+                                                         const int32_t* roff, int64_t nr,
+                                                         int64_t pw, float* dst) {
+    const int64_t runs = 16 / len;
+    __mmask16 lanes_of[16];
+    const float* from[16];  // run u's lanes [u*len, (u+1)*len) load from from[u] + roff + lane
+    for (int64_t u = 0; u < runs; ++u) {
+        lanes_of[u] = static_cast<__mmask16>(((1u << len) - 1) << (u * len));
+        from[u] = base[u] - u * len;
+    }
     for (int64_t jb = 0; jb < pw; jb += 16) {
         const int64_t lanes = std::min<int64_t>(16, pw - jb);
         const int64_t live = std::clamp<int64_t>(nr - jb, 0, lanes);
         __m512 r[16];
-        for (int64_t j = 0; j < 16; ++j)
-            r[j] = j < live ? _mm512_loadu_ps(base + roff[jb + j]) : _mm512_setzero_ps();
+        for (int64_t j = 0; j < 16; ++j) {
+            r[j] = _mm512_setzero_ps();
+            if (j >= live) continue;
+            for (int64_t u = 0; u < runs; ++u)
+                r[j] = _mm512_mask_loadu_ps(r[j], lanes_of[u], from[u] + roff[jb + j]);
+        }
         transpose16x16(r);
         const auto m = static_cast<__mmask16>((1u << lanes) - 1);
         for (int64_t t = 0; t < 16; ++t) _mm512_mask_storeu_ps(dst + t * pw + jb, m, r[t]);
     }
+}
+
+/// Length (16, 8 or 4) of the equal runs of adjacent floats that positions q .. q+15 form, or 0.
+/// Offsets rise by at least 1 per position, so a rise of len-1 over len-1 steps means every
+/// step is 1 (stride 1, inside one output row or pad 0).
+inline int64_t run_length16(const int64_t* qoff, int64_t q) {
+    for (int64_t len = 16; len >= 4; len /= 2) {
+        bool ok = true;
+        for (int64_t u = 0; u < 16 && ok; u += len)
+            ok = qoff[q + u + len - 1] - qoff[q + u] == len - 1;
+        if (ok) return len;
+    }
+    return 0;
 }
 
 __attribute__((target("avx512f"))) void gather_rows_avx512(const WgradSource& s, int64_t k0,
@@ -243,10 +269,10 @@ __attribute__((target("avx512f"))) void gather_rows_avx512(const WgradSource& s,
     int64_t sj = k0 / s.P, q = k0 % s.P;  // row k0 + k is position q of chunk sample sj
     for (int64_t k = 0; k < kc;) {
         const float* base = s.xps[sj] + s.qoff[q];
-        // 16 positions one float apart (offsets rise by at least 1 per position, so a rise of
-        // 15 over 15 steps means every step is 1: stride 1, inside one output row or pad 0).
-        if (k + 16 <= kc && q + 16 <= s.P && s.qoff[q + 15] - s.qoff[q] == 15) {
-            transpose_rows16(base, s.roff + j0, nr, pw, dst + k * pw);
+        if (const int64_t len = k + 16 <= kc && q + 16 <= s.P ? run_length16(s.qoff, q) : 0) {
+            const float* bases[16];
+            for (int64_t u = 0; u < 16 / len; ++u) bases[u] = s.xps[sj] + s.qoff[q + u * len];
+            transpose_rows16(bases, len, s.roff + j0, nr, pw, dst + k * pw);
             k += 16, q += 16;
             if (q == s.P) q = 0, ++sj;
             continue;
