@@ -56,16 +56,16 @@ int64_t panel_width(int64_t q, int64_t nc) {
 
 /// One tile; edge tiles (mr < MR or nr < W) touch only their existing rows and columns of C, and
 /// a short tile computes only ROWS = MR, MR/2, MR/4, ... (the least of them >= mr) rows.
-template <class K, int W, int ROWS = K::kMr>
-void tile(int64_t kc, const float* ap, const float* const* brow, int64_t boff, float* c,
-          int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
+template <class K, int W, int ROWS = K::kMr, class B>
+void tile(int64_t kc, const float* ap, const B& b, float* c, int64_t ldc, int64_t mr, int64_t nr,
+          bool load_c) {
     if constexpr (ROWS > 1) {
         if (mr <= ROWS / 2) {
-            tile<K, W, ROWS / 2>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+            tile<K, W, ROWS / 2>(kc, ap, b, c, ldc, mr, nr, load_c);
             return;
         }
     }
-    K::template ukr<W, ROWS>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+    K::template ukr<W, ROWS>(kc, ap, b, c, ldc, mr, nr, load_c);
 }
 
 /// Packs all of A: K blocks of kKc in order, each holding round_up(M, MR) rows as MR-row panels
@@ -106,11 +106,6 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
     // over the threads, and shared by every work unit (units of one row block would otherwise
     // each pack the same A block again).
     float* ashared = par && !apacked ? t_apack_shared.get(mpad * kKc) : nullptr;
-    // Row tables of the packed panels: full width (ptab) and half width (htab).
-    thread_local std::vector<const float*> t_tabs;
-    if (t_tabs.size() < 2 * kKc) t_tabs.resize(2 * kKc);
-    const float** ptab = t_tabs.data();
-    const float** htab = ptab + kKc;
     for (int64_t jc = 0; jc < p.n; jc += kNc) {
         const int64_t nc = std::min(kNc, p.n - jc);
         const int64_t npanels = (nc + kNr - 1) / kNr;
@@ -118,10 +113,6 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
         for (int64_t pc = 0; pc < p.k; pc += kKc) {
             const int64_t kc = std::min(kKc, p.k - pc);
             const bool load_c = p.accumulate || pc > 0;
-            for (int64_t k = 0; k < kc; ++k) {
-                ptab[k] = bpack + k * kNr;
-                htab[k] = bpack + k * (kNr / 2);
-            }
             // Panels [0, q_packed) are read in place (row operand), the rest are packed.
             const int64_t q_packed = b.rows ? nc / kNr : 0;
             auto pack_b = [&](int64_t q) {
@@ -162,16 +153,18 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
                 for (int64_t jr = j_lo; jr < j_hi; jr += kNr) {
                     const int64_t q = jr / kNr, nr = std::min(kNr, nc - jr);
                     const bool half = panel_width<K>(q, nc) < kNr;
-                    const bool in_place = q < q_packed;
-                    const float* const* brow = in_place ? b.rows + pc : (half ? htab : ptab);
-                    const int64_t boff = in_place ? jc + jr : q * kc * kNr;
+                    const BRowTable in_place{b.rows + pc, jc + jr};
+                    const BPacked packed{bpack + q * kc * kNr, half ? kNr / 2 : kNr};
                     for (int64_t ir = 0; ir < mc; ir += kMr) {
                         float* ct = c + (ic + ir) * ldc + jc + jr;
-                        const int64_t mr = std::min(kMr, mc - ir), ao = ir * kc;
-                        if (half) {
-                            tile<K, kNr / 2>(kc, ablock + ao, brow, boff, ct, ldc, mr, nr, load_c);
+                        const int64_t mr = std::min(kMr, mc - ir);
+                        const float* ap = ablock + ir * kc;
+                        if (q < q_packed) {
+                            tile<K, kNr>(kc, ap, in_place, ct, ldc, mr, nr, load_c);
+                        } else if (half) {
+                            tile<K, kNr / 2>(kc, ap, packed, ct, ldc, mr, nr, load_c);
                         } else {
-                            tile<K, kNr>(kc, ablock + ao, brow, boff, ct, ldc, mr, nr, load_c);
+                            tile<K, kNr>(kc, ap, packed, ct, ldc, mr, nr, load_c);
                         }
                     }
                 }

@@ -16,25 +16,39 @@
 
 namespace dt::kernels::cpu::gemm_detail {
 
+// ---- B panel rows ----
+/// B read in place: row k of the panel at rows[k] + off.
+struct BRowTable {
+    const float* const* rows;
+    int64_t off;
+    const float* operator()(int64_t k) const { return rows[k] + off; }
+};
+/// A packed panel: row k at base + k * step (a multiply-add, no table load per step).
+struct BPacked {
+    const float* base;
+    int64_t step;
+    const float* operator()(int64_t k) const { return base + k * step; }
+};
+
 // ---- microkernels ----
-// ukr<W, ROWS>(kc, ap, brow, boff, c, ldc, mr, nr, load_c): the C tile (ROWS <= MR, W) at c with
-// row stride ldc, of which only rows < mr <= ROWS and columns < nr exist (edge tiles: those are
-// the only ones read or written; the rest is computed from zero padding and dropped).
+// ukr<W, ROWS>(kc, ap, b, c, ldc, mr, nr, load_c): the C tile (ROWS <= MR, W) at c with row
+// stride ldc, of which only rows < mr <= ROWS and columns < nr exist (edge tiles: those are the
+// only ones read or written; the rest is computed from zero padding and dropped).
 // ap: MR x kc packed k-major (element (i, k) at ap[k*MR + i], MR = the kernel's kMr); B row k
-// is brow[k] + boff (W floats: a packed panel row, or B itself read in place).
+// is b(k) (W floats: a packed panel row, BPacked, or B itself read in place, BRowTable).
 // ORDER: acc = load_c ? C : +0; for k ascending: acc = fma(a, b, acc).
 
 struct KernelScalar {
     static constexpr int64_t kMr = 4, kNr = 8;
-    template <int W, int ROWS>
-    static void ukr(int64_t kc, const float* ap, const float* const* brow, int64_t boff,
-                    float* c, int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
+    template <int W, int ROWS, class B>
+    static void ukr(int64_t kc, const float* ap, const B& b, float* c, int64_t ldc, int64_t mr,
+                    int64_t nr, bool load_c) {
         float acc[ROWS][W] = {};
         if (load_c)
             for (int64_t i = 0; i < mr; ++i)
                 for (int64_t j = 0; j < nr; ++j) acc[i][j] = c[i * ldc + j];
         for (int64_t k = 0; k < kc; ++k) {
-            const float* bk = brow[k] + boff;
+            const float* bk = b(k);
             for (int i = 0; i < ROWS; ++i) {
                 const float av = ap[k * kMr + i];
                 for (int j = 0; j < W; ++j) acc[i][j] = std::fma(av, bk[j], acc[i][j]);  // ORDER
@@ -46,10 +60,10 @@ struct KernelScalar {
 };
 
 #if DT_GEMM_X86
-template <int NV, int kRows, int kStride>
-__attribute__((target("avx2,fma"))) void ukr_avx2(int64_t kc, const float* ap,
-                                              const float* const* brow, int64_t boff, float* c,
-                                              int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
+template <int NV, int kRows, int kStride, class B>
+__attribute__((target("avx2,fma"))) void ukr_avx2(int64_t kc, const float* ap, const B& b,
+                                              float* c, int64_t ldc, int64_t mr, int64_t nr,
+                                              bool load_c) {
     __m256i mask[NV];  // lane j of vector v exists iff 8v + j < nr
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int v = 0; v < NV; ++v)
@@ -63,7 +77,7 @@ __attribute__((target("avx2,fma"))) void ukr_avx2(int64_t kc, const float* ap,
                                          : _mm256_setzero_ps();
     for (int64_t k = 0; k < kc; ++k) {
         __m256 bv[NV];
-        const float* bk = brow[k] + boff;
+        const float* bk = b(k);
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) bv[v] = _mm256_loadu_ps(bk + 8 * v);
 #pragma GCC unroll 16
@@ -81,9 +95,8 @@ __attribute__((target("avx2,fma"))) void ukr_avx2(int64_t kc, const float* ap,
             if (i < mr) _mm256_maskstore_ps(c + i * ldc + 8 * v, mask[v], acc[i][v]);
 }
 
-template <int NV, int kRows, int kStride, bool kHalf = false>
-__attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap,
-                                                   const float* const* brow, int64_t boff,
+template <int NV, int kRows, int kStride, bool kHalf, class B>
+__attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap, const B& b,
                                                    float* c, int64_t ldc, int64_t mr, int64_t nr,
                                                    bool load_c) {
     __mmask16 mask[NV];  // lane j of vector v exists iff 16v + j < nr
@@ -100,7 +113,7 @@ __attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap,
                                          : _mm512_setzero_ps();
     for (int64_t k = 0; k < kc; ++k) {
         __m512 bv[NV];
-        const float* bk = brow[k] + boff;
+        const float* bk = b(k);
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)  // a half-width panel row (8 floats) is read under its mask
             bv[v] = kHalf ? _mm512_maskz_loadu_ps(mask[v], bk) : _mm512_loadu_ps(bk + 16 * v);
@@ -121,10 +134,10 @@ __attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap,
 
 struct KernelAvx2 {
     static constexpr int64_t kMr = 4, kNr = 16;
-    template <int W, int ROWS>
-    static void ukr(int64_t kc, const float* ap, const float* const* brow, int64_t boff,
-                    float* c, int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
-        ukr_avx2<W / 8, ROWS, kMr>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+    template <int W, int ROWS, class B>
+    static void ukr(int64_t kc, const float* ap, const B& b, float* c, int64_t ldc, int64_t mr,
+                    int64_t nr, bool load_c) {
+        ukr_avx2<W / 8, ROWS, kMr>(kc, ap, b, c, ldc, mr, nr, load_c);
     }
 };
 
@@ -134,10 +147,10 @@ struct KernelAvx2 {
 // one process): 12 x 32 matched it on squares but wastes rows on M = 16, 32, 64.
 struct KernelAvx512 {
     static constexpr int64_t kMr = 16, kNr = 16;
-    template <int W, int ROWS>
-    static void ukr(int64_t kc, const float* ap, const float* const* brow, int64_t boff,
-                    float* c, int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
-        ukr_avx512<(W + 15) / 16, ROWS, kMr, (W < 16)>(kc, ap, brow, boff, c, ldc, mr, nr, load_c);
+    template <int W, int ROWS, class B>
+    static void ukr(int64_t kc, const float* ap, const B& b, float* c, int64_t ldc, int64_t mr,
+                    int64_t nr, bool load_c) {
+        ukr_avx512<(W + 15) / 16, ROWS, kMr, (W < 16)>(kc, ap, b, c, ldc, mr, nr, load_c);
     }
 };
 #endif
