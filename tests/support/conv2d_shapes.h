@@ -5,6 +5,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +31,24 @@ inline int64_t ysize(const kernels::Conv2dParams& p) { return p.n * p.co * p.ho 
 inline std::string describe(const kernels::Conv2dParams& p) {
     return ::testing::PrintToString(
         std::vector<int64_t>{p.n, p.ci, p.h, p.w, p.co, p.kh, p.kw, p.stride, p.pad});
+}
+
+/// conv.dgrad's per-tap value (kernels/conv2d.h) at input (s, c, ih, iw) and tap (ki, kj): the
+/// fma chain from +0 over o ascending of w[o,c,ki,kj] * dy[s,o,oh,ow] into *t; false (t untouched)
+/// when the tap's output position (oh, ow) does not exist.
+inline bool dgrad_tap(const std::vector<float>& dy, const std::vector<float>& w,
+                      const kernels::Conv2dParams& p, int64_t s, int64_t c, int64_t ih,
+                      int64_t iw, int64_t ki, int64_t kj, float* t) {
+    const int64_t th = ih + p.pad - ki, tw = iw + p.pad - kj;
+    if (th < 0 || tw < 0 || th % p.stride || tw % p.stride) return false;
+    const int64_t oh = th / p.stride, ow = tw / p.stride;
+    if (oh >= p.ho || ow >= p.wo) return false;
+    float v = 0.0f;
+    for (int64_t o = 0; o < p.co; ++o)  // ORDER: o ascending, one fma each
+        v = std::fma(w[((o * p.ci + c) * p.kh + ki) * p.kw + kj],
+                     dy[((s * p.co + o) * p.ho + oh) * p.wo + ow], v);
+    *t = v;
+    return true;
 }
 
 }  // namespace dt::test

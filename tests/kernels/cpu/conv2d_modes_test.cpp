@@ -112,17 +112,9 @@ Taps own_dgrad_taps(const std::vector<float>& dy, const std::vector<float>& w,
                 for (int64_t iw = 0; iw < p.w; ++iw) {
                     auto& list = t[((s * p.ci + c) * p.h + ih) * p.w + iw];
                     for (int64_t ki = 0; ki < p.kh; ++ki)
-                        for (int64_t kj = 0; kj < p.kw; ++kj) {
-                            const int64_t th = ih + p.pad - ki, tw = iw + p.pad - kj;
-                            if (th < 0 || tw < 0 || th % p.stride || tw % p.stride) continue;
-                            const int64_t oh = th / p.stride, ow = tw / p.stride;
-                            if (oh >= p.ho || ow >= p.wo) continue;
-                            float v = 0.0f;
-                            for (int64_t o = 0; o < p.co; ++o)
-                                v = std::fma(w[((o * p.ci + c) * p.kh + ki) * p.kw + kj],
-                                             dy[((s * p.co + o) * p.ho + oh) * p.wo + ow], v);
-                            list.emplace_back(ki * p.kw + kj, v);
-                        }
+                        for (int64_t kj = 0; kj < p.kw; ++kj)
+                            if (float v; test::dgrad_tap(dy, w, p, s, c, ih, iw, ki, kj, &v))
+                                list.emplace_back(ki * p.kw + kj, v);
                 }
     return t;
 }

@@ -103,52 +103,43 @@ std::vector<float> spec_forward(const std::vector<float>& x, const std::vector<f
     return y;
 }
 
-/// conv.dgrad tree on the shapes of conv2d_dgrad_is_forward: one fma chain per element over o
-/// ascending, then taps descending, over the positions that exist.
-std::vector<float> spec_dgrad_fused(const std::vector<float>& dy, const std::vector<float>& w,
-                                    const Conv2dParams& p) {
-    std::vector<float> dx(xsize(p));
-    for (int64_t s = 0; s < p.n; ++s)
-        for (int64_t c = 0; c < p.ci; ++c)
-            for (int64_t ih = 0; ih < p.h; ++ih)
-                for (int64_t iw = 0; iw < p.w; ++iw) {
-                    float acc = 0.0f;
-                    for (int64_t o = 0; o < p.co; ++o)
-                        for (int64_t ki = p.kh - 1; ki >= 0; --ki)
-                            for (int64_t kj = p.kw - 1; kj >= 0; --kj) {
-                                const int64_t oh = ih + p.pad - ki, ow = iw + p.pad - kj;
-                                if (oh < 0 || ow < 0 || oh >= p.ho || ow >= p.wo) continue;
-                                acc = std::fma(w[((o * p.ci + c) * p.kh + ki) * p.kw + kj],
-                                               dy[((s * p.co + o) * p.ho + oh) * p.wo + ow], acc);
-                            }
-                    dx[((s * p.ci + c) * p.h + ih) * p.w + iw] = acc;
+/// conv.dgrad tree: dx[s,c,ih,iw]. On the shapes of conv2d_dgrad_is_forward one fma chain over o
+/// ascending, then taps descending, over the positions that exist; otherwise per tap a chain
+/// over o, the taps added in ascending order.
+float spec_dgrad_element(const std::vector<float>& dy, const std::vector<float>& w,
+                         const Conv2dParams& p, int64_t s, int64_t c, int64_t ih, int64_t iw) {
+    const auto wat = [&](int64_t o, int64_t ki, int64_t kj) {
+        return w[((o * p.ci + c) * p.kh + ki) * p.kw + kj];
+    };
+    const auto dyat = [&](int64_t o, int64_t oh, int64_t ow) {
+        return dy[((s * p.co + o) * p.ho + oh) * p.wo + ow];
+    };
+    float acc = 0.0f;
+    if (conv2d_dgrad_is_forward(p)) {
+        for (int64_t o = 0; o < p.co; ++o)
+            for (int64_t ki = p.kh - 1; ki >= 0; --ki)
+                for (int64_t kj = p.kw - 1; kj >= 0; --kj) {
+                    const int64_t oh = ih + p.pad - ki, ow = iw + p.pad - kj;
+                    if (oh < 0 || ow < 0 || oh >= p.ho || ow >= p.wo) continue;
+                    acc = std::fma(wat(o, ki, kj), dyat(o, oh, ow), acc);
                 }
-    return dx;
+        return acc;
+    }
+    for (int64_t ki = 0; ki < p.kh; ++ki)
+        for (int64_t kj = 0; kj < p.kw; ++kj)
+            if (float t; test::dgrad_tap(dy, w, p, s, c, ih, iw, ki, kj, &t)) acc = acc + t;
+    return acc;
 }
 
 std::vector<float> spec_dgrad(const std::vector<float>& dy, const std::vector<float>& w,
                               const Conv2dParams& p) {
-    if (conv2d_dgrad_is_forward(p)) return spec_dgrad_fused(dy, w, p);
     std::vector<float> dx(xsize(p));
     for (int64_t s = 0; s < p.n; ++s)
         for (int64_t c = 0; c < p.ci; ++c)
             for (int64_t ih = 0; ih < p.h; ++ih)
-                for (int64_t iw = 0; iw < p.w; ++iw) {
-                    float acc = 0.0f;
-                    for (int64_t ki = 0; ki < p.kh; ++ki)
-                        for (int64_t kj = 0; kj < p.kw; ++kj) {
-                            const int64_t th = ih + p.pad - ki, tw = iw + p.pad - kj;
-                            if (th < 0 || tw < 0 || th % p.stride || tw % p.stride) continue;
-                            const int64_t oh = th / p.stride, ow = tw / p.stride;
-                            if (oh >= p.ho || ow >= p.wo) continue;
-                            float t = 0.0f;
-                            for (int64_t o = 0; o < p.co; ++o)
-                                t = std::fma(w[((o * p.ci + c) * p.kh + ki) * p.kw + kj],
-                                             dy[((s * p.co + o) * p.ho + oh) * p.wo + ow], t);
-                            acc = acc + t;
-                        }
-                    dx[((s * p.ci + c) * p.h + ih) * p.w + iw] = acc;
-                }
+                for (int64_t iw = 0; iw < p.w; ++iw)
+                    dx[((s * p.ci + c) * p.h + ih) * p.w + iw] =
+                        spec_dgrad_element(dy, w, p, s, c, ih, iw);
     return dx;
 }
 
