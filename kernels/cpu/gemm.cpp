@@ -92,10 +92,11 @@ struct BOperand {
     const float* const* rows;
 };
 
-/// The blocked product. `apacked` (from pack_a_all) or null to pack A per work unit.
+/// The blocked product. `apacked` (from pack_a_all) or null to pack A per work unit. B's columns
+/// are read from j_base on (a column slice of a larger product: c and p.n are the slice's).
 template <class K>
 void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
-              const GemmParams& p) {
+              const GemmParams& p, int64_t j_base = 0) {
     constexpr int64_t kMr = K::kMr, kNr = K::kNr;
     const int64_t lda = gemm_lda(p), ldc = gemm_ldc(p);
     const int64_t mpad = (p.m + kMr - 1) / kMr * kMr;
@@ -116,7 +117,7 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
             // Panels [0, q_packed) are read in place (row operand), the rest are packed.
             const int64_t q_packed = b.rows ? nc / kNr : 0;
             auto pack_b = [&](int64_t q) {
-                const int64_t j0 = jc + q * kNr, nr = std::min(kNr, nc - q * kNr);
+                const int64_t j0 = j_base + jc + q * kNr, nr = std::min(kNr, nc - q * kNr);
                 float* dst = bpack + q * kc * kNr;
                 if (b.rows) {
                     pack_rows_panel(b.rows + pc, kc, j0, nr, panel_width<K>(q, nc), dst);
@@ -153,7 +154,7 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
                 for (int64_t jr = j_lo; jr < j_hi; jr += kNr) {
                     const int64_t q = jr / kNr, nr = std::min(kNr, nc - jr);
                     const bool half = panel_width<K>(q, nc) < kNr;
-                    const BRowTable in_place{b.rows + pc, jc + jr};
+                    const BRowTable in_place{b.rows + pc, j_base + jc + jr};
                     const BPacked packed{bpack + q * kc * kNr, half ? kNr / 2 : kNr};
                     for (int64_t ir = 0; ir < mc; ir += kMr) {
                         float* ct = c + (ic + ir) * ldc + jc + jr;
@@ -191,6 +192,33 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
     }
 }
 
+/// Parallel products wide enough for every thread to own kMinSliceCols columns or more run as
+/// one serial product per thread on its own column slice (whole NR panels, the last slice
+/// takes the rest): each thread packs its own panels and never waits for the other between
+/// K blocks. Every element is computed by the same code over the same K blocks either way, so
+/// the split changes no bit. Narrower ones split each (KC, NC) step into work units (gemm_run).
+constexpr int64_t kMinSliceCols = 256;
+template <class K>
+void gemm_split(const float* a, const float* apacked, const BOperand& b, float* c,
+                const GemmParams& p) {
+    const int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+    const bool par = p.parallel && threads > 1 && p.m * p.n * p.k >= (int64_t{1} << 18);
+    if (!par || p.n < threads * kMinSliceCols) {
+        gemm_run<K>(a, apacked, b, c, p);
+        return;
+    }
+    const int64_t per = p.n / threads / K::kNr * K::kNr;
+    GemmParams q = p;
+    q.ldc = gemm_ldc(p), q.parallel = false;
+#pragma omp parallel for schedule(static) num_threads(static_cast<int>(threads))
+    for (int64_t t = 0; t < threads; ++t) {
+        const int64_t j0 = t * per, n = t + 1 == threads ? p.n - j0 : per;
+        GemmParams slice = q;
+        slice.n = n;
+        gemm_run<K>(a, apacked, b, c + j0, slice, j0);
+    }
+}
+
 /// Handles empty shapes, then runs the path `isa`.
 void gemm_dispatch(CpuIsa isa, const float* a, const float* apacked, const BOperand& b,
                    float* c, const GemmParams& p) {
@@ -204,10 +232,10 @@ void gemm_dispatch(CpuIsa isa, const float* a, const float* apacked, const BOper
     }
     switch (isa) {
 #if DT_GEMM_X86
-        case CpuIsa::kAvx512: gemm_run<KernelAvx512>(a, apacked, b, c, p); return;
-        case CpuIsa::kAvx2: gemm_run<KernelAvx2>(a, apacked, b, c, p); return;
+        case CpuIsa::kAvx512: gemm_split<KernelAvx512>(a, apacked, b, c, p); return;
+        case CpuIsa::kAvx2: gemm_split<KernelAvx2>(a, apacked, b, c, p); return;
 #endif
-        default: gemm_run<KernelScalar>(a, apacked, b, c, p); return;
+        default: gemm_split<KernelScalar>(a, apacked, b, c, p); return;
     }
 }
 
