@@ -5,7 +5,8 @@
 // runtime dispatch among them. Blocks: C is cut into NC-column blocks, K into KC-deep blocks
 // taken in ascending order (the partial sum of each C element is stored to C and reloaded: a
 // float store/load is exact), and each (KC, NC) step into work units (blocks of C), each owned
-// by one loop iteration. No path ever splits or reorders the k loop of an element, so bits
+// by one loop iteration; wide parallel products instead give each thread a column slice of C to
+// compute serially (gemm_split). No path ever splits or reorders the k loop of an element, so bits
 // depend on nothing but the inputs. B comes from a plain matrix (kernels/cpu/gemm_pack.h), a
 // GemmBSource or GemmBRows; A is packed per unit or once up front (gemm_pack_a).
 // Reference: kernels/ref/gemm_ref.h.
