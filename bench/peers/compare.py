@@ -32,7 +32,7 @@ MODELS = {
     "mediumcnn_k3": ("mediumcnn", 3, 64),
     "mediumcnn_k5": ("mediumcnn", 5, 64),
     "mediumcnn_k7": ("mediumcnn", 7, 64),
-    "resnet18": ("resnet18", 3, 32),
+    "resnet18": ("resnet18", 3, 128),
 }
 
 
@@ -67,7 +67,8 @@ def detrain_step(bench, model, threads):
 
 def pytorch_step(model, threads, python):
     name, k, batch = MODELS[model]
-    steps = 30 if name.startswith("smallcnn") or k <= 3 else 8
+    # Enough steps for a steady median; ResNet-18 at batch 128 takes seconds per step.
+    steps = 30 if name.startswith("smallcnn") or (k <= 3 and name != "resnet18") else 8
     out = subprocess.run([python, os.path.join(HERE, "pytorch_train.py"), "--model", name,
                           "--kernel-size", str(k), "--threads", str(threads), "--batch",
                           str(batch), "--steps", str(steps), "--warmup", "3"],
