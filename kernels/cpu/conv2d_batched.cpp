@@ -268,7 +268,6 @@ __attribute__((target("avx512f"))) void gather_rows_avx512(const WgradSource& s,
                                                            int64_t pw, float* dst) {
     int64_t sj = k0 / s.P, q = k0 % s.P;  // row k0 + k is position q of chunk sample sj
     for (int64_t k = 0; k < kc;) {
-        const float* base = s.xps[sj] + s.qoff[q];
         if (const int64_t len = k + 16 <= kc && q + 16 <= s.P ? run_length16(s.qoff, q) : 0) {
             const float* bases[16];
             for (int64_t u = 0; u < 16 / len; ++u) bases[u] = s.xps[sj] + s.qoff[q + u * len];
@@ -277,6 +276,7 @@ __attribute__((target("avx512f"))) void gather_rows_avx512(const WgradSource& s,
             if (q == s.P) q = 0, ++sj;
             continue;
         }
+        const float* base = s.xps[sj] + s.qoff[q];
         for (int64_t jb = 0; jb < pw; jb += 16) {
             const int64_t lanes = std::min<int64_t>(16, pw - jb);
             const int64_t live = std::clamp<int64_t>(nr - jb, 0, lanes);

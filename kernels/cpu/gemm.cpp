@@ -86,6 +86,13 @@ void pack_a_all(const float* a, float* dst, const GemmParams& p) {
     }
 }
 
+/// Threads that may share a product: 1 inside a parallel region, for small products (under
+/// 2^18 multiply-adds) or when the caller asked for a serial one.
+int64_t gemm_threads(const GemmParams& p) {
+    if (!p.parallel || p.m * p.n * p.k < (int64_t{1} << 18) || omp_in_parallel()) return 1;
+    return omp_get_max_threads();
+}
+
 /// The B operand: a source that packs panels, or row pointers (full panels are read in place,
 /// only a partial last panel is packed).
 struct BOperand {
@@ -101,8 +108,7 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
     constexpr int64_t kMr = K::kMr, kNr = K::kNr;
     const int64_t lda = gemm_lda(p), ldc = gemm_ldc(p);
     const int64_t mpad = (p.m + kMr - 1) / kMr * kMr;
-    const bool par = p.parallel && p.m * p.n * p.k >= (int64_t{1} << 18) && !omp_in_parallel() &&
-                     omp_get_max_threads() > 1;
+    const bool par = gemm_threads(p) > 1;
     float* bpack = t_bpack.get(kKc * ((std::min(p.n, kNc) + kNr - 1) / kNr) * kNr);
     // Parallel with A not packed beforehand: each K block of A is packed once, panels split
     // over the threads, and shared by every work unit (units of one row block would otherwise
@@ -202,9 +208,8 @@ constexpr int64_t kMinSliceCols = 256;
 template <class K>
 void gemm_split(const float* a, const float* apacked, const BOperand& b, float* c,
                 const GemmParams& p) {
-    const int64_t threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-    const bool par = p.parallel && threads > 1 && p.m * p.n * p.k >= (int64_t{1} << 18);
-    if (!par || p.n < threads * kMinSliceCols) {
+    const int64_t threads = gemm_threads(p);
+    if (threads == 1 || p.n < threads * kMinSliceCols) {
         gemm_run<K>(a, apacked, b, c, p);
         return;
     }
