@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // exact_add_rows / exact_sum_rows / exact_add_lanes / exact_add_columns (kernels/exact_rows.h):
 // per block of elements, pass 1 finds each element's exponent range and its int64 base, pass 2
-// sums the shifted mantissas at or above the base in int64 lanes (vectorised: variable 64-bit
-// shifts), then each sum is folded into its accumulator once (or rounded to float directly) and
-// the few terms below the base are added one by one (all terms, for Inf/NaN or huge values).
+// sums the terms' integer values at or above the base in int64 lanes (AVX-512: x scaled by
+// 2^(149 - base) and converted, where no lane has terms below its base; else variable 64-bit
+// shifts of the mantissas), then each sum is folded into its accumulator once (or rounded to
+// float directly) and the few terms below the base are added one by one (all terms, for Inf/NaN
+// or huge values).
 #include "kernels/exact_rows.h"
 
 #include <algorithm>
@@ -83,36 +85,60 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void block_sums_gen
 // maybe-uninitialized at -O3; nothing here reads an undefined value.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+/// p = e ? e - 1 : 0 per lane, e the exponent field of |x|'s bits.
+__attribute__((target("avx512f"), always_inline)) inline __m512i p_of(__m512i bits) {
+    const __m512i e = _mm512_srli_epi32(bits, 23), one = _mm512_set1_epi32(1);
+    return _mm512_sub_epi32(_mm512_max_epu32(e, one), one);
+}
+
 /// block_sums_generic for 16 elements at a time in AVX-512 registers: both passes keep the
 /// lanes' state in registers while walking down the rows (the generic loops reload it per row).
-/// Integer arithmetic only: the same results as the generic code.
-__attribute__((target("avx512f"))) void block_sums_avx512(const float* x, int64_t stride,
-                                                         int64_t count, int64_t m,
-                                                         uint32_t spread, BlockSums& b) {
+/// Pass 1 tracks the greatest and the least nonzero |x| as integers (the bit patterns of
+/// non-negative floats order like their values; Inf/NaN are the greatest). Pass 2, when no lane
+/// has terms below its base (the usual case), takes each term's integer value m << (p - base)
+/// as x * 2^(149 - base): a power-of-two scaling of an integer-valued result below 2^62, so
+/// exact, and its conversion to int64 is exact too. Otherwise the shifts of the generic code.
+/// Integer results either way: the same as the generic code's.
+__attribute__((target("avx512f,avx512dq"))) void block_sums_avx512(const float* x,
+                                                                  int64_t stride, int64_t count,
+                                                                  int64_t m, uint32_t spread,
+                                                                  BlockSums& b) {
     const int64_t full = m - m % 16;
     const __m512i ff = _mm512_set1_epi32(0xff), one = _mm512_set1_epi32(1);
     const __m512i man = _mm512_set1_epi32(0x7fffff), abs = _mm512_set1_epi32(0x7fffffff);
     const __m512i imp = _mm512_set1_epi32(0x800000), sp32 = _mm512_set1_epi32(int(spread));
+    const __m512i none = _mm512_set1_epi32(static_cast<int>(kNoLeaf));
     for (int64_t i = 0; i < full; i += 16) {
-        __m512i l = _mm512_set1_epi32(static_cast<int>(kNoLeaf)), h = _mm512_setzero_si512();
-        __mmask16 sp = 0;
+        __m512i lo = none, hi = _mm512_setzero_si512();  // least nonzero / greatest |x| bits
         for (int64_t j = 0; j < count; ++j) {
-            const __m512i u = _mm512_loadu_si512(x + j * stride + i);
-            const __m512i e = _mm512_and_si512(_mm512_srli_epi32(u, 23), ff);
-            const __m512i p = _mm512_sub_epi32(_mm512_max_epu32(e, one), one);  // e ? e - 1 : 0
-            sp |= _mm512_cmpeq_epi32_mask(e, ff);
-            const __mmask16 nz = _mm512_test_epi32_mask(u, abs);
-            l = _mm512_mask_min_epu32(l, nz, l, p);
-            h = _mm512_max_epu32(h, p);
+            const __m512i a = _mm512_and_si512(_mm512_loadu_si512(x + j * stride + i), abs);
+            hi = _mm512_max_epu32(hi, a);
+            lo = _mm512_mask_min_epu32(lo, _mm512_test_epi32_mask(a, a), lo, a);
         }
-        l = _mm512_max_epu32(l, _mm512_sub_epi32(_mm512_max_epu32(h, sp32), sp32));  // base
-        _mm512_storeu_si512(b.base + i, l);
+        const __mmask16 any = _mm512_cmpneq_epi32_mask(lo, none);
+        const __m512i h = p_of(hi), l = _mm512_mask_mov_epi32(none, any, p_of(lo));
+        const __mmask16 sp = _mm512_cmpeq_epi32_mask(_mm512_srli_epi32(hi, 23), ff);
+        const __m512i base = _mm512_max_epu32(l, _mm512_sub_epi32(_mm512_max_epu32(h, sp32), sp32));
+        _mm512_storeu_si512(b.base + i, base);
         _mm512_storeu_si512(b.hi + i, h);
         _mm512_storeu_si512(b.special + i, _mm512_maskz_mov_epi32(sp, one));
         __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+        if (_mm512_cmpneq_epi32_mask(l, base) == 0) {  // no lane has terms below its base
+            // 2^(149 - base) per lane (kNoLeaf lanes hold zeros only: any scale will do).
+            const __m512 scale = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_set1_epi32(149), base));
+            for (int64_t j = 0; j < count; ++j) {
+                const __m512 v = _mm512_scalef_ps(_mm512_loadu_ps(x + j * stride + i), scale);
+                s0 = _mm512_add_epi64(s0, _mm512_cvtps_epi64(_mm512_castps512_ps256(v)));
+                s1 = _mm512_add_epi64(s1, _mm512_cvtps_epi64(_mm512_extractf32x8_ps(v, 1)));
+            }
+            _mm512_storeu_si512(b.below + i, _mm512_setzero_si512());
+            _mm512_storeu_si512(b.sum + i, s0);
+            _mm512_storeu_si512(b.sum + i + 8, s1);
+            continue;
+        }
         __m512i below = _mm512_setzero_si512();
-        const __m512i l0 = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(l));
-        const __m512i l1 = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(l, 1));
+        const __m512i l0 = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(base));
+        const __m512i l1 = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(base, 1));
         for (int64_t j = 0; j < count; ++j) {
             const __m512i u = _mm512_loadu_si512(x + j * stride + i);
             const __m512i e = _mm512_and_si512(_mm512_srli_epi32(u, 23), ff);
@@ -121,7 +147,7 @@ __attribute__((target("avx512f"))) void block_sums_avx512(const float* x, int64_
             const __m512i mt = _mm512_mask_or_epi32(_mm512_and_si512(u, man), normal,
                                                     _mm512_and_si512(u, man), imp);
             const __mmask16 neg = _mm512_cmplt_epi32_mask(u, _mm512_setzero_si512());
-            const __mmask16 in = _mm512_cmpge_epu32_mask(p, l);
+            const __mmask16 in = _mm512_cmpge_epu32_mask(p, base);
             below = _mm512_mask_add_epi32(below, _mm512_test_epi32_mask(u, abs) & ~in, below,
                                           one);
             const __mmask8 in0 = static_cast<__mmask8>(in), in1 = static_cast<__mmask8>(in >> 8);
@@ -149,7 +175,8 @@ __attribute__((target("avx512f"))) void block_sums_avx512(const float* x, int64_
 void block_sums(const float* x, int64_t stride, int64_t count, int64_t m, uint32_t spread,
                 BlockSums& b) {
 #if defined(__x86_64__)
-    static const bool avx512 = __builtin_cpu_supports("avx512f");
+    static const bool avx512 =
+        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
     if (avx512) return block_sums_avx512(x, stride, count, m, spread, b);
 #endif
     block_sums_generic(x, stride, count, m, spread, b, 0);
