@@ -118,8 +118,11 @@ const bool registered = [] {
     add_conv("medium_c2_dgrad", conv(64, 16, 16, 32), Site::kConvDgrad, 0);
     add_conv("medium_c4_dgrad", conv(64, 64, 4, 128), Site::kConvDgrad, 0);
     add_conv("medium_c6_dgrad", conv(64, 256, 1, 512), Site::kConvDgrad, 0);
-    // ResNet-18 stage 3 (8x8x256 -> 256), batch 128: a few iterations only.
+    // ResNet-18 stages 1-4 (32x32x64 ... 4x4x512, 3x3), batch 128: a few iterations only.
+    add_conv("resnet_s1_wgrad", conv(128, 64, 32, 64), Site::kConvWgrad, 3);
+    add_conv("resnet_s2_wgrad", conv(128, 128, 16, 128), Site::kConvWgrad, 3);
     add_conv("resnet_s3_wgrad", conv(128, 256, 8, 256), Site::kConvWgrad, 3);
+    add_conv("resnet_s4_wgrad", conv(128, 512, 4, 512), Site::kConvWgrad, 3);
     add_conv("resnet_s3_dgrad", conv(128, 256, 8, 256), Site::kConvDgrad, 3);
     return true;
 }();

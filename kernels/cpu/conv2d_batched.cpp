@@ -325,15 +325,17 @@ WindowOffsets window_offsets(const Geometry& g) {
     return WindowOffsets{t_roff.data(), t_qoff.data()};
 }
 
-void im2col_transposed_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g,
-                             float* dst) {
-    const int64_t per = g.P * g.RL;
-    const bool par = split_copy(sc * per);
+void im2col_transposed_blocks(const float* x, const Geometry& g, int64_t span, float* dst) {
+    const int64_t n = g.p->n, blocks = (g.RL + span - 1) / span, per = g.P * span;
+    const bool par = split_copy(n * g.P * g.RL);
     const WindowOffsets off = window_offsets(g);
-    const WgradSource src{pad_chunk(x, s0, sc, g, par), off.roff, off.qoff, g.P};
+    const WgradSource src{pad_chunk(x, 0, n, g, par), off.roff, off.qoff, g.P};
 #pragma omp parallel for schedule(static) if (par)
-    for (int64_t j = 0; j < sc; ++j)
-        pack_wgrad_cols(&src, j * g.P, g.P, 0, g.RL, g.RL, dst + j * per);
+    for (int64_t t = 0; t < blocks * n; ++t) {
+        const int64_t b = t / n, j = t % n, i0 = b * span;
+        pack_wgrad_cols(&src, j * g.P, g.P, i0, std::min(span, g.RL - i0), span,
+                        dst + (b * n + j) * per);
+    }
 }
 
 void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,

@@ -190,10 +190,11 @@ WindowOffsets window_offsets(const Geometry& g);
 
 /// dst (RL, sc*P): dst[i, j*P + q] = xpad[s0 + j, live[i], q] (live rows only).
 void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, float* dst);
-/// Its transpose, dst (sc*P, RL): dst[(j*P + q) * RL + i] = xpad[s0 + j, live[i], q] (gathered
-/// from the padded samples, split over threads when large).
-void im2col_transposed_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g,
-                             float* dst);
+/// Its transpose for the whole batch, in blocks of `span` live rows: block b (N*P, span) at
+/// dst + b * N*P*span holds dst_b[(j*P + q) * span + i] = xpad[j, live[b*span + i], q], zeros
+/// past RL (gathered from the padded samples, split over threads when large). span = RL: the
+/// plain (N*P, RL) transpose.
+void im2col_transposed_blocks(const float* x, const Geometry& g, int64_t span, float* dst);
 
 /// The wgrad leaf (Co, RL) of samples [s0, s1) over the live rows: leaf[o,i] = the fma chain
 /// from +0 over (sample, q) ascending of dy[s,o,q] * xpad[s,live[i],q] (one sample: the per-sample

@@ -48,6 +48,8 @@ const Conv2dParams kCases[] = {
     geom(4, 3, 10, 10, 2, 5, 5, 3, 0), geom(2, 2, 20, 19, 3, 3, 3, 1, 1),
     geom(2, 3, 2, 2, 4, 5, 5, 1, 2),   geom(2, 2, 6, 8, 3, 2, 3, 1, 0),
     geom(5, 16, 4, 4, 10, 3, 3, 1, 1),  // exact, small maps: full + partial tiles
+    geom(3, 16, 4, 4, 70, 3, 3, 1, 1),  // exact: 64-channel tiles, 8-channel groups + rest
+    geom(33, 12, 8, 8, 9, 3, 3, 1, 1),  // exact: N x P = 2112, 96-row spans (colt budget)
     geom(3, 3, 7, 6, 32, 3, 3, 1, 1),   // few live rows, Co = 32: direct wgrad leaves
 };
 
