@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/cpu/transpose_avx512.h"
+#include "kernels/gemm.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define DT_GEMM_X86 1
@@ -15,10 +18,58 @@
 
 namespace dt::kernels::cpu::gemm_detail {
 
+#if DT_GEMM_X86
+/// pack_b_panel's transposed case on the AVX-512 path: blocks of 16 columns x 16 k, each 16
+/// masked row loads (absent columns and k beyond kc read as +0), one register transpose and up
+/// to 16 masked stores of the block's lanes of dst (zero padding included).
+__attribute__((target("avx512f"))) inline void pack_transposed_avx512(
+    const float* b, int64_t ldb, int64_t pc, int64_t kc, int64_t j0, int64_t nr, int64_t pw,
+    float* dst) {
+    for (int64_t jb = 0; jb < pw; jb += 16) {
+        const int64_t lanes = std::min<int64_t>(16, pw - jb);
+        const int64_t live = std::clamp<int64_t>(nr - jb, 0, lanes);
+        const auto store = static_cast<__mmask16>((1u << lanes) - 1);
+        for (int64_t kb = 0; kb < kc; kb += 16) {
+            const int64_t kl = std::min<int64_t>(16, kc - kb);
+            const auto take = static_cast<__mmask16>((1u << kl) - 1);
+            __m512 r[16];
+            for (int64_t t = 0; t < 16; ++t)
+                r[t] = t < live ? _mm512_maskz_loadu_ps(take, b + (j0 + jb + t) * ldb + pc + kb)
+                                : _mm512_setzero_ps();
+            transpose16x16(r);
+            for (int64_t t = 0; t < kl; ++t)
+                _mm512_mask_storeu_ps(dst + (kb + t) * pw + jb, store, r[t]);
+        }
+    }
+}
+
+/// Rows of nr floats (row k from row(k)) into dst rows of pw, zero beyond nr, on the AVX-512
+/// path: one masked load and store per 16 lanes (a short fill per row was a memset call).
+template <class Row>
+__attribute__((target("avx512f"))) inline void pack_rows_avx512(Row row, int64_t kc, int64_t nr,
+                                                                int64_t pw, float* dst) {
+    for (int64_t jb = 0; jb < pw; jb += 16) {
+        const int64_t lanes = std::min<int64_t>(16, pw - jb);
+        const int64_t live = std::clamp<int64_t>(nr - jb, 0, lanes);
+        const auto take = static_cast<__mmask16>((1u << live) - 1);
+        const auto store = static_cast<__mmask16>((1u << lanes) - 1);
+        for (int64_t k = 0; k < kc; ++k)
+            _mm512_mask_storeu_ps(dst + k * pw + jb, store,
+                                  _mm512_maskz_loadu_ps(take, row(k) + jb));
+    }
+}
+#endif
+
 /// Packs B rows [pc, pc+kc) x columns [j0, j0+nr) into dst (kc x pw, zero beyond nr).
 inline void pack_b_panel(const float* b, int64_t ldb, bool trans, int64_t pc, int64_t kc,
                          int64_t j0, int64_t nr, int64_t pw, float* dst) {
     if (!trans) {
+#if DT_GEMM_X86
+        if (gemm_isa() == CpuIsa::kAvx512) {  // the path in force (tests force each one)
+            const float* src = b + pc * ldb + j0;
+            return pack_rows_avx512([&](int64_t k) { return src + k * ldb; }, kc, nr, pw, dst);
+        }
+#endif
         for (int64_t k = 0; k < kc; ++k) {
             const float* src = b + (pc + k) * ldb + j0;
             float* d = dst + k * pw;
@@ -27,6 +78,12 @@ inline void pack_b_panel(const float* b, int64_t ldb, bool trans, int64_t pc, in
         }
         return;
     }
+#if DT_GEMM_X86
+    if (gemm_isa() == CpuIsa::kAvx512) {  // the path in force (tests force each one)
+        pack_transposed_avx512(b, ldb, pc, kc, j0, nr, pw, dst);
+        return;
+    }
+#endif
     // Transposed source: 4x4 blocks through registers, then the edges one by one.
     const int64_t k4 = kc / 4 * 4, j4 = nr / 4 * 4;
 #if DT_GEMM_X86
@@ -76,6 +133,10 @@ inline void pack_a_panel(const float* a, int64_t lda, bool trans, int64_t i0, in
 /// Packs columns [j0, j0+nr) of B rows rows[0 .. kc) into dst (kc x pw, zero beyond nr).
 inline void pack_rows_panel(const float* const* rows, int64_t kc, int64_t j0, int64_t nr,
                             int64_t pw, float* dst) {
+#if DT_GEMM_X86
+    if (gemm_isa() == CpuIsa::kAvx512)
+        return pack_rows_avx512([&](int64_t k) { return rows[k] + j0; }, kc, nr, pw, dst);
+#endif
     for (int64_t k = 0; k < kc; ++k) {
         const float* __restrict src = rows[k] + j0;
         float* __restrict d = dst + k * pw;
