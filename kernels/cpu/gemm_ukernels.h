@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Register-tile microkernels of cpu::gemm (internal to kernels/cpu/gemm.cpp): one struct per ISA
 // path with its tile height kMr, panel width kNr (a half-width kNr/2 variant serves narrow last
-// panels, shorter ROWS variants short last row tiles) and ukr<W, ROWS>. All paths evaluate the
+// panels: on AVX-512 a kernel vectorised over rows, shorter ROWS variants short last row tiles)
+// and ukr<W, ROWS>. All paths evaluate the
 // same ORDER (kernels/gemm.h), so they agree bitwise: one correctly rounded fused multiply-add
 // per term (std::fma, _mm256_fmadd_ps, _mm512_fmadd_ps). -ffp-contract=off keeps the compiler
 // from fusing anything else.
@@ -95,7 +96,7 @@ __attribute__((target("avx2,fma"))) void ukr_avx2(int64_t kc, const float* ap, c
             if (i < mr) _mm256_maskstore_ps(c + i * ldc + 8 * v, mask[v], acc[i][v]);
 }
 
-template <int NV, int kRows, int kStride, bool kHalf, class B>
+template <int NV, int kRows, int kStride, class B>
 __attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap, const B& b,
                                                    float* c, int64_t ldc, int64_t mr, int64_t nr,
                                                    bool load_c) {
@@ -115,8 +116,7 @@ __attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap, 
         __m512 bv[NV];
         const float* bk = b(k);
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v)  // a half-width panel row (8 floats) is read under its mask
-            bv[v] = kHalf ? _mm512_maskz_loadu_ps(mask[v], bk) : _mm512_loadu_ps(bk + 16 * v);
+        for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_ps(bk + 16 * v);
 #pragma GCC unroll 16
         for (int i = 0; i < kRows; ++i) {
             const __m512 av = _mm512_set1_ps(ap[k * kStride + i]);
@@ -132,6 +132,53 @@ __attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap, 
             if (i < mr) _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask[v], acc[i][v]);
 }
 
+/// A narrow last panel (NC <= 8 columns) on the AVX-512 path, vectorised over the tile's rows
+/// instead of its columns: the A micro-panel's step k is one vector of MR = 16 rows (rows past
+/// mr are the panel's zero padding), column j accumulates fma(a_k, b[k][j]) in its own register.
+/// NC fmas per k instead of the 16 of a half-width row tile. Each element is still one fma per k
+/// in k order from the same start, so the bits are ukr_avx512's. C's columns move through a
+/// small buffer (rows < mr only).
+template <int NC, class B>
+__attribute__((target("avx512f"))) void ukr_avx512_cols(int64_t kc, const float* ap, const B& b,
+                                                        float* c, int64_t ldc, int64_t mr,
+                                                        bool load_c) {
+    alignas(64) float col[16] = {};
+    __m512 acc[NC];
+    for (int j = 0; j < NC; ++j) {
+        if (load_c) {
+            for (int64_t i = 0; i < mr; ++i) col[i] = c[i * ldc + j];
+            acc[j] = _mm512_load_ps(col);
+        } else {
+            acc[j] = _mm512_setzero_ps();
+        }
+    }
+    for (int64_t k = 0; k < kc; ++k) {
+        const __m512 a = _mm512_loadu_ps(ap + k * 16);
+        const float* bk = b(k);
+        for (int j = 0; j < NC; ++j)  // ORDER: one fused multiply-add
+            acc[j] = _mm512_fmadd_ps(a, _mm512_set1_ps(bk[j]), acc[j]);
+    }
+    for (int j = 0; j < NC; ++j) {
+        _mm512_store_ps(col, acc[j]);
+        for (int64_t i = 0; i < mr; ++i) c[i * ldc + j] = col[i];
+    }
+}
+
+template <class B>
+void ukr_avx512_narrow(int64_t kc, const float* ap, const B& b, float* c, int64_t ldc,
+                       int64_t mr, int64_t nr, bool load_c) {
+    switch (nr) {
+        case 1: return ukr_avx512_cols<1>(kc, ap, b, c, ldc, mr, load_c);
+        case 2: return ukr_avx512_cols<2>(kc, ap, b, c, ldc, mr, load_c);
+        case 3: return ukr_avx512_cols<3>(kc, ap, b, c, ldc, mr, load_c);
+        case 4: return ukr_avx512_cols<4>(kc, ap, b, c, ldc, mr, load_c);
+        case 5: return ukr_avx512_cols<5>(kc, ap, b, c, ldc, mr, load_c);
+        case 6: return ukr_avx512_cols<6>(kc, ap, b, c, ldc, mr, load_c);
+        case 7: return ukr_avx512_cols<7>(kc, ap, b, c, ldc, mr, load_c);
+        default: return ukr_avx512_cols<8>(kc, ap, b, c, ldc, mr, load_c);
+    }
+}
+
 struct KernelAvx2 {
     static constexpr int64_t kMr = 4, kNr = 16;
     template <int W, int ROWS, class B>
@@ -144,13 +191,20 @@ struct KernelAvx2 {
 // 16 x 16: one B vector per step and 16 broadcast rows, each broadcast folded into its fma as a
 // memory operand ({1to16}); a B panel (kc x 16) takes 16 KB of L1, and conv GEMMs (M = Co, a
 // power of two) fill whole tiles. 8 x 32, 12 x 32 and 14 x 32 were measured against it (A/B in
-// one process): 12 x 32 matched it on squares but wastes rows on M = 16, 32, 64.
+// one process): 12 x 32 matched it on squares but wastes rows on M = 16, 32, 64. Two rows per
+// register (a 64-bit broadcast of a row pair against B's even and odd columns: 10 loads per 16
+// fmas instead of 17) measured 0.95x: the loads are not its limit. Narrow last panels (<= 8
+// columns) take ukr_avx512_cols: N = 49 or 10 (SmallCNN c3, a classifier) gains 1.2-1.4x.
 struct KernelAvx512 {
     static constexpr int64_t kMr = 16, kNr = 16;
     template <int W, int ROWS, class B>
     static void ukr(int64_t kc, const float* ap, const B& b, float* c, int64_t ldc, int64_t mr,
                     int64_t nr, bool load_c) {
-        ukr_avx512<(W + 15) / 16, ROWS, kMr, (W < 16)>(kc, ap, b, c, ldc, mr, nr, load_c);
+        if constexpr (W < 16) {  // narrow last panel: nr <= 8 columns, any mr <= 16 rows
+            ukr_avx512_narrow(kc, ap, b, c, ldc, mr, nr, load_c);
+        } else {
+            ukr_avx512<(W + 15) / 16, ROWS, kMr>(kc, ap, b, c, ldc, mr, nr, load_c);
+        }
     }
 };
 #endif
