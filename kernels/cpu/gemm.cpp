@@ -50,7 +50,7 @@ thread_local Scratch t_apack, t_bpack, t_apack_shared;
 /// NR/2 columns is packed (and computed) at half width.
 template <class K>
 int64_t panel_width(int64_t q, int64_t nc) {
-    return nc - q * K::kNr <= K::kNr / 2 ? K::kNr / 2 : K::kNr;
+    return plain_panel_width(K::kNr, q, nc);
 }
 
 // ---- driver ----
@@ -98,6 +98,7 @@ int64_t gemm_threads(const GemmParams& p) {
 struct BOperand {
     const GemmBSource* src;
     const float* const* rows;
+    const PlainB* plain = nullptr;  // src's matrix when it is a plain, untransposed one
 };
 
 /// The blocked product. `apacked` (from pack_a_all) or null to pack A per work unit. B's columns
@@ -123,7 +124,7 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
             const bool load_c = p.accumulate || pc > 0;
             // Panels [0, q_packed) are read in place (row operand), the rest are packed.
             const int64_t q_packed = b.rows ? nc / kNr : 0;
-            auto pack_b = [&](int64_t q) {
+            auto pack_b = [&](int64_t q) {  // one panel (GemmBSource or row table)
                 const int64_t j0 = j_base + jc + q * kNr, nr = std::min(kNr, nc - q * kNr);
                 float* dst = bpack + q * kc * kNr;
                 if (b.rows) {
@@ -131,6 +132,12 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
                 } else {
                     b.src->pack(b.src->ctx, pc, kc, j0, nr, panel_width<K>(q, nc), dst);
                 }
+            };
+            auto pack_b_range = [&](int64_t q_lo, int64_t q_hi) {
+                if (b.plain)
+                    return pack_plain_rows(*b.plain, pc, kc, j_base + jc, nc, q_lo, q_hi, K::kNr,
+                                           bpack);
+                for (int64_t q = q_lo; q < q_hi; ++q) pack_b(q);
             };
             // Work units, each owning a block of C: MC rows x the whole block when serial; when
             // parallel MC x kNu, halved (columns to one panel, rows while the halves are whole
@@ -180,8 +187,11 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
             if (par) {
 #pragma omp parallel
                 {
-#pragma omp for schedule(static) nowait
-                    for (int64_t q = q_packed; q < npanels; ++q) pack_b(q);
+                    {  // a contiguous range of panels per thread
+                        const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+                        const int64_t span = npanels - q_packed;
+                        pack_b_range(q_packed + span * t / nt, q_packed + span * (t + 1) / nt);
+                    }
                     if (ashared) {
 #pragma omp for schedule(static)
                         for (int64_t i0 = 0; i0 < p.m; i0 += kMr)
@@ -192,7 +202,7 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
 #pragma omp parallel for schedule(static)
                 for (int64_t u = 0; u < mblocks * groups; ++u) unit(u);
             } else {
-                for (int64_t q = q_packed; q < npanels; ++q) pack_b(q);
+                pack_b_range(q_packed, npanels);
                 for (int64_t u = 0; u < mblocks * groups; ++u) unit(u);
             }
         }
@@ -333,7 +343,7 @@ void with_plain_b(const float* b, const GemmParams& p, Run&& run) {
     }
     const PlainB plain{b, ldb, p.trans_b};
     const GemmBSource src{pack_plain_b, &plain};
-    run(BOperand{&src, nullptr});
+    run(BOperand{&src, nullptr, p.trans_b ? nullptr : &plain});
 }
 
 }  // namespace

@@ -116,6 +116,56 @@ struct PlainB {
     bool trans;
 };
 
+/// Width of B panel q (of nrf columns) when the block has nc columns: a last panel of at most
+/// nrf/2 columns is packed (and computed) at half width.
+inline int64_t plain_panel_width(int64_t nrf, int64_t q, int64_t nc) {
+    return nc - q * nrf <= nrf / 2 ? nrf / 2 : nrf;
+}
+
+#if DT_GEMM_X86
+/// pack_plain_rows for 16-column panels: one masked load and store per panel row.
+__attribute__((target("avx512f"))) inline void pack_plain_rows_avx512(
+    const PlainB& b, int64_t pc, int64_t kc, int64_t j0, int64_t nc, int64_t q_lo, int64_t q_hi,
+    float* dst) {
+    const int64_t q_full = std::min(q_hi, nc / 16);  // panels of 16 columns
+    for (int64_t k = 0; k < kc; ++k) {
+        const float* src = b.b + (pc + k) * b.ldb + j0;
+        for (int64_t q = q_lo; q < q_full; ++q)
+            _mm512_storeu_ps(dst + q * kc * 16 + k * 16, _mm512_loadu_ps(src + q * 16));
+        for (int64_t q = std::max(q_lo, q_full); q < q_hi; ++q) {  // the last, partial one
+            const int64_t pw = plain_panel_width(16, q, nc), nr = nc - q * 16;
+            _mm512_mask_storeu_ps(dst + q * kc * 16 + k * pw,
+                                  static_cast<__mmask16>((1u << pw) - 1),
+                                  _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << nr) - 1),
+                                                        src + q * 16));
+        }
+    }
+}
+#endif
+
+/// Panels [q_lo, q_hi) (of nrf columns) of a K block [pc, pc+kc) x columns [j0, j0+nc) of a
+/// plain untransposed B, copied row by row across the panels: each row of B is read once, in
+/// order (prefetchable). Panel by panel, a 16-float piece per row at a stride of ldb floats
+/// touched a new page per row (ResNet-sized B: a third of the product's time). Panel q at
+/// dst + q * kc * nrf with rows of its width pw (plain_panel_width), zero beyond its columns,
+/// as pack_b_panel writes it.
+inline void pack_plain_rows(const PlainB& b, int64_t pc, int64_t kc, int64_t j0, int64_t nc,
+                            int64_t q_lo, int64_t q_hi, int64_t nrf, float* dst) {
+#if DT_GEMM_X86
+    if (nrf == 16 && gemm_isa() == CpuIsa::kAvx512)  // the path in force (tests force each)
+        return pack_plain_rows_avx512(b, pc, kc, j0, nc, q_lo, q_hi, dst);
+#endif
+    for (int64_t k = 0; k < kc; ++k) {
+        const float* src = b.b + (pc + k) * b.ldb + j0;
+        for (int64_t q = q_lo; q < q_hi; ++q) {
+            const int64_t pw = plain_panel_width(nrf, q, nc), nr = std::min(nrf, nc - q * nrf);
+            float* d = dst + q * kc * nrf + k * pw;
+            for (int64_t j = 0; j < nr; ++j) d[j] = src[q * nrf + j];
+            for (int64_t j = nr; j < pw; ++j) d[j] = 0.0f;
+        }
+    }
+}
+
 inline void pack_plain_b(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr,
                          int64_t pw, float* dst) {
     const auto* s = static_cast<const PlainB*>(ctx);
