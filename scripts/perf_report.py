@@ -72,6 +72,11 @@ def best_rate(data):
 
 
 def gemm_section(build, reps):
+    """One thread: the GemmPair cases (both libraries in one process, alternating call by
+    call; median of the per-call ratios). Two threads: each library in its own process,
+    alternating over rounds (OpenBLAS's worker threads spin for a while after each call, and
+    OpenMP's after each region, so in one process they slow each other), median of the rounds'
+    ratios."""
     exe = os.path.join(build, "bench", "dt_bench_vendor")
     if not os.path.exists(exe):
         return "## GEMM vs OpenBLAS\n\nSkipped: dt_bench_vendor not built (scripts/setup.sh --peers).\n"
@@ -79,21 +84,39 @@ def gemm_section(build, reps):
     env.pop("OPENBLAS_CORETYPE", None)
     env.pop("OPENBLAS_L2_SIZE", None)
     env["OPENBLAS_NUM_THREADS"] = "1"
-    data = bench_json(exe, "Gemm/", ["--benchmark_enable_random_interleaving=true",
-                                     f"--benchmark_repetitions={reps}"], env)
-    rates = best_rate(data)
-    core = next((b.get("label", "") for b in data["benchmarks"] if "openblas" in b["name"]), "")
+    data = bench_json(exe, "GemmPair/", [], env)
+    core = next((b.get("label", "") for b in data["benchmarks"]), "").replace("openblas ", "")
+    rows = []
+    for b in data["benchmarks"]:
+        name = b["name"].split("/")[1]
+        rows.append((name, b["detrain_GFLOP/s"], b["openblas_GFLOP/s"], f"{b['ratio']:.2f}"))
+    rounds = 2 * reps + 1
+    two = {"detrain": [], "openblas": []}
+    for r in range(rounds):
+        for lib in (("detrain", "openblas") if r % 2 == 0 else ("openblas", "detrain")):
+            got = bench_json(exe, f"Gemm/Square2048_2threads/{lib}/",
+                             ["--benchmark_min_time=0.5"], env)
+            two[lib].append(max(best_rate(got).values()) / 1e9)
+    ratios = sorted(d / o for d, o in zip(two["detrain"], two["openblas"]))
+    rows.append(("Square2048, 2 threads", median(two["detrain"]), median(two["openblas"]),
+                 f"{median(ratios):.2f} [{ratios[0]:.2f}–{ratios[-1]:.2f}]"))
     lines = ["## GEMM vs OpenBLAS", "",
-             f"One thread unless named; best of {reps} interleaved repetitions; OpenBLAS with "
-             f"OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset (core: {core.replace('openblas ', '')}).",
+             "One thread: both libraries in one process, alternating call by call; medians of "
+             "GFLOP/s and of the per-call ratio detrain / OpenBLAS (bench GemmPair/*). Two "
+             f"threads: each library in its own process, {rounds} alternating rounds, median "
+             "of the rounds' ratios [range]. OpenBLAS with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE "
+             f"unset (core: {core}).",
              "", "| problem (M×N×K) | detrain GFLOP/s | OpenBLAS GFLOP/s | detrain / OpenBLAS |",
              "|---|---|---|---|"]
-    for name in sorted({n.rsplit("/", 1)[0] for n in rates}):
-        d, o = rates.get(name + "/detrain", 0), rates.get(name + "/openblas", 0)
-        if d and o:
-            lines.append(f"| {name.replace('Gemm/', '')} | {d / 1e9:.1f} | {o / 1e9:.1f} | "
-                         f"{d / o:.2f} |")
+    for name, d, o, ratio in rows:
+        lines.append(f"| {name} | {d:.1f} | {o:.1f} | {ratio} |")
     return "\n".join(lines) + "\n"
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
 def conv_section(build, min_time):

@@ -15,6 +15,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,55 @@ void run(benchmark::State& state, Shape s, bool vendor, int threads) {
     omp_set_num_threads(omp_get_num_procs());
 }
 
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// detrain and OpenBLAS on the same problem in one thread, alternating call by call (the order
+/// flips every iteration), so the shared machine's drift hits both alike (the per-library
+/// cases above run seconds apart). Counters: each library's median GFLOP/s and `ratio`, the
+/// median over iterations of detrain's speed / OpenBLAS's in that iteration.
+void pair(benchmark::State& state, Shape s) {
+    std::vector<float> a(static_cast<std::size_t>(s.m) * s.k, 0.5f);
+    std::vector<float> b(static_cast<std::size_t>(s.k) * s.n, 0.25f);
+    std::vector<float> c(static_cast<std::size_t>(s.m) * s.n);
+    omp_set_num_threads(1);
+    openblas_set_num_threads(1);
+    const GemmParams p{.m = s.m, .n = s.n, .k = s.k, .trans_a = s.ta, .trans_b = s.tb};
+    using clock = std::chrono::steady_clock;
+    auto ours = [&] {
+        const auto t0 = clock::now();
+        dt::kernels::cpu::gemm(a.data(), b.data(), c.data(), p);
+        benchmark::DoNotOptimize(c.data());
+        return std::chrono::duration<double>(clock::now() - t0).count();
+    };
+    auto theirs = [&] {
+        const auto t0 = clock::now();
+        cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans,
+                    s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.0f, a.data(),
+                    s.ta ? s.m : s.k, b.data(), s.tb ? s.k : s.n, 0.0f, c.data(), s.n);
+        benchmark::DoNotOptimize(c.data());
+        return std::chrono::duration<double>(clock::now() - t0).count();
+    };
+    std::vector<double> td, tb, ratio;
+    for (auto _ : state) {
+        const bool ours_first = td.size() % 2 == 0;
+        const double x = ours_first ? ours() : theirs(), y = ours_first ? theirs() : ours();
+        td.push_back(ours_first ? x : y);
+        tb.push_back(ours_first ? y : x);
+        ratio.push_back(tb.back() / td.back());
+        state.SetIterationTime(td.back() + tb.back());
+    }
+    const double flop = 2.0 * s.m * s.n * s.k;
+    state.counters["detrain_GFLOP/s"] = flop / median(td) / 1e9;
+    state.counters["openblas_GFLOP/s"] = flop / median(tb) / 1e9;
+    state.counters["ratio"] = median(ratio);
+    state.SetLabel(std::string("openblas ") + openblas_get_corename());
+    omp_set_num_threads(omp_get_num_procs());
+}
+
 const int registered = [] {
     const std::pair<const char*, Shape> shapes[] = {
         {"Square1024", {1024, 1024, 1024, false, false}},
@@ -73,6 +123,11 @@ const int registered = [] {
         {"ResNetS2Fwd", {128, 256, 1152, false, false}},
     };
     for (const auto& [name, s] : shapes) {
+        // About 2 x 10 GFLOP per pair case: 11 iterations of 2048^3, thousands of the small ones.
+        const double flop = 2.0 * s.m * s.n * s.k;
+        benchmark::RegisterBenchmark((std::string("GemmPair/") + name).c_str(), pair, s)
+            ->UseManualTime()
+            ->Iterations(static_cast<int64_t>(std::clamp(1e10 / flop, 11.0, 20001.0)));
         for (bool vendor : {false, true}) {
             benchmark::RegisterBenchmark(
                 (std::string("Gemm/") + name + (vendor ? "/openblas" : "/detrain")).c_str(), run,
