@@ -4,7 +4,7 @@
 // 1024^3 and 2048^3, and the per-sample conv GEMMs of SmallCNN (as bench/gemm_bench.cpp) and
 // MediumCNN k=3 (CIFAR 32x32: conv2 forward (32, 256, 144), conv4 forward (128, 16, 576),
 // conv4 wgrad (128, 576, 16)) and ResNet-18 (stage 1 forward (64, 1024, 576), stage 2 forward
-// (128, 256, 1152)). Linked only into this binary (dt_bench_vendor).
+// (128, 256, 1152)), and the chunked forward GEMMs the conv kernels run on small maps. Linked only into this binary (dt_bench_vendor).
 //
 // OpenBLAS at its best: run with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (this project's
 // machines may set them to force AVX2 kernels), e.g.
@@ -121,6 +121,14 @@ const int registered = [] {
         // ResNet-18 (CIFAR) per-sample forward GEMMs of stages 1 and 2 (Co, P, Ci*9).
         {"ResNetS1Fwd", {64, 1024, 576, false, false}},
         {"ResNetS2Fwd", {128, 256, 1152, false, false}},
+        // The forward GEMMs as the conv kernels run them on small maps: several samples side by
+        // side (kChunkCols = 512 columns): SmallCNN c2 / c3 (2 x 196, 8 x 49), ResNet-18
+        // stages 3 / 4 (8 x 64, 32 x 16). (The conv kernels pack the weights once per step;
+        // here A is packed per call, as OpenBLAS does.)
+        {"SmallConv2FwdChunk", {32, 392, 144, false, false}},
+        {"SmallConv3FwdChunk", {32, 392, 288, false, false}},
+        {"ResNetS3FwdChunk", {256, 512, 2304, false, false}},
+        {"ResNetS4FwdChunk", {512, 512, 4608, false, false}},
     };
     for (const auto& [name, s] : shapes) {
         // About 2 x 10 GFLOP per pair case: 11 iterations of 2048^3, thousands of the small ones.
