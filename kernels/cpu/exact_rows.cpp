@@ -123,7 +123,9 @@ __attribute__((target("avx512f,avx512dq"))) void block_sums_avx512(const float* 
         _mm512_storeu_si512(b.hi + i, h);
         _mm512_storeu_si512(b.special + i, _mm512_maskz_mov_epi32(sp, one));
         __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
-        if (_mm512_cmpneq_epi32_mask(l, base) == 0) {  // no lane has terms below its base
+        // No lane has terms below its base, nor subnormal terms (base 0): with normal inputs and
+        // integer results >= 1, the MXCSR's flush-to-zero / denormals-are-zero cannot matter.
+        if ((_mm512_cmpneq_epi32_mask(l, base) | _mm512_testn_epi32_mask(base, base)) == 0) {
             // 2^(149 - base) per lane (kNoLeaf lanes hold zeros only: any scale will do).
             const __m512 scale = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_set1_epi32(149), base));
             for (int64_t j = 0; j < count; ++j) {

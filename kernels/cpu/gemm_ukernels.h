@@ -2,10 +2,9 @@
 // Register-tile microkernels of cpu::gemm (internal to kernels/cpu/gemm.cpp): one struct per ISA
 // path with its tile height kMr, panel width kNr (a half-width kNr/2 variant serves narrow last
 // panels: on AVX-512 a kernel vectorised over rows, shorter ROWS variants short last row tiles)
-// and ukr<W, ROWS>. All paths evaluate the
-// same ORDER (kernels/gemm.h), so they agree bitwise: one correctly rounded fused multiply-add
-// per term (std::fma, _mm256_fmadd_ps, _mm512_fmadd_ps). -ffp-contract=off keeps the compiler
-// from fusing anything else.
+// and ukr<W, ROWS>. All paths evaluate the same ORDER (kernels/gemm.h), so they agree bitwise:
+// one correctly rounded fused multiply-add per term (std::fma, _mm256_fmadd_ps,
+// _mm512_fmadd_ps). -ffp-contract=off keeps the compiler from fusing anything else.
 #pragma once
 #include <cmath>
 #include <cstdint>

@@ -15,6 +15,10 @@
 #include <limits>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 #include "kernels/common/accum_exact.h"
 #include "tests/support/rng.h"
 
@@ -138,6 +142,28 @@ TEST(ExactRows, SumRowsCancellationAndRoundingTies) {
     EXPECT_EQ(out[1], 16777216.0f);
     EXPECT_EQ(out[2], 1.0f);
 }
+
+#if defined(__x86_64__)
+TEST(ExactRows, SumRowsIgnoresDenormalsAreZeroMode) {
+    // Subnormal terms (and sums) with the MXCSR's denormals-are-zero and flush-to-zero set, as
+    // a host program may leave them: the exact sum reads the bits, so the result is the one
+    // computed without them (the reference runs first, with the default MXCSR).
+    const int64_t n = 48, count = 16;
+    std::vector<float> x = rows(count, n, 4, test::test_seed() + 5);  // kind 4: subnormal sums
+    std::vector<float> want(static_cast<std::size_t>(n)), got = want;
+    ref::exact_sum_rows(want.data(), x.data(), n, count, n);
+    const unsigned int saved = _mm_getcsr();
+    _mm_setcsr(saved | 0x8040u);  // FTZ | DAZ
+    exact_sum_rows(got.data(), x.data(), n, count, n);
+    _mm_setcsr(saved);
+    for (int64_t i = 0; i < n; ++i) {
+        uint32_t g, w;
+        std::memcpy(&g, &got[i], 4);
+        std::memcpy(&w, &want[i], 4);
+        ASSERT_EQ(g, w) << "element " << i << ": " << got[i] << " vs " << want[i];
+    }
+}
+#endif
 
 TEST(ExactRows, SumRowsAtTheInt64Budget) {
     // Leaves of all-ones mantissa and one leaf exactly `spread` binades lower, all of one sign:
