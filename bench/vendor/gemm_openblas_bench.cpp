@@ -33,23 +33,33 @@ struct Shape {
     bool ta, tb;
 };
 
-void run(benchmark::State& state, Shape s, bool vendor, int threads) {
-    std::vector<float> a(static_cast<std::size_t>(s.m) * s.k, 0.5f);
-    std::vector<float> b(static_cast<std::size_t>(s.k) * s.n, 0.25f);
-    std::vector<float> c(static_cast<std::size_t>(s.m) * s.n);
-    omp_set_num_threads(threads);
-    openblas_set_num_threads(threads);
-    const GemmParams p{.m = s.m, .n = s.n, .k = s.k, .trans_a = s.ta, .trans_b = s.tb};
-    for (auto _ : state) {
-        if (vendor) {
-            cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans,
-                        s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.0f, a.data(),
-                        s.ta ? s.m : s.k, b.data(), s.tb ? s.k : s.n, 0.0f, c.data(), s.n);
-        } else {
-            dt::kernels::cpu::gemm(a.data(), b.data(), c.data(), p);
-        }
+/// One problem's operands and the two libraries' calls on them (C = A B, alpha 1, beta 0).
+struct Problem {
+    Shape s;
+    std::vector<float> a, b, c;
+    explicit Problem(Shape shape)
+        : s(shape),
+          a(static_cast<std::size_t>(s.m) * s.k, 0.5f),
+          b(static_cast<std::size_t>(s.k) * s.n, 0.25f),
+          c(static_cast<std::size_t>(s.m) * s.n) {}
+    void detrain() {
+        const GemmParams p{.m = s.m, .n = s.n, .k = s.k, .trans_a = s.ta, .trans_b = s.tb};
+        dt::kernels::cpu::gemm(a.data(), b.data(), c.data(), p);
         benchmark::DoNotOptimize(c.data());
     }
+    void openblas() {
+        cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans,
+                    s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.0f, a.data(),
+                    s.ta ? s.m : s.k, b.data(), s.tb ? s.k : s.n, 0.0f, c.data(), s.n);
+        benchmark::DoNotOptimize(c.data());
+    }
+};
+
+void run(benchmark::State& state, Shape s, bool vendor, int threads) {
+    Problem pr(s);
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
+    for (auto _ : state) vendor ? pr.openblas() : pr.detrain();
     state.counters["FLOP/s"] = benchmark::Counter(2.0 * s.m * s.n * s.k,
                                                    benchmark::Counter::kIsIterationInvariantRate);
     state.SetLabel(vendor ? std::string("openblas ") + openblas_get_corename()
@@ -69,31 +79,19 @@ double median(std::vector<double> v) {
 /// cases above run seconds apart). Counters: each library's median GFLOP/s and `ratio`, the
 /// median over iterations of detrain's speed / OpenBLAS's in that iteration.
 void pair(benchmark::State& state, Shape s) {
-    std::vector<float> a(static_cast<std::size_t>(s.m) * s.k, 0.5f);
-    std::vector<float> b(static_cast<std::size_t>(s.k) * s.n, 0.25f);
-    std::vector<float> c(static_cast<std::size_t>(s.m) * s.n);
+    Problem pr(s);
     omp_set_num_threads(1);
     openblas_set_num_threads(1);
-    const GemmParams p{.m = s.m, .n = s.n, .k = s.k, .trans_a = s.ta, .trans_b = s.tb};
     using clock = std::chrono::steady_clock;
-    auto ours = [&] {
+    auto timed = [&](bool vendor) {
         const auto t0 = clock::now();
-        dt::kernels::cpu::gemm(a.data(), b.data(), c.data(), p);
-        benchmark::DoNotOptimize(c.data());
-        return std::chrono::duration<double>(clock::now() - t0).count();
-    };
-    auto theirs = [&] {
-        const auto t0 = clock::now();
-        cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans,
-                    s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.0f, a.data(),
-                    s.ta ? s.m : s.k, b.data(), s.tb ? s.k : s.n, 0.0f, c.data(), s.n);
-        benchmark::DoNotOptimize(c.data());
+        vendor ? pr.openblas() : pr.detrain();
         return std::chrono::duration<double>(clock::now() - t0).count();
     };
     std::vector<double> td, tb, ratio;
     for (auto _ : state) {
         const bool ours_first = td.size() % 2 == 0;
-        const double x = ours_first ? ours() : theirs(), y = ours_first ? theirs() : ours();
+        const double x = timed(!ours_first), y = timed(ours_first);
         td.push_back(ours_first ? x : y);
         tb.push_back(ours_first ? y : x);
         ratio.push_back(tb.back() / td.back());
