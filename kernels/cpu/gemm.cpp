@@ -167,6 +167,18 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
                 }
                 for (int64_t jr = j_lo; jr < j_hi; jr += kNr) {
                     const int64_t q = jr / kNr, nr = std::min(kNr, nc - jr);
+                    if constexpr (K::kWidePanels > 1) {  // whole in-place panels, side by side
+                        constexpr int64_t kWide = K::kWidePanels * kNr;
+                        if (q + K::kWidePanels <= q_packed && jr + kWide <= j_hi) {
+                            const BRowTable in_place{b.rows + pc, j_base + jc + jr};
+                            for (int64_t ir = 0; ir < mc; ir += kMr)
+                                K::ukr_wide(kc, ablock + ir * kc, in_place,
+                                            c + (ic + ir) * ldc + jc + jr, ldc,
+                                            std::min(kMr, mc - ir), load_c);
+                            jr += kWide - kNr;
+                            continue;
+                        }
+                    }
                     const bool half = panel_width<K>(q, nc) < kNr;
                     const BRowTable in_place{b.rows + pc, j_base + jc + jr};
                     const BPacked packed{bpack + q * kc * kNr, half ? kNr / 2 : kNr};

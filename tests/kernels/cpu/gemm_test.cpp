@@ -28,6 +28,8 @@ const Shape3 kShapes[] = {{1, 1, 1},    {1, 1, 7},     {2, 3, 5},     {3, 7, 1},
                           {8, 32, 11},  {9, 33, 17},   {17, 47, 64},  {15, 48, 5},  {16, 64, 1},
                           {33, 65, 29}, {13, 129, 37}, {129, 17, 23}, {31, 7, 255}, {8, 32, 256},
                           {11, 37, 257}, {6, 19, 600}, {130, 150, 40},
+                          // B in place, 3-panel wide tiles with short halves of 4 and 3 rows
+                          {20, 100, 50}, {27, 96, 3},
                           // K x N > 2^16: a plain B is packed, not read in place; a second
                           // NC block of 6 columns (a narrow last panel)
                           {20, 300, 260}, {17, 1030, 70}};
