@@ -8,20 +8,20 @@
 // by one loop iteration; wide parallel products instead give each thread a column slice of C to
 // compute serially (gemm_split). No path ever splits or reorders the k loop of an element, so bits
 // depend on nothing but the inputs. B comes from a plain matrix (kernels/cpu/gemm_pack.h), a
-// GemmBSource or GemmBRows; A is packed per unit or once up front (gemm_pack_a).
+// GemmBSource or GemmBRows; A is packed per unit or once up front (gemm_pack_a). Small serial
+// products whose A is adjacent (A^T or pre-packed) and whose B is plain run unpacked
+// (kernels/cpu/gemm_small.h). The ISA paths: kernels/cpu/gemm_isa.cpp.
 // Reference: kernels/ref/gemm_ref.h.
 #include "kernels/gemm.h"
 
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #include "kernels/cpu/gemm_pack.h"
+#include "kernels/cpu/gemm_small.h"
 #include "kernels/cpu/gemm_ukernels.h"
 
 namespace dt::kernels::cpu {
@@ -281,72 +281,15 @@ int64_t gemm_tile_rows(CpuIsa isa) {
 
 namespace {
 
-// ---- dispatch ----
-
-CpuIsa best_isa() {
-    if (cpu_isa_supported(CpuIsa::kAvx512)) return CpuIsa::kAvx512;
-    if (cpu_isa_supported(CpuIsa::kAvx2)) return CpuIsa::kAvx2;
-    return CpuIsa::kScalar;
-}
-
-CpuIsa initial_isa() {
-    if (const char* env = std::getenv("DT_ISA")) {
-        for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
-            if (std::strcmp(env, cpu_isa_name(isa)) == 0 && cpu_isa_supported(isa)) return isa;
-        }
-    }
-    return best_isa();
-}
-
-std::atomic<int> g_isa{-1};
-
-}  // namespace
-
-const char* cpu_isa_name(CpuIsa isa) {
-    switch (isa) {
-        case CpuIsa::kScalar: return "scalar";
-        case CpuIsa::kAvx2: return "avx2";
-        case CpuIsa::kAvx512: return "avx512";
-    }
-    return "?";
-}
-
-bool cpu_isa_supported(CpuIsa isa) {
-    switch (isa) {
-        case CpuIsa::kScalar: return true;
-#if DT_GEMM_X86
-        case CpuIsa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        case CpuIsa::kAvx512: return __builtin_cpu_supports("avx512f");
-#else
-        default: return false;
-#endif
-    }
-    return false;
-}
-
-CpuIsa gemm_isa() {
-    int v = g_isa.load(std::memory_order_relaxed);
-    if (v < 0) {
-        v = static_cast<int>(initial_isa());
-        g_isa.store(v, std::memory_order_relaxed);
-    }
-    return static_cast<CpuIsa>(v);
-}
-
-bool gemm_set_isa(CpuIsa isa) {
-    if (!cpu_isa_supported(isa)) return false;
-    g_isa.store(static_cast<int>(isa), std::memory_order_relaxed);
-    return true;
-}
-
-namespace {
+/// A plain, untransposed B up to this many elements (K x N) is read in place.
+constexpr int64_t kInPlaceB = int64_t{1} << 16;
 
 /// Plain B: read in place through a row table when small and not transposed (no TLB pressure),
 /// packed otherwise. Either way the same values reach the same ORDER.
 template <class Run>
 void with_plain_b(const float* b, const GemmParams& p, Run&& run) {
     const int64_t ldb = gemm_ldb(p);
-    if (!p.trans_b && p.k * p.n <= (int64_t{1} << 16)) {
+    if (!p.trans_b && p.k * p.n <= kInPlaceB) {
         thread_local std::vector<const float*> t_rows;
         if (static_cast<int64_t>(t_rows.size()) < p.k) t_rows.resize(static_cast<std::size_t>(p.k));
         for (int64_t k = 0; k < p.k; ++k) t_rows[k] = b + k * ldb;
@@ -358,9 +301,25 @@ void with_plain_b(const float* b, const GemmParams& p, Run&& run) {
     run(BOperand{&src, nullptr, p.trans_b ? nullptr : &plain});
 }
 
+/// Products for the small path (gemm_small.h): serial, on AVX-512, B plain, untransposed and
+/// in place, one K block (so a pre-packed A is one panel per 16 rows), nothing empty. The caller
+/// also needs an adjacent A (A^T, or pre-packed).
+bool takes_small_path(CpuIsa isa, const GemmParams& p) {
+    return isa == CpuIsa::kAvx512 && !p.trans_b && p.m > 0 && p.n > 0 && p.k > 0 &&
+           p.k <= kKc && p.k * p.n <= kInPlaceB && gemm_threads(p) == 1;
+}
+
 }  // namespace
 
 void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
+#if DT_GEMM_X86
+    if (p.trans_a && takes_small_path(gemm_isa(), p)) {  // A^T (K, M): rows side by side
+        const int64_t lda = gemm_lda(p);
+        gemm_small_avx512([&](int64_t i0) { return AdjacentA{a + i0, lda}; }, b, gemm_ldb(p), c,
+                          gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
+        return;
+    }
+#endif
     with_plain_b(b, p,
                  [&](const BOperand& op) { gemm_dispatch(gemm_isa(), a, nullptr, op, c, p); });
 }
@@ -374,6 +333,14 @@ void gemm(const float* a, const GemmBRows& b, float* c, const GemmParams& p) {
 }
 
 void gemm(const GemmPackedA& a, const float* b, float* c, const GemmParams& p) {
+#if DT_GEMM_X86
+    if (takes_small_path(a.isa, p)) {  // one K block: rows [i0, i0+16) at data + i0*k, step 16
+        gemm_small_avx512(
+            [&](int64_t i0) { return AdjacentA{a.data + i0 / 16 * 16 * p.k + i0 % 16, 16}; }, b,
+            gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
+        return;
+    }
+#endif
     with_plain_b(b, p,
                  [&](const BOperand& op) { gemm_dispatch(a.isa, nullptr, a.data, op, c, p); });
 }

@@ -30,6 +30,9 @@ const Shape3 kShapes[] = {{1, 1, 1},    {1, 1, 7},     {2, 3, 5},     {3, 7, 1},
                           {11, 37, 257}, {6, 19, 600}, {130, 150, 40},
                           // B in place, 3-panel wide tiles with short halves of 4 and 3 rows
                           {20, 100, 50}, {27, 96, 3},
+                          // A^T small path (serial): right edges of 4 / 5 columns over 3 row
+                          // blocks of 16, the last one short
+                          {100, 52, 20}, {40, 101, 30},
                           // K x N > 2^16: a plain B is packed, not read in place; a second
                           // NC block of 6 columns (a narrow last panel)
                           {20, 300, 260}, {17, 1030, 70}};

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// The CPU instruction-set paths of cpu::gemm and every kernel built on it (kernels/gemm.h): what
+// this machine supports, the path in force (DT_ISA or the best one) and forcing one for tests.
+// Every path computes the same ORDER, so the choice changes speed, never bits.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/gemm.h"
+
+#if defined(__x86_64__)
+#define DT_GEMM_X86 1
+#endif
+
+namespace dt::kernels::cpu {
+
+namespace {
+
+CpuIsa best_isa() {
+    if (cpu_isa_supported(CpuIsa::kAvx512)) return CpuIsa::kAvx512;
+    if (cpu_isa_supported(CpuIsa::kAvx2)) return CpuIsa::kAvx2;
+    return CpuIsa::kScalar;
+}
+
+CpuIsa initial_isa() {
+    if (const char* env = std::getenv("DT_ISA")) {
+        for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+            if (std::strcmp(env, cpu_isa_name(isa)) == 0 && cpu_isa_supported(isa)) return isa;
+        }
+    }
+    return best_isa();
+}
+
+std::atomic<int> g_isa{-1};
+
+}  // namespace
+
+const char* cpu_isa_name(CpuIsa isa) {
+    switch (isa) {
+        case CpuIsa::kScalar: return "scalar";
+        case CpuIsa::kAvx2: return "avx2";
+        case CpuIsa::kAvx512: return "avx512";
+    }
+    return "?";
+}
+
+bool cpu_isa_supported(CpuIsa isa) {
+    switch (isa) {
+        case CpuIsa::kScalar: return true;
+#if DT_GEMM_X86
+        case CpuIsa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        case CpuIsa::kAvx512: return __builtin_cpu_supports("avx512f");
+#else
+        default: return false;
+#endif
+    }
+    return false;
+}
+
+CpuIsa gemm_isa() {
+    int v = g_isa.load(std::memory_order_relaxed);
+    if (v < 0) {
+        v = static_cast<int>(initial_isa());
+        g_isa.store(v, std::memory_order_relaxed);
+    }
+    return static_cast<CpuIsa>(v);
+}
+
+bool gemm_set_isa(CpuIsa isa) {
+    if (!cpu_isa_supported(isa)) return false;
+    g_isa.store(static_cast<int>(isa), std::memory_order_relaxed);
+    return true;
+}
+
+}  // namespace dt::kernels::cpu
