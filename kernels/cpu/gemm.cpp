@@ -76,7 +76,7 @@ void pack_a_all(const float* a, float* dst, const GemmParams& p) {
     const int64_t mpad = (p.m + K::kMr - 1) / K::kMr * K::kMr, lda = gemm_lda(p);
     const int64_t panels = mpad / K::kMr, kblocks = (p.k + kKc - 1) / kKc;
     // Panels split over the threads when large (values move only).
-    const bool par = mpad * p.k >= (int64_t{1} << 16) && !omp_in_parallel();
+    const bool par = p.parallel && mpad * p.k >= (int64_t{1} << 16) && !omp_in_parallel();
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t u = 0; u < kblocks * panels; ++u) {
         const int64_t pc = (u / panels) * kKc, i0 = (u % panels) * K::kMr;
@@ -302,8 +302,9 @@ void with_plain_b(const float* b, const GemmParams& p, Run&& run) {
 }
 
 /// Products for the small path (gemm_small.h): serial, on AVX-512, B plain, untransposed and
-/// in place, one K block (so a pre-packed A is one panel per 16 rows), nothing empty. The caller
-/// also needs an adjacent A (A^T, or pre-packed).
+/// in place, one K block (so a packed A is one panel per 16 rows), nothing empty. A^T and a
+/// pre-packed A are read where they lie; a row-major A is packed first (32x196x144: 1.04x the
+/// blocked path).
 bool takes_small_path(CpuIsa isa, const GemmParams& p) {
     return isa == CpuIsa::kAvx512 && !p.trans_b && p.m > 0 && p.n > 0 && p.k > 0 &&
            p.k <= kKc && p.k * p.n <= kInPlaceB && gemm_threads(p) == 1;
@@ -313,10 +314,18 @@ bool takes_small_path(CpuIsa isa, const GemmParams& p) {
 
 void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
 #if DT_GEMM_X86
-    if (p.trans_a && takes_small_path(gemm_isa(), p)) {  // A^T (K, M): rows side by side
-        const int64_t lda = gemm_lda(p);
-        gemm_small_avx512([&](int64_t i0) { return AdjacentA{a + i0, lda}; }, b, gemm_ldb(p), c,
-                          gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
+    if (takes_small_path(gemm_isa(), p)) {
+        if (p.trans_a) {  // A^T (K, M): rows side by side where it lies
+            const int64_t lda = gemm_lda(p);
+            gemm_small_avx512([&](int64_t i0) { return AdjacentA{a + i0, lda}; }, b,
+                              gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
+        } else {  // a row-major A is packed first (one K block: panel i0 at + i0 * k)
+            float* ap = t_apack.get((p.m + 15) / 16 * 16 * p.k);
+            pack_a_all<KernelAvx512>(a, ap, p);
+            gemm_small_avx512(
+                [&](int64_t i0) { return AdjacentA{ap + i0 / 16 * 16 * p.k + i0 % 16, 16}; }, b,
+                gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
+        }
         return;
     }
 #endif
