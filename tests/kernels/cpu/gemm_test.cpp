@@ -163,8 +163,9 @@ TEST(Gemm, ThreadCountChangesNoBit) {
 TEST(Gemm, ParallelSplitOfOneRowBlockKeepsWholeTiles) {
     // One narrow row block: the parallel split halves the block height until there are enough
     // work units, and must stop at whole register tiles on every path (MR = 4, 8, 12, ...).
+    // Long K: products of 2^22 multiply-adds or more (below that cpu::gemm runs serially).
     IsaGuard guard;
-    const Shape3 shapes[] = {{96, 32, 120}, {100, 20, 150}, {36, 40, 200}, {48, 16, 400}};
+    const Shape3 shapes[] = {{96, 32, 1400}, {100, 20, 2100}, {36, 40, 2950}, {48, 16, 5500}};
     for (CpuIsa isa : available_isas()) {
         ASSERT_TRUE(cpu::gemm_set_isa(isa));
         for (const Shape3& s : shapes) {
