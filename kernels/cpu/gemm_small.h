@@ -13,10 +13,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define DT_GEMM_X86 1
-#endif
+#include "kernels/cpu/gemm_ukernels.h"
 
 namespace dt::kernels::cpu::gemm_detail {
 
@@ -36,10 +33,7 @@ __attribute__((target("avx512f"))) void ukr_small(int64_t kc, const float* a, in
                                                   int64_t ldc, int64_t nr, bool load_c) {
     __mmask16 mask[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-        const int64_t left = nr - 16 * v;
-        mask[v] = left >= 16 ? 0xFFFF : left <= 0 ? 0 : static_cast<__mmask16>((1u << left) - 1);
-    }
+    for (int v = 0; v < NV; ++v) mask[v] = lanes_below(nr - 16 * v);
     __m512 acc[ROWS][NV];
 #pragma GCC unroll 8
     for (int i = 0; i < ROWS; ++i)
@@ -91,7 +85,7 @@ __attribute__((target("avx512f"))) void ukr_small_cols(int64_t kc, const Adjacen
 #pragma GCC unroll 3
     for (int r = 0; r < RB; ++r) {
         live[r] = std::clamp<int64_t>(mr - 16 * r, 0, 16);
-        rows[r] = static_cast<__mmask16>(live[r] >= 16 ? 0xFFFF : (1u << live[r]) - 1);
+        rows[r] = lanes_below(live[r]);
         ar[r] = a[r].data, as[r] = a[r].step;
     }
     alignas(64) float col[16] = {};

@@ -62,6 +62,11 @@ struct KernelScalar {
 };
 
 #if DT_GEMM_X86
+/// A 16-lane mask of the lanes [0, n) (n clamped to 0..16).
+inline __mmask16 lanes_below(int64_t n) {
+    return n >= 16 ? 0xFFFF : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
+}
+
 template <int NV, int kRows, int kStride, class B>
 __attribute__((target("avx2,fma"))) void ukr_avx2(int64_t kc, const float* ap, const B& b,
                                               float* c, int64_t ldc, int64_t mr, int64_t nr,
@@ -102,10 +107,7 @@ __attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap, 
                                                    float* c, int64_t ldc, int64_t mr, int64_t nr,
                                                    bool load_c) {
     __mmask16 mask[NV];  // lane j of vector v exists iff 16v + j < nr
-    for (int v = 0; v < NV; ++v) {
-        const int64_t left = nr - 16 * v;
-        mask[v] = left >= 16 ? 0xFFFF : left <= 0 ? 0 : static_cast<__mmask16>((1u << left) - 1);
-    }
+    for (int v = 0; v < NV; ++v) mask[v] = lanes_below(nr - 16 * v);
     __m512 acc[kRows][NV];
 #pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i)
