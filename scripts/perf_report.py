@@ -59,18 +59,6 @@ def machine():
             f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC.")
 
 
-def best_rate(data):
-    """case name -> highest FLOP/s over repetitions (the least disturbed run)."""
-    out = {}
-    for b in data["benchmarks"]:
-        if b.get("run_type") == "aggregate":
-            continue
-        name = b["run_name"] if "run_name" in b else b["name"]
-        name = name.replace("/real_time", "").replace("/manual_time", "")
-        out[name] = max(out.get(name, 0.0), b.get("FLOP/s", 0.0))
-    return out
-
-
 def gemm_section(build, reps):
     """One thread: the GemmPair cases (both libraries in one process, alternating call by
     call; median of the per-call ratios). Two threads: each library in its own process,
@@ -91,25 +79,33 @@ def gemm_section(build, reps):
         name = b["name"].split("/")[1]
         rows.append((name, b["detrain_GFLOP/s"], b["openblas_GFLOP/s"], f"{b['ratio']:.2f}"))
     rounds = 2 * reps + 1
-    two = {"detrain": [], "openblas": []}
+    two = {"detrain": [], "openblas": []}  # per round: {shape: GFLOP/s}
     for r in range(rounds):
         for lib in (("detrain", "openblas") if r % 2 == 0 else ("openblas", "detrain")):
-            got = bench_json(exe, f"Gemm/Square2048_2threads/{lib}/",
-                             ["--benchmark_min_time=0.5"], env)
-            two[lib].append(max(best_rate(got).values()) / 1e9)
-    ratios = sorted(d / o for d, o in zip(two["detrain"], two["openblas"]))
-    rows.append(("Square2048, 2 threads", median(two["detrain"]), median(two["openblas"]),
-                 f"{median(ratios):.2f} [{ratios[0]:.2f}–{ratios[-1]:.2f}]"))
+            got = bench_json(exe, f"Gemm2T/.*/{lib}", ["--benchmark_min_time=0.3"], env)
+            two[lib].append({b["name"].split("/")[1]: b.get("FLOP/s", 0.0) / 1e9
+                             for b in got["benchmarks"]})
+    rows2 = []
+    for name, _, _, _ in rows:
+        d = [run[name] for run in two["detrain"] if name in run]
+        o = [run[name] for run in two["openblas"] if name in run]
+        ratios = sorted(x / y for x, y in zip(d, o) if y > 0)
+        if ratios:
+            rows2.append((name, median(d), median(o),
+                          f"{median(ratios):.2f} [{ratios[0]:.2f}–{ratios[-1]:.2f}]"))
+    header = ["| problem (M×N×K) | detrain GFLOP/s | OpenBLAS GFLOP/s | detrain / OpenBLAS |",
+              "|---|---|---|---|"]
     lines = ["## GEMM vs OpenBLAS", "",
+             "OpenBLAS with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset (core: " + core + ").", "",
              "One thread: both libraries in one process, alternating call by call; medians of "
-             "GFLOP/s and of the per-call ratio detrain / OpenBLAS (bench GemmPair/*). Two "
-             f"threads: each library in its own process, {rounds} alternating rounds, median "
-             "of the rounds' ratios [range]. OpenBLAS with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE "
-             f"unset (core: {core}).",
-             "", "| problem (M×N×K) | detrain GFLOP/s | OpenBLAS GFLOP/s | detrain / OpenBLAS |",
-             "|---|---|---|---|"]
-    for name, d, o, ratio in rows:
-        lines.append(f"| {name} | {d:.1f} | {o:.1f} | {ratio} |")
+             "GFLOP/s and of the per-call ratio detrain / OpenBLAS (bench GemmPair/*).", ""]
+    lines += header + [f"| {n} | {d:.1f} | {o:.1f} | {r} |" for n, d, o, r in rows]
+    lines += ["", "Two threads (bench Gemm2T/*): each library in a process of its own (OpenBLAS's "
+              "worker threads spin for a while after each call, and OpenMP's after each region, "
+              f"so in one process they slow each other), {rounds} alternating rounds; medians "
+              "of GFLOP/s and of the rounds' ratios [range]. Products under 2^22 multiply-adds "
+              "run on one thread in detrain.", ""]
+    lines += header + [f"| {n} | {d:.1f} | {o:.1f} | {r} |" for n, d, o, r in rows2]
     return "\n".join(lines) + "\n"
 
 

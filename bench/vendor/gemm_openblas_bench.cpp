@@ -134,19 +134,15 @@ const int registered = [] {
         benchmark::RegisterBenchmark((std::string("GemmPair/") + name).c_str(), pair, s)
             ->UseManualTime()
             ->Iterations(static_cast<int64_t>(std::clamp(1e10 / flop, 11.0, 20001.0)));
-        for (bool vendor : {false, true}) {
-            benchmark::RegisterBenchmark(
-                (std::string("Gemm/") + name + (vendor ? "/openblas" : "/detrain")).c_str(), run,
-                s, vendor, 1)
-                ->UseRealTime();
-        }
+        // Each library alone, on 1 and on 2 threads (Gemm2T: run each library in a process of
+        // its own; perf_report alternates the processes).
+        for (int threads : {1, 2})
+            for (bool vendor : {false, true}) {
+                const std::string id = std::string(threads == 1 ? "Gemm/" : "Gemm2T/") + name +
+                                       (vendor ? "/openblas" : "/detrain");
+                benchmark::RegisterBenchmark(id.c_str(), run, s, vendor, threads)->UseRealTime();
+            }
     }
-    benchmark::RegisterBenchmark("Gemm/Square2048_2threads/detrain", run,
-                                 Shape{2048, 2048, 2048, false, false}, false, 2)
-        ->UseRealTime();
-    benchmark::RegisterBenchmark("Gemm/Square2048_2threads/openblas", run,
-                                 Shape{2048, 2048, 2048, false, false}, true, 2)
-        ->UseRealTime();
     return 0;
 }();
 
