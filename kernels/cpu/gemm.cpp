@@ -316,6 +316,15 @@ bool takes_small_path(CpuIsa isa, const GemmParams& p) {
            p.k <= kKc && p.k * p.n <= kInPlaceB && gemm_threads(p) == 1;
 }
 
+#if DT_GEMM_X86
+/// The small path's view of rows i0.. of an A packed in one K block of depth k (gemm_pack_a's
+/// layout on AVX-512: the panel of rows [i0 - i0 % MR, +MR) at data + panel row * k, step MR).
+AdjacentA packed_rows(const float* data, int64_t k, int64_t i0) {
+    constexpr int64_t kMr = KernelAvx512::kMr;
+    return AdjacentA{data + i0 / kMr * kMr * k + i0 % kMr, kMr};
+}
+#endif
+
 }  // namespace
 
 void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
@@ -326,11 +335,10 @@ void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
             gemm_small_avx512([&](int64_t i0) { return AdjacentA{a + i0, lda}; }, b,
                               gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
         } else {  // a row-major A is packed first (one K block: panel i0 at + i0 * k)
-            float* ap = t_apack.get((p.m + 15) / 16 * 16 * p.k);
+            float* ap = t_apack.get(gemm_packed_a_size(CpuIsa::kAvx512, p));
             pack_a_all<KernelAvx512>(a, ap, p);
-            gemm_small_avx512(
-                [&](int64_t i0) { return AdjacentA{ap + i0 / 16 * 16 * p.k + i0 % 16, 16}; }, b,
-                gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
+            gemm_small_avx512([&](int64_t i0) { return packed_rows(ap, p.k, i0); }, b,
+                              gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
         }
         return;
     }
@@ -350,9 +358,8 @@ void gemm(const float* a, const GemmBRows& b, float* c, const GemmParams& p) {
 void gemm(const GemmPackedA& a, const float* b, float* c, const GemmParams& p) {
 #if DT_GEMM_X86
     if (takes_small_path(a.isa, p)) {  // one K block: rows [i0, i0+16) at data + i0*k, step 16
-        gemm_small_avx512(
-            [&](int64_t i0) { return AdjacentA{a.data + i0 / 16 * 16 * p.k + i0 % 16, 16}; }, b,
-            gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
+        gemm_small_avx512([&](int64_t i0) { return packed_rows(a.data, p.k, i0); }, b,
+                          gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
         return;
     }
 #endif

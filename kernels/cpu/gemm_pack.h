@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/cpu/gemm_ukernels.h"
 #include "kernels/cpu/transpose_avx512.h"
 #include "kernels/gemm.h"
 
@@ -28,10 +29,10 @@ __attribute__((target("avx512f"))) inline void pack_transposed_avx512(
     for (int64_t jb = 0; jb < pw; jb += 16) {
         const int64_t lanes = std::min<int64_t>(16, pw - jb);
         const int64_t live = std::clamp<int64_t>(nr - jb, 0, lanes);
-        const auto store = static_cast<__mmask16>((1u << lanes) - 1);
+        const auto store = lanes_below(lanes);
         for (int64_t kb = 0; kb < kc; kb += 16) {
             const int64_t kl = std::min<int64_t>(16, kc - kb);
-            const auto take = static_cast<__mmask16>((1u << kl) - 1);
+            const auto take = lanes_below(kl);
             __m512 r[16];
             for (int64_t t = 0; t < 16; ++t)
                 r[t] = t < live ? _mm512_maskz_loadu_ps(take, b + (j0 + jb + t) * ldb + pc + kb)
@@ -51,8 +52,8 @@ __attribute__((target("avx512f"))) inline void pack_rows_avx512(Row row, int64_t
     for (int64_t jb = 0; jb < pw; jb += 16) {
         const int64_t lanes = std::min<int64_t>(16, pw - jb);
         const int64_t live = std::clamp<int64_t>(nr - jb, 0, lanes);
-        const auto take = static_cast<__mmask16>((1u << live) - 1);
-        const auto store = static_cast<__mmask16>((1u << lanes) - 1);
+        const auto take = lanes_below(live);
+        const auto store = lanes_below(lanes);
         for (int64_t k = 0; k < kc; ++k)
             _mm512_mask_storeu_ps(dst + k * pw + jb, store,
                                   _mm512_maskz_loadu_ps(take, row(k) + jb));
@@ -134,10 +135,8 @@ __attribute__((target("avx512f"))) inline void pack_plain_rows_avx512(
             _mm512_storeu_ps(dst + q * kc * 16 + k * 16, _mm512_loadu_ps(src + q * 16));
         for (int64_t q = std::max(q_lo, q_full); q < q_hi; ++q) {  // the last, partial one
             const int64_t pw = plain_panel_width(16, q, nc), nr = nc - q * 16;
-            _mm512_mask_storeu_ps(dst + q * kc * 16 + k * pw,
-                                  static_cast<__mmask16>((1u << pw) - 1),
-                                  _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << nr) - 1),
-                                                        src + q * 16));
+            _mm512_mask_storeu_ps(dst + q * kc * 16 + k * pw, lanes_below(pw),
+                                  _mm512_maskz_loadu_ps(lanes_below(nr), src + q * 16));
         }
     }
 }

@@ -18,12 +18,6 @@
 namespace dt::kernels::cpu::gemm_detail {
 
 #if DT_GEMM_X86
-/// An adjacent A: element (i, k) at data + k * step + i, rows [0, m).
-struct AdjacentA {
-    const float* data;
-    int64_t step;
-};
-
 /// C rows [0, ROWS) x columns [0, nr) (nr <= 16 NV) = A rows [0, ROWS) (adjacent, step `as`)
 /// times B columns [0, nr) (row k at b + k * ldb). Loads and stores beyond nr are masked when
 /// kMasked (a tile at the right edge), so nothing past the matrices is read or written.
@@ -67,73 +61,6 @@ __attribute__((target("avx512f"))) void ukr_small(int64_t kc, const float* a, in
                 _mm512_storeu_ps(c + i * ldc + 16 * v, acc[i][v]);
             }
         }
-}
-
-/// A right edge of NC <= 8 columns, vectorised over rows instead of its few columns (as
-/// ukr_avx512_cols): RB blocks of up to 16 rows, block r's rows [0, mr_r) at a[r] (adjacent A,
-/// step `as`, one masked load per k), its C rows at c + 16 r ldc. RB = 3 keeps 3 NC independent
-/// fma chains in flight; one block of NC = 4 waited on the fma latency (7% of a 144 x 196 x 32
-/// product for 2% of its columns).
-template <int NC, int RB>
-__attribute__((target("avx512f"))) void ukr_small_cols(int64_t kc, const AdjacentA* a,
-                                                       const float* b, int64_t ldb, float* c,
-                                                       int64_t ldc, int64_t mr, bool load_c) {
-    __mmask16 rows[RB];
-    int64_t live[RB];
-    const float* ar[RB];
-    int64_t as[RB];
-#pragma GCC unroll 3
-    for (int r = 0; r < RB; ++r) {
-        live[r] = std::clamp<int64_t>(mr - 16 * r, 0, 16);
-        rows[r] = lanes_below(live[r]);
-        ar[r] = a[r].data, as[r] = a[r].step;
-    }
-    alignas(64) float col[16] = {};
-    __m512 acc[RB][NC];
-#pragma GCC unroll 3
-    for (int r = 0; r < RB; ++r)
-#pragma GCC unroll 8
-        for (int j = 0; j < NC; ++j) {
-            if (load_c) {
-                for (int64_t i = 0; i < live[r]; ++i) col[i] = c[(16 * r + i) * ldc + j];
-                acc[r][j] = _mm512_load_ps(col);
-            } else {
-                acc[r][j] = _mm512_setzero_ps();
-            }
-        }
-    for (int64_t k = 0; k < kc; ++k) {
-        const float* bk = b + k * ldb;
-#pragma GCC unroll 3
-        for (int r = 0; r < RB; ++r) {
-            const __m512 av = _mm512_maskz_loadu_ps(rows[r], ar[r] + k * as[r]);
-#pragma GCC unroll 8
-            for (int j = 0; j < NC; ++j)  // ORDER: one fused multiply-add
-                acc[r][j] = _mm512_fmadd_ps(av, _mm512_set1_ps(bk[j]), acc[r][j]);
-        }
-    }
-#pragma GCC unroll 3
-    for (int r = 0; r < RB; ++r)
-#pragma GCC unroll 8
-        for (int j = 0; j < NC; ++j) {
-            _mm512_store_ps(col, acc[r][j]);
-            for (int64_t i = 0; i < live[r]; ++i) c[(16 * r + i) * ldc + j] = col[i];
-        }
-}
-
-/// Rows [0, mr) (mr <= 48) of the right edge of nc <= 8 columns: ukr_small_cols<nc, blocks>.
-template <int RB>
-void small_cols(int64_t kc, const AdjacentA* a, const float* b, int64_t ldb, float* c,
-                int64_t ldc, int64_t mr, int64_t nc, bool load_c) {
-    switch (nc) {
-        case 1: return ukr_small_cols<1, RB>(kc, a, b, ldb, c, ldc, mr, load_c);
-        case 2: return ukr_small_cols<2, RB>(kc, a, b, ldb, c, ldc, mr, load_c);
-        case 3: return ukr_small_cols<3, RB>(kc, a, b, ldb, c, ldc, mr, load_c);
-        case 4: return ukr_small_cols<4, RB>(kc, a, b, ldb, c, ldc, mr, load_c);
-        case 5: return ukr_small_cols<5, RB>(kc, a, b, ldb, c, ldc, mr, load_c);
-        case 6: return ukr_small_cols<6, RB>(kc, a, b, ldb, c, ldc, mr, load_c);
-        case 7: return ukr_small_cols<7, RB>(kc, a, b, ldb, c, ldc, mr, load_c);
-        default: return ukr_small_cols<8, RB>(kc, a, b, ldb, c, ldc, mr, load_c);
-    }
 }
 
 /// Rows [0, mr) (mr <= kTop) of one column group of nr <= 16 NV columns: the rows in pieces of
@@ -193,12 +120,13 @@ void gemm_small_avx512(ARows&& a_rows, const float* b, int64_t ldb, float* c, in
         const AdjacentA a[3] = {a_rows(i0), mr > 16 ? a_rows(i0 + 16) : a_rows(i0),
                                 mr > 32 ? a_rows(i0 + 32) : a_rows(i0)};
         float* ci = ct + i0 * ldc;
+        const BPacked bk{bt, ldb};  // row k of the edge at bt + k * ldb
         if (mr > 32) {
-            small_cols<3>(k, a, bt, ldb, ci, ldc, mr, tail, load_c);
+            ukr_avx512_narrow<3>(k, a, bk, ci, ldc, mr, tail, load_c);
         } else if (mr > 16) {
-            small_cols<2>(k, a, bt, ldb, ci, ldc, mr, tail, load_c);
+            ukr_avx512_narrow<2>(k, a, bk, ci, ldc, mr, tail, load_c);
         } else {
-            small_cols<1>(k, a, bt, ldb, ci, ldc, mr, tail, load_c);
+            ukr_avx512_narrow<1>(k, a, bk, ci, ldc, mr, tail, load_c);
         }
     }
 }

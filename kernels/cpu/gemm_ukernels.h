@@ -135,50 +135,79 @@ __attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap, 
             if (i < mr) _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask[v], acc[i][v]);
 }
 
-/// A narrow last panel (NC <= 8 columns) on the AVX-512 path, vectorised over the tile's rows
-/// instead of its columns: the A micro-panel's step k is one vector of MR = 16 rows (rows past
-/// mr are the panel's zero padding), column j accumulates fma(a_k, b[k][j]) in its own register.
-/// NC fmas per k instead of the 16 of a half-width row tile. Each element is still one fma per k
-/// in k order from the same start, so the bits are ukr_avx512's. C's columns move through a
-/// small buffer (rows < mr only).
-template <int NC, class B>
-__attribute__((target("avx512f"))) void ukr_avx512_cols(int64_t kc, const float* ap, const B& b,
-                                                        float* c, int64_t ldc, int64_t mr,
-                                                        bool load_c) {
+/// An A read as k-major columns of rows side by side: element (i, k) at data + k * step + i
+/// (a packed micro-panel: step MR; A^T stored (K, M): step lda).
+struct AdjacentA {
+    const float* data;
+    int64_t step;
+};
+
+/// A narrow right edge (NC <= 8 columns) on the AVX-512 path, vectorised over rows instead of
+/// its few columns: RB blocks of up to 16 rows, block r's rows [0, mr_r) from a[r] (one masked
+/// load per k), its C rows at c + 16 r ldc; B row k at b(k). NC fmas per k per block instead of
+/// the 16 of a half-width row tile; RB = 3 keeps 3 NC independent fma chains in flight (one
+/// block of NC = 4 waits on the fma latency). Each element is still one fma per k in k order
+/// from the same start, so the bits are ukr_avx512's. C's columns move through a small buffer
+/// (existing rows only).
+template <int NC, int RB, class B>
+__attribute__((target("avx512f"))) void ukr_avx512_cols(int64_t kc, const AdjacentA* a,
+                                                        const B& b, float* c, int64_t ldc,
+                                                        int64_t mr, bool load_c) {
+    __mmask16 rows[RB];
+    int64_t live[RB];
+    const float* ar[RB];
+    int64_t as[RB];
+#pragma GCC unroll 3
+    for (int r = 0; r < RB; ++r) {
+        live[r] = std::clamp<int64_t>(mr - 16 * r, 0, 16);
+        rows[r] = lanes_below(live[r]);
+        ar[r] = a[r].data, as[r] = a[r].step;
+    }
     alignas(64) float col[16] = {};
-    __m512 acc[NC];
-    for (int j = 0; j < NC; ++j) {
-        if (load_c) {
-            for (int64_t i = 0; i < mr; ++i) col[i] = c[i * ldc + j];
-            acc[j] = _mm512_load_ps(col);
-        } else {
-            acc[j] = _mm512_setzero_ps();
+    __m512 acc[RB][NC];
+#pragma GCC unroll 3
+    for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 8
+        for (int j = 0; j < NC; ++j) {
+            if (load_c) {
+                for (int64_t i = 0; i < live[r]; ++i) col[i] = c[(16 * r + i) * ldc + j];
+                acc[r][j] = _mm512_load_ps(col);
+            } else {
+                acc[r][j] = _mm512_setzero_ps();
+            }
+        }
+    for (int64_t k = 0; k < kc; ++k) {
+        const float* bk = b(k);
+#pragma GCC unroll 3
+        for (int r = 0; r < RB; ++r) {
+            const __m512 av = _mm512_maskz_loadu_ps(rows[r], ar[r] + k * as[r]);
+#pragma GCC unroll 8
+            for (int j = 0; j < NC; ++j)  // ORDER: one fused multiply-add
+                acc[r][j] = _mm512_fmadd_ps(av, _mm512_set1_ps(bk[j]), acc[r][j]);
         }
     }
-    for (int64_t k = 0; k < kc; ++k) {
-        const __m512 a = _mm512_loadu_ps(ap + k * 16);
-        const float* bk = b(k);
-        for (int j = 0; j < NC; ++j)  // ORDER: one fused multiply-add
-            acc[j] = _mm512_fmadd_ps(a, _mm512_set1_ps(bk[j]), acc[j]);
-    }
-    for (int j = 0; j < NC; ++j) {
-        _mm512_store_ps(col, acc[j]);
-        for (int64_t i = 0; i < mr; ++i) c[i * ldc + j] = col[i];
-    }
+#pragma GCC unroll 3
+    for (int r = 0; r < RB; ++r)
+#pragma GCC unroll 8
+        for (int j = 0; j < NC; ++j) {
+            _mm512_store_ps(col, acc[r][j]);
+            for (int64_t i = 0; i < live[r]; ++i) c[(16 * r + i) * ldc + j] = col[i];
+        }
 }
 
-template <class B>
-void ukr_avx512_narrow(int64_t kc, const float* ap, const B& b, float* c, int64_t ldc,
-                       int64_t mr, int64_t nr, bool load_c) {
-    switch (nr) {
-        case 1: return ukr_avx512_cols<1>(kc, ap, b, c, ldc, mr, load_c);
-        case 2: return ukr_avx512_cols<2>(kc, ap, b, c, ldc, mr, load_c);
-        case 3: return ukr_avx512_cols<3>(kc, ap, b, c, ldc, mr, load_c);
-        case 4: return ukr_avx512_cols<4>(kc, ap, b, c, ldc, mr, load_c);
-        case 5: return ukr_avx512_cols<5>(kc, ap, b, c, ldc, mr, load_c);
-        case 6: return ukr_avx512_cols<6>(kc, ap, b, c, ldc, mr, load_c);
-        case 7: return ukr_avx512_cols<7>(kc, ap, b, c, ldc, mr, load_c);
-        default: return ukr_avx512_cols<8>(kc, ap, b, c, ldc, mr, load_c);
+/// Rows [0, mr) (mr <= 16 RB) of a right edge of nc <= 8 columns: ukr_avx512_cols<nc, RB>.
+template <int RB, class B>
+void ukr_avx512_narrow(int64_t kc, const AdjacentA* a, const B& b, float* c, int64_t ldc,
+                       int64_t mr, int64_t nc, bool load_c) {
+    switch (nc) {
+        case 1: return ukr_avx512_cols<1, RB>(kc, a, b, c, ldc, mr, load_c);
+        case 2: return ukr_avx512_cols<2, RB>(kc, a, b, c, ldc, mr, load_c);
+        case 3: return ukr_avx512_cols<3, RB>(kc, a, b, c, ldc, mr, load_c);
+        case 4: return ukr_avx512_cols<4, RB>(kc, a, b, c, ldc, mr, load_c);
+        case 5: return ukr_avx512_cols<5, RB>(kc, a, b, c, ldc, mr, load_c);
+        case 6: return ukr_avx512_cols<6, RB>(kc, a, b, c, ldc, mr, load_c);
+        case 7: return ukr_avx512_cols<7, RB>(kc, a, b, c, ldc, mr, load_c);
+        default: return ukr_avx512_cols<8, RB>(kc, a, b, c, ldc, mr, load_c);
     }
 }
 
@@ -212,7 +241,8 @@ struct KernelAvx512 {
     static void ukr(int64_t kc, const float* ap, const B& b, float* c, int64_t ldc, int64_t mr,
                     int64_t nr, bool load_c) {
         if constexpr (W < 16) {  // narrow last panel: nr <= 8 columns, any mr <= 16 rows
-            ukr_avx512_narrow(kc, ap, b, c, ldc, mr, nr, load_c);
+            const AdjacentA a{ap, kMr};
+            ukr_avx512_narrow<1>(kc, &a, b, c, ldc, mr, nr, load_c);
         } else {
             ukr_avx512<(W + 15) / 16, ROWS, kMr>(kc, ap, b, c, ldc, mr, nr, load_c);
         }
