@@ -103,8 +103,9 @@ def gemm_section(build, reps):
     lines += ["", "Two threads (bench Gemm2T/*): each library in a process of its own (OpenBLAS's "
               "worker threads spin for a while after each call, and OpenMP's after each region, "
               f"so in one process they slow each other), {rounds} alternating rounds; medians "
-              "of GFLOP/s and of the rounds' ratios [range]. Products under 2^22 multiply-adds "
-              "run on one thread in detrain.", ""]
+              "of GFLOP/s and of the rounds' ratios [range]. In detrain, products of 1.5M "
+              "multiply-adds or more with 64 columns or more per thread run as one column slice "
+              "per thread; other products under 2^22 run on one thread.", ""]
     lines += header + [f"| {n} | {d:.1f} | {o:.1f} | {r} |" for n, d, o, r in rows2]
     return "\n".join(lines) + "\n"
 

@@ -6,8 +6,9 @@
 // taken in ascending order (the partial sum of each C element is stored to C and reloaded: a
 // float store/load is exact), and each (KC, NC) step into work units (blocks of C), each owned
 // by one loop iteration; wide parallel products instead give each thread a column slice of C to
-// compute serially (gemm_split). No path ever splits or reorders the k loop of an element, so bits
-// depend on nothing but the inputs. B comes from a plain matrix (kernels/cpu/gemm_pack.h), a
+// compute serially (kernels/cpu/gemm_threads.h; plain B is sliced before the path is chosen, so
+// slices may take the small path). No path ever splits or reorders the k loop of an element, so
+// bits depend on nothing but the inputs. B comes from a plain matrix (kernels/cpu/gemm_pack.h), a
 // GemmBSource or GemmBRows; A is packed per unit or once up front (gemm_pack_a). Small serial
 // products whose A is adjacent (A^T or pre-packed) and whose B is plain run unpacked
 // (kernels/cpu/gemm_small.h). The ISA paths: kernels/cpu/gemm_isa.cpp.
@@ -22,6 +23,7 @@
 
 #include "kernels/cpu/gemm_pack.h"
 #include "kernels/cpu/gemm_small.h"
+#include "kernels/cpu/gemm_threads.h"
 #include "kernels/cpu/gemm_ukernels.h"
 
 namespace dt::kernels::cpu {
@@ -84,19 +86,6 @@ void pack_a_all(const float* a, float* dst, const GemmParams& p) {
         pack_a_panel(a, lda, p.trans_a, i0, std::min(K::kMr, p.m - i0), K::kMr, pc, kc,
                      dst + pc * mpad + i0 * kc);
     }
-}
-
-/// Products under this many multiply-adds run on one thread. Measured on 2 threads (serial vs
-/// parallel GFLOP/s, same process): 144x196x32 (0.9M) 87 vs 57, 128^3 (2.1M) 78 vs 70,
-/// 64x256x256 (4.2M) 81 vs 94, 256^3 (16.8M) 85 vs 129: below ~2^22 the fork, the shared A
-/// packing and the barrier per K block cost more than the second thread brings.
-constexpr int64_t kMinParallelMacs = int64_t{1} << 22;
-
-/// Threads that may share a product: 1 inside a parallel region, for small products (under
-/// kMinParallelMacs) or when the caller asked for a serial one.
-int64_t gemm_threads(const GemmParams& p) {
-    if (!p.parallel || p.m * p.n * p.k < kMinParallelMacs || omp_in_parallel()) return 1;
-    return omp_get_max_threads();
 }
 
 /// The B operand: a source that packs panels, or row pointers (full panels are read in place,
@@ -227,30 +216,15 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
     }
 }
 
-/// Parallel products wide enough for every thread to own kMinSliceCols columns or more run as
-/// one serial product per thread on its own column slice (whole NR panels, the last slice
-/// takes the rest): each thread packs its own panels and never waits for the other between
-/// K blocks. Every element is computed by the same code over the same K blocks either way, so
-/// the split changes no bit. Narrower ones split each (KC, NC) step into work units (gemm_run).
-constexpr int64_t kMinSliceCols = 256;
+/// The blocked product, split into column slices when the shape asks for it (for_column_slices;
+/// B's columns from j0 on), else into work units per (KC, NC) step (gemm_run).
 template <class K>
 void gemm_split(const float* a, const float* apacked, const BOperand& b, float* c,
                 const GemmParams& p) {
-    const int64_t threads = gemm_threads(p);
-    if (threads == 1 || p.n < threads * kMinSliceCols) {
-        gemm_run<K>(a, apacked, b, c, p);
-        return;
-    }
-    const int64_t per = p.n / threads / K::kNr * K::kNr;
-    GemmParams q = p;
-    q.ldc = gemm_ldc(p), q.parallel = false;
-#pragma omp parallel for schedule(static) num_threads(static_cast<int>(threads))
-    for (int64_t t = 0; t < threads; ++t) {
-        const int64_t j0 = t * per, n = t + 1 == threads ? p.n - j0 : per;
-        GemmParams slice = q;
-        slice.n = n;
+    const bool sliced = for_column_slices(p, [&](int64_t j0, const GemmParams& slice) {
         gemm_run<K>(a, apacked, b, c + j0, slice, j0);
-    }
+    });
+    if (!sliced) gemm_run<K>(a, apacked, b, c, p);
 }
 
 /// Handles empty shapes, then runs the path `isa`.
@@ -316,6 +290,11 @@ bool takes_small_path(CpuIsa isa, const GemmParams& p) {
            p.k <= kKc && p.k * p.n <= kInPlaceB && gemm_threads(p) == 1;
 }
 
+/// B's columns from j0 on.
+const float* b_from(const float* b, const GemmParams& p, int64_t j0) {
+    return p.trans_b ? b + j0 * gemm_ldb(p) : b + j0;
+}
+
 #if DT_GEMM_X86
 /// The small path's view of rows i0.. of an A packed in one K block of depth k (gemm_pack_a's
 /// layout on AVX-512: the panel of rows [i0 - i0 % MR, +MR) at data + panel row * k, step MR).
@@ -328,6 +307,11 @@ AdjacentA packed_rows(const float* data, int64_t k, int64_t i0) {
 }  // namespace
 
 void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
+    // Sliced before the path is chosen, so that slices may take the small path.
+    if (for_column_slices(p, [&](int64_t j0, const GemmParams& slice) {
+            gemm(a, b_from(b, p, j0), c + j0, slice);
+        }))
+        return;
 #if DT_GEMM_X86
     if (takes_small_path(gemm_isa(), p)) {
         if (p.trans_a) {  // A^T (K, M): rows side by side where it lies
@@ -356,6 +340,10 @@ void gemm(const float* a, const GemmBRows& b, float* c, const GemmParams& p) {
 }
 
 void gemm(const GemmPackedA& a, const float* b, float* c, const GemmParams& p) {
+    if (for_column_slices(p, [&](int64_t j0, const GemmParams& slice) {
+            gemm(a, b_from(b, p, j0), c + j0, slice);
+        }))
+        return;
 #if DT_GEMM_X86
     if (takes_small_path(a.isa, p)) {  // one K block: rows [i0, i0+16) at data + i0*k, step 16
         gemm_small_avx512([&](int64_t i0) { return packed_rows(a.data, p.k, i0); }, b,

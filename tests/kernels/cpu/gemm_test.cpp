@@ -198,6 +198,39 @@ struct TestSource {
     }
 };
 
+/// Every entry point (plain, B source, B rows, each with A plain or pre-packed) against the ORDER.
+/// want: spec_gemm(pr).
+void expect_every_entry_gives(const std::vector<float>& want, const Problem& pr, CpuIsa isa) {
+    const Shape3 s{pr.p.m, pr.p.n, pr.p.k};
+    ASSERT_TRUE(test::bitwise_equal(run_cpu(pr), want)) << "plain";
+    const TestSource ts{&pr};
+    const GemmBSource src{TestSource::pack, &ts};
+    std::vector<float> c = pr.c0;
+    cpu::gemm(pr.a.data(), src, c.data(), pr.p);
+    ASSERT_TRUE(test::bitwise_equal(c, want)) << "B source";
+    std::vector<float> buf(cpu::gemm_packed_a_size(isa, pr.p));
+    const GemmPackedA pa = cpu::gemm_pack_a(isa, pr.a.data(), buf.data(), pr.p);
+    c = pr.c0;
+    cpu::gemm(pa, pr.b.data(), c.data(), pr.p);
+    ASSERT_TRUE(test::bitwise_equal(c, want)) << "packed A";
+    c = pr.c0;
+    cpu::gemm(pa, src, c.data(), pr.p);
+    ASSERT_TRUE(test::bitwise_equal(c, want)) << "packed A, B source";
+    // B by rows: a dense (K, N) copy, rows passed as pointers.
+    std::vector<float> dense(static_cast<std::size_t>(s.k * s.n));
+    std::vector<const float*> rows(static_cast<std::size_t>(s.k));
+    for (int64_t k = 0; k < s.k; ++k) {
+        TestSource::pack(&ts, k, 1, 0, s.n, s.n, dense.data() + k * s.n);
+        rows[k] = dense.data() + k * s.n;
+    }
+    c = pr.c0;
+    cpu::gemm(pr.a.data(), GemmBRows{rows.data()}, c.data(), pr.p);
+    ASSERT_TRUE(test::bitwise_equal(c, want)) << "B rows";
+    c = pr.c0;
+    cpu::gemm(pa, GemmBRows{rows.data()}, c.data(), pr.p);
+    ASSERT_TRUE(test::bitwise_equal(c, want)) << "packed A, B rows";
+}
+
 TEST(Gemm, SourcesAndPackedAMatchTheOrderBitwise) {
     IsaGuard guard;
     for (CpuIsa isa : available_isas()) {
@@ -209,36 +242,37 @@ TEST(Gemm, SourcesAndPackedAMatchTheOrderBitwise) {
                                                 << " n=" << s.n << " k=" << s.k << " ta=" << ta
                                                 << " tb=" << tb << " acc=" << acc);
                 Problem pr = make_problem(s, ta, tb, acc, test::test_seed() + 50 + v);
-                const std::vector<float> want = spec_gemm(pr);
-                const TestSource ts{&pr};
-                const GemmBSource src{TestSource::pack, &ts};
-                std::vector<float> c = pr.c0;
-                cpu::gemm(pr.a.data(), src, c.data(), pr.p);
-                ASSERT_TRUE(test::bitwise_equal(c, want)) << "B source";
-                std::vector<float> buf(cpu::gemm_packed_a_size(isa, pr.p));
-                const GemmPackedA pa = cpu::gemm_pack_a(isa, pr.a.data(), buf.data(), pr.p);
-                c = pr.c0;
-                cpu::gemm(pa, pr.b.data(), c.data(), pr.p);
-                ASSERT_TRUE(test::bitwise_equal(c, want)) << "packed A";
-                c = pr.c0;
-                cpu::gemm(pa, src, c.data(), pr.p);
-                ASSERT_TRUE(test::bitwise_equal(c, want)) << "packed A, B source";
-                // B by rows: a dense (K, N) copy, rows passed as pointers.
-                std::vector<float> dense(static_cast<std::size_t>(s.k * s.n));
-                std::vector<const float*> rows(static_cast<std::size_t>(s.k));
-                for (int64_t k = 0; k < s.k; ++k) {
-                    TestSource::pack(&ts, k, 1, 0, s.n, s.n, dense.data() + k * s.n);
-                    rows[k] = dense.data() + k * s.n;
-                }
-                c = pr.c0;
-                cpu::gemm(pr.a.data(), GemmBRows{rows.data()}, c.data(), pr.p);
-                ASSERT_TRUE(test::bitwise_equal(c, want)) << "B rows";
-                c = pr.c0;
-                cpu::gemm(pa, GemmBRows{rows.data()}, c.data(), pr.p);
-                ASSERT_TRUE(test::bitwise_equal(c, want)) << "packed A, B rows";
+                expect_every_entry_gives(spec_gemm(pr), pr, isa);
             }
         }
     }
+}
+
+TEST(Gemm, ColumnSlicesMatchTheOrderBitwise) {
+    // Parallel products of 1.5M multiply-adds or more with 64 columns or more per thread run as
+    // one serial product per thread on a column slice (whole 16-column groups, the last slice
+    // takes the rest). Slices of a short K take the small path (A^T, or A packed).
+    IsaGuard guard;
+    const Shape3 shapes[] = {{144, 520, 24}, {40, 1000, 100}, {64, 300, 300}};
+    for (const Shape3& s : shapes) {
+        for (int v = 0; v < 8; ++v) {
+            const bool ta = v & 1, tb = v & 2, acc = v & 4;
+            Problem pr = make_problem(s, ta, tb, acc, test::test_seed() + 70 + v);
+            const std::vector<float> want = spec_gemm(pr);
+            for (CpuIsa isa : available_isas()) {
+                ASSERT_TRUE(cpu::gemm_set_isa(isa));
+                for (int threads : {2, 3}) {
+                    omp_set_num_threads(threads);
+                    SCOPED_TRACE(testing::Message()
+                                 << cpu::cpu_isa_name(isa) << " m=" << s.m << " n=" << s.n
+                                 << " k=" << s.k << " threads=" << threads << " ta=" << ta
+                                 << " tb=" << tb << " acc=" << acc);
+                    expect_every_entry_gives(want, pr, isa);
+                }
+            }
+        }
+    }
+    omp_set_num_threads(omp_get_num_procs());
 }
 
 TEST(Gemm, EmptyReductionGivesZeroOrKeepsC) {
