@@ -129,6 +129,48 @@ void train_step(benchmark::State& state, Shape shape, std::string preset) {
     dt::set_num_threads(saved_threads);
 }
 
+/// 2 threads against 1 on the deterministic preset, in alternating blocks: each iteration runs
+/// kScalingSteps 1-thread steps and as many 2-thread steps (which first alternates), each block
+/// after an untimed step
+/// (a vCPU left idle by the 1-thread block first has to be won back from the host: the first
+/// 2-thread step after one takes up to 2x as long). Two trainees, so each run's weights evolve
+/// as in training. Counters: the median of the blocks' ratios (median 1-thread step / median
+/// 2-thread step), their range, and each side's median step. Blocks a fraction of a second
+/// apart see the same machine; separate runs minutes apart do not.
+constexpr int kScalingSteps = 5;
+void thread_scaling(benchmark::State& state, Shape shape) {
+    const int saved_threads = dt::num_threads();
+    const dt::ReduceSiteSpecs specs = preset_specs("deterministic");
+    Trainee one(shape), two(shape);
+    auto block = [&](Trainee& t, int threads, std::vector<double>& all) {
+        dt::set_num_threads(threads);
+        seconds_of(&Trainee::step, t, specs);
+        std::vector<double> times;
+        for (int i = 0; i < kScalingSteps; ++i) times.push_back(seconds_of(&Trainee::step, t, specs));
+        all.insert(all.end(), times.begin(), times.end());
+        return median(times);
+    };
+    std::vector<double> t1, t2, ratio;
+    bool one_first = true;  // the order alternates, so that a drift favours neither side
+    for (auto _ : state) {
+        double one_med = 0, two_med = 0;
+        if (one_first) {
+            one_med = block(one, 1, t1), two_med = block(two, 2, t2);
+        } else {
+            two_med = block(two, 2, t2), one_med = block(one, 1, t1);
+        }
+        one_first = !one_first;
+        ratio.push_back(one_med / two_med);
+        state.SetIterationTime(kScalingSteps * (one_med + two_med));
+    }
+    state.counters["speedup"] = median(ratio);
+    state.counters["speedup_lo"] = *std::min_element(ratio.begin(), ratio.end());
+    state.counters["speedup_hi"] = *std::max_element(ratio.begin(), ratio.end());
+    state.counters["t1_med_ms"] = median(t1) * 1e3;
+    state.counters["t2_med_ms"] = median(t2) * 1e3;
+    dt::set_num_threads(saved_threads);
+}
+
 const Shape kShapes[] = {
     {"smallcnn", 3, 1, 28, 128, 20}, {"smallcnn-bn", 3, 1, 28, 128, 20},
     {"mediumcnn", 1, 3, 32, 64, 10}, {"mediumcnn", 3, 3, 32, 64, 5},
@@ -152,6 +194,14 @@ const int registered = [] {
                 ->UseManualTime()
                 ->Unit(benchmark::kMillisecond);
         }
+    }
+    for (const Shape& s : kShapes) {
+        if (std::string(s.model) != "smallcnn" && std::string(s.model) != "smallcnn-bn") continue;
+        benchmark::RegisterBenchmark(("BM_ThreadScaling/" + std::string(s.model)).c_str(),
+                                     thread_scaling, s)
+            ->Iterations(30)
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
     }
     return 0;
 }();

@@ -160,19 +160,19 @@ def reduction_section(build, min_time):
     return "\n".join(lines) + "\n"
 
 
-def thread_scaling(build, model, rounds=3):
-    """1 vs 2 threads, deterministic: the two cases back to back, `rounds` times (minutes apart
-    the shared machine's speed drifts more than the effect); median of the per-round ratios."""
-    ratios = []
-    for _ in range(rounds):
-        data = bench_json(os.path.join(build, "bench", "dt_bench"),
-                          f"^BM_TrainStep/{model}/deterministic/")
-        t = {b["name"].split("threads:")[1].split("/")[0]: b["med_ms"] for b in data["benchmarks"]}
-        ratios.append(t["1"] / t["2"])
-    ratios.sort()
-    return (f"- {model}, deterministic: 2 threads {ratios[len(ratios) // 2]:.2f}× faster than 1 "
-            f"thread (median steps; median of {rounds} back-to-back rounds, range "
-            f"{ratios[0]:.2f}–{ratios[-1]:.2f}×).")
+def thread_scaling(build):
+    """1 vs 2 threads, deterministic preset (bench BM_ThreadScaling): blocks of 1-thread and
+    2-thread steps alternate in one process; the median of the blocks' ratios."""
+    data = bench_json(os.path.join(build, "bench", "dt_bench"), "^BM_ThreadScaling/")
+    lines = []
+    for b in data["benchmarks"]:
+        model = b["name"].split("/")[1]
+        lines.append(f"- {model}, deterministic: 2 threads {b['speedup']:.2f}× faster than 1 "
+                     f"thread (median of {b['iterations']} alternating blocks of 5 steps each, "
+                     f"after one untimed step; blocks' range {b['speedup_lo']:.2f}–"
+                     f"{b['speedup_hi']:.2f}×; median steps {b['t1_med_ms']:.1f} ms / "
+                     f"{b['t2_med_ms']:.1f} ms).")
+    return lines
 
 
 def step_section(build, quick):
@@ -183,7 +183,7 @@ def step_section(build, quick):
         path = f.name
     table = sh([sys.executable, os.path.join(ROOT, "scripts", "train_step_table.py"), path])
     os.unlink(path)
-    scaling = [thread_scaling(build, model) for model in ("smallcnn", "smallcnn-bn")]
+    scaling = thread_scaling(build)
     return ("## One training step per model × preset × threads\n\n"
             "bench/train_step_bench.cpp; each cell the preset's step / `fast`'s (adjacent steps; "
             "median ratio in parentheses).\n\n" + table + "\n" + "\n".join(scaling) + "\n")
