@@ -146,7 +146,8 @@ void thread_scaling(benchmark::State& state, Shape shape) {
         dt::set_num_threads(threads);
         seconds_of(&Trainee::step, t, specs);
         std::vector<double> times;
-        for (int i = 0; i < kScalingSteps; ++i) times.push_back(seconds_of(&Trainee::step, t, specs));
+        for (int i = 0; i < kScalingSteps; ++i)
+            times.push_back(seconds_of(&Trainee::step, t, specs));
         all.insert(all.end(), times.begin(), times.end());
         return median(times);
     };
