@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -81,18 +82,48 @@ void prepare_output_dir(const std::string& dir) {
     ::unlink(probe.c_str());
 }
 
-void write_file_atomic(const std::string& path, const std::string& contents) {
+FileSet::~FileSet() {
+    for (const auto& [tmp, path] : staged_) ::unlink(tmp.c_str());
+}
+
+void FileSet::add(const std::string& path, const std::string& contents) {
     const std::string tmp = path + ".tmp." + std::to_string(::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw_io("cannot create", tmp, errno);
+    staged_.emplace_back(tmp, path);
     int err = write_all(fd, contents.data(), contents.size());
     if (err == 0 && ::fsync(fd) != 0) err = errno;
     if (::close(fd) != 0 && err == 0) err = errno;
-    if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
-    if (err != 0) {
-        ::unlink(tmp.c_str());
-        throw_io("cannot write", path, err);
+    if (err != 0) throw_io("cannot write", path, err);
+}
+
+void FileSet::commit() {
+    std::vector<std::string> dirs;
+    for (std::size_t i = 0; i < staged_.size(); ++i) {
+        const auto& [tmp, path] = staged_[i];
+        if (::rename(tmp.c_str(), path.c_str()) != 0) {
+            const int err = errno;
+            staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(i));
+            throw_io("cannot rename into place", path, err);
+        }
+        std::string dir = fs::path(path).parent_path().string();
+        if (dir.empty()) dir = ".";
+        if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
     }
+    staged_.clear();
+    for (const std::string& dir : dirs) {  // best effort: makes the renames durable
+        const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0) {
+            (void)::fsync(fd);
+            ::close(fd);
+        }
+    }
+}
+
+void write_file_atomic(const std::string& path, const std::string& contents) {
+    FileSet files;
+    files.add(path, contents);
+    files.commit();
 }
 
 // ---- contents ----
@@ -190,19 +221,23 @@ RunFiles write_run_outputs(const TrainConfig& cfg, const TrainResult& r,
                       {"weights_sha256", r.weights_sha256},
                       {"weights_sha256_order", kWeightsHashOrder},
                       {"config", to_json(cfg).dump()}};
-    save_model_safetensors(*r.model, files.weights, meta);
-
-    write_file_atomic(files.predictions_csv, predictions_csv(r));
+    // All four are written before any is replaced: a failure (a full disk) leaves the previous
+    // run's files as they were, and result.json, which names the others, goes last.
+    FileSet set;
+    set.add(files.weights, io::encode_safetensors(model_named_tensors(*r.model), meta));
+    set.add(files.predictions_csv, predictions_csv(r));
     const auto test_size = static_cast<int64_t>(r.predictions.size());
     const int64_t classes = r.info.num_classes;
     DT_CHECK(static_cast<int64_t>(r.test_logits.size()) == test_size * classes,
              "write_run_outputs: ", r.test_logits.size(), " logits for ", test_size,
              " test examples and ", classes, " classes");
-    io::save_safetensors(
-        files.test_logits,
-        {{"logits", Tensor::from_vector({test_size, classes}, r.test_logits)}},
-        {{"detrain_version", version_string()}, {"order", "test examples in data-set order"}});
-    write_file_atomic(files.result_json, result_json(cfg, r, command_line).dump(2) + "\n");
+    set.add(files.test_logits,
+            io::encode_safetensors(
+                {{"logits", Tensor::from_vector({test_size, classes}, r.test_logits)}},
+                {{"detrain_version", version_string()},
+                 {"order", "test examples in data-set order"}}));
+    set.add(files.result_json, result_json(cfg, r, command_line).dump(2) + "\n");
+    set.commit();
     return files;
 }
 

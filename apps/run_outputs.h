@@ -25,8 +25,24 @@ extern const char* const kWeightsHashOrder;
 /// bad --out fails before training. Throws IoError naming the path and the errno text.
 void prepare_output_dir(const std::string& dir);
 
-/// Writes `contents` to `path` through "<path>.tmp.<pid>" + fsync + rename. Throws IoError
-/// naming the path and the errno text; never leaves a partial `path` behind.
+/// Files written as a set: add() writes each to "<path>.tmp.<pid>" and fsyncs it, commit()
+/// renames them into place in the order added. A failure while writing any (a full disk) throws
+/// IoError naming the path and the errno text before a single file is replaced; temporaries not
+/// committed are removed.
+class FileSet {
+ public:
+    FileSet() = default;
+    FileSet(const FileSet&) = delete;
+    FileSet& operator=(const FileSet&) = delete;
+    ~FileSet();
+    void add(const std::string& path, const std::string& contents);
+    void commit();
+
+ private:
+    std::vector<std::pair<std::string, std::string>> staged_;  // (temporary, path)
+};
+
+/// One file through FileSet: never leaves a partial `path` behind.
 void write_file_atomic(const std::string& path, const std::string& contents);
 
 /// "index,label,predicted\n" + one row per test example.

@@ -8,12 +8,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "apps/checkpoint.h"
 #include "apps/progress.h"
 #include "apps/run_outputs.h"
 #include "apps/train_config.h"
+#include "apps/train_resume.h"
 #include "apps/trainer.h"
 #include "apps/version.h"
 #include "engine/core/error.h"
@@ -84,8 +87,9 @@ CLI::App* add_train_command(CLI::App& app, TrainConfig& cfg) {
 }
 
 const std::vector<std::string>& replay_compatible_flags() {
-    static const std::vector<std::string> v = {"--replay", "--out", "--progress", "--threads",
-                                               "--isa", "--data-dir"};
+    static const std::vector<std::string> v = {"--replay",   "--out",      "--progress",
+                                               "--threads",  "--isa",      "--data-dir",
+                                               "--checkpoint-every"};
     return v;
 }
 
@@ -125,6 +129,7 @@ TrainConfig replay_config(const std::string& path, const nlohmann::json& record,
     if (has("--threads")) c.threads = given.threads;
     if (has("--isa")) c.isa = given.isa;
     if (has("--data-dir")) c.data_dir = given.data_dir;
+    if (has("--checkpoint-every")) c.checkpoint_every = given.checkpoint_every;
     if (has("--out")) {
         c.out = given.out;
     } else {
@@ -139,16 +144,25 @@ TrainConfig replay_config(const std::string& path, const nlohmann::json& record,
 int run_train_command(const CLI::App& train, TrainConfig& cfg,
                       const std::vector<std::string>& command_line) {
     std::vector<std::string> notes;
-    if (!cfg.replay.empty()) {
+    std::optional<Checkpoint> checkpoint;
+    if (!cfg.resume.empty()) {
+        DT_CHECK_VALUE(cfg.replay.empty(), "--resume and --replay cannot be combined: --replay "
+                       "starts a run anew, --resume continues one");
+        checkpoint = read_checkpoint(cfg.resume);
+        const std::vector<std::string> flags = given_flags(train);
+        const std::vector<std::string> diffs = resume_differences(*checkpoint, cfg, flags);
+        cfg = resume_config(*checkpoint, cfg, flags);  // refuses differences unless --force
+        for (const std::string& d : diffs) notes.push_back("--force: " + d);
+    } else if (!cfg.replay.empty()) {
         const nlohmann::json record = read_record(cfg.replay);
         cfg = replay_config(cfg.replay, record, cfg, given_flags(train));
         notes = replay_notes(cfg, record);
     }
-    finalize_train_config(cfg);
+    if (!checkpoint) finalize_train_config(cfg);  // resume_config has finalized it
     prepare_output_dir(cfg.out);  // an unusable --out fails now, not after training
     Progress progress(Progress::parse_mode(cfg.progress, stderr), stderr);
     for (const std::string& n : notes) progress.note(n);
-    TrainResult result = run_training(cfg, progress);
+    TrainResult result = run_training(cfg, progress, checkpoint ? &*checkpoint : nullptr);
     const RunFiles files = write_run_outputs(cfg, result, command_line);
     print_summary(stdout, result, files);
     if (!cfg.replay.empty()) {

@@ -263,8 +263,20 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
     app.add_option("--out", cfg.out, "Output directory (default: runs/<model>-<dataset>)");
     app.add_option("--replay", cfg.replay,
                    "Re-run the configuration recorded in a result.json, random seeds as drawn; "
-                   "only --out, --progress, --threads, --data-dir may be given with it "
+                   "only --out, --progress, --threads, --isa, --data-dir, --checkpoint-every may "
+                   "be given with it "
                    "(default --out: <its directory>-replay)");
+    app.add_option("--checkpoint-every", cfg.checkpoint_every,
+                   "Write --out/checkpoint.safetensors every N training steps (atomically: the "
+                   "previous one stays valid until the new one is complete); 0 = never")
+        ->capture_default_str();
+    app.add_option("--resume", cfg.resume,
+                   "Continue the run checkpointed in DIR (its --out), with its configuration; "
+                   "other flags must repeat the run's values (or --force), except --threads, "
+                   "--isa, --progress, --data-dir, --checkpoint-every")
+        ->type_name("DIR");
+    app.add_flag("--force", cfg.force,
+                 "With --resume: continue even where the given flags differ from the run's");
 }
 
 // ---- validation ----
@@ -310,6 +322,9 @@ void validate_train_config(const TrainConfig& c) {
     check_at_least("--min-lr", c.min_lr, 0);
     if (c.min_lr > c.lr) reject("--min-lr", c.min_lr, str("a rate <= --lr (", c.lr, ")"));
 
+    if (c.checkpoint_every < 0) {
+        reject("--checkpoint-every", c.checkpoint_every, "a step count >= 1, or 0 for never");
+    }
     if (c.threads < 1 || c.threads > 4096)
         reject("--threads", c.threads, "an integer in [1, 4096]");
     check_member("--progress", c.progress, progress_names());

@@ -74,6 +74,9 @@ struct TrainConfig {
     std::string progress = "auto";  // auto | bar | plain | none
     std::string out;                // "" -> runs/<model>-<dataset>
     std::string replay;             // --replay FILE: re-run the configuration a result.json records
+    int64_t checkpoint_every = 0;   // write --out/checkpoint.safetensors every N steps; 0 = never
+    std::string resume;             // --resume DIR: continue the run checkpointed in DIR
+    bool force = false;             // --force: resume even with flags that differ from the run's
 
     // ---- resolved (finalize_train_config, or --replay) ----
     NoiseConfig noise;               // every noise switch; random seeds drawn

@@ -81,6 +81,7 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
     j["isa"] = c.isa;
     j["progress"] = c.progress;
     j["out"] = c.out;
+    j["checkpoint-every"] = c.checkpoint_every;
     return j;
 }
 
@@ -116,6 +117,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     if (j.contains("isa")) read(j, "isa", c.isa);
     read(j, "progress", c.progress);
     read(j, "out", c.out);
+    if (j.contains("checkpoint-every")) read(j, "checkpoint-every", c.checkpoint_every);
     // The noise flags as typed, for the replay's own "config" (its "noise" block is the record's).
     if (j.contains("impl-site") && j.at("impl-site").is_array()) {
         read(j, "impl-site", c.noise_flags.impl_site);

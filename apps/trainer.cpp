@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "apps/checkpoint.h"
+#include "apps/run_outputs.h"
 #include "apps/trainer_noise.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
@@ -220,21 +222,28 @@ std::unique_ptr<Model> make_initialised_model(const TrainConfig& cfg, const Data
     return model;
 }
 
-struct EpochTotals {
-    double loss_sum = 0;  // ORDER: batch losses summed in batch order, in double
-    int64_t images = 0;
-    double seconds = 0;
+/// What the training steps of a run use.
+struct StepLoop {
+    const TrainConfig& cfg;
+    Model& model;
+    Optimizer& optimizer;
+    const BatchLoader& loader;
+    const ScheduleConfig& schedule;
+    Progress& progress;
+    TrainPosition& pos;
 };
 
-/// The training steps of epoch `e` (0-based).
-EpochTotals train_epoch(const TrainConfig& cfg, int e, Model& model, Optimizer& optimizer,
-                        const BatchLoader& loader, const ScheduleConfig& schedule,
-                        Progress& progress) {
+/// The remaining training steps of epoch pos.epoch, from batch pos.batch on; pos follows every
+/// step. Writes a checkpoint after every cfg.checkpoint_every-th step of the run.
+void train_epoch(const StepLoop& L) {
+    const TrainConfig& cfg = L.cfg;
+    TrainPosition& pos = L.pos;
+    const int e = pos.epoch;
     const Clock::time_point start = Clock::now();
-    const int64_t steps = loader.num_batches();
-    EpochTotals t;
-    for (int64_t b = 0; b < steps; ++b) {
-        Batch batch = loader.batch(static_cast<uint64_t>(e), b);
+    const double seconds_before = pos.epoch_train_seconds;  // of a resumed epoch's first part
+    const int64_t steps = L.loader.num_batches();
+    for (int64_t b = pos.batch; b < steps; ++b) {
+        Batch batch = L.loader.batch(static_cast<uint64_t>(e), b);
         if (!cfg.noise.shuffle_within_batch.is_off()) {
             batch = permute_rows(batch, within_batch_permutation(
                                             batch.size(), cfg.noise.shuffle_within_batch.seed,
@@ -245,31 +254,46 @@ EpochTotals train_epoch(const TrainConfig& cfg, int e, Model& model, Optimizer& 
         ctx.epoch = static_cast<uint64_t>(e);
         ctx.dropout_seed = cfg.dropout_seed();
         ctx.sample_ids = batch.sample_ids;
-        Tensor loss = softmax_cross_entropy(model.forward(batch.images, ctx), batch.labels);
+        Tensor loss = softmax_cross_entropy(L.model.forward(batch.images, ctx), batch.labels);
         const float loss_value = loss.item();
         const int64_t step = e * steps + b;  // global, 0-based
         if (!std::isfinite(loss_value)) {
             autograd::clear_tape();
-            throw Error(str("training diverged: the loss (op softmax_cross_entropy) is ",
-                            loss_value, " ", step_text(e, b, steps), "; try a smaller --lr (now ",
-                            cfg.lr, ")"));
+            throw TrainingDiverged(str("training diverged: the loss (op softmax_cross_entropy) is ",
+                                       loss_value, " ", step_text(e, b, steps),
+                                       "; try a smaller --lr (now ", cfg.lr, ")"));
         }
-        optimizer.zero_grad();
-        backward_checked(loss, model, cfg.lr, e, b, steps);
-        optimizer.step(
-            static_cast<float>(learning_rate(schedule, cfg.lr, step, steps, steps * cfg.epochs)));
-        t.loss_sum += loss_value;
-        t.images += batch.size();
-        progress.step(e + 1, b + 1, t.loss_sum / static_cast<double>(b + 1),
-                      static_cast<double>(t.images) / seconds_since(start));
+        L.optimizer.zero_grad();
+        backward_checked(loss, L.model, cfg.lr, e, b, steps);
+        L.optimizer.step(static_cast<float>(
+            learning_rate(L.schedule, cfg.lr, step, steps, steps * cfg.epochs)));
+        pos.epoch_loss_sum += loss_value;  // ORDER: batch order, in double
+        pos.epoch_images += batch.size();
+        pos.batch = b + 1;
+        ++pos.global_step;
+        pos.epoch_train_seconds = seconds_before + seconds_since(start);
+        L.progress.step(e + 1, b + 1, pos.epoch_loss_sum / static_cast<double>(b + 1),
+                        static_cast<double>(pos.epoch_images) / pos.epoch_train_seconds);
+        if (cfg.checkpoint_every > 0 && pos.global_step % cfg.checkpoint_every == 0) {
+            save_checkpoint(cfg, L.model, L.optimizer, pos);
+        }
     }
-    t.seconds = seconds_since(start);
-    return t;
+}
+
+/// The message of a diverged run, with where its last checkpoint is.
+std::string with_checkpoint_note(const TrainConfig& cfg, const TrainPosition& pos,
+                                 const std::string& what) {
+    if (cfg.checkpoint_every <= 0) return what;
+    const int64_t last = pos.global_step / cfg.checkpoint_every * cfg.checkpoint_every;
+    if (last == 0) return what + "; no checkpoint had been written yet";
+    return str(what, "; the last good checkpoint (after global step ", last, ") is kept in ",
+               checkpoint_path(cfg.out), " (resume it with --resume ", cfg.out,
+               " --force and a smaller --lr)");
 }
 
 }  // namespace
 
-TrainResult run_training(const TrainConfig& cfg, Progress& progress) {
+TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Checkpoint* resume) {
     const Clock::time_point run_start = Clock::now();
     TrainResult r;
     set_num_threads(cfg.threads);
@@ -286,6 +310,7 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress) {
     // The implementation switches of this run, counters at 0; restored when the run ends.
     const ScopedReduceConfig reduce_config(reduce_site_specs(cfg.noise));
     const FiniteCheckGuard finite_check;
+    if (cfg.checkpoint_every > 0) prepare_output_dir(cfg.out);  // checkpoints go there
 
     const DatasetSplits data = load_splits(cfg);
     const Normalization norm =
@@ -311,31 +336,48 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress) {
     r.num_parameters = r.info.num_parameters;
     progress.start(cfg, r.info);
 
-    double train_seconds_all = 0;
-    int64_t train_images_all = 0;
+    TrainPosition pos;
+    if (resume) {
+        restore_checkpoint(*resume, *r.model, *optimizer);
+        pos = resume->position;
+        DT_CHECK_VALUE(pos.epoch < cfg.epochs && pos.batch <= train_loader.num_batches(),
+                       "--resume: the checkpoint is at epoch ", pos.epoch + 1, ", batch ",
+                       pos.batch, ", beyond a run of ", cfg.epochs, " epochs of ",
+                       train_loader.num_batches(), " batches");
+        progress.note(str("resuming ", resume->path, " at epoch ", pos.epoch + 1, ", step ",
+                          pos.batch + 1, " (global step ", pos.global_step + 1, ")"));
+    }
+    const StepLoop loop{cfg, *r.model, *optimizer, train_loader, schedule, progress, pos};
     Evaluation ev;
-    for (int e = 0; e < cfg.epochs; ++e) {
-        const Clock::time_point epoch_start = Clock::now();
-        const EpochTotals t =
-            train_epoch(cfg, e, *r.model, *optimizer, train_loader, schedule, progress);
-        train_seconds_all += t.seconds;
-        train_images_all += t.images;
+    while (pos.epoch < cfg.epochs) {
+        try {
+            train_epoch(loop);
+        } catch (const TrainingDiverged& d) {
+            throw TrainingDiverged(with_checkpoint_note(cfg, pos, d.what()));
+        }
+        const int e = pos.epoch;
         progress.evaluating(e + 1);
+        const Clock::time_point train_end = Clock::now();
         ev = evaluate(*r.model, test_loader, data.test, static_cast<uint64_t>(e),
                       cfg.dropout_seed());
         EpochStats s;
         s.epoch = e + 1;
-        s.train_loss = t.loss_sum / static_cast<double>(train_loader.num_batches());
+        s.train_loss = pos.epoch_loss_sum / static_cast<double>(train_loader.num_batches());
         s.test_accuracy = ev.accuracy;
-        s.seconds = seconds_since(epoch_start);
-        s.train_seconds = t.seconds;
-        s.images_per_second = static_cast<double>(t.images) / t.seconds;
-        r.history.push_back(s);
+        s.train_seconds = pos.epoch_train_seconds;
+        s.seconds = pos.epoch_train_seconds + seconds_since(train_end);
+        s.images_per_second = static_cast<double>(pos.epoch_images) / s.train_seconds;
+        pos.train_seconds_all += pos.epoch_train_seconds;
+        pos.train_images_all += pos.epoch_images;
+        pos.history.push_back(s);
+        pos.epoch = e + 1, pos.batch = 0;
+        pos.epoch_loss_sum = 0, pos.epoch_images = 0, pos.epoch_train_seconds = 0;
         progress.epoch_end(s);
     }
 
+    r.history = pos.history;
     r.final_train_loss = r.history.back().train_loss;
-    r.images_per_second = static_cast<double>(train_images_all) / train_seconds_all;
+    r.images_per_second = static_cast<double>(pos.train_images_all) / pos.train_seconds_all;
     r.test_accuracy = ev.accuracy;
     r.per_class_accuracy = std::move(ev.per_class);
     r.predictions = std::move(ev.predictions);

@@ -9,6 +9,8 @@
 // counters at 0 (restored on return); shuffle off -> data-set order; augment off -> none; dropout
 // off -> no dropout layers; --init-perturb after init; --shuffle-within-batch permutes the rows of
 // every training batch; the tape's finite check is on, so a NaN/Inf gradient stops the run.
+// Checkpoints and resume: apps/checkpoint.h; a resumed run continues bit for bit (every random
+// stream is keyed by seed and position, the rest of the state is in the checkpoint).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -48,10 +50,17 @@ struct TrainResult {
     int64_t num_parameters = 0;  // trainable elements
 };
 
-/// Trains as `cfg` says (cfg must have passed finalize_train_config). Throws dt::IoError for
-/// unreadable data, dt::ValueError for invalid combinations (e.g. an --init-perturb name the
-/// model lacks), dt::Error when the training loss or a gradient becomes non-finite (naming epoch,
-/// step, the op and the tensor).
-TrainResult run_training(const TrainConfig& cfg, Progress& progress);
+struct Checkpoint;
+
+/// Trains as `cfg` says (cfg must have passed finalize_train_config), from the start or from
+/// `resume` (a checkpoint of a run with this configuration: the model, optimizer and reduce-site
+/// counters are restored, training goes on at its position). With cfg.checkpoint_every = N > 0
+/// a checkpoint is written after every N-th step (apps/checkpoint.h). Throws dt::IoError for
+/// unreadable data or a failed checkpoint write, dt::ValueError for invalid combinations (e.g.
+/// an --init-perturb name the model lacks), TrainingDiverged (apps/trainer_noise.h) when the
+/// training loss or a gradient becomes non-finite (naming epoch, step, the op and the tensor,
+/// and the last checkpoint kept).
+TrainResult run_training(const TrainConfig& cfg, Progress& progress,
+                         const Checkpoint* resume = nullptr);
 
 }  // namespace dt

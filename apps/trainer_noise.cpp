@@ -74,9 +74,9 @@ void backward_checked(const Tensor& loss, const Model& model, double lr, int e, 
     try {
         loss.backward();
     } catch (const autograd::NonFiniteGradient& g) {
-        throw Error(str("non-finite gradient ", step_text(e, b, steps), ": ", g.what(),
-                        "; that input is ", tensor_role(model, g.tensor), " (op ", g.op,
-                        "); try a smaller --lr (now ", lr, ")"));
+        throw TrainingDiverged(str("non-finite gradient ", step_text(e, b, steps), ": ",
+                                   g.what(), "; that input is ", tensor_role(model, g.tensor),
+                                   " (op ", g.op, "); try a smaller --lr (now ", lr, ")"));
     }
     // Every trainable gradient once more: sums of finite contributions can overflow, and this is
     // the only check when the tape's is off.
@@ -85,9 +85,10 @@ void backward_checked(const Tensor& loss, const Model& model, double lr, int e, 
         const Tensor g = p.tensor.grad();
         const int64_t i = first_non_finite(g.f32(), g.numel());
         if (i >= 0) {
-            throw Error(str("non-finite gradient ", step_text(e, b, steps), ": ", g.f32()[i],
-                            " at element ", i, " of the gradient of parameter ", p.name,
-                            "; try a smaller --lr (now ", lr, ")"));
+            throw TrainingDiverged(str("non-finite gradient ", step_text(e, b, steps), ": ",
+                                       g.f32()[i], " at element ", i,
+                                       " of the gradient of parameter ", p.name,
+                                       "; try a smaller --lr (now ", lr, ")"));
         }
     }
 }

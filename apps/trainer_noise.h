@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "datasets/loader.h"
+#include "engine/core/error.h"
 #include "engine/autograd/tape.h"
 #include "engine/noise/noise_config.h"
 #include "models/model.h"
@@ -26,9 +27,14 @@ Batch permute_rows(const Batch& b, const std::vector<int64_t>& perm);
 /// "at epoch 1, step 3 of 6 (global step 3)" (e, b 0-based).
 std::string step_text(int e, int64_t b, int64_t steps);
 
-/// loss.backward(), then a check of every trainable gradient. A NaN/Inf throws dt::Error naming
-/// the step, the op whose backward produced it (when the tape's finite check is on), the input
-/// and whether it is a parameter (by name) or an intermediate tensor.
+/// Training stopped on a NaN/Inf loss or gradient.
+class TrainingDiverged : public Error {
+    using Error::Error;
+};
+
+/// loss.backward(), then a check of every trainable gradient. A NaN/Inf throws TrainingDiverged
+/// naming the step, the op whose backward produced it (when the tape's finite check is on), the
+/// input and whether it is a parameter (by name) or an intermediate tensor.
 void backward_checked(const Tensor& loss, const Model& model, double lr, int e, int64_t b,
                       int64_t steps);
 

@@ -137,6 +137,10 @@ uint64_t reduce_call_count(ReduceSite site) {
     return g_calls[idx(site)].load(std::memory_order_relaxed);
 }
 
+void set_reduce_call_count(ReduceSite site, uint64_t calls) {
+    g_calls[idx(site)].store(calls, std::memory_order_relaxed);
+}
+
 ScopedReduceConfig::ScopedReduceConfig(const ReduceSiteSpecs& specs) : saved_specs_(g_specs) {
     for (std::size_t i = 0; i < kN; ++i) saved_counts_[i] = g_calls[i].load();
     set_reduce_site_specs(specs);

@@ -86,6 +86,8 @@ AccumSpec accum_spec_for_call(ReduceSite site);
 void reset_reduce_counters();
 /// Calls of accum_spec_for_call(site) since the last reset.
 uint64_t reduce_call_count(ReduceSite site);
+/// Sets the site's call counter (a resumed run continues the counts of its checkpoint).
+void set_reduce_call_count(ReduceSite site, uint64_t calls);
 
 /// Sets every site (and resets the counters) for its lifetime; restores the previous specs and
 /// counters on exit. For tests and for run_training.

@@ -4,6 +4,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "apps/train_config.h"
 
@@ -15,6 +16,20 @@ inline TrainConfig parse_train(const std::string& args) {
     add_train_flags(app, cfg);
     app.parse(args, /*program_name_included=*/false);
     finalize_train_config(cfg);
+    return cfg;
+}
+
+/// The flags of `args` parsed but not finalized, and the long names of those given (as
+/// `detrain train` passes them to resume_config).
+inline TrainConfig parse_train_given(const std::string& args, std::vector<std::string>& given) {
+    CLI::App app("test");
+    TrainConfig cfg;
+    add_train_flags(app, cfg);
+    app.parse(args, /*program_name_included=*/false);
+    given.clear();
+    for (const CLI::Option* o : app.get_options()) {
+        if (o->count() > 0) given.push_back(o->get_name());
+    }
     return cfg;
 }
 
