@@ -119,11 +119,12 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
             const bool load_c = p.accumulate || pc > 0;
             // Panels [0, q_packed) are read in place (row operand), the rest are packed.
             const int64_t q_packed = b.rows ? nc / kNr : 0;
+            const float* const* rows = b.rows ? b.rows + pc : nullptr;  // B's rows from pc on
             auto pack_b = [&](int64_t q) {  // one panel (GemmBSource or row table)
                 const int64_t j0 = j_base + jc + q * kNr, nr = std::min(kNr, nc - q * kNr);
                 float* dst = bpack + q * kc * kNr;
                 if (b.rows) {
-                    pack_rows_panel(b.rows + pc, kc, j0, nr, panel_width<K>(q, nc), dst);
+                    pack_rows_panel(rows, kc, j0, nr, panel_width<K>(q, nc), dst);
                 } else {
                     b.src->pack(b.src->ctx, pc, kc, j0, nr, panel_width<K>(q, nc), dst);
                 }
@@ -165,7 +166,7 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
                     if constexpr (K::kWidePanels > 1) {  // whole in-place panels, side by side
                         constexpr int64_t kWide = K::kWidePanels * kNr;
                         if (q + K::kWidePanels <= q_packed && jr + kWide <= j_hi) {
-                            const BRowTable in_place{b.rows + pc, j_base + jc + jr};
+                            const BRowTable in_place{rows, j_base + jc + jr};
                             for (int64_t ir = 0; ir < mc; ir += kMr)
                                 K::ukr_wide(kc, ablock + ir * kc, in_place,
                                             c + (ic + ir) * ldc + jc + jr, ldc,
@@ -175,7 +176,7 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
                         }
                     }
                     const bool half = panel_width<K>(q, nc) < kNr;
-                    const BRowTable in_place{b.rows + pc, j_base + jc + jr};
+                    const BRowTable in_place{rows, j_base + jc + jr};
                     const BPacked packed{bpack + q * kc * kNr, half ? kNr / 2 : kNr};
                     for (int64_t ir = 0; ir < mc; ir += kMr) {
                         float* ct = c + (ic + ir) * ldc + jc + jr;
