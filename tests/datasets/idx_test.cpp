@@ -5,6 +5,7 @@
 #include "datasets/idx.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <zlib.h>
 
 #include <filesystem>
@@ -194,6 +195,21 @@ TEST(Idx, TruncatedDataPlainAndGzip) {
         EXPECT_TRUE(has(m, "truncated data: expected 18 bytes after the 16-byte header"));
         EXPECT_TRUE(has(m, "got 10"));
     }
+}
+
+TEST(Idx, AnnouncedSizeIsNotAllocatedBeforeTheDataArrives) {
+    // A 16-byte file announcing 1,000,000 images of 28 x 28 (784 MB): the reader must fail on
+    // the missing data without first allocating (and zero-filling) the announced size.
+    TempDir dir;
+    write_file(dir / "big", idx_bytes(kIdxImageMagic, {1000000, 28, 28}, {}), false);
+    struct rusage before {}, after {};
+    getrusage(RUSAGE_SELF, &before);
+    std::string m = message_of<IoError>([&] { read_idx_images(dir / "big"); });
+    getrusage(RUSAGE_SELF, &after);
+    EXPECT_TRUE(has(m, "truncated data: expected 784000000 bytes"));
+    EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 200 * 1024) << "peak grew by "
+                                                              << after.ru_maxrss - before.ru_maxrss
+                                                              << " KiB";
 }
 
 TEST(Idx, CutGzipStreamIsTruncated) {
