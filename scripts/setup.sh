@@ -3,6 +3,8 @@
 #   scripts/setup.sh          build + test dependencies and the Fashion-MNIST data set
 #   scripts/setup.sh --build  build + test dependencies only
 #   scripts/setup.sh --peers  also PyTorch (python3-torch) and OpenBLAS, for bench/peers/
+#   scripts/setup.sh --checks also clang, libFuzzer and LLVM's OpenMP with Archer, for
+#                             scripts/fuzz.sh and scripts/sanitize.sh tsan
 set -euo pipefail
 pkgs=(cmake ninja-build g++ zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
       nlohmann-json3-dev python3)
@@ -11,6 +13,9 @@ if [[ "${1:-}" != "--build" ]]; then
 fi
 if [[ "${1:-}" == "--peers" ]]; then
   pkgs+=(python3-torch libopenblas-dev)
+fi
+if [[ "${1:-}" == "--checks" ]]; then
+  pkgs+=(clang-14 libclang-rt-14-dev libomp-14-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

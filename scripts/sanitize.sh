@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds and runs the test suite under sanitizers, each in a build directory of its own:
+#   scripts/sanitize.sh asan   AddressSanitizer + UndefinedBehaviorSanitizer (g++), every test
+#                              of the `fast` label (the suite CI runs), leaks checked at exit
+#   scripts/sanitize.sh tsan   ThreadSanitizer on the threaded code: the kernel and engine test
+#                              binaries, built with clang and LLVM's OpenMP runtime,
+#                              whose Archer tool (libarcher) tells TSan about OpenMP's
+#                              barriers and tasks (libgomp would show its own sync as races)
+# Any sanitizer report fails the test that triggers it (halt_on_error), so a clean run is one
+# whose tests pass. Extra arguments go to ctest (asan, e.g. -R Gemm) or to the test binaries
+# (tsan, e.g. --gtest_filter='Gemm.*'). Run before every release-worthy change (README).
+set -euo pipefail
+kind=${1:?usage: scripts/sanitize.sh asan|tsan [ctest args...]}
+shift
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build-$kind
+mkdir -p "$build"
+common=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDT_BUILD_BENCH=OFF
+        -DDT_ENABLE_CUDA=OFF)
+case $kind in
+  asan)
+    cmake "${common[@]}" -DCMAKE_CXX_COMPILER=g++ \
+      -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined \
+-fno-omit-frame-pointer" \
+      >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
+    cmake --build "$build" -j2
+    export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1:strict_string_checks=1
+    export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+    ctest --test-dir "$build" -L fast -j2 --output-on-failure "$@"
+    ;;
+  tsan)
+    archer=$(ls /usr/lib/llvm-14/lib/libarcher.so 2>/dev/null || true)
+    [ -n "$archer" ] || {
+      echo "sanitize: libarcher.so is missing (scripts/setup.sh --checks)"
+      exit 1
+    }
+    cmake "${common[@]}" -DCMAKE_CXX_COMPILER=clang++-14 \
+      -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
+      >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
+    cmake --build "$build" -j2 --target dt_test_kernels dt_test_engine dt_test_common
+    export OMP_TOOL_LIBRARIES=$archer
+    export TSAN_OPTIONS="halt_on_error=1 ignore_noninstrumented_modules=1 history_size=4"
+    export ARCHER_OPTIONS="verbose=0"
+    export OMP_NUM_THREADS=2
+    for t in dt_test_common dt_test_kernels dt_test_engine; do
+      echo "sanitize: tsan $t"
+      "$build/tests/$t" "$@"
+    done
+    ;;
+  *) echo "sanitize: unknown kind '$kind' (asan or tsan)"; exit 2 ;;
+esac
