@@ -157,6 +157,12 @@ TEST_F(ResumeCli, BadResumesFailWithAMessage) {
     r = detrain(train_args("bad") + " --epochs 1 --resume " + (root_ / "bad").string());
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find("is corrupt: its checksum does not match"), std::string::npos) << r.err;
+    // A truncated one (a copy cut short: the writer itself never leaves one).
+    std::ofstream(ckpt, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 3);
+    r = detrain(train_args("bad") + " --epochs 1 --resume " + (root_ / "bad").string());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find(ckpt.string()), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("data section"), std::string::npos) << r.err;
     // Differing flags are listed; --replay does not combine with --resume.
     ASSERT_EQ(detrain(train_args("ok") + " --epochs 1").status, 0);
     const std::string ok = (root_ / "ok").string();
