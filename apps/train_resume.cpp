@@ -78,7 +78,7 @@ const std::vector<std::string>& resume_compatible_flags() {
 
 std::vector<std::string> resume_differences(const Checkpoint& ck, const TrainConfig& given,
                                             const std::vector<std::string>& flags) {
-    const TrainConfig run = run_config(ck);
+    const TrainConfig run_cfg = run_config(ck);
     const nlohmann::json run_json = ck.config;
     const nlohmann::json given_json = plain(to_json(given));
     std::vector<std::string> diffs;
@@ -100,11 +100,11 @@ std::vector<std::string> resume_differences(const Checkpoint& ck, const TrainCon
         }
     }
     if (!given_noise_flags(flags).empty()) {
-        const nlohmann::json mine = plain(to_json(given_noise(given, run.noise)));
+        const nlohmann::json mine = plain(to_json(given_noise(given, run_cfg.noise)));
         const nlohmann::json& theirs = ck.noise;
-        auto differ = [&](const std::string& key, const nlohmann::json* run,
+        auto differ = [&](const std::string& key, const nlohmann::json* had,
                           const nlohmann::json& made) {
-            diffs.push_back(str("noise ", key, ": the run has ", run ? run->dump() : "nothing",
+            diffs.push_back(str("noise ", key, ": the run has ", had ? had->dump() : "nothing",
                                 ", the given ", given_noise_flags(flags), " make ", made.dump()));
         };
         for (const auto& [key, value] : mine.items()) {  // object members one by one
