@@ -127,9 +127,10 @@ TEST_F(ResumeCli, TwentyKillsAndResumesGiveTheUninterruptedWeights) {
     }
     const CliRun done = detrain(train_args("killed") + " --resume " + dir.string());
     ASSERT_EQ(done.status, 0) << done.err;
-    EXPECT_EQ(result("killed").at("weights_sha256"), result("ref").at("weights_sha256"));
-    const auto& a = result("killed").at("history");
-    const auto& b = result("ref").at("history");
+    const nlohmann::json killed = result("killed"), whole = result("ref");
+    EXPECT_EQ(killed.at("weights_sha256"), whole.at("weights_sha256"));
+    const nlohmann::json& a = killed.at("history");
+    const nlohmann::json& b = whole.at("history");
     ASSERT_EQ(a.size(), b.size());
     for (std::size_t e = 0; e < a.size(); ++e) {
         EXPECT_EQ(a[e].at("train_loss"), b[e].at("train_loss")) << "epoch " << e + 1;
