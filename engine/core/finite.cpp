@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/cpu/target_clones.h"
+
 namespace dt {
 
 namespace {
@@ -12,7 +14,7 @@ namespace {
 constexpr int64_t kBlock = 1024;
 
 /// True when a float of p[0 .. n) has all exponent bits set (NaN or Inf). Branch-free.
-__attribute__((target_clones("avx512f", "avx2", "default"))) bool block_has_non_finite(
+DT_TARGET_CLONES bool block_has_non_finite(
     const float* p, int64_t n) {
     constexpr uint32_t kExp = 0x7f800000u;
     uint32_t any = 0;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/target_clones.h"
+
 namespace dt {
 
 namespace {
@@ -17,7 +19,7 @@ struct AdamCoeffs {
 
 /// The elementwise pass over [lo, hi). Every operation is one IEEE-754 float operation
 /// (-ffp-contract=off, sqrt correctly rounded), so the vector clones give the scalar path's bits.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void adam_range(
+DT_TARGET_CLONES void adam_range(
     const AdamCoeffs& c, const float* __restrict grad, float* __restrict p, float* __restrict m,
     float* __restrict v, int64_t lo, int64_t hi) {
     const float b1 = c.b1, b2 = c.b2, k1 = c.k1, k2 = c.k2, c2s = c.c2s, eps = c.eps;

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/target_clones.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -42,7 +44,7 @@ struct BlockSums {
 /// (terms < 2^(24 + spread), count of them: the caller's spread keeps the sum below 2^62) and
 /// counts the nonzero ones below base, which the caller adds one by one (outliers: a few tiny
 /// terms no longer send the whole element to the slow path).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void block_sums_generic(
+DT_TARGET_CLONES void block_sums_generic(
     const float* x, int64_t stride, int64_t count, int64_t m, uint32_t spread, BlockSums& b,
     int64_t off) {
     for (int64_t i = 0; i < m; ++i) {

@@ -11,6 +11,7 @@
 
 #include "kernels/common/reduce_tree.h"
 #include "kernels/cpu/linear_internal.h"
+#include "kernels/cpu/target_clones.h"
 #include "kernels/gemm.h"
 
 namespace dt::kernels::cpu {
@@ -33,7 +34,7 @@ void linear_dgrad_tree(const float* dy, const float* w, float* dx, const LinearP
 // the counter one by one with leaf counts 8*groups + t. The result is T(p[0..n)) bit for bit.
 
 /// leaf[i] = balanced sum over t < 8 of g[t] * x[t * ldx + i], for i < len.
-__attribute__((target_clones("avx512f", "avx2", "default")))
+DT_TARGET_CLONES
 void group_of_8(const float* g, const float* x, int64_t ldx, int64_t len, float* leaf) {
     const float* x0 = x;
     const float *x1 = x0 + ldx, *x2 = x1 + ldx, *x3 = x2 + ldx, *x4 = x3 + ldx;
