@@ -231,6 +231,7 @@ struct StepLoop {
     const ScheduleConfig& schedule;
     Progress& progress;
     TrainPosition& pos;
+    int64_t& last_checkpoint;  // global step of the last checkpoint in cfg.out (0: none)
 };
 
 /// The remaining training steps of epoch pos.epoch, from batch pos.batch on; pos follows every
@@ -276,18 +277,18 @@ void train_epoch(const StepLoop& L) {
                         static_cast<double>(pos.epoch_images) / pos.epoch_train_seconds);
         if (cfg.checkpoint_every > 0 && pos.global_step % cfg.checkpoint_every == 0) {
             save_checkpoint(cfg, L.model, L.optimizer, pos);
+            L.last_checkpoint = pos.global_step;
         }
     }
 }
 
 /// The message of a diverged run, with where its last checkpoint is.
-std::string with_checkpoint_note(const TrainConfig& cfg, const TrainPosition& pos,
+std::string with_checkpoint_note(const TrainConfig& cfg, int64_t last_checkpoint,
                                  const std::string& what) {
     if (cfg.checkpoint_every <= 0) return what;
-    const int64_t last = pos.global_step / cfg.checkpoint_every * cfg.checkpoint_every;
-    if (last == 0) return what + "; no checkpoint had been written yet";
-    return str(what, "; the last good checkpoint (after global step ", last, ") is kept in ",
-               checkpoint_path(cfg.out), " (resume it with --resume ", cfg.out,
+    if (last_checkpoint == 0) return what + "; no checkpoint had been written yet";
+    return str(what, "; the last good checkpoint (after global step ", last_checkpoint,
+               ") is kept in ", checkpoint_path(cfg.out), " (resume it with --resume ", cfg.out,
                " --force and a smaller --lr)");
 }
 
@@ -347,13 +348,15 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
         progress.note(str("resuming ", resume->path, " at epoch ", pos.epoch + 1, ", step ",
                           pos.batch + 1, " (global step ", pos.global_step + 1, ")"));
     }
-    const StepLoop loop{cfg, *r.model, *optimizer, train_loader, schedule, progress, pos};
+    int64_t last_checkpoint = resume ? pos.global_step : 0;
+    const StepLoop loop{cfg,      *r.model, *optimizer, train_loader, schedule,
+                        progress, pos,      last_checkpoint};
     Evaluation ev;
     while (pos.epoch < cfg.epochs) {
         try {
             train_epoch(loop);
         } catch (const TrainingDiverged& d) {
-            throw TrainingDiverged(with_checkpoint_note(cfg, pos, d.what()));
+            throw TrainingDiverged(with_checkpoint_note(cfg, last_checkpoint, d.what()));
         }
         const int e = pos.epoch;
         progress.evaluating(e + 1);
