@@ -98,7 +98,6 @@ void FileSet::add(const std::string& path, const std::string& contents) {
 }
 
 void FileSet::commit() {
-    std::vector<std::string> dirs;
     for (std::size_t i = 0; i < staged_.size(); ++i) {
         const auto& [tmp, path] = staged_[i];
         if (::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -106,18 +105,15 @@ void FileSet::commit() {
             staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(i));
             throw_io("cannot rename into place", path, err);
         }
-        std::string dir = fs::path(path).parent_path().string();
-        if (dir.empty()) dir = ".";
-        if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+    }
+    std::vector<fs::path> synced;  // each directory once, after all its renames
+    for (const auto& [tmp, path] : staged_) {
+        const fs::path dir = fs::path(path).parent_path();
+        if (std::find(synced.begin(), synced.end(), dir) != synced.end()) continue;
+        synced.push_back(dir);
+        io::fsync_parent_dir(path);
     }
     staged_.clear();
-    for (const std::string& dir : dirs) {  // best effort: makes the renames durable
-        const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd >= 0) {
-            (void)::fsync(fd);
-            ::close(fd);
-        }
-    }
 }
 
 void write_file_atomic(const std::string& path, const std::string& contents) {

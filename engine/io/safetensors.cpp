@@ -73,13 +73,17 @@ std::string encode_header(const NamedTensors& tensors, const Metadata& metadata)
 
 std::string errno_text(int e) { return std::strerror(e); }
 
-void fsync_parent_dir(const std::string& path) {  // best effort: makes the rename durable
+}  // namespace
+
+void fsync_parent_dir(const std::string& path) {
     std::filesystem::path dir = std::filesystem::path(path).parent_path();
     int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
     if (fd < 0) return;
     (void)::fsync(fd);
     ::close(fd);
 }
+
+namespace {
 
 // ---- reader ----
 

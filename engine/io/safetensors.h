@@ -37,6 +37,9 @@ struct SafetensorsFile {
 void save_safetensors(const std::string& path, const NamedTensors& tensors,
                       const Metadata& metadata = {});
 
+/// Best effort: fsyncs the directory that holds `path`, so that a rename into it is durable.
+void fsync_parent_dir(const std::string& path);
+
 /// Reads and validates a whole file. Throws dt::IoError naming the file and the fault (short
 /// file, header length vs file size, JSON syntax, unknown dtype or key, bad shape, offsets out of
 /// range / overlapping / leaving gaps / not matching shape x dtype size, duplicate names).
