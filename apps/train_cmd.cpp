@@ -149,10 +149,9 @@ int run_train_command(const CLI::App& train, TrainConfig& cfg,
         DT_CHECK_VALUE(cfg.replay.empty(), "--resume and --replay cannot be combined: --replay "
                        "starts a run anew, --resume continues one");
         checkpoint = read_checkpoint(cfg.resume);
-        const std::vector<std::string> flags = given_flags(train);
-        const std::vector<std::string> diffs = resume_differences(*checkpoint, cfg, flags);
-        cfg = resume_config(*checkpoint, cfg, flags);  // refuses differences unless --force
-        for (const std::string& d : diffs) notes.push_back("--force: " + d);
+        std::vector<std::string> forced;  // differences refused unless --force
+        cfg = resume_config(*checkpoint, cfg, given_flags(train), &forced);
+        for (const std::string& d : forced) notes.push_back("--force: " + d);
     } else if (!cfg.replay.empty()) {
         const nlohmann::json record = read_record(cfg.replay);
         cfg = replay_config(cfg.replay, record, cfg, given_flags(train));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "engine/core/error.h"
 #include "engine/core/text.h"
@@ -25,15 +26,15 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-/// The run's configuration as its checkpoint records it.
-TrainConfig run_config(const Checkpoint& ck) {
+/// A run's configuration from its recorded "config" and "noise" objects.
+TrainConfig run_config(const std::string& path, const nlohmann::json& config,
+                       const nlohmann::json& noise) {
     TrainConfig c;
     try {
-        c = train_config_from_json(ck.config);
-        c.noise = noise_config_from_json(ck.noise);
+        c = train_config_from_json(config);
+        c.noise = noise_config_from_json(noise);
     } catch (const ValueError& e) {
-        throw IoError(
-            str("checkpoint ", ck.path, ": its configuration cannot be read: ", e.what()));
+        throw IoError(str("checkpoint ", path, ": its configuration cannot be read: ", e.what()));
     }
     c.noise_from_record = true;
     return c;
@@ -76,12 +77,20 @@ const std::vector<std::string>& resume_compatible_flags() {
     return v;
 }
 
-std::vector<std::string> resume_differences(const Checkpoint& ck, const TrainConfig& given,
-                                            const std::vector<std::string>& flags) {
-    const TrainConfig run_cfg = run_config(ck);
-    const nlohmann::json run_json = ck.config;
+namespace {
+
+/// The differences of the given flags from the run, and what they would change.
+struct Differences {
+    std::vector<std::string> lines;        // one per difference, for people
+    std::vector<std::string> config_keys;  // differing keys of the "config" object
+    std::optional<NoiseConfig> noise;      // made by the given noise flags, when any is given
+};
+
+Differences differences(const Checkpoint& ck, const TrainConfig& given,
+                        const std::vector<std::string>& flags) {
+    const nlohmann::json& run_json = ck.config;
     const nlohmann::json given_json = plain(to_json(given));
-    std::vector<std::string> diffs;
+    Differences d;
     for (const std::string& flag : flags) {
         if (contains(resume_compatible_flags(), flag) || contains(noise_flags(), flag)) continue;
         const std::string key = flag.substr(2);
@@ -89,66 +98,65 @@ std::vector<std::string> resume_differences(const Checkpoint& ck, const TrainCon
             namespace fs = std::filesystem;
             std::error_code ec;
             if (!fs::equivalent(given.out, given.resume, ec)) {
-                diffs.push_back(str("--out: a resumed run writes into its --resume directory ",
-                                    given.resume, ", given ", given.out));
+                d.lines.push_back(str("--out: a resumed run writes into its --resume directory ",
+                                      given.resume, ", given ", given.out));
             }
         } else if (!run_json.contains(key) || !given_json.contains(key)) {
-            diffs.push_back(str(flag, ": cannot be combined with --resume"));
+            d.lines.push_back(str(flag, ": cannot be combined with --resume"));
         } else if (run_json.at(key) != given_json.at(key)) {
-            diffs.push_back(str(flag, ": the run has ", run_json.at(key).dump(), ", given ",
-                                given_json.at(key).dump()));
+            d.lines.push_back(str(flag, ": the run has ", run_json.at(key).dump(), ", given ",
+                                  given_json.at(key).dump()));
+            d.config_keys.push_back(key);
         }
     }
-    if (!given_noise_flags(flags).empty()) {
-        const nlohmann::json mine = plain(to_json(given_noise(given, run_cfg.noise)));
-        const nlohmann::json& theirs = ck.noise;
-        auto differ = [&](const std::string& key, const nlohmann::json* had,
-                          const nlohmann::json& made) {
-            diffs.push_back(str("noise ", key, ": the run has ", had ? had->dump() : "nothing",
-                                ", the given ", given_noise_flags(flags), " make ", made.dump()));
-        };
-        for (const auto& [key, value] : mine.items()) {  // object members one by one
-            const nlohmann::json* run = theirs.contains(key) ? &theirs.at(key) : nullptr;
-            if (run && *run == value) continue;
-            if (run && run->is_object() && value.is_object()) {
-                for (const auto& [sub, v] : value.items()) {
-                    const nlohmann::json* r = run->contains(sub) ? &run->at(sub) : nullptr;
-                    if (!r || *r != v) differ(key + "." + sub, r, v);
-                }
-            } else {
-                differ(key, run, value);
+    if (given_noise_flags(flags).empty()) return d;
+    d.noise = given_noise(given, run_config(ck.path, ck.config, ck.noise).noise);
+    const nlohmann::json mine = plain(to_json(*d.noise));
+    const nlohmann::json& theirs = ck.noise;
+    auto differ = [&](const std::string& key, const nlohmann::json* had,
+                      const nlohmann::json& made) {
+        d.lines.push_back(str("noise ", key, ": the run has ", had ? had->dump() : "nothing",
+                              ", the given ", given_noise_flags(flags), " make ", made.dump()));
+    };
+    for (const auto& [key, value] : mine.items()) {  // object members one by one
+        const nlohmann::json* run = theirs.contains(key) ? &theirs.at(key) : nullptr;
+        if (run && *run == value) continue;
+        if (run && run->is_object() && value.is_object()) {
+            for (const auto& [sub, v] : value.items()) {
+                const nlohmann::json* r = run->contains(sub) ? &run->at(sub) : nullptr;
+                if (!r || *r != v) differ(key + "." + sub, r, v);
             }
+        } else {
+            differ(key, run, value);
         }
     }
-    return diffs;
+    return d;
+}
+
+}  // namespace
+
+std::vector<std::string> resume_differences(const Checkpoint& ck, const TrainConfig& given,
+                                            const std::vector<std::string>& flags) {
+    return differences(ck, given, flags).lines;
 }
 
 TrainConfig resume_config(const Checkpoint& ck, const TrainConfig& given,
-                          const std::vector<std::string>& flags) {
-    const std::vector<std::string> diffs = resume_differences(ck, given, flags);
-    if (!diffs.empty() && !given.force) {
+                          const std::vector<std::string>& flags, std::vector<std::string>* forced) {
+    const Differences d = differences(ck, given, flags);
+    if (!d.lines.empty() && !given.force) {
         std::string list;
-        for (const std::string& d : diffs) list += "\n  " + d;
+        for (const std::string& line : d.lines) list += "\n  " + line;
         throw ValueError(str("--resume ", given.resume,
                              ": the given flags differ from the configuration of the run:", list,
                              "\n(hint: leave them out to continue the run as it was, or add "
                              "--force to continue with the given values)"));
     }
-    TrainConfig c = run_config(ck);
-    if (given.force) {  // the given values win
-        nlohmann::json j = ck.config;
-        const nlohmann::json given_json = plain(to_json(given));
-        for (const std::string& flag : flags) {
-            const std::string key = flag.substr(2);
-            if (!contains(resume_compatible_flags(), flag) && !contains(noise_flags(), flag) &&
-                flag != "--out" && j.contains(key) && given_json.contains(key)) {
-                j[key] = given_json.at(key);
-            }
-        }
-        const NoiseConfig noise = c.noise;
-        c = run_config(Checkpoint{ck.path, j, ck.noise, {}, {}});
-        c.noise = given_noise_flags(flags).empty() ? noise : given_noise(given, noise);
-    }
+    nlohmann::json config = ck.config;  // with --force, the given values win
+    const nlohmann::json given_json = plain(to_json(given));
+    for (const std::string& key : d.config_keys) config[key] = given_json.at(key);
+    TrainConfig c = run_config(ck.path, config, ck.noise);
+    if (given.force && d.noise) c.noise = *d.noise;
+    if (forced) *forced = d.lines;
     auto has = [&](const char* f) { return contains(flags, f); };
     c.progress = given.progress;  // how verbose this run is: never the record's
     if (has("--threads")) c.threads = given.threads;

@@ -26,9 +26,11 @@ std::vector<std::string> resume_differences(const Checkpoint& ck, const TrainCon
                                             const std::vector<std::string>& flags);
 
 /// The finalized configuration to resume with (see the header). Throws ValueError listing
-/// resume_differences unless given.force; IoError when the checkpoint's configuration cannot be
+/// resume_differences unless given.force, which applies them (listed in *forced when given: the
+/// noise values there are those applied); IoError when the checkpoint's configuration cannot be
 /// read.
 TrainConfig resume_config(const Checkpoint& ck, const TrainConfig& given,
-                          const std::vector<std::string>& flags);
+                          const std::vector<std::string>& flags,
+                          std::vector<std::string>* forced = nullptr);
 
 }  // namespace dt
