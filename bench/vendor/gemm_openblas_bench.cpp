@@ -127,6 +127,14 @@ const int registered = [] {
         {"SmallConv3FwdChunk", {32, 392, 288, false, false}},
         {"ResNetS3FwdChunk", {256, 512, 2304, false, false}},
         {"ResNetS4FwdChunk", {512, 512, 4608, false, false}},
+        // More data-gradient GEMMs the conv kernels run where dgrad is not a forward convolution
+        // (kahan, exact: A = W^T, per sample or, on maps under 128 positions, samples side by
+        // side; atomic: one kernel row of taps per product, M = Ci*K): SmallCNN c3 chunk of 8
+        // samples, MediumCNN c2 per sample, SmallCNN c2 per kernel row. (The tree mode runs
+        // dgrad as a forward convolution.)
+        {"SmallConv3DgradChunk", {288, 392, 32, true, false}},
+        {"MediumConv2Dgrad", {144, 256, 32, true, false}},
+        {"SmallConv2DgradRow", {48, 196, 32, false, false}},
     };
     for (const auto& [name, s] : shapes) {
         // About 2 x 10 GFLOP per pair case: 11 iterations of 2048^3, thousands of the small ones.

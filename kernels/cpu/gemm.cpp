@@ -25,6 +25,7 @@
 #include "kernels/cpu/gemm_small.h"
 #include "kernels/cpu/gemm_threads.h"
 #include "kernels/cpu/gemm_ukernels.h"
+#include "kernels/cpu/parallel_for.h"
 
 namespace dt::kernels::cpu {
 namespace {
@@ -79,13 +80,12 @@ void pack_a_all(const float* a, float* dst, const GemmParams& p) {
     const int64_t panels = mpad / K::kMr, kblocks = (p.k + kKc - 1) / kKc;
     // Panels split over the threads when large (values move only).
     const bool par = p.parallel && mpad * p.k >= (int64_t{1} << 16) && !omp_in_parallel();
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t u = 0; u < kblocks * panels; ++u) {
+    parallel_for(par, kblocks * panels, [&](int64_t u) {
         const int64_t pc = (u / panels) * kKc, i0 = (u % panels) * K::kMr;
         const int64_t kc = std::min(kKc, p.k - pc);
         pack_a_panel(a, lda, p.trans_a, i0, std::min(K::kMr, p.m - i0), K::kMr, pc, kc,
                      dst + pc * mpad + i0 * kc);
-    }
+    });
 }
 
 /// The B operand: a source that packs panels, or row pointers (full panels are read in place,
@@ -282,13 +282,19 @@ void with_plain_b(const float* b, const GemmParams& p, Run&& run) {
     run(BOperand{&src, nullptr, p.trans_b ? nullptr : &plain});
 }
 
-/// Products for the small path (gemm_small.h): serial, on AVX-512, B plain, untransposed and
-/// in place, one K block (so a packed A is one panel per 16 rows), nothing empty. A^T and a
-/// pre-packed A are read where they lie; a row-major A is packed first (32x196x144: 1.04x the
-/// blocked path).
+/// A plain, untransposed B up to this many elements (K x N) may take the small path: 32 x 392 x
+/// 288 (113K) ran 1.26x OpenBLAS there, 0.98x on the blocked path.
+constexpr int64_t kSmallPathB = int64_t{1} << 17;
+
+/// Products for the small path (gemm_small.h): serial, on AVX-512, B plain, untransposed, at
+/// most kSmallPathB elements and read in place, nothing empty; a product of several K blocks
+/// only with a whole 48-column group (128 x 16 x 576 ran 0.94x OpenBLAS there, 1.03x blocked).
+/// A^T and a pre-packed A are read where they lie; a row-major A is packed first (32x196x144:
+/// 1.04x the blocked path).
 bool takes_small_path(CpuIsa isa, const GemmParams& p) {
     return isa == CpuIsa::kAvx512 && !p.trans_b && p.m > 0 && p.n > 0 && p.k > 0 &&
-           p.k <= kKc && p.k * p.n <= kInPlaceB && gemm_threads(p) == 1;
+           p.k * p.n <= kSmallPathB && (p.k <= kKc || p.n >= kSmallGroupCols) &&
+           gemm_threads(p) == 1;
 }
 
 /// B's columns from j0 on.
@@ -297,11 +303,13 @@ const float* b_from(const float* b, const GemmParams& p, int64_t j0) {
 }
 
 #if DT_GEMM_X86
-/// The small path's view of rows i0.. of an A packed in one K block of depth k (gemm_pack_a's
-/// layout on AVX-512: the panel of rows [i0 - i0 % MR, +MR) at data + panel row * k, step MR).
-AdjacentA packed_rows(const float* data, int64_t k, int64_t i0) {
+/// The small path's view of rows i0.. of K block [pc, pc + kc) of an A packed for m rows
+/// (gemm_pack_a's layout on AVX-512: block pc at data + pc * Mpad, in it the panel of rows
+/// [i0 - i0 % MR, +MR) at + panel row * kc, step MR).
+AdjacentA packed_rows(const float* data, int64_t m, int64_t i0, int64_t pc, int64_t kc) {
     constexpr int64_t kMr = KernelAvx512::kMr;
-    return AdjacentA{data + i0 / kMr * kMr * k + i0 % kMr, kMr};
+    const int64_t mpad = (m + kMr - 1) / kMr * kMr;
+    return AdjacentA{data + pc * mpad + i0 / kMr * kMr * kc + i0 % kMr, kMr};
 }
 #endif
 
@@ -317,13 +325,17 @@ void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
     if (takes_small_path(gemm_isa(), p)) {
         if (p.trans_a) {  // A^T (K, M): rows side by side where it lies
             const int64_t lda = gemm_lda(p);
-            gemm_small_avx512([&](int64_t i0) { return AdjacentA{a + i0, lda}; }, b,
-                              gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
-        } else {  // a row-major A is packed first (one K block: panel i0 at + i0 * k)
+            auto rows = [&](int64_t i0, int64_t pc, int64_t) {
+                return AdjacentA{a + pc * lda + i0, lda};
+            };
+            gemm_small_avx512(rows, b, gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
+        } else {  // a row-major A is packed first
             float* ap = t_apack.get(gemm_packed_a_size(CpuIsa::kAvx512, p));
             pack_a_all<KernelAvx512>(a, ap, p);
-            gemm_small_avx512([&](int64_t i0) { return packed_rows(ap, p.k, i0); }, b,
-                              gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
+            auto rows = [&](int64_t i0, int64_t pc, int64_t kc) {
+                return packed_rows(ap, p.m, i0, pc, kc);
+            };
+            gemm_small_avx512(rows, b, gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
         }
         return;
     }
@@ -346,9 +358,11 @@ void gemm(const GemmPackedA& a, const float* b, float* c, const GemmParams& p) {
         }))
         return;
 #if DT_GEMM_X86
-    if (takes_small_path(a.isa, p)) {  // one K block: rows [i0, i0+16) at data + i0*k, step 16
-        gemm_small_avx512([&](int64_t i0) { return packed_rows(a.data, p.k, i0); }, b,
-                          gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
+    if (takes_small_path(a.isa, p)) {
+        auto rows = [&](int64_t i0, int64_t pc, int64_t kc) {
+            return packed_rows(a.data, p.m, i0, pc, kc);
+        };
+        gemm_small_avx512(rows, b, gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
         return;
     }
 #endif

@@ -14,17 +14,23 @@
 #include <type_traits>
 
 #include "kernels/cpu/gemm_ukernels.h"
+#include "kernels/gemm.h"
 
 namespace dt::kernels::cpu::gemm_detail {
+
+/// Width of the small path's column groups (3 vectors).
+constexpr int64_t kSmallGroupCols = 48;
 
 #if DT_GEMM_X86
 /// C rows [0, ROWS) x columns [0, nr) (nr <= 16 NV) = A rows [0, ROWS) (adjacent, step `as`)
 /// times B columns [0, nr) (row k at b + k * ldb). Loads and stores beyond nr are masked when
 /// kMasked (a tile at the right edge), so nothing past the matrices is read or written.
 template <int NV, int ROWS, bool kMasked>
-__attribute__((target("avx512f"))) void ukr_small(int64_t kc, const float* a, int64_t as,
-                                                  const float* b, int64_t ldb, float* c,
-                                                  int64_t ldc, int64_t nr, bool load_c) {
+__attribute__((target("avx512f"), always_inline)) inline void ukr_small(int64_t kc, const float* a,
+                                                                        int64_t as, const float* b,
+                                                                        int64_t ldb, float* c,
+                                                                        int64_t ldc, int64_t nr,
+                                                                        bool load_c) {
     __mmask16 mask[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) mask[v] = lanes_below(nr - 16 * v);
@@ -33,8 +39,8 @@ __attribute__((target("avx512f"))) void ukr_small(int64_t kc, const float* a, in
     for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)
-            acc[i][v] = load_c ? _mm512_maskz_loadu_ps(mask[v], c + i * ldc + 16 * v)
-                               : _mm512_setzero_ps();
+            acc[i][v] =
+                load_c ? _mm512_maskz_loadu_ps(mask[v], c + i * ldc + 16 * v) : _mm512_setzero_ps();
     for (int64_t k = 0; k < kc; ++k) {
         const float* bk = b + k * ldb;
         const float* ak = a + k * as;
@@ -63,55 +69,58 @@ __attribute__((target("avx512f"))) void ukr_small(int64_t kc, const float* a, in
         }
 }
 
-/// Rows [0, mr) (mr <= kTop) of one column group of nr <= 16 NV columns: the rows in pieces of
-/// kTop, 4, 2 and 1 (each reads exactly its rows of A), the columns in NV vectors.
-template <int NV, int kTop, bool kMasked>
-void small_rows(int64_t kc, const float* a, int64_t as, const float* b, int64_t ldb, float* c,
-                int64_t ldc, int64_t mr, int64_t nr, bool load_c) {
+/// One column group of nr <= 16 NV columns, every row: tiles of 8 rows down the group, then the
+/// last rows in pieces of 4, 2 and 1 (each reads exactly its rows of A). One call per group, the
+/// tile inlined: set-up and masks are hoisted out of the row loop (per-tile calls spent ~7% of a
+/// 144 x 196 x 32 product outside the k loop).
+template <int NV, bool kMasked, class ARows>
+__attribute__((target("avx512f"))) void small_group(const ARows& a_rows, const float* b,
+                                                    int64_t ldb, float* c, int64_t ldc, int64_t m,
+                                                    int64_t k, int64_t nr, bool load_c) {
+    constexpr int kRows = 8;
     int64_t i = 0;
-    auto piece = [&](auto rows) {
-        constexpr int R = decltype(rows)::value;
-        ukr_small<NV, R, kMasked>(kc, a + i, as, b, ldb, c + i * ldc, ldc, nr, load_c);
-        i += R;
-    };
-    if (mr - i >= kTop) piece(std::integral_constant<int, kTop>{});
-    if (mr - i >= 4) piece(std::integral_constant<int, 4>{});
-    if (mr - i >= 2) piece(std::integral_constant<int, 2>{});
-    if (mr - i >= 1) piece(std::integral_constant<int, 1>{});
+    for (; i + kRows <= m; i += kRows) {
+        const AdjacentA a = a_rows(i);
+        ukr_small<NV, kRows, kMasked>(k, a.data, a.step, b, ldb, c + i * ldc, ldc, nr, load_c);
+    }
+    if (i == m) return;
+    const AdjacentA a = a_rows(i);  // within the last 8-row tile: rows i.. lie side by side
+    const float* ai = a.data;
+    float* ci = c + i * ldc;
+    if (m - i >= 4) {
+        ukr_small<NV, 4, kMasked>(k, ai, a.step, b, ldb, ci, ldc, nr, load_c);
+        ai += 4, ci += 4 * ldc, i += 4;
+    }
+    if (m - i >= 2) {
+        ukr_small<NV, 2, kMasked>(k, ai, a.step, b, ldb, ci, ldc, nr, load_c);
+        ai += 2, ci += 2 * ldc, i += 2;
+    }
+    if (m - i >= 1) ukr_small<NV, 1, kMasked>(k, ai, a.step, b, ldb, ci, ldc, nr, load_c);
 }
 
-/// The whole product C (m, n) = A (m, k) B (k, n) on the small path, in tiles of 8 rows x 48
-/// columns (24 accumulators, 3 B loads and 8 broadcasts per 24 fmas; 6 x 64, OpenBLAS's tile,
-/// measured the same). `a_rows(i0)` gives the adjacent A from row i0 on, for i0 a multiple of 8
-/// (a pre-packed A: within one 16-row panel). Column groups outermost (the group's B stays in
-/// L1 while the rows go by).
+/// One K block (depth kc) of C (m, n) += A (m, kc) B (kc, n) on the small path, in tiles of 8
+/// rows x 48 columns (24 accumulators, 3 B loads and 8 broadcasts per 24 fmas; 6 x 64,
+/// OpenBLAS's tile, measured the same). `a_rows(i0)` gives the adjacent A from row i0 on, for i0
+/// a multiple of 8 (a pre-packed A: within one 16-row panel). Column groups outermost (the
+/// group's B stays in L1 while the rows go by).
 template <class ARows>
-void gemm_small_avx512(ARows&& a_rows, const float* b, int64_t ldb, float* c, int64_t ldc,
-                       int64_t m, int64_t n, int64_t k, bool load_c) {
-    constexpr int kRows = 8, kNv = 3;
-    constexpr int64_t kGroup = 16 * kNv;
+void small_block(const ARows& a_rows, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m,
+                 int64_t n, int64_t k, bool load_c) {
+    constexpr int kNv = kSmallGroupCols / 16;
+    constexpr int64_t kGroup = kSmallGroupCols;
     const int64_t n_full = n / kGroup * kGroup, tail = n - n_full;
     for (int64_t j0 = 0; j0 < n_full; j0 += kGroup)
-        for (int64_t i0 = 0; i0 < m; i0 += kRows) {
-            const AdjacentA a = a_rows(i0);
-            small_rows<kNv, kRows, false>(k, a.data, a.step, b + j0, ldb, c + i0 * ldc + j0, ldc,
-                                          std::min<int64_t>(kRows, m - i0), kGroup, load_c);
-        }
+        small_group<kNv, false>(a_rows, b + j0, ldb, c + j0, ldc, m, k, kGroup, load_c);
     if (tail == 0) return;
     const float* bt = b + n_full;
     float* ct = c + n_full;
-    if (tail > 8) {
-        for (int64_t i0 = 0; i0 < m; i0 += kRows) {
-            const AdjacentA a = a_rows(i0);
-            const int64_t mr = std::min<int64_t>(kRows, m - i0);
-            float* ci = ct + i0 * ldc;
-            if (tail > 32) {
-                small_rows<3, kRows, true>(k, a.data, a.step, bt, ldb, ci, ldc, mr, tail, load_c);
-            } else if (tail > 16) {
-                small_rows<2, kRows, true>(k, a.data, a.step, bt, ldb, ci, ldc, mr, tail, load_c);
-            } else {
-                small_rows<1, kRows, true>(k, a.data, a.step, bt, ldb, ci, ldc, mr, tail, load_c);
-            }
+    if (tail > 8) {  // masked vectors
+        if (tail > 32) {
+            small_group<3, true>(a_rows, bt, ldb, ct, ldc, m, k, tail, load_c);
+        } else if (tail > 16) {
+            small_group<2, true>(a_rows, bt, ldb, ct, ldc, m, k, tail, load_c);
+        } else {
+            small_group<1, true>(a_rows, bt, ldb, ct, ldc, m, k, tail, load_c);
         }
         return;
     }
@@ -128,6 +137,21 @@ void gemm_small_avx512(ARows&& a_rows, const float* b, int64_t ldb, float* c, in
         } else {
             ukr_avx512_narrow<1>(k, a, bk, ci, ldc, mr, tail, load_c);
         }
+    }
+}
+
+/// C (m, n) = A (m, k) B (k, n) (+ C when accumulating) on the small path, B (k, n) read in
+/// place at b with row stride ldb. `a_rows(i0, pc, kc)` gives the adjacent A of K block
+/// [pc, pc + kc) from row i0 on.
+/// ORDER: K blocks of kGemmKc in ascending order, as on the blocked path: each element's partial
+/// sum is stored to C and reloaded (exact), so its fma chain runs on unbroken.
+template <class ARows>
+void gemm_small_avx512(const ARows& a_rows, const float* b, int64_t ldb, float* c, int64_t ldc,
+                       int64_t m, int64_t n, int64_t k, bool accumulate) {
+    for (int64_t pc = 0; pc < k; pc += kGemmKc) {
+        const int64_t kc = std::min(kGemmKc, k - pc);
+        small_block([&](int64_t i0) { return a_rows(i0, pc, kc); }, b + pc * ldb, ldb, c, ldc, m, n,
+                    kc, accumulate || pc > 0);
     }
 }
 #endif

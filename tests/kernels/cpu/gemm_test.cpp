@@ -33,9 +33,12 @@ const Shape3 kShapes[] = {{1, 1, 1},    {1, 1, 7},     {2, 3, 5},     {3, 7, 1},
                           // A^T small path (serial): right edges of 4 / 5 columns over 3 row
                           // blocks of 16, the last one short
                           {100, 52, 20}, {40, 101, 30},
-                          // K x N > 2^16: a plain B is packed, not read in place; a second
-                          // NC block of 6 columns (a narrow last panel)
-                          {20, 300, 260}, {17, 1030, 70}};
+                          // small path over three K blocks (partial sums stored and reloaded):
+                          // two 48-column groups, an edge of 4 columns, last rows 2 + 1
+                          {19, 100, 530},
+                          // K x N > 2^16: a plain B is packed, not read in place (on the small
+                          // path up to 2^17); a second NC block of 6 columns (a narrow last panel)
+                          {20, 300, 260}, {17, 1030, 70}, {9, 70, 1500}};
 
 std::vector<CpuIsa> available_isas() {
     std::vector<CpuIsa> out;
