@@ -74,9 +74,9 @@ const float* live_weights(const float* w, const Geometry& g) {
     float* wl = scratch(t_wl, g.p->co * g.RL);
     // Reads the whole weight (the dead columns too): split over threads when it is big.
     const bool par = g.p->co * g.R >= (int64_t{1} << 16) && !omp_in_parallel();
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t o = 0; o < g.p->co; ++o)
+    parallel_for(par, g.p->co, [&](int64_t o) {
         for (int64_t i = 0; i < g.RL; ++i) wl[o * g.RL + i] = w[o * g.R + g.live[i]];
+    });
     return wl;
 }
 

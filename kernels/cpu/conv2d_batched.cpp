@@ -46,10 +46,10 @@ bool split_copy(int64_t floats) { return floats >= (int64_t{1} << 15) && !omp_in
 
 void gather_dy(const float* dy, int64_t s0, int64_t sc, const Geometry& g, float* dst) {
     const int64_t co = g.p->co, P = g.P, cols = sc * P;
-#pragma omp parallel for schedule(static) if (split_copy(co * cols))
-    for (int64_t o = 0; o < co; ++o)
+    parallel_for(split_copy(co * cols), co, [&](int64_t o) {
         for (int64_t j = 0; j < sc; ++j)
             copy_run(dst + o * cols + j * P, dy + ((s0 + j) * co + o) * P, P);
+    });
 }
 
 namespace {
@@ -64,12 +64,11 @@ const float* const* pad_chunk(const float* x, int64_t s0, int64_t sc, const Geom
     t_xp.resize(static_cast<std::size_t>(sc));
     float* pad = p.pad == 0 ? nullptr : scratch(t_pad, sc * psz);
     const float** xps = t_xp.data();
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t j = 0; j < sc; ++j) {
+    parallel_for(par, sc, [&](int64_t j) {
         const float* xs = x + (s0 + j) * xsz;
         if (pad) pad_into(xs, g, pad + j * psz);
         xps[j] = pad ? pad + j * psz : xs;
-    }
+    });
     return xps;
 }
 
@@ -160,8 +159,7 @@ void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, flo
     const bool par = split_copy(g.RL * cols);
     const float* const* xps = pad_chunk(x, s0, sc, g, par);
     const int64_t st = p.stride, wo = p.wo, ho = p.ho, wp = g.wp;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t i = 0; i < g.RL; ++i) {
+    parallel_for(par, g.RL, [&](int64_t i) {
         const int64_t rb = g.rbase[g.live[i]];
         float* d = dst + i * cols;
         for (int64_t j = 0; j < sc; ++j) {
@@ -175,7 +173,7 @@ void im2col_chunk(const float* x, int64_t s0, int64_t sc, const Geometry& g, flo
                 }
             }
         }
-    }
+    });
 }
 
 namespace {
@@ -300,12 +298,11 @@ void im2col_transposed_blocks(const float* x, const Geometry& g, int64_t span, f
     const bool par = split_copy(n * g.P * g.RL);
     const WindowOffsets off = window_offsets(g);
     const WgradSource src{pad_chunk(x, 0, n, g, par), off.roff, off.qoff, g.P};
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t t = 0; t < blocks * n; ++t) {
+    parallel_for(par, blocks * n, [&](int64_t t) {
         const int64_t b = t / n, j = t % n, i0 = b * span;
         pack_wgrad_cols(&src, j * g.P, g.P, i0, std::min(span, g.RL - i0), span,
                         dst + (b * n + j) * per);
-    }
+    });
 }
 
 void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,

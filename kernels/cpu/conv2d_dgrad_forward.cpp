@@ -28,8 +28,8 @@ GemmPackedA pack_flipped_weights(const float* w, const Conv2dParams& p, const Ge
     thread_local std::vector<float> t_apacked;
     float* buf = scratch(t_apacked, mpad * k);
     const int64_t kblocks = (k + kGemmKc - 1) / kGemmKc, panels = mpad / mr;
-#pragma omp parallel for schedule(static) if (mpad * k >= (int64_t{1} << 15) && !omp_in_parallel())
-    for (int64_t u = 0; u < kblocks * panels; ++u) {
+    const bool par = mpad * k >= (int64_t{1} << 15) && !omp_in_parallel();
+    parallel_for(par, kblocks * panels, [&](int64_t u) {
         const int64_t pc = (u / panels) * kGemmKc, i0 = (u % panels) * mr;
         const int64_t kc = std::min(kGemmKc, k - pc), rows = std::min(mr, m - i0);
         float* dst = buf + pc * mpad + i0 * kc;
@@ -40,7 +40,7 @@ GemmPackedA pack_flipped_weights(const float* w, const Conv2dParams& p, const Ge
             for (int64_t i = 0; i < rows; ++i) d[i] = src[i * kk];
             for (int64_t i = rows; i < mr; ++i) d[i] = 0.0f;
         }
-    }
+    });
     return GemmPackedA{buf, isa};
 }
 

@@ -18,6 +18,7 @@
 #endif
 
 #include "kernels/conv2d.h"
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/gemm.h"
 
 namespace dt::kernels::cpu::conv2d_internal {
@@ -41,11 +42,10 @@ void for_each_slice(int64_t L, Fn&& fn) {
     int64_t slices = (L + kSlice - 1) / kSlice;
     if (threads > 1 && L >= 64 * threads) slices = (slices + threads - 1) / threads * threads;
     const int64_t len = ((L + slices - 1) / slices + 15) / 16 * 16;
-#pragma omp parallel for schedule(static) if (threads > 1 && slices > 1)
-    for (int64_t sl = 0; sl < slices; ++sl) {
+    parallel_for(threads > 1 && slices > 1, slices, [&](int64_t sl) {
         const int64_t lo = sl * len, hi = std::min(L, lo + len);
         if (lo < hi) fn(lo, hi);
-    }
+    });
 }
 
 /// Runs fn(s, parallel_gemm) for s in [0, n): samples across threads, or in order with a
