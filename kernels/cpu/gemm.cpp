@@ -289,8 +289,7 @@ constexpr int64_t kSmallPathB = int64_t{1} << 17;
 /// Products for the small path (gemm_small.h): serial, on AVX-512, B plain, untransposed, at
 /// most kSmallPathB elements and read in place, nothing empty; a product of several K blocks
 /// only with a whole 48-column group (128 x 16 x 576 ran 0.94x OpenBLAS there, 1.03x blocked).
-/// A^T and a pre-packed A are read where they lie; a row-major A is packed first (32x196x144:
-/// 1.04x the blocked path).
+/// A^T, a pre-packed and a row-major A are read where they lie.
 bool takes_small_path(CpuIsa isa, const GemmParams& p) {
     return isa == CpuIsa::kAvx512 && !p.trans_b && p.m > 0 && p.n > 0 && p.k > 0 &&
            p.k * p.n <= kSmallPathB && (p.k <= kKc || p.n >= kSmallGroupCols) &&
@@ -329,12 +328,8 @@ void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
                 return AdjacentA{a + pc * lda + i0, lda};
             };
             gemm_small_avx512(rows, b, gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
-        } else {  // a row-major A is packed first
-            float* ap = t_apack.get(gemm_packed_a_size(CpuIsa::kAvx512, p));
-            pack_a_all<KernelAvx512>(a, ap, p);
-            auto rows = [&](int64_t i0, int64_t pc, int64_t kc) {
-                return packed_rows(ap, p.m, i0, pc, kc);
-            };
+        } else {  // a row-major A: read in place, its adjacent copy made on the way
+            const RowMajorA rows{a, gemm_lda(p), t_apack.get(std::min(p.k, kKc) * p.m)};
             gemm_small_avx512(rows, b, gemm_ldb(p), c, gemm_ldc(p), p.m, p.n, p.k, p.accumulate);
         }
         return;

@@ -11,6 +11,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/cpu/gemm_ukernels.h"
@@ -21,16 +22,26 @@ namespace dt::kernels::cpu::gemm_detail {
 /// Width of the small path's column groups (3 vectors).
 constexpr int64_t kSmallGroupCols = 48;
 
+/// Where a row-major A's adjacent copy goes: element (i, k) at data[k * step + i].
+struct ACopy {
+    float* data = nullptr;
+    int64_t step = 0;
+};
+
 #if DT_GEMM_X86
-/// C rows [0, ROWS) x columns [0, nr) (nr <= 16 NV) = A rows [0, ROWS) (adjacent, step `as`)
-/// times B columns [0, nr) (row k at b + k * ldb). Loads and stores beyond nr are masked when
-/// kMasked (a tile at the right edge), so nothing past the matrices is read or written.
-template <int NV, int ROWS, bool kMasked>
+/// C rows [0, ROWS) x columns [0, nr) (nr <= 16 NV) = A rows [0, ROWS) times B columns [0, nr)
+/// (row k at b + k * ldb). A is adjacent (element (i, k) at a[k * as + i]) or, when kRowMajor,
+/// row-major (at a[i * as + k]); a row-major tile also copies each A value it reads to
+/// pk[k * ps + i], the adjacent copy the later column groups read. Loads and stores beyond nr are
+/// masked when kMasked (a tile at the right edge), so nothing past the matrices is touched.
+template <int NV, int ROWS, bool kMasked, bool kRowMajor = false>
 __attribute__((target("avx512f"), always_inline)) inline void ukr_small(int64_t kc, const float* a,
                                                                         int64_t as, const float* b,
                                                                         int64_t ldb, float* c,
                                                                         int64_t ldc, int64_t nr,
-                                                                        bool load_c) {
+                                                                        bool load_c,
+                                                                        float* pk = nullptr,
+                                                                        int64_t ps = 0) {
     __mmask16 mask[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) mask[v] = lanes_below(nr - 16 * v);
@@ -43,7 +54,6 @@ __attribute__((target("avx512f"), always_inline)) inline void ukr_small(int64_t 
                 load_c ? _mm512_maskz_loadu_ps(mask[v], c + i * ldc + 16 * v) : _mm512_setzero_ps();
     for (int64_t k = 0; k < kc; ++k) {
         const float* bk = b + k * ldb;
-        const float* ak = a + k * as;
         __m512 bv[NV];
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v)
@@ -51,7 +61,13 @@ __attribute__((target("avx512f"), always_inline)) inline void ukr_small(int64_t 
                             : _mm512_loadu_ps(bk + 16 * v);
 #pragma GCC unroll 8
         for (int i = 0; i < ROWS; ++i) {
-            const __m512 av = _mm512_set1_ps(ak[i]);
+            const float* ai = kRowMajor ? a + i * as + k : a + k * as + i;
+            if constexpr (kRowMajor) {  // copied through an integer register: a broadcast from
+                uint32_t bits;          // a float register would take a vector pipe
+                std::memcpy(&bits, ai, sizeof bits);
+                std::memcpy(pk + k * ps + i, &bits, sizeof bits);
+            }
+            const __m512 av = _mm512_set1_ps(*ai);
 #pragma GCC unroll 4
             for (int v = 0; v < NV; ++v)  // ORDER: one fused multiply-add
                 acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
@@ -73,29 +89,39 @@ __attribute__((target("avx512f"), always_inline)) inline void ukr_small(int64_t 
 /// last rows in pieces of 4, 2 and 1 (each reads exactly its rows of A). One call per group, the
 /// tile inlined: set-up and masks are hoisted out of the row loop (per-tile calls spent ~7% of a
 /// 144 x 196 x 32 product outside the k loop).
-template <int NV, bool kMasked, class ARows>
+/// With kRowMajor, a_rows(i) = {row i of a row-major A, lda}, and the group writes the adjacent
+/// copy of A (element (i, k) at copy.data[k * copy.step + i]) as it goes.
+template <int NV, bool kMasked, bool kRowMajor = false, class ARows>
 __attribute__((target("avx512f"))) void small_group(const ARows& a_rows, const float* b,
                                                     int64_t ldb, float* c, int64_t ldc, int64_t m,
-                                                    int64_t k, int64_t nr, bool load_c) {
+                                                    int64_t k, int64_t nr, bool load_c,
+                                                    ACopy copy = {}) {
     constexpr int kRows = 8;
+    auto sink = [&](int64_t r) { return kRowMajor ? copy.data + r : nullptr; };
     int64_t i = 0;
     for (; i + kRows <= m; i += kRows) {
         const AdjacentA a = a_rows(i);
-        ukr_small<NV, kRows, kMasked>(k, a.data, a.step, b, ldb, c + i * ldc, ldc, nr, load_c);
+        ukr_small<NV, kRows, kMasked, kRowMajor>(k, a.data, a.step, b, ldb, c + i * ldc, ldc, nr,
+                                                 load_c, sink(i), copy.step);
     }
     if (i == m) return;
-    const AdjacentA a = a_rows(i);  // within the last 8-row tile: rows i.. lie side by side
+    const AdjacentA a = a_rows(i);  // within the last 8-row tile
+    const int64_t row = kRowMajor ? a.step : 1;  // from row i to the next
     const float* ai = a.data;
     float* ci = c + i * ldc;
     if (m - i >= 4) {
-        ukr_small<NV, 4, kMasked>(k, ai, a.step, b, ldb, ci, ldc, nr, load_c);
-        ai += 4, ci += 4 * ldc, i += 4;
+        ukr_small<NV, 4, kMasked, kRowMajor>(k, ai, a.step, b, ldb, ci, ldc, nr, load_c, sink(i),
+                                             copy.step);
+        ai += 4 * row, ci += 4 * ldc, i += 4;
     }
     if (m - i >= 2) {
-        ukr_small<NV, 2, kMasked>(k, ai, a.step, b, ldb, ci, ldc, nr, load_c);
-        ai += 2, ci += 2 * ldc, i += 2;
+        ukr_small<NV, 2, kMasked, kRowMajor>(k, ai, a.step, b, ldb, ci, ldc, nr, load_c, sink(i),
+                                             copy.step);
+        ai += 2 * row, ci += 2 * ldc, i += 2;
     }
-    if (m - i >= 1) ukr_small<NV, 1, kMasked>(k, ai, a.step, b, ldb, ci, ldc, nr, load_c);
+    if (m - i >= 1)
+        ukr_small<NV, 1, kMasked, kRowMajor>(k, ai, a.step, b, ldb, ci, ldc, nr, load_c, sink(i),
+                                             copy.step);
 }
 
 /// One K block (depth kc) of C (m, n) += A (m, kc) B (kc, n) on the small path, in tiles of 8
@@ -140,18 +166,64 @@ void small_block(const ARows& a_rows, const float* b, int64_t ldb, float* c, int
     }
 }
 
+/// One K block (depth kc) with a row-major A (row i at a + i * lda): the first column group
+/// reads A where it lies and writes its adjacent copy (kc x m, element (i, k) at pk[k * m + i])
+/// on the way; the rest of the block reads the copy (small_block). A pass of its own packing A
+/// first took ~3% of 32 x 196 x 144 and ~10% of 32 x 49 x 288.
+inline void small_block_row_major(const float* a, int64_t lda, float* pk, const float* b,
+                                  int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
+                                  int64_t kc, bool load_c) {
+    const ACopy copy{pk, m};
+    auto in_place = [&](int64_t i0) { return AdjacentA{a + i0 * lda, lda}; };
+    if (n > 8 && n < kSmallGroupCols) {  // one masked group covers the product
+        if (n > 32) {
+            small_group<3, true, true>(in_place, b, ldb, c, ldc, m, kc, n, load_c, copy);
+        } else if (n > 16) {
+            small_group<2, true, true>(in_place, b, ldb, c, ldc, m, kc, n, load_c, copy);
+        } else {
+            small_group<1, true, true>(in_place, b, ldb, c, ldc, m, kc, n, load_c, copy);
+        }
+        return;
+    }
+    int64_t done = 0;
+    if (n >= kSmallGroupCols) {
+        small_group<kSmallGroupCols / 16, false, true>(in_place, b, ldb, c, ldc, m, kc,
+                                                       kSmallGroupCols, load_c, copy);
+        done = kSmallGroupCols;
+    } else {  // n <= 8: only the narrow edge kernel, which reads the copy
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t k = 0; k < kc; ++k) pk[k * m + i] = a[i * lda + k];
+    }
+    small_block([&](int64_t i0) { return AdjacentA{pk + i0, m}; }, b + done, ldb, c + done, ldc,
+                m, n - done, kc, load_c);
+}
+
+/// The small path's row-major A: row i at data + i * lda, and scratch for one K block of its
+/// adjacent copy (min(k, kGemmKc) x m floats).
+struct RowMajorA {
+    const float* data;
+    int64_t lda;
+    float* copy;
+};
+
 /// C (m, n) = A (m, k) B (k, n) (+ C when accumulating) on the small path, B (k, n) read in
-/// place at b with row stride ldb. `a_rows(i0, pc, kc)` gives the adjacent A of K block
-/// [pc, pc + kc) from row i0 on.
+/// place at b with row stride ldb. A: `a_rows(i0, pc, kc)` gives the adjacent A of K block
+/// [pc, pc + kc) from row i0 on, or a RowMajorA.
 /// ORDER: K blocks of kGemmKc in ascending order, as on the blocked path: each element's partial
 /// sum is stored to C and reloaded (exact), so its fma chain runs on unbroken.
-template <class ARows>
-void gemm_small_avx512(const ARows& a_rows, const float* b, int64_t ldb, float* c, int64_t ldc,
-                       int64_t m, int64_t n, int64_t k, bool accumulate) {
+template <class A>
+void gemm_small_avx512(const A& a, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m,
+                       int64_t n, int64_t k, bool accumulate) {
     for (int64_t pc = 0; pc < k; pc += kGemmKc) {
         const int64_t kc = std::min(kGemmKc, k - pc);
-        small_block([&](int64_t i0) { return a_rows(i0, pc, kc); }, b + pc * ldb, ldb, c, ldc, m, n,
-                    kc, accumulate || pc > 0);
+        const bool load_c = accumulate || pc > 0;
+        if constexpr (std::is_same_v<A, RowMajorA>) {
+            small_block_row_major(a.data + pc, a.lda, a.copy, b + pc * ldb, ldb, c, ldc, m, n, kc,
+                                  load_c);
+        } else {
+            small_block([&](int64_t i0) { return a(i0, pc, kc); }, b + pc * ldb, ldb, c, ldc, m,
+                        n, kc, load_c);
+        }
     }
 }
 #endif
