@@ -74,10 +74,11 @@ def gemm_section(build, reps):
     env["OPENBLAS_NUM_THREADS"] = "1"
     data = bench_json(exe, "GemmPair/", [], env)
     core = next((b.get("label", "") for b in data["benchmarks"]), "").replace("openblas ", "")
-    rows = []
+    rows, dims = [], {}
     for b in data["benchmarks"]:
         name = b["name"].split("/")[1]
         rows.append((name, b["detrain_GFLOP/s"], b["openblas_GFLOP/s"], f"{b['ratio']:.2f}"))
+        dims[name] = problem_dims(b)
     rounds = 2 * reps + 1
     two = {"detrain": [], "openblas": []}  # per round: {shape: GFLOP/s}
     for r in range(rounds):
@@ -99,15 +100,31 @@ def gemm_section(build, reps):
              "OpenBLAS with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset (core: " + core + ").", "",
              "One thread: both libraries in one process, alternating call by call; medians of "
              "GFLOP/s and of the per-call ratio detrain / OpenBLAS (bench GemmPair/*).", ""]
-    lines += header + [f"| {n} | {d:.1f} | {o:.1f} | {r} |" for n, d, o, r in rows]
+    lines += header + [f"| {n} {dims[n]} | {d:.1f} | {o:.1f} | {r} |" for n, d, o, r in rows]
     lines += ["", "Two threads (bench Gemm2T/*): each library in a process of its own (OpenBLAS's "
               "worker threads spin for a while after each call, and OpenMP's after each region, "
               f"so in one process they slow each other), {rounds} alternating rounds; medians "
               "of GFLOP/s and of the rounds' ratios [range]. In detrain, products of 1.5M "
               "multiply-adds or more with 64 columns or more per thread run as one column slice "
               "per thread; other products under 2^22 run on one thread.", ""]
-    lines += header + [f"| {n} | {d:.1f} | {o:.1f} | {r} |" for n, d, o, r in rows2]
+    lines += header + [f"| {n} {dims[n]} | {d:.1f} | {o:.1f} | {r} |" for n, d, o, r in rows2]
+    lines += ["", "Problems: Square*, then the conv layers' GEMMs (Small/Medium = SmallCNN/"
+              "MediumCNN layer, ResNetS = ResNet-18 stage): *Fwd (Co, positions, Ci·K²) per "
+              "sample, *FwdChunk several samples side by side as the kernels run small maps, "
+              "*Dgrad (Ci·K², positions, Co) with Aᵀ = the weights as stored, *DgradRow one "
+              "kernel row of taps (atomic mode), *Wgrad (Co, Ci·K², positions) with Bᵀ. The "
+              "weights are packed once per step by the conv kernels; here A is packed per call, "
+              "as OpenBLAS does."]
     return "\n".join(lines) + "\n"
+
+
+def problem_dims(bench):
+    """'(M×N×K, Aᵀ)' from a GemmPair case's counters ('' when it has none)."""
+    if "m" not in bench:
+        return ""
+    dims = "×".join(str(int(bench[key])) for key in ("m", "n", "k"))
+    trans = [t for key, t in (("trans_a", "Aᵀ"), ("trans_b", "Bᵀ")) if bench.get(key)]
+    return "(" + ", ".join([dims] + trans) + ")"
 
 
 def median(xs):

@@ -101,6 +101,12 @@ void pair(benchmark::State& state, Shape s) {
     state.counters["detrain_GFLOP/s"] = flop / median(td) / 1e9;
     state.counters["openblas_GFLOP/s"] = flop / median(tb) / 1e9;
     state.counters["ratio"] = median(ratio);
+    // The problem itself, for the report (perf_report.py prints it beside the name).
+    state.counters["m"] = s.m;
+    state.counters["n"] = s.n;
+    state.counters["k"] = s.k;
+    state.counters["trans_a"] = s.ta ? 1.0 : 0.0;
+    state.counters["trans_b"] = s.tb ? 1.0 : 0.0;
     state.SetLabel(std::string("openblas ") + openblas_get_corename());
     omp_set_num_threads(omp_get_num_procs());
 }
