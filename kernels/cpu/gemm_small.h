@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Small products on the AVX-512 path without packing B (internal to kernels/cpu/gemm.cpp): A is
-// read where it lies when its column k holds rows i0, i0+1, ... side by side ("adjacent": A^T
-// stored (K, M), or a packed A micro-panel, stride 16), B (K, N) is read in place, and C is
-// written once. A blocked product spends ~13% of a 144 x 196 x 32 product on packing A, the work
+// read where it lies, "adjacent" when its column k holds rows i0, i0+1, ... side by side (A^T
+// stored (K, M), or a packed A micro-panel, stride 16) or row-major (the first column group then
+// leaves an adjacent copy for the rest), B (K, N) is read in place, and C is written once per K
+// block. A blocked product spends ~13% of a 144 x 196 x 32 product on packing A, the work
 // units and the row table of B; OpenBLAS's small-matrix kernels spend nothing there, and reach
 // our micro-kernel's in-place rate. Measured (in-process, interleaved): the blocked path 0.85x
 // OpenBLAS on that product, an unpacked 8 x 48 tile 0.96-0.99x.
