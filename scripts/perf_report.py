@@ -79,7 +79,7 @@ def gemm_section(build, reps):
         name = b["name"].split("/")[1]
         rows.append((name, b["detrain_GFLOP/s"], b["openblas_GFLOP/s"], f"{b['ratio']:.2f}"))
         dims[name] = problem_dims(b)
-    rounds = 2 * reps + 1
+    rounds = 4 * reps + 3  # the 2-thread ratios spread over 0.6-1.7 per round here
     two = {"detrain": [], "openblas": []}  # per round: {shape: GFLOP/s}
     for r in range(rounds):
         for lib in (("detrain", "openblas") if r % 2 == 0 else ("openblas", "detrain")):
