@@ -125,6 +125,19 @@ __attribute__((target("avx512f"))) void small_group(const ARows& a_rows, const f
                                              copy.step);
 }
 
+/// A group of 8 < nr < 48 columns in masked vectors, as few as cover nr (small_group).
+template <bool kRowMajor = false, class ARows>
+void small_masked_group(const ARows& a_rows, const float* b, int64_t ldb, float* c, int64_t ldc,
+                        int64_t m, int64_t k, int64_t nr, bool load_c, ACopy copy = {}) {
+    if (nr > 32) {
+        small_group<3, true, kRowMajor>(a_rows, b, ldb, c, ldc, m, k, nr, load_c, copy);
+    } else if (nr > 16) {
+        small_group<2, true, kRowMajor>(a_rows, b, ldb, c, ldc, m, k, nr, load_c, copy);
+    } else {
+        small_group<1, true, kRowMajor>(a_rows, b, ldb, c, ldc, m, k, nr, load_c, copy);
+    }
+}
+
 /// One K block (depth kc) of C (m, n) += A (m, kc) B (kc, n) on the small path, in tiles of 8
 /// rows x 48 columns (24 accumulators, 3 B loads and 8 broadcasts per 24 fmas; 6 x 64,
 /// OpenBLAS's tile, measured the same). `a_rows(i0)` gives the adjacent A from row i0 on, for i0
@@ -141,14 +154,8 @@ void small_block(const ARows& a_rows, const float* b, int64_t ldb, float* c, int
     if (tail == 0) return;
     const float* bt = b + n_full;
     float* ct = c + n_full;
-    if (tail > 8) {  // masked vectors
-        if (tail > 32) {
-            small_group<3, true>(a_rows, bt, ldb, ct, ldc, m, k, tail, load_c);
-        } else if (tail > 16) {
-            small_group<2, true>(a_rows, bt, ldb, ct, ldc, m, k, tail, load_c);
-        } else {
-            small_group<1, true>(a_rows, bt, ldb, ct, ldc, m, k, tail, load_c);
-        }
+    if (tail > 8) {
+        small_masked_group(a_rows, bt, ldb, ct, ldc, m, k, tail, load_c);
         return;
     }
     for (int64_t i0 = 0; i0 < m; i0 += 48) {  // blocks of 16 rows, three at a time
@@ -177,13 +184,7 @@ inline void small_block_row_major(const float* a, int64_t lda, float* pk, const 
     const ACopy copy{pk, m};
     auto in_place = [&](int64_t i0) { return AdjacentA{a + i0 * lda, lda}; };
     if (n > 8 && n < kSmallGroupCols) {  // one masked group covers the product
-        if (n > 32) {
-            small_group<3, true, true>(in_place, b, ldb, c, ldc, m, kc, n, load_c, copy);
-        } else if (n > 16) {
-            small_group<2, true, true>(in_place, b, ldb, c, ldc, m, kc, n, load_c, copy);
-        } else {
-            small_group<1, true, true>(in_place, b, ldb, c, ldc, m, kc, n, load_c, copy);
-        }
+        small_masked_group<true>(in_place, b, ldb, c, ldc, m, kc, n, load_c, copy);
         return;
     }
     int64_t done = 0;
