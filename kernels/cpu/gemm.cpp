@@ -163,15 +163,21 @@ void gemm_run(const float* a, const float* apacked, const BOperand& b, float* c,
                 }
                 for (int64_t jr = j_lo; jr < j_hi; jr += kNr) {
                     const int64_t q = jr / kNr, nr = std::min(kNr, nc - jr);
-                    if constexpr (K::kWidePanels > 1) {  // whole in-place panels, side by side
+                    if constexpr (K::kWidePanels > 1) {  // whole panels, side by side
                         constexpr int64_t kWide = K::kWidePanels * kNr;
-                        if (q + K::kWidePanels <= q_packed && jr + kWide <= j_hi) {
-                            const BRowTable in_place{rows, j_base + jc + jr};
+                        auto wide = [&](const auto& bw) {
                             for (int64_t ir = 0; ir < mc; ir += kMr)
-                                K::ukr_wide(kc, ablock + ir * kc, in_place,
+                                K::ukr_wide(kc, ablock + ir * kc, bw,
                                             c + (ic + ir) * ldc + jc + jr, ldc,
                                             std::min(kMr, mc - ir), load_c);
                             jr += kWide - kNr;
+                        };
+                        if (q + K::kWidePanels <= q_packed && jr + kWide <= j_hi) {
+                            wide(BRowTable{rows, j_base + jc + jr});
+                            continue;
+                        }
+                        if (q >= q_packed && jr + kWide <= j_hi) {  // three whole packed panels
+                            wide(BPanels{bpack + q * kc * kNr, kc * kNr});
                             continue;
                         }
                     }

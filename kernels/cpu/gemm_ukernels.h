@@ -18,17 +18,29 @@
 namespace dt::kernels::cpu::gemm_detail {
 
 // ---- B panel rows ----
+// b(k) is row k of the tile's B; a tile several vectors wide reads vector v of it at
+// b(k) + v * b.vstep().
 /// B read in place: row k of the panel at rows[k] + off.
 struct BRowTable {
     const float* const* rows;
     int64_t off;
     const float* operator()(int64_t k) const { return rows[k] + off; }
+    static constexpr int64_t vstep() { return 16; }
 };
 /// A packed panel: row k at base + k * step (a multiply-add, no table load per step).
 struct BPacked {
     const float* base;
     int64_t step;
     const float* operator()(int64_t k) const { return base + k * step; }
+    static constexpr int64_t vstep() { return 16; }
+};
+/// Packed 16-column panels side by side (one vector each): row k of panel v at
+/// base + v * panel + k * 16.
+struct BPanels {
+    const float* base;
+    int64_t panel;
+    const float* operator()(int64_t k) const { return base + k * 16; }
+    int64_t vstep() const { return panel; }
 };
 
 // ---- microkernels ----
@@ -115,11 +127,24 @@ __attribute__((target("avx512f"))) void ukr_avx512(int64_t kc, const float* ap, 
         for (int v = 0; v < NV; ++v)
             acc[i][v] = load_c && i < mr ? _mm512_maskz_loadu_ps(mask[v], c + i * ldc + 16 * v)
                                          : _mm512_setzero_ps();
+    // The next tile (kRows rows down) loads its C too: its lines are fetched meanwhile, one per
+    // step over the first steps (a prefetch never faults, past C's end either). The C block of a
+    // deep product is 512 KB, out of L1 when a K block comes back to it: without the prefetch
+    // 1024 x 1024 x 1024 ran at 93 GFLOP/s against 102 for 1024 x 1024 x 256 (one K block). No
+    // prefetch before a store: it measured slower on the small path.
+    constexpr int kLines = NV + 1;  // a row of 16 NV floats spans up to NV + 1 lines
+    const int64_t kpf = load_c ? std::min<int64_t>(kc, kRows * kLines) : 0;
     for (int64_t k = 0; k < kc; ++k) {
+        if (k < kpf) {
+            const int64_t r = k / kLines, part = k % kLines;
+            _mm_prefetch(reinterpret_cast<const char*>(
+                             c + (kRows + r) * ldc + std::min<int64_t>(16 * part, 16 * NV - 1)),
+                         _MM_HINT_T0);
+        }
         __m512 bv[NV];
         const float* bk = b(k);
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_ps(bk + 16 * v);
+        for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_ps(bk + v * b.vstep());
 #pragma GCC unroll 16
         for (int i = 0; i < kRows; ++i) {
             const __m512 av = _mm512_set1_ps(ap[k * kStride + i]);
@@ -229,11 +254,13 @@ struct KernelAvx2 {
 // fmas instead of 17) measured 0.95x: the loads are not its limit. Narrow last panels (<= 8
 // columns) take ukr_avx512_cols: N = 49 or 10 (SmallCNN c3, a classifier) gains 1.2-1.4x.
 //
-// B read in place (BRowTable: its rows are contiguous across panels) also takes a wide tile:
-// kWidePanels = 3 whole panels side by side, 8 rows (each half of a packed A micro-panel, read
-// with the panel's stride 16): 24 accumulators, 3 B loads and 8 broadcasts per 24 fmas instead
-// of 17 loads per 16. Measured on the small per-sample conv products (B in place, K = 32-288):
-// 1.05-1.10x the 16 x 16 tile's rate. Still one fma per k per element: the same bits.
+// Whole panels also take a wide tile: kWidePanels = 3 panels side by side (read in place,
+// BRowTable, or packed, BPanels), 8 rows (each half of a packed A micro-panel, read with the
+// panel's stride 16): 24 accumulators, 3 B loads and 8 broadcasts per 24 fmas instead of 17
+// loads per 16. Measured on the small per-sample conv products (B in place, K = 32-288):
+// 1.05-1.10x the 16 x 16 tile's rate; with packed B and the C prefetch of ukr_avx512 (AMD Zen 4,
+// 1 thread, interleaved medians): 1024^3 91 -> 97 GFLOP/s, 64 x 1024 x 576 79 -> 86. Still one
+// fma per k per element: the same bits.
 struct KernelAvx512 {
     static constexpr int64_t kMr = 16, kNr = 16;
     static constexpr int64_t kWidePanels = 3;
@@ -248,8 +275,10 @@ struct KernelAvx512 {
         }
     }
     /// The wide tile: rows [0, mr) (mr <= kMr) of micro-panel ap x kWidePanels * kNr columns
-    /// of b, all of which exist; in halves of 8 rows, a short half at 4, 2 or 1 rows.
-    static void ukr_wide(int64_t kc, const float* ap, const BRowTable& b, float* c, int64_t ldc,
+    /// of b (BRowTable or BPanels), all of which exist; in halves of 8 rows, a short half at 4,
+    /// 2 or 1 rows.
+    template <class B>
+    static void ukr_wide(int64_t kc, const float* ap, const B& b, float* c, int64_t ldc,
                          int64_t mr, bool load_c) {
         constexpr int kNv = kWidePanels, kW = kWidePanels * kNr;
         for (int64_t h = 0; h < mr; h += 8) {

@@ -38,7 +38,10 @@ const Shape3 kShapes[] = {{1, 1, 1},    {1, 1, 7},     {2, 3, 5},     {3, 7, 1},
                           {19, 100, 530},
                           // K x N > 2^16: a plain B is packed, not read in place (on the small
                           // path up to 2^17); a second NC block of 6 columns (a narrow last panel)
-                          {20, 300, 260}, {17, 1030, 70}, {9, 70, 1500}};
+                          {20, 300, 260}, {17, 1030, 70}, {9, 70, 1500},
+                          // K x N > 2^17: the blocked path with B packed, three whole panels
+                          // to a wide tile, rows 16 + 16 + 5, a second K block reloading C
+                          {37, 700, 290}};
 
 std::vector<CpuIsa> available_isas() {
     std::vector<CpuIsa> out;
