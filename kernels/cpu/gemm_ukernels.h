@@ -167,12 +167,76 @@ struct AdjacentA {
     int64_t step;
 };
 
+/// In each 128-bit lane l: the 4 x 4 block of x[0..3] (x[j] lane l holds elements 4l .. 4l+3
+/// of vector j) transposed, so that y[q] lane l holds element 4l+q of x[0], x[1], x[2], x[3].
+/// Its own inverse: vectors of 16 rows of columns 0..3 <-> rows 4l+q in lane l of y[q].
+__attribute__((target("avx512f"), always_inline)) inline void transpose_lanes4(const __m512* x,
+                                                                               __m512* y) {
+    // The masked forms with every lane set: the plain ones start from _mm512_undefined_ps,
+    // which g++ 12 reports as maybe uninitialised once some x[j] are constant zeros.
+    constexpr __mmask16 kAll = 0xFFFF;
+    constexpr __mmask8 kAll8 = 0xFF;
+    const __m512d t0 = _mm512_castps_pd(_mm512_mask_unpacklo_ps(x[0], kAll, x[0], x[1]));
+    const __m512d t1 = _mm512_castps_pd(_mm512_mask_unpackhi_ps(x[0], kAll, x[0], x[1]));
+    const __m512d t2 = _mm512_castps_pd(_mm512_mask_unpacklo_ps(x[2], kAll, x[2], x[3]));
+    const __m512d t3 = _mm512_castps_pd(_mm512_mask_unpackhi_ps(x[2], kAll, x[2], x[3]));
+    y[0] = _mm512_castpd_ps(_mm512_mask_unpacklo_pd(t0, kAll8, t0, t2));
+    y[1] = _mm512_castpd_ps(_mm512_mask_unpackhi_pd(t0, kAll8, t0, t2));
+    y[2] = _mm512_castpd_ps(_mm512_mask_unpacklo_pd(t1, kAll8, t1, t3));
+    y[3] = _mm512_castpd_ps(_mm512_mask_unpackhi_pd(t1, kAll8, t1, t3));
+}
+
+/// 16 rows x NC <= 8 columns of C at c (row stride ldc) <-> col[j] = column j's 16 rows. A
+/// row's columns move as one masked vector access to its lane (masked-off lanes are not
+/// touched, so nothing past C's rows is read or written), columns in groups of 4 transposed in
+/// registers: 16 or 32 accesses instead of 16 NC scalar ones and a buffer.
+template <int NC>
+__attribute__((target("avx512f"), always_inline)) inline void store_cols(const __m512* col,
+                                                                         float* c, int64_t ldc) {
+#pragma GCC unroll 2
+    for (int g = 0; g < (NC + 3) / 4; ++g) {
+        __m512 x[4], y[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) x[j] = 4 * g + j < NC ? col[4 * g + j] : _mm512_setzero_ps();
+        transpose_lanes4(x, y);
+        const __mmask16 m = lanes_below(NC - 4 * g);
+#pragma GCC unroll 4
+        for (int l = 0; l < 4; ++l)
+#pragma GCC unroll 4
+            for (int q = 0; q < 4; ++q)  // row 4l + q, columns 4g.. at lane l of y[q]
+                _mm512_mask_storeu_ps(c + (4 * l + q) * ldc + 4 * g - 4 * l,
+                                      static_cast<__mmask16>((m & 0xF) << (4 * l)), y[q]);
+    }
+}
+template <int NC>
+__attribute__((target("avx512f"), always_inline)) inline void load_cols(const float* c,
+                                                                        int64_t ldc, __m512* col) {
+#pragma GCC unroll 2
+    for (int g = 0; g < (NC + 3) / 4; ++g) {
+        __m512 x[4], y[4];
+        const __mmask16 m = lanes_below(NC - 4 * g);
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) {
+            y[q] = _mm512_setzero_ps();
+#pragma GCC unroll 4
+            for (int l = 0; l < 4; ++l)
+                y[q] = _mm512_mask_loadu_ps(y[q], static_cast<__mmask16>((m & 0xF) << (4 * l)),
+                                            c + (4 * l + q) * ldc + 4 * g - 4 * l);
+        }
+        transpose_lanes4(y, x);
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j)
+            if (4 * g + j < NC) col[4 * g + j] = x[j];
+    }
+}
+
 /// A narrow right edge (NC <= 8 columns) on the AVX-512 path, vectorised over rows instead of
 /// its few columns: RB blocks of up to 16 rows, block r's rows [0, mr_r) from a[r] (one masked
 /// load per k), its C rows at c + 16 r ldc; B row k at b(k). NC fmas per k per block instead of
 /// the 16 of a half-width row tile; RB = 3 keeps 3 NC independent fma chains in flight (one
 /// block of NC = 4 waits on the fma latency). Each element is still one fma per k in k order
-/// from the same start, so the bits are ukr_avx512's. C's columns move through a small buffer
+/// from the same start, so the bits are ukr_avx512's. C's columns of a whole block of 16 rows
+/// move through registers (load_cols, store_cols), of a short block through a small buffer
 /// (existing rows only).
 template <int NC, int RB, class B>
 __attribute__((target("avx512f"))) void ukr_avx512_cols(int64_t kc, const AdjacentA* a,
@@ -191,7 +255,11 @@ __attribute__((target("avx512f"))) void ukr_avx512_cols(int64_t kc, const Adjace
     alignas(64) float col[16] = {};
     __m512 acc[RB][NC];
 #pragma GCC unroll 3
-    for (int r = 0; r < RB; ++r)
+    for (int r = 0; r < RB; ++r) {
+        if (load_c && live[r] == 16) {
+            load_cols<NC>(c + 16 * r * ldc, ldc, acc[r]);
+            continue;
+        }
 #pragma GCC unroll 8
         for (int j = 0; j < NC; ++j) {
             if (load_c) {
@@ -201,6 +269,7 @@ __attribute__((target("avx512f"))) void ukr_avx512_cols(int64_t kc, const Adjace
                 acc[r][j] = _mm512_setzero_ps();
             }
         }
+    }
     for (int64_t k = 0; k < kc; ++k) {
         const float* bk = b(k);
 #pragma GCC unroll 3
@@ -212,12 +281,17 @@ __attribute__((target("avx512f"))) void ukr_avx512_cols(int64_t kc, const Adjace
         }
     }
 #pragma GCC unroll 3
-    for (int r = 0; r < RB; ++r)
+    for (int r = 0; r < RB; ++r) {
+        if (live[r] == 16) {
+            store_cols<NC>(acc[r], c + 16 * r * ldc, ldc);
+            continue;
+        }
 #pragma GCC unroll 8
         for (int j = 0; j < NC; ++j) {
             _mm512_store_ps(col, acc[r][j]);
             for (int64_t i = 0; i < live[r]; ++i) c[(16 * r + i) * ldc + j] = col[i];
         }
+    }
 }
 
 /// Rows [0, mr) (mr <= 16 RB) of a right edge of nc <= 8 columns: ukr_avx512_cols<nc, RB>.
