@@ -188,20 +188,20 @@ struct WgradSource {
 };
 
 #if defined(__x86_64__)
-/// Panel rows k .. k+15 whose positions are 16 / len runs of len adjacent floats of the padded
-/// sample (run u from base[u]; len = 16, 8 or 4: one output row of 16 or more, or 2 or 4 rows of
-/// an 8 x 8 or 4 x 4 map): per live column, its tap's runs merged into one register by masked
-/// loads, then a 16 x 16 transpose and 16 stores; about a quarter of the cost of 16 gathers.
-__attribute__((target("avx512f"))) void transpose_rows16(const float* const* base, int64_t len,
-                                                         const int32_t* roff, int64_t nr,
-                                                         int64_t pw, float* dst) {
-    const int64_t runs = 16 / len;
-    __mmask16 lanes_of[16];
-    const float* from[16];  // run u's lanes [u*len, (u+1)*len) load from from[u] + roff + lane
-    for (int64_t u = 0; u < runs; ++u) {
-        lanes_of[u] = static_cast<__mmask16>(((1u << len) - 1) << (u * len));
-        from[u] = base[u] - u * len;
-    }
+/// Runs of adjacent floats that the 16 panel rows k .. k+15 read (rows = positions): run u
+/// covers lanes[u] and its lane l reads from[u] + l (+ the column's tap offset).
+struct Runs16 {
+    static constexpr int kMax = 8;  // more runs than this: one gather per row instead
+    int count = 0;
+    __mmask16 lanes[kMax];
+    const float* from[kMax];
+};
+
+/// Panel rows k .. k+15 from their runs: per live column, its tap's runs merged into one
+/// register by masked loads, then a 16 x 16 transpose and 16 stores; a quarter of the cost of
+/// 16 gathers with one run, still less with several.
+__attribute__((target("avx512f"))) void transpose_rows16(const Runs16& runs, const int32_t* roff,
+                                                         int64_t nr, int64_t pw, float* dst) {
     for (int64_t jb = 0; jb < pw; jb += 16) {
         const int64_t lanes = std::min<int64_t>(16, pw - jb);
         const int64_t live = std::clamp<int64_t>(nr - jb, 0, lanes);
@@ -209,8 +209,8 @@ __attribute__((target("avx512f"))) void transpose_rows16(const float* const* bas
         for (int64_t j = 0; j < 16; ++j) {
             r[j] = _mm512_setzero_ps();
             if (j >= live) continue;
-            for (int64_t u = 0; u < runs; ++u)
-                r[j] = _mm512_mask_loadu_ps(r[j], lanes_of[u], from[u] + roff[jb + j]);
+            for (int u = 0; u < runs.count; ++u)
+                r[j] = _mm512_mask_loadu_ps(r[j], runs.lanes[u], runs.from[u] + roff[jb + j]);
         }
         transpose16x16(r);
         const auto m = static_cast<__mmask16>((1u << lanes) - 1);
@@ -218,30 +218,40 @@ __attribute__((target("avx512f"))) void transpose_rows16(const float* const* bas
     }
 }
 
-/// Length (16, 8 or 4) of the equal runs of adjacent floats that positions q .. q+15 form, or 0.
-/// Offsets rise by at least 1 per position, so a rise of len-1 over len-1 steps means every
-/// step is 1 (stride 1, inside one output row or pad 0).
-inline int64_t run_length16(const int64_t* qoff, int64_t q) {
-    for (int64_t len = 16; len >= 4; len /= 2) {
-        bool ok = true;
-        for (int64_t u = 0; u < 16 && ok; u += len)
-            ok = qoff[q + u + len - 1] - qoff[q + u] == len - 1;
-        if (ok) return len;
+/// The runs of rows k .. k+15 (row k is position q of chunk sample sj): a run ends where the
+/// next position's float is not the next float (an output row's end, a stride, a new sample).
+/// False when there are more than Runs16::kMax.
+inline bool runs16(const WgradSource& s, int64_t sj, int64_t q, Runs16& out) {
+    out.count = 0;
+    const float* prev = nullptr;
+    int start = 0;
+    for (int l = 0; l <= 16; ++l) {
+        const float* at = nullptr;
+        if (l < 16) {
+            at = s.xps[sj] + s.qoff[q];
+            if (++q == s.P) q = 0, ++sj;
+        }
+        if (l > 0 && (l == 16 || at != prev + 1)) {  // run [start, l) ends
+            if (out.count == Runs16::kMax) return false;
+            out.lanes[out.count] = static_cast<__mmask16>(((1u << (l - start)) - 1) << start);
+            out.from[out.count++] = prev - (l - 1);  // lane l - 1 reads prev
+            start = l;
+        }
+        prev = at;
     }
-    return 0;
+    return true;
 }
 
 __attribute__((target("avx512f"))) void gather_rows_avx512(const WgradSource& s, int64_t k0,
                                                            int64_t kc, int64_t j0, int64_t nr,
                                                            int64_t pw, float* dst) {
     int64_t sj = k0 / s.P, q = k0 % s.P;  // row k0 + k is position q of chunk sample sj
+    Runs16 runs;
     for (int64_t k = 0; k < kc;) {
-        if (const int64_t len = k + 16 <= kc && q + 16 <= s.P ? run_length16(s.qoff, q) : 0) {
-            const float* bases[16];
-            for (int64_t u = 0; u < 16 / len; ++u) bases[u] = s.xps[sj] + s.qoff[q + u * len];
-            transpose_rows16(bases, len, s.roff + j0, nr, pw, dst + k * pw);
+        if (k + 16 <= kc && runs16(s, sj, q, runs)) {
+            transpose_rows16(runs, s.roff + j0, nr, pw, dst + k * pw);
             k += 16, q += 16;
-            if (q == s.P) q = 0, ++sj;
+            while (q >= s.P) q -= s.P, ++sj;
             continue;
         }
         const float* base = s.xps[sj] + s.qoff[q];
