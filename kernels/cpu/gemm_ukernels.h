@@ -12,6 +12,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "kernels/cpu/transpose_avx512.h"
 #define DT_GEMM_X86 1
 #endif
 
@@ -167,29 +169,10 @@ struct AdjacentA {
     int64_t step;
 };
 
-/// In each 128-bit lane l: the 4 x 4 block of x[0..3] (x[j] lane l holds elements 4l .. 4l+3
-/// of vector j) transposed, so that y[q] lane l holds element 4l+q of x[0], x[1], x[2], x[3].
-/// Its own inverse: vectors of 16 rows of columns 0..3 <-> rows 4l+q in lane l of y[q].
-__attribute__((target("avx512f"), always_inline)) inline void transpose_lanes4(const __m512* x,
-                                                                               __m512* y) {
-    // The masked forms with every lane set: the plain ones start from _mm512_undefined_ps,
-    // which g++ 12 reports as maybe uninitialised once some x[j] are constant zeros.
-    constexpr __mmask16 kAll = 0xFFFF;
-    constexpr __mmask8 kAll8 = 0xFF;
-    const __m512d t0 = _mm512_castps_pd(_mm512_mask_unpacklo_ps(x[0], kAll, x[0], x[1]));
-    const __m512d t1 = _mm512_castps_pd(_mm512_mask_unpackhi_ps(x[0], kAll, x[0], x[1]));
-    const __m512d t2 = _mm512_castps_pd(_mm512_mask_unpacklo_ps(x[2], kAll, x[2], x[3]));
-    const __m512d t3 = _mm512_castps_pd(_mm512_mask_unpackhi_ps(x[2], kAll, x[2], x[3]));
-    y[0] = _mm512_castpd_ps(_mm512_mask_unpacklo_pd(t0, kAll8, t0, t2));
-    y[1] = _mm512_castpd_ps(_mm512_mask_unpackhi_pd(t0, kAll8, t0, t2));
-    y[2] = _mm512_castpd_ps(_mm512_mask_unpacklo_pd(t1, kAll8, t1, t3));
-    y[3] = _mm512_castpd_ps(_mm512_mask_unpackhi_pd(t1, kAll8, t1, t3));
-}
-
 /// 16 rows x NC <= 8 columns of C at c (row stride ldc) <-> col[j] = column j's 16 rows. A
 /// row's columns move as one masked vector access to its lane (masked-off lanes are not
 /// touched, so nothing past C's rows is read or written), columns in groups of 4 transposed in
-/// registers: 16 or 32 accesses instead of 16 NC scalar ones and a buffer.
+/// registers (transpose_lanes4): 16 or 32 accesses instead of 16 NC scalar ones and a buffer.
 template <int NC>
 __attribute__((target("avx512f"), always_inline)) inline void store_cols(const __m512* col,
                                                                          float* c, int64_t ldc) {
