@@ -247,12 +247,16 @@ __attribute__((target("avx512f"))) void gather_rows_avx512(const WgradSource& s,
                                                            int64_t pw, float* dst) {
     int64_t sj = k0 / s.P, q = k0 % s.P;  // row k0 + k is position q of chunk sample sj
     Runs16 runs;
+    int64_t gather_to = 0;  // rows before it take gathers without another look at their runs
     for (int64_t k = 0; k < kc;) {
-        if (k + 16 <= kc && runs16(s, sj, q, runs)) {
-            transpose_rows16(runs, s.roff + j0, nr, pw, dst + k * pw);
-            k += 16, q += 16;
-            while (q >= s.P) q -= s.P, ++sj;
-            continue;
+        if (k >= gather_to && k + 16 <= kc) {
+            if (runs16(s, sj, q, runs)) {
+                transpose_rows16(runs, s.roff + j0, nr, pw, dst + k * pw);
+                k += 16, q += 16;
+                while (q >= s.P) q -= s.P, ++sj;
+                continue;
+            }
+            gather_to = k + 16;  // scattered positions (a stride): the scan would fail row by row
         }
         const float* base = s.xps[sj] + s.qoff[q];
         for (int64_t jb = 0; jb < pw; jb += 16) {
