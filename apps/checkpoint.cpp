@@ -131,6 +131,7 @@ void save_checkpoint(const TrainConfig& cfg, const Model& model, Optimizer& opti
     io::Metadata meta{{"format", kFormat},
                       {"format_version", kFormatVersion},
                       {"detrain_version", version_string()},
+                      {"recipe", std::to_string(kRecipeVersion)},
                       {"config", to_json(cfg).dump()},
                       {"noise", to_json(cfg.noise).dump()},
                       {"epoch", std::to_string(pos.epoch)},
@@ -165,6 +166,13 @@ Checkpoint read_checkpoint(const std::string& dir) {
                 " is corrupt: its checksum does not match its contents (stored ",
                 r.text("checksum"), ", computed ", want,
                 "); it cannot be resumed (hint: restore it from a backup or start the run anew)");
+    // Checkpoints from before the recipe was recorded are recipe 1 (the first numbered one).
+    const std::string recipe =
+        ck.file.metadata.count("recipe") ? r.text("recipe") : std::string("1");
+    DT_CHECK_IO(recipe == std::to_string(kRecipeVersion), "checkpoint ", ck.path,
+                " was written by a detrain with training recipe ", recipe, ", this one trains "
+                "recipe ", kRecipeVersion, ": the resumed run would give the bits of neither "
+                "(hint: finish the run with the detrain that started it, or start it anew)");
     ck.config = r.json("config");
     ck.noise = r.json("noise");
     TrainPosition& p = ck.position;

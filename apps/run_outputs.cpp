@@ -142,6 +142,7 @@ nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
     using Json = nlohmann::ordered_json;
     Json j;
     j["detrain_version"] = version_string();
+    j["recipe"] = kRecipeVersion;
     j["command_line"] = join_command_line(command_line);
     j["config"] = to_json(cfg);
     auto seed = [](const SourceSetting& s) { return s.is_off() ? Json("off") : Json(s.seed); };
@@ -213,6 +214,7 @@ RunFiles write_run_outputs(const TrainConfig& cfg, const TrainResult& r,
 
     io::Metadata meta{{"format", "pt"},
                       {"detrain_version", version_string()},
+                      {"recipe", std::to_string(kRecipeVersion)},
                       {"model", cfg.model},
                       {"weights_sha256", r.weights_sha256},
                       {"weights_sha256_order", kWeightsHashOrder},

@@ -53,11 +53,13 @@ std::vector<std::string> replay_notes(const TrainConfig& c, const nlohmann::json
     std::vector<std::string> notes;
     notes.push_back(str("replay of ", c.replay, " (recorded weights_sha256 ",
                         c.replay_of_sha256.empty() ? "?" : c.replay_of_sha256, ")"));
-    const std::string version = record.value("detrain_version", std::string("?"));
-    if (version != version_string()) {
-        notes.push_back(str("note: recorded by detrain ", version, ", replayed by ",
-                            version_string(), ": numeric changes between versions may change "
-                            "the weights"));
+    // Records from before the recipe was recorded are recipe 1 (the first numbered one).
+    const int recipe = record.value("recipe", 1);
+    if (recipe != kRecipeVersion) {
+        notes.push_back(str("note: recorded under training recipe ", recipe, ", replayed under "
+                            "recipe ", kRecipeVersion, " (detrain ", version_string(),
+                            "): the recipes compute differently, so the weights will differ "
+                            "from the record"));
     }
     for (ReduceSite s : all_reduce_sites()) {
         if (c.noise.sites[static_cast<std::size_t>(s)].mode == AccumMode::kAtomic) {
