@@ -19,6 +19,7 @@
 #include "apps/version.h"
 #include "datasets/dataset.h"
 #include "engine/core/error.h"
+#include "engine/runtime/isa.h"
 
 namespace {
 
@@ -30,9 +31,6 @@ const char* kDescription =
 
 // Erases a live progress bar that an error interrupts (a terminal only).
 const char* end_of_bar() { return isatty(fileno(stderr)) ? "\r\033[K" : ""; }
-
-bool cpu_supports_avx2() { return __builtin_cpu_supports("avx2"); }
-bool cpu_supports_avx512f() { return __builtin_cpu_supports("avx512f"); }
 
 int run_info() {
 #ifdef DT_WITH_CUDA
@@ -46,8 +44,10 @@ int run_info() {
     std::printf("  cuda backend    %s\n", cuda);
     std::printf("  openmp threads  %d max (%d logical cores; --threads default %d)\n",
                 omp_get_max_threads(), omp_get_num_procs(), dt::default_thread_count());
-    std::printf("  cpu isa         avx2 %s, avx512f %s\n", cpu_supports_avx2() ? "yes" : "no",
-                cpu_supports_avx512f() ? "yes" : "no");
+    std::string have;
+    for (dt::CpuIsa isa : dt::supported_cpu_isas()) have += std::string(" ") + dt::cpu_isa_name(isa);
+    std::printf("  cpu isa         in force %s (--isa, $DT_ISA); this CPU runs:%s\n",
+                dt::cpu_isa_name(dt::cpu_isa()), have.c_str());
     std::printf("  data            default directories (--data-dir overrides):\n");
     for (const std::string& name : dt::dataset_names()) {
         const std::string dir = dt::default_data_dir(name);

@@ -9,7 +9,7 @@
 
 #include "apps/train_config.h"
 #include "engine/core/error.h"
-#include "kernels/gemm.h"
+#include "engine/runtime/isa.h"
 
 namespace dt {
 
@@ -87,7 +87,7 @@ void Progress::start(const TrainConfig& c, const RunInfo& info) {
                  c.imbalance.empty() ? "" : ", imbalance ", c.imbalance.c_str(),
                  c.epochs, static_cast<long long>(info.steps_per_epoch), c.batch_size,
                  c.eval_batch_size, optimizer_text(c).c_str(), schedule_text(c).c_str(),
-                 c.threads, kernels::cpu::cpu_isa_name(kernels::cpu::gemm_isa()), c.out.c_str());
+                 c.threads, cpu_isa_name(cpu_isa()), c.out.c_str());
     std::fprintf(out_, "  noise      (every switch in effect; docs/noise.md)\n");
     for (const std::string& line : describe_noise(c.noise)) {
         std::fprintf(out_, "    %s\n", line.c_str());

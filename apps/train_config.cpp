@@ -14,7 +14,7 @@
 #include "datasets/dataset.h"
 #include "engine/core/error.h"
 #include "engine/core/text.h"
-#include "kernels/gemm.h"
+#include "engine/runtime/isa.h"
 
 namespace dt {
 
@@ -81,7 +81,11 @@ double TrainConfig::imbalance_fraction() const {
 }
 
 const std::vector<std::string>& isa_names() {
-    static const std::vector<std::string> v = {"auto", "scalar", "avx2", "avx512"};
+    static const std::vector<std::string> v = [] {
+        std::vector<std::string> names = {"auto"};
+        for (CpuIsa isa : kernels::kCpuIsas) names.emplace_back(cpu_isa_name(isa));
+        return names;
+    }();
     return v;
 }
 
@@ -252,9 +256,11 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
                    "CPU threads (results do not depend on it, except under atomic accumulation)")
         ->capture_default_str();
     app.add_option("--isa", cfg.isa,
-                   "Instruction set of the GEMM kernels" + choice(isa_names()) +
-                       "; auto = $DT_ISA if set, else the best this CPU has. Results do not "
-                       "depend on it")
+                   "Instruction set of the GEMM and convolution kernels" + choice(isa_names()) +
+                       "; auto = $DT_ISA if set, else the best this CPU has. The Adam update, "
+                       "the non-finite scan, linear's wgrad leaves and the exact row sums pick "
+                       "their vector variant when the program loads instead. Results do not "
+                       "depend on either")
         ->capture_default_str();
     app.add_option("--progress", cfg.progress,
                    "Progress output" + choice(progress_names()) +
@@ -329,18 +335,10 @@ void validate_train_config(const TrainConfig& c) {
         reject("--threads", c.threads, "an integer in [1, 4096]");
     check_member("--progress", c.progress, progress_names());
     check_member("--isa", c.isa, isa_names());
-    if (c.isa != "auto") {
+    if (c.isa != "auto" && !cpu_isa_supported(cpu_isa_from_name(c.isa))) {
         std::vector<std::string> have;
-        bool supported = false;
-        for (kernels::CpuIsa isa : {kernels::CpuIsa::kScalar, kernels::CpuIsa::kAvx2,
-                                         kernels::CpuIsa::kAvx512}) {
-            if (!kernels::cpu::cpu_isa_supported(isa)) continue;
-            have.emplace_back(kernels::cpu::cpu_isa_name(isa));
-            supported = supported || have.back() == c.isa;
-        }
-        if (!supported) {
-            reject("--isa", c.isa, "an instruction set this CPU has: " + join_text(have, "|"));
-        }
+        for (CpuIsa isa : supported_cpu_isas()) have.emplace_back(cpu_isa_name(isa));
+        reject("--isa", c.isa, "an instruction set this CPU has: " + join_text(have, "|"));
     }
 }
 

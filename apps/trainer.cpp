@@ -20,8 +20,8 @@
 #include "engine/ops/softmax_xent.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
+#include "engine/runtime/isa.h"
 #include "engine/runtime/threads.h"
-#include "kernels/gemm.h"
 #include "models/weights_hash.h"
 
 namespace dt {
@@ -301,11 +301,8 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     r.threads = num_threads();
     // --isa auto keeps the process default ($DT_ISA or the best path); validate_train_config has
     // checked that a named path is supported.
-    for (kernels::CpuIsa isa : {kernels::CpuIsa::kScalar, kernels::CpuIsa::kAvx2,
-                                     kernels::CpuIsa::kAvx512}) {
-        if (cfg.isa == kernels::cpu::cpu_isa_name(isa)) kernels::cpu::gemm_set_isa(isa);
-    }
-    r.isa = kernels::cpu::cpu_isa_name(kernels::cpu::gemm_isa());
+    if (cfg.isa != "auto") set_cpu_isa(cpu_isa_from_name(cfg.isa));
+    r.isa = cpu_isa_name(cpu_isa());
     DT_CHECK(noise_config_resolved(cfg.noise),
              "run_training: the noise configuration is not resolved (call finalize_train_config)");
     // The implementation switches of this run, counters at 0; restored when the run ends.

@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "engine/core/error.h"
-#include "engine/core/finite.h"
+#include "engine/ops/non_finite_scan.h"
 
 namespace dt {
 
@@ -83,10 +83,10 @@ void backward_checked(const Tensor& loss, const Model& model, double lr, int e, 
     for (const NamedParam& p : model.params()) {
         if (!p.trainable || !p.tensor.grad().defined()) continue;
         const Tensor g = p.tensor.grad();
-        const int64_t i = first_non_finite(g.f32(), g.numel());
+        const int64_t i = first_non_finite(g);
         if (i >= 0) {
             throw TrainingDiverged(str("non-finite gradient ", step_text(e, b, steps), ": ",
-                                       g.f32()[i], " at element ", i,
+                                       element_at(g, i), " at element ", i,
                                        " of the gradient of parameter ", p.name,
                                        "; try a smaller --lr (now ", lr, ")"));
         }

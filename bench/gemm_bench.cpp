@@ -29,8 +29,8 @@ void run_gemm(benchmark::State& state, CpuIsa isa, GemmParams p, int threads) {
         state.SkipWithError("ISA not supported on this machine");
         return;
     }
-    const CpuIsa saved = cpu::gemm_isa();
-    cpu::gemm_set_isa(isa);
+    const CpuIsa saved = cpu::cpu_isa();
+    cpu::cpu_isa_set(isa);
     omp_set_num_threads(threads);
     std::vector<float> a(static_cast<std::size_t>(p.m * p.k), 0.5f);
     std::vector<float> b(static_cast<std::size_t>(p.k * p.n), 0.25f);
@@ -42,7 +42,7 @@ void run_gemm(benchmark::State& state, CpuIsa isa, GemmParams p, int threads) {
     state.counters["FLOP/s"] = benchmark::Counter(2.0 * p.m * p.n * p.k,
                                                    benchmark::Counter::kIsIterationInvariantRate);
     state.SetLabel(cpu::cpu_isa_name(isa));
-    cpu::gemm_set_isa(saved);
+    cpu::cpu_isa_set(saved);
     omp_set_num_threads(omp_get_num_procs());
 }
 

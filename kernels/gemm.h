@@ -12,10 +12,9 @@
 #pragma once
 #include <cstdint>
 
-namespace dt::kernels {
+#include "kernels/cpu_isa.h"
 
-/// Instruction-set paths of the CPU kernels (all give the same bits).
-enum class CpuIsa : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+namespace dt::kernels {
 
 struct GemmParams {
     int64_t m = 0, n = 0, k = 0;
@@ -82,16 +81,6 @@ int64_t gemm_tile_rows(CpuIsa isa);
 int64_t gemm_packed_a_size(CpuIsa isa, const GemmParams& p);
 /// Packs A (p.m, p.k, p.lda, p.trans_a) for path `isa` into buffer (gemm_packed_a_size floats).
 GemmPackedA gemm_pack_a(CpuIsa isa, const float* a, float* buffer, const GemmParams& p);
-
-/// "scalar", "avx2", "avx512".
-const char* cpu_isa_name(CpuIsa isa);
-/// True when this machine can run `isa`.
-bool cpu_isa_supported(CpuIsa isa);
-/// Path used by gemm (and every kernel built on it). Default: the best supported one, or the one
-/// named by the environment variable DT_ISA=scalar|avx2|avx512 when supported.
-CpuIsa gemm_isa();
-/// Forces a path (for tests and benchmarks); returns false and changes nothing if unsupported.
-bool gemm_set_isa(CpuIsa isa);
 }  // namespace cpu
 
 }  // namespace dt::kernels

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Structural checks (STYLE.md 3.3, 3.12): file-size caps and the one-stem-per-op rule.
+# Structural checks (STYLE.md 3.3, 3.12): file-size caps, the one-stem-per-op rule and the floors.
 #   - no source file over 800 lines (hard cap; aim for 400);
 #   - every kernels/cpu/X.cpp (or X_part.cpp) has kernels/X.h, kernels/ref/X_ref.h and a test
-#     tests/kernels/cpu/X*_test.cpp.
+#     tests/kernels/cpu/X*_test.cpp (kernel_table.cpp and cpu_isa.cpp are no kernels);
+#   - engine code reaches kernels only through the device tables (no kernels::cpu:: outside
+#     engine/core/backend.cpp, which registers the CPU table, and engine/runtime, which sets the
+#     CPU's instruction set), apps include no kernels/ header,
+#     and kernels/cpu/target_clones.h is private to kernels/cpu.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -12,11 +16,23 @@ while IFS= read -r f; do
 done < <(git ls-files '*.h' '*.cpp' '*.cu' '*.cuh' 2>/dev/null || find . -name '*.h' -o -name '*.cpp')
 for src in kernels/cpu/*.cpp; do
   stem=$(basename "$src" .cpp)
+  [[ $stem == kernel_table || $stem == cpu_isa ]] && continue  # the CPU's table and ISA: no kernels
   # A kernel split over several files keeps its stem as prefix: conv2d_wgrad_modes.cpp -> conv2d.
   while [[ ! -f kernels/$stem.h && $stem == *_* ]]; do stem=${stem%_*}; done
   [[ -f kernels/$stem.h ]] || { echo "lint: $src has no contract kernels/$stem.h"; fail=1; }
   [[ -f kernels/ref/${stem}_ref.h ]] || { echo "lint: $src has no reference kernels/ref/${stem}_ref.h"; fail=1; }
   ls tests/kernels/cpu/"${stem}"*_test.cpp >/dev/null 2>&1 || { echo "lint: $src has no test tests/kernels/cpu/${stem}_test.cpp"; fail=1; }
 done
+floor() {  # floor <message> <grep output>: fails when grep found something
+  if [[ -n "$2" ]]; then echo "lint: $1:"; echo "$2" | sed 's/^/  /'; fail=1; fi
+}
+floor "engine calls a kernel namespace directly (use device_kernels(device), engine/core/backend.h)" \
+  "$(grep -rn 'kernels::cpu::\|kernels::cuda::' engine --include='*.cpp' --include='*.h' |
+     grep -v '^engine/core/backend\.\(cpp\|h\):\|^engine/runtime/' || true)"
+floor "apps include a kernels/ header (use engine/)" \
+  "$(grep -rn '#include "kernels/' apps || true)"
+floor "kernels/cpu/target_clones.h is private to kernels/cpu" \
+  "$(grep -rln 'target_clones\.h' --include='*.cpp' --include='*.h' . | grep -v '^\./kernels/cpu/' |
+     grep -v '^\./build' || true)"
 ((fail == 0)) && echo "lint: ok"
 exit $fail

@@ -64,7 +64,7 @@ void run(benchmark::State& state, Shape s, bool vendor, int threads) {
                                                    benchmark::Counter::kIsIterationInvariantRate);
     state.SetLabel(vendor ? std::string("openblas ") + openblas_get_corename()
                           : std::string("detrain ") +
-                                dt::kernels::cpu::cpu_isa_name(dt::kernels::cpu::gemm_isa()));
+                                dt::kernels::cpu::cpu_isa_name(dt::kernels::cpu::cpu_isa()));
     omp_set_num_threads(omp_get_num_procs());
 }
 

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "engine/core/finite.h"
-#include "kernels/add.h"
+#include "engine/core/backend.h"
+#include "engine/ops/non_finite_scan.h"
 
 namespace dt::autograd {
 
@@ -19,20 +19,14 @@ thread_local Tape t_tape;
 thread_local bool t_grad_enabled = true;
 thread_local bool t_check_finite = false;
 
-// Index of the first NaN/Inf of a float32 tensor, or -1.
-int64_t first_non_finite(const Tensor& g) {
-    if (g.dtype() != DType::kF32) return -1;
-    return dt::first_non_finite(g.f32(), g.numel());
-}
-
 // Throws NonFiniteGradient when the check is on and `g` (the gradient for input `i` of `node`,
 // or their sum when `summed`) holds a NaN/Inf.
 void check_gradient(const Tensor& g, const Node& node, std::size_t i, const Tensor& in,
                     bool summed) {
     if (!t_check_finite) return;
-    const int64_t bad = first_non_finite(g);
+    const int64_t bad = g.dtype() == DType::kF32 ? first_non_finite(g) : -1;
     if (bad < 0) return;
-    const float v = g.f32()[bad];
+    const float v = element_at(g, bad);
     const std::string what =
         summed ? str("adding the gradient from the backward of ", node.name,
                      " to earlier contributions gave ")
@@ -85,12 +79,10 @@ void record(Tensor& out, const std::string& name, std::vector<Tensor> inputs, Ba
 }
 
 Tensor accumulate(const Tensor& acc, const Tensor& g) {
-    Tensor out = Tensor::empty(acc.shape());
-    const float* a = acc.f32();
-    const float* b = g.f32();
-    // ORDER: one add per element, acc on the left; no reduction happens here (the add kernel,
-    // split over threads on large tensors: residual branches meet here on every block).
-    kernels::cpu::add_forward(a, b, out.f32(), acc.numel());
+    Tensor out = Tensor::empty(acc.shape(), DType::kF32, acc.device());
+    // ORDER: one add per element, acc on the left; no reduction happens here (the add kernel of
+    // the device's table: residual branches meet here on every block).
+    device_kernels(acc.device()).add_forward(acc.f32(), g.f32(), out.f32(), acc.numel());
     return out;
 }
 
@@ -99,7 +91,7 @@ void backward(const Tensor& loss) {
     DT_CHECK(loss.requires_grad(), "backward(): the loss does not depend on any tensor that "
              "requires a gradient (hint: set_requires_grad(true) on the parameters, and do not "
              "compute the loss under a NoGradGuard)");
-    Tensor seed = Tensor::full(loss.shape(), 1.0f);
+    Tensor seed = Tensor::full(loss.shape(), 1.0f, loss.device());
     if (loss.is_leaf()) {
         add_into(loss.impl().grad, seed, loss, "backward");
         return;

@@ -4,21 +4,17 @@
 #include <cstdlib>
 
 #include "engine/autograd/tape.h"
-#include "engine/core/host_pool.h"
+#include "engine/core/backend.h"
 
 namespace dt {
 
 Storage::Storage(std::size_t n, Device dev) : bytes(n), device(dev) {
-    if (dev == Device::kCuda) {
-        throw DeviceError(
-            "tensor on device cuda: detrain has no CUDA tensor storage yet (this build runs on "
-            "the CPU only; hint: use the cpu device)");
-    }
-    data = host_pool::allocate(n);  // reuses a block of a freed tensor of the same size
-    if (data == nullptr) throw Error(str("out of memory allocating ", n, " bytes"));
+    data = device_memory(dev).allocate(n);  // the host pool reuses blocks of freed tensors
+    if (data == nullptr)
+        throw Error(str("out of memory allocating ", n, " bytes on device ", device_name(dev)));
 }
 
-Storage::~Storage() { host_pool::release(data, bytes); }
+Storage::~Storage() { device_memory(device).release(data, bytes); }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
     for (int64_t d : shape) {
@@ -34,12 +30,12 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
     Tensor t = empty(shape, dtype, device);
-    std::memset(t.impl().storage->data, 0, t.nbytes());
+    device_memory(device).zero(t.impl().storage->data, t.nbytes());
     return t;
 }
 
-Tensor Tensor::full(const Shape& shape, float value) {
-    Tensor t = empty(shape);
+Tensor Tensor::full(const Shape& shape, float value, Device device) {
+    Tensor t = empty(shape, DType::kF32, device);
     t.fill(value);
     return t;
 }
@@ -72,19 +68,27 @@ std::string Tensor::str() const {
     return dt::str(dtype_name(dtype()), shape_str(shape()), " ", device_name(device()));
 }
 
-std::vector<float> Tensor::to_vector() const {
-    const float* p = f32();
-    return std::vector<float>(p, p + numel());
-}
-
 float Tensor::item() const {
     DT_CHECK_SHAPE(numel() == 1, "item() needs a one-element tensor, got ", str());
-    return f32()[0];
+    return values<float>()[0];
+}
+
+void Tensor::copy_to_host(void* dst) const {
+    if (nbytes() == 0) return;  // no pointer to pass (a std::vector's data() may be null)
+    device_memory(device()).to_host(dst, impl().storage->data, nbytes());
 }
 
 Tensor Tensor::clone() const {
     Tensor t = empty(shape(), dtype(), device());
-    std::memcpy(t.impl().storage->data, impl().storage->data, nbytes());
+    if (nbytes() > 0)
+        device_memory(device()).copy(t.impl().storage->data, impl().storage->data, nbytes());
+    return t;
+}
+
+Tensor Tensor::to(Device target) const {
+    if (device() == target) return *this;
+    Tensor t = empty(shape(), dtype(), target);
+    t.copy_from(*this);
     return t;
 }
 
@@ -101,12 +105,32 @@ Tensor Tensor::view(const Shape& new_shape) const {
 void Tensor::copy_from(const Tensor& src) {
     DT_CHECK_SHAPE(src.shape() == shape() && src.dtype() == dtype(), "copy_from: source ",
                    src.str(), " does not match destination ", str());
-    std::memcpy(impl().storage->data, src.impl().storage->data, nbytes());
+    void* dst = impl().storage->data;
+    const void* from = src.impl().storage->data;
+    if (nbytes() == 0) return;
+    if (src.device() == device()) {
+        device_memory(device()).copy(dst, from, nbytes());
+    } else if (device() == Device::kCpu) {
+        src.copy_to_host(dst);
+    } else if (src.device() == Device::kCpu) {
+        device_memory(device()).from_host(dst, from, nbytes());
+    } else {  // between two devices: through the host
+        std::vector<std::byte> host(nbytes());
+        src.copy_to_host(host.data());
+        device_memory(device()).from_host(dst, host.data(), nbytes());
+    }
 }
 
 void Tensor::fill(float value) {
-    float* p = f32();
-    for (int64_t i = 0, n = numel(); i < n; ++i) p[i] = value;
+    check_dtype(DType::kF32);
+    if (device() == Device::kCpu) {
+        float* p = f32();
+        for (int64_t i = 0, n = numel(); i < n; ++i) p[i] = value;
+        return;
+    }
+    if (numel() == 0) return;
+    const std::vector<float> host(static_cast<std::size_t>(numel()), value);
+    device_memory(device()).from_host(impl().storage->data, host.data(), nbytes());
 }
 
 Tensor& Tensor::set_requires_grad(bool on) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // dt::Tensor: a shared handle to a contiguous, row-major, 64-byte aligned buffer with a shape, an
-// element type and a device tag. Copies of a Tensor share the buffer (like std::shared_ptr);
-// clone() copies the data. Autograd state (requires_grad, the accumulated .grad() of a leaf, the
+// element type and a device. Copies of a Tensor share the buffer (like std::shared_ptr);
+// clone() copies the data. Memory comes from the device's DeviceMemory (engine/core/backend.h);
+// data<T>() is the device's own pointer (for kernels), to_vector()/values<T>()/item() copy to the
+// host. Autograd state (requires_grad, the accumulated .grad() of a leaf, the
 // producing tape node of a non-leaf) lives in the shared TensorImpl; see engine/autograd/tape.h.
 #pragma once
 #include <cstdint>
@@ -18,7 +20,7 @@ namespace dt {
 
 namespace autograd { struct Node; }
 
-/// An owned, aligned byte buffer on one device.
+/// An owned, aligned byte buffer on one device (allocated through device_memory(device)).
 struct Storage {
     Storage(std::size_t bytes, Device device);
     ~Storage();
@@ -47,8 +49,8 @@ class Tensor {
     /// Uninitialised contents.
     static Tensor empty(const Shape& shape, DType dtype = DType::kF32, Device device = Device::kCpu);
     static Tensor zeros(const Shape& shape, DType dtype = DType::kF32, Device device = Device::kCpu);
-    static Tensor full(const Shape& shape, float value);
-    /// Copies `values` (size must equal the shape's element count).
+    static Tensor full(const Shape& shape, float value, Device device = Device::kCpu);
+    /// Copies `values` to a CPU tensor (size must equal the shape's element count).
     static Tensor from_vector(const Shape& shape, const std::vector<float>& values);
     static Tensor from_vector_i64(const Shape& shape, const std::vector<int64_t>& values);
 
@@ -63,7 +65,7 @@ class Tensor {
     std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype()); }
     std::string str() const;  // "float32[2, 3] cpu" for messages
 
-    // ---- data access (CPU; checked dtype) ----
+    // ---- data access (the device's pointer; checked dtype) ----
     template <typename T> T* data() {
         check_dtype(DTypeOf<T>::value);
         return static_cast<T*>(impl().storage->data);
@@ -74,16 +76,24 @@ class Tensor {
     }
     float* f32() { return data<float>(); }
     const float* f32() const { return data<float>(); }
-    std::vector<float> to_vector() const;  // float32 only
-    float item() const;                    // one-element float32 tensor
+    /// The elements, copied to the host (any device; checked dtype).
+    template <typename T> std::vector<T> values() const {
+        check_dtype(DTypeOf<T>::value);
+        std::vector<T> out(static_cast<std::size_t>(numel()));
+        copy_to_host(out.data());
+        return out;
+    }
+    std::vector<float> to_vector() const { return values<float>(); }
+    float item() const;  // one-element float32 tensor, copied to the host
 
     // ---- copies and views ----
-    Tensor clone() const;  // deep copy of data; no autograd history
+    Tensor clone() const;  // deep copy of data on the same device; no autograd history
+    Tensor to(Device device) const;  // a copy on `device` (this tensor itself when already there)
     /// Same buffer, new shape (element counts must match). No autograd history: for ops and
     /// kernels. Differentiable reshaping is dt::flatten / dt::reshape in engine/ops.
     Tensor view(const Shape& shape) const;
-    void copy_from(const Tensor& src);  // same shape and dtype
-    void fill(float value);
+    void copy_from(const Tensor& src);  // same shape and dtype, any devices
+    void fill(float value);             // float32
 
     // ---- autograd ----
     bool requires_grad() const { return impl().requires_grad; }
@@ -106,6 +116,7 @@ class Tensor {
 
  private:
     void check_dtype(DType want) const;
+    void copy_to_host(void* dst) const;  // nbytes() bytes
     std::shared_ptr<TensorImpl> impl_;
 };
 

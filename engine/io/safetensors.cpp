@@ -28,7 +28,7 @@ using Json = nlohmann::ordered_json;
 constexpr uint64_t kMaxHeader = 100'000'000;  // the reference implementation's limit
 
 const char* st_dtype(DType t) {
-    return t == DType::kF32 ? "F32" : t == DType::kI32 ? "I32" : "I64";
+    return t == DType::kF32 ? "F32" : t == DType::kI32 ? "I32" : t == DType::kI64 ? "I64" : "U8";
 }
 
 // ---- writer ----
@@ -95,6 +95,7 @@ bool parse_dtype(const std::string& s, DType& out) {
     if (s == "F32") out = DType::kF32;
     else if (s == "I32") out = DType::kI32;
     else if (s == "I64") out = DType::kI64;
+    else if (s == "U8") out = DType::kU8;
     else return false;
     return true;
 }
@@ -127,7 +128,7 @@ Entry parse_entry(const std::string& name, const Json& v, const std::string& wha
     Entry e{name, DType::kF32, {}, 0, 0};
     const Json& dt = v["dtype"];
     if (!dt.is_string() || !parse_dtype(dt.get<std::string>(), e.dtype)) {
-        bad(what, str(where, ": unsupported dtype ", dt.dump(), " (supported: F32, I32, I64)"));
+        bad(what, str(where, ": unsupported dtype ", dt.dump(), " (supported: F32, I32, I64, U8)"));
     }
     const Json& sh = v["shape"];
     if (!sh.is_array()) bad(what, str(where, ": shape must be an array, got ", sh.dump()));

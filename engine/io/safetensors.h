@@ -2,9 +2,9 @@
 // The safetensors file format (https://github.com/huggingface/safetensors), as detrain writes and
 // reads it for model weights and checkpoints:
 //   [8 bytes]  N, little-endian uint64: length of the JSON header
-//   [N bytes]  JSON object {"__metadata__": {str: str}, "<name>": {"dtype": "F32"|"I32"|"I64",
-//              "shape": [d0, ...], "data_offsets": [begin, end]}, ...}, padded with spaces so that
-//              8 + N is a multiple of 8
+//   [N bytes]  JSON object {"__metadata__": {str: str}, "<name>": {"dtype": "F32"|"I32"|"I64"|
+//              "U8", "shape": [d0, ...], "data_offsets": [begin, end]}, ...}, padded with
+//              spaces so that 8 + N is a multiple of 8
 //   [rest]     raw little-endian tensor data; offsets are relative to the start of this section.
 // The writer stores tensors back to back in the order given (header keys in the same order,
 // "__metadata__" first and only when non-empty). The reader accepts any key order, requires the
@@ -30,8 +30,8 @@ struct SafetensorsFile {
     const Tensor* find(const std::string& name) const;
 };
 
-/// Writes `tensors` (CPU, float32/int32/int64, unique non-empty names other than "__metadata__")
-/// and `metadata` to `path` atomically: the bytes go to "<path>.tmp", which is flushed, fsync'ed
+/// Writes `tensors` (CPU, float32/int32/int64/uint8, unique non-empty names other than
+/// "__metadata__") and `metadata` to `path` atomically: the bytes go to "<path>.tmp", which is flushed, fsync'ed
 /// and renamed over `path`. Throws dt::IoError naming the path and the errno text on any I/O
 /// failure (the temporary file is removed), dt::ValueError for invalid names or tensors.
 void save_safetensors(const std::string& path, const NamedTensors& tensors,

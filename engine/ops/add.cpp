@@ -5,7 +5,6 @@
 
 #include "engine/autograd/tape.h"
 #include "engine/ops/dispatch.h"
-#include "kernels/add.h"
 
 namespace dt {
 
@@ -14,11 +13,10 @@ Tensor add(const Tensor& a, const Tensor& b) {
     ops_detail::check_f32(b, "add", "b");
     DT_CHECK_SHAPE(a.shape() == b.shape(), "add: shapes differ: a is ", a.str(), ", b is ", b.str(),
                    " (hint: add does not broadcast)");
-    Tensor y = Tensor::empty(a.shape());
-    switch (a.device()) {
-        case Device::kCpu: kernels::cpu::add_forward(a.f32(), b.f32(), y.f32(), a.numel()); break;
-        case Device::kCuda: ops_detail::no_cuda("add");
-    }
+    DT_CHECK_T(DeviceError, a.device() == b.device(), "add: a and b must be on one device, got a ",
+               a.str(), ", b ", b.str());
+    Tensor y = ops_detail::empty_like_device(a.shape(), a);
+    device_kernels(a.device()).add_forward(a.f32(), b.f32(), y.f32(), a.numel());
     if (autograd::needs_grad({a, b})) {
         autograd::record(y, "add", {a, b},
                          [](const Tensor& dy) { return std::vector<Tensor>{dy, dy}; });

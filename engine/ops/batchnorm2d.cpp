@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// dt::batchnorm2d: validation, running-statistics update, dispatch to kernels/batchnorm2d.h and
-// the autograd record. Saved for backward: x, gamma, the per-channel mean and invstd used in the
-// forward (batch or running statistics); backward recomputes xhat from them bit for bit.
+// dt::batchnorm2d: validation, running-statistics update, the autograd record and the kernels of
+// kernels/batchnorm2d.h through the device's kernel table. Saved for backward: x, gamma, the
+// per-channel mean and invstd used in the forward (batch or running statistics); backward
+// recomputes xhat from them bit for bit.
 #include "engine/ops/batchnorm2d.h"
 
 #include <cmath>
@@ -9,16 +10,18 @@
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/dispatch.h"
-#include "kernels/batchnorm2d.h"
 
 namespace dt {
 
 namespace {
 
-void check_channel_vector(const Tensor& t, const char* what, int64_t C) {
+void check_channel_vector(const Tensor& t, const char* what, const Tensor& x) {
+    const int64_t C = x.dim(1);
     ops_detail::check_f32(t, "batchnorm2d", what, 1);
     DT_CHECK_SHAPE(t.dim(0) == C, "batchnorm2d: ", what, " has ", t.dim(0), " entries but x has ",
                    C, " channels (hint: ", what, " must have shape [", C, "])");
+    DT_CHECK_T(DeviceError, t.device() == x.device(), "batchnorm2d: ", what, " ", t.str(),
+               " is not on x's device (x is ", x.str(), ")");
 }
 
 }  // namespace
@@ -27,10 +30,10 @@ Tensor batchnorm2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                    Tensor& running_mean, Tensor& running_var, const BatchNormOptions& opt) {
     ops_detail::check_f32(x, "batchnorm2d", "input", 4);
     const int64_t N = x.dim(0), C = x.dim(1), HW = x.dim(2) * x.dim(3);
-    check_channel_vector(gamma, "gamma", C);
-    check_channel_vector(beta, "beta", C);
-    check_channel_vector(running_mean, "running_mean", C);
-    check_channel_vector(running_var, "running_var", C);
+    check_channel_vector(gamma, "gamma", x);
+    check_channel_vector(beta, "beta", x);
+    check_channel_vector(running_mean, "running_mean", x);
+    check_channel_vector(running_var, "running_var", x);
     DT_CHECK_VALUE(std::isfinite(opt.eps) && opt.eps >= 0.0f, "batchnorm2d: eps must be a finite "
                    "value >= 0, got ", opt.eps);
     DT_CHECK_VALUE(opt.momentum >= 0.0f && opt.momentum <= 1.0f, "batchnorm2d: momentum must be "
@@ -41,38 +44,33 @@ Tensor batchnorm2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
 
     kernels::BatchNorm2dParams p;
     p.N = N, p.C = C, p.HW = HW, p.eps = opt.eps;
-    Tensor y = Tensor::empty(x.shape());
-    Tensor mean = Tensor::empty({C});
-    Tensor invstd = Tensor::empty({C});
-    switch (x.device()) {
-        case Device::kCpu:
-            if (opt.training) {
-                p.accum = accum_spec_for_call(ReduceSite::kBnStats);  // one spec (key) per call
-                Tensor var = Tensor::empty({C});
-                kernels::cpu::batchnorm2d_stats(x.f32(), mean.f32(), var.f32(), invstd.f32(), p);
-                kernels::cpu::batchnorm2d_update_running(running_mean.f32(), running_var.f32(),
-                                                         mean.f32(), var.f32(), opt.momentum, p);
-            } else {
-                mean.copy_from(running_mean);  // a copy: later updates must not change backward
-                kernels::cpu::batchnorm2d_invstd(running_var.f32(), invstd.f32(), p);
-            }
-            kernels::cpu::batchnorm2d_apply(x.f32(), mean.f32(), invstd.f32(), gamma.f32(),
-                                            beta.f32(), y.f32(), p);
-            break;
-        case Device::kCuda: ops_detail::no_cuda("batchnorm2d");
+    const kernels::KernelTable& k = device_kernels(x.device());
+    Tensor y = ops_detail::empty_like_device(x.shape(), x);
+    Tensor mean = ops_detail::empty_like_device({C}, x);
+    Tensor invstd = ops_detail::empty_like_device({C}, x);
+    if (opt.training) {
+        p.accum = accum_spec_for_call(ReduceSite::kBnStats);  // one spec (key) per call
+        Tensor var = ops_detail::empty_like_device({C}, x);
+        k.batchnorm2d_stats(x.f32(), mean.f32(), var.f32(), invstd.f32(), p);
+        k.batchnorm2d_update_running(running_mean.f32(), running_var.f32(), mean.f32(), var.f32(),
+                                     opt.momentum, p);
+    } else {
+        mean.copy_from(running_mean);  // a copy: later updates must not change backward
+        k.batchnorm2d_invstd(running_var.f32(), invstd.f32(), p);
     }
+    k.batchnorm2d_apply(x.f32(), mean.f32(), invstd.f32(), gamma.f32(), beta.f32(), y.f32(), p);
     if (autograd::needs_grad({x, gamma, beta})) {
         const bool training = opt.training;
         autograd::record(y, "batchnorm2d", {x, gamma, beta},
                          [x, gamma, mean, invstd, training, p](const Tensor& dy) {
             kernels::BatchNorm2dParams q = p;
             q.accum = accum_spec_for_call(ReduceSite::kBnBackward);
-            Tensor dx = Tensor::empty(x.shape());
-            Tensor dgamma = Tensor::empty({q.C});
-            Tensor dbeta = Tensor::empty({q.C});
-            kernels::cpu::batchnorm2d_backward(dy.f32(), x.f32(), mean.f32(), invstd.f32(),
-                                               gamma.f32(), dx.f32(), dgamma.f32(), dbeta.f32(),
-                                               training, q);
+            Tensor dx = ops_detail::empty_like_device(x.shape(), x);
+            Tensor dgamma = ops_detail::empty_like_device({q.C}, x);
+            Tensor dbeta = ops_detail::empty_like_device({q.C}, x);
+            device_kernels(x.device())
+                .batchnorm2d_backward(dy.f32(), x.f32(), mean.f32(), invstd.f32(), gamma.f32(),
+                                      dx.f32(), dgamma.f32(), dbeta.f32(), training, q);
             return std::vector<Tensor>{dx, dgamma, dbeta};
         });
     }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-// dt::bias_add: validation, dispatch to kernels/bias_add.h and the autograd record. Backward:
+// dt::bias_add: validation, the autograd record and the kernels of kernels/bias_add.h through the
+// device's kernel table. Backward:
 // dx = dy (copied, no arithmetic), db via the bias.grad site.
 #include "engine/ops/bias_add.h"
 
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/dispatch.h"
-#include "kernels/bias_add.h"
 
 namespace dt {
 
@@ -22,11 +22,8 @@ Tensor bias_add(const Tensor& x, const Tensor& b) {
                "bias_add: x and b must be on one device, got x ", x.str(), ", b ", b.str());
     const int64_t n = x.dim(0), c = x.dim(1);
     const kernels::BiasAddParams p{.n = n, .c = c, .p = n * c == 0 ? 0 : x.numel() / (n * c)};
-    Tensor y = Tensor::empty(x.shape());
-    switch (x.device()) {
-        case Device::kCpu: kernels::cpu::bias_add_forward(x.f32(), b.f32(), y.f32(), p); break;
-        case Device::kCuda: ops_detail::no_cuda("bias_add");
-    }
+    Tensor y = ops_detail::empty_like_device(x.shape(), x);
+    device_kernels(x.device()).bias_add_forward(x.f32(), b.f32(), y.f32(), p);
     if (autograd::needs_grad({x, b})) {
         autograd::record(y, "bias_add", {x, b}, [x, b, p](const Tensor& dy) {
             Tensor dx, db;
@@ -35,8 +32,8 @@ Tensor bias_add(const Tensor& x, const Tensor& b) {
             if (b.requires_grad()) {
                 kernels::BiasAddParams q = p;
                 q.accum = accum_spec_for_call(ReduceSite::kBiasGrad);
-                db = Tensor::empty(b.shape());
-                kernels::cpu::bias_add_backward(dy.f32(), db.f32(), q);
+                db = ops_detail::empty_like_device(b.shape(), x);
+                device_kernels(x.device()).bias_add_backward(dy.f32(), db.f32(), q);
             }
             return std::vector<Tensor>{dx, db};
         });

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT
-// dt::conv2d: validation, dispatch to kernels/conv2d.h and the autograd record. Saved for
-// backward: x and w (and whether b exists). Backward computes only the gradients whose inputs
-// require one: dx (site conv.dgrad), dw (conv.wgrad), db (bias.grad, kernels/bias_add.h).
+// dt::conv2d: validation, the autograd record and the kernels of kernels/conv2d.h through the
+// device's kernel table. Saved for backward: x and w (and whether b exists). Backward computes only
+// the gradients whose inputs require one: dx (site conv.dgrad), dw (conv.wgrad), db (bias.grad,
+// kernels/bias_add.h).
 #include "engine/ops/conv2d.h"
 
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/dispatch.h"
-#include "kernels/bias_add.h"
-#include "kernels/conv2d.h"
 
 namespace dt {
 
@@ -44,34 +43,30 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, Conv2dOptions o
     const kernels::Conv2dParams p = conv2d_params(x, w, opt);
     ops_detail::check_bias(b, w, p.co, "conv2d", "output channels");
     ops_detail::check_same_device(x, w, b, "conv2d");
-    Tensor y = Tensor::empty({p.n, p.co, p.ho, p.wo});
-    switch (x.device()) {
-        case Device::kCpu:
-            kernels::cpu::conv2d_forward(x.f32(), w.f32(), b.defined() ? b.f32() : nullptr,
-                                         y.f32(), p);
-            break;
-        case Device::kCuda: ops_detail::no_cuda("conv2d");
-    }
+    Tensor y = ops_detail::empty_like_device({p.n, p.co, p.ho, p.wo}, x);
+    device_kernels(x.device())
+        .conv2d_forward(x.f32(), w.f32(), b.defined() ? b.f32() : nullptr, y.f32(), p);
     if (autograd::needs_grad({x, w, b})) {
         autograd::record(y, "conv2d", {x, w, b}, [x, w, b, p](const Tensor& dy) {
+            const kernels::KernelTable& k = device_kernels(x.device());
             Tensor dx, dw, db;
             if (x.requires_grad()) {
                 kernels::Conv2dParams q = p;
                 q.accum = accum_spec_for_call(ReduceSite::kConvDgrad);
-                dx = Tensor::empty(x.shape());
-                kernels::cpu::conv2d_backward_data(dy.f32(), w.f32(), dx.f32(), q);
+                dx = ops_detail::empty_like_device(x.shape(), x);
+                k.conv2d_backward_data(dy.f32(), w.f32(), dx.f32(), q);
             }
             if (w.requires_grad()) {
                 kernels::Conv2dParams q = p;
                 q.accum = accum_spec_for_call(ReduceSite::kConvWgrad);
-                dw = Tensor::empty(w.shape());
-                kernels::cpu::conv2d_backward_weight(x.f32(), dy.f32(), dw.f32(), q);
+                dw = ops_detail::empty_like_device(w.shape(), x);
+                k.conv2d_backward_weight(x.f32(), dy.f32(), dw.f32(), q);
             }
             if (b.defined() && b.requires_grad()) {
                 kernels::BiasAddParams q{.n = p.n, .c = p.co, .p = p.ho * p.wo,
                                          .accum = accum_spec_for_call(ReduceSite::kBiasGrad)};
-                db = Tensor::empty(b.shape());
-                kernels::cpu::bias_add_backward(dy.f32(), db.f32(), q);
+                db = ops_detail::empty_like_device(b.shape(), x);
+                k.bias_add_backward(dy.f32(), db.f32(), q);
             }
             return std::vector<Tensor>{dx, dw, db};
         });

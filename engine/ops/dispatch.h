@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Helpers shared by the public ops: argument checks that every op makes at its boundary, and the
-// device switch. Ops call kernels through an explicit `switch (device)` (no registry).
+// Helpers shared by the public ops: argument checks that every op makes at its boundary. Ops run
+// their kernels through the kernel table of their tensors' device (device_kernels,
+// engine/core/backend.h), in forward and in backward; outputs live on the inputs' device.
 #pragma once
+#include "engine/core/backend.h"
 #include "engine/core/error.h"
 #include "engine/core/tensor.h"
 
@@ -34,10 +36,9 @@ inline void check_same_device(const Tensor& x, const Tensor& w, const Tensor& b,
                b.defined() ? ", b " + b.str() : std::string());
 }
 
-/// Throws the standard "no CUDA kernels" error for `op`.
-[[noreturn]] inline void no_cuda(const char* op) {
-    throw DeviceError(str(op, ": no CUDA kernel in this build (tensors on cuda are not supported "
-                          "yet; configure with -DDT_ENABLE_CUDA=ON once the CUDA backend lands)"));
+/// An uninitialised float32 tensor on x's device (an op's output or gradient).
+inline Tensor empty_like_device(const Shape& shape, const Tensor& x) {
+    return Tensor::empty(shape, DType::kF32, x.device());
 }
 
 }  // namespace dt::ops_detail

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: MIT
-// dt::dropout: validation, dispatch to kernels/dropout.h and the autograd record. Saved for
-// backward: the uint8 keep-mask (one byte per element) and p; eval mode and p == 0 return x
+// dt::dropout: validation, the autograd record and the kernels of kernels/dropout.h through the
+// device's kernel table. Saved for backward: the uint8 keep-mask (one byte per element, a tensor
+// on x's device) and p; eval mode and p == 0 return x
 // itself, so gradients flow straight through.
 #include "engine/ops/dropout.h"
 
-#include <memory>
-
 #include "engine/autograd/tape.h"
 #include "engine/ops/dispatch.h"
-#include "kernels/dropout.h"
 
 namespace dt {
 
@@ -36,19 +34,16 @@ Tensor dropout(const Tensor& x, float p, bool training, const DropoutKey& key) {
     kernels::DropoutParams kp;
     kp.N = N, kp.D = D, kp.p = p, kp.seed = key.seed;
     kp.sub = kernels::dropout_sub(key.epoch, key.layer);
-    Tensor y = Tensor::empty(x.shape());
-    auto mask = std::make_shared<std::vector<uint8_t>>(static_cast<std::size_t>(x.numel()));
-    switch (x.device()) {
-        case Device::kCpu:
-            kernels::cpu::dropout_forward(x.f32(), key.sample_ids.data(), y.f32(), mask->data(),
-                                          kp);
-            break;
-        case Device::kCuda: ops_detail::no_cuda("dropout");
-    }
+    Tensor y = ops_detail::empty_like_device(x.shape(), x);
+    Tensor mask = Tensor::empty(x.shape(), DType::kU8, x.device());
+    const Tensor ids = Tensor::from_vector_i64({N}, key.sample_ids).to(x.device());
+    device_kernels(x.device())
+        .dropout_forward(x.f32(), ids.data<int64_t>(), y.f32(), mask.data<uint8_t>(), kp);
     if (autograd::needs_grad({x})) {
         autograd::record(y, "dropout", {x}, [mask, kp](const Tensor& dy) {
-            Tensor dx = Tensor::empty(dy.shape());
-            kernels::cpu::dropout_backward(dy.f32(), mask->data(), dx.f32(), kp);
+            Tensor dx = ops_detail::empty_like_device(dy.shape(), dy);
+            device_kernels(dy.device())
+                .dropout_backward(dy.f32(), mask.data<uint8_t>(), dx.f32(), kp);
             return std::vector<Tensor>{dx};
         });
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// dt::linear: validation, dispatch to kernels/linear.h and the autograd record. Saved for
+// dt::linear: validation, the autograd record and the kernels of kernels/linear.h through the
+// device's kernel table. Saved for
 // backward: x and w. Backward computes only the gradients whose inputs require one: dx (site
 // linear.dgrad), dw (linear.wgrad), db (bias.grad, kernels/bias_add.h with P = 1).
 #include "engine/ops/linear.h"
@@ -7,8 +8,6 @@
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/dispatch.h"
-#include "kernels/bias_add.h"
-#include "kernels/linear.h"
 
 namespace dt {
 
@@ -22,34 +21,30 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
     const kernels::LinearParams p{.n = x.dim(0), .in = x.dim(1), .out = w.dim(0)};
     ops_detail::check_bias(b, w, p.out, "linear", "output features");
     ops_detail::check_same_device(x, w, b, "linear");
-    Tensor y = Tensor::empty({p.n, p.out});
-    switch (x.device()) {
-        case Device::kCpu:
-            kernels::cpu::linear_forward(x.f32(), w.f32(), b.defined() ? b.f32() : nullptr,
-                                         y.f32(), p);
-            break;
-        case Device::kCuda: ops_detail::no_cuda("linear");
-    }
+    Tensor y = ops_detail::empty_like_device({p.n, p.out}, x);
+    device_kernels(x.device())
+        .linear_forward(x.f32(), w.f32(), b.defined() ? b.f32() : nullptr, y.f32(), p);
     if (autograd::needs_grad({x, w, b})) {
         autograd::record(y, "linear", {x, w, b}, [x, w, b, p](const Tensor& dy) {
+            const kernels::KernelTable& k = device_kernels(x.device());
             Tensor dx, dw, db;
             if (x.requires_grad()) {
                 kernels::LinearParams q = p;
                 q.accum = accum_spec_for_call(ReduceSite::kLinearDgrad);
-                dx = Tensor::empty(x.shape());
-                kernels::cpu::linear_backward_data(dy.f32(), w.f32(), dx.f32(), q);
+                dx = ops_detail::empty_like_device(x.shape(), x);
+                k.linear_backward_data(dy.f32(), w.f32(), dx.f32(), q);
             }
             if (w.requires_grad()) {
                 kernels::LinearParams q = p;
                 q.accum = accum_spec_for_call(ReduceSite::kLinearWgrad);
-                dw = Tensor::empty(w.shape());
-                kernels::cpu::linear_backward_weight(x.f32(), dy.f32(), dw.f32(), q);
+                dw = ops_detail::empty_like_device(w.shape(), x);
+                k.linear_backward_weight(x.f32(), dy.f32(), dw.f32(), q);
             }
             if (b.defined() && b.requires_grad()) {
                 kernels::BiasAddParams q{.n = p.n, .c = p.out, .p = 1,
                                          .accum = accum_spec_for_call(ReduceSite::kBiasGrad)};
-                db = Tensor::empty(b.shape());
-                kernels::cpu::bias_add_backward(dy.f32(), db.f32(), q);
+                db = ops_detail::empty_like_device(b.shape(), x);
+                k.bias_add_backward(dy.f32(), db.f32(), q);
             }
             return std::vector<Tensor>{dx, dw, db};
         });

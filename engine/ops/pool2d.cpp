@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// dt::maxpool2d / avgpool2d / global_avgpool: validation, dispatch to kernels/pool2d.h and the
-// autograd records. Saved for backward: max pool keeps only the int32 argmax (and x's shape);
-// the average pools keep nothing but shapes.
+// dt::maxpool2d / avgpool2d / global_avgpool: validation, the autograd records and the kernels of
+// kernels/pool2d.h (relu_maxpool2d: also kernels/relu.h) through the device's kernel table. Saved
+// for backward: max pool keeps only the int32 argmax (and x's shape); the average pools keep
+// nothing but shapes.
 #include "engine/ops/pool2d.h"
 
 #include <limits>
@@ -9,8 +10,6 @@
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/dispatch.h"
-#include "kernels/pool2d.h"
-#include "kernels/relu.h"
 
 namespace dt {
 
@@ -40,20 +39,16 @@ kernels::Pool2dParams pool_params(const Tensor& x, const Pool2dOptions& opt, con
 
 Tensor maxpool2d(const Tensor& x, Pool2dOptions opt) {
     kernels::Pool2dParams p = pool_params(x, opt, "maxpool2d");
-    Tensor y = Tensor::empty({p.N, p.C, p.Ho, p.Wo});
-    Tensor argmax = Tensor::empty({p.N, p.C, p.Ho, p.Wo}, DType::kI32);
-    switch (x.device()) {
-        case Device::kCpu:
-            kernels::cpu::maxpool2d_forward(x.f32(), y.f32(), argmax.data<int32_t>(), p);
-            break;
-        case Device::kCuda: ops_detail::no_cuda("maxpool2d");
-    }
+    Tensor y = ops_detail::empty_like_device({p.N, p.C, p.Ho, p.Wo}, x);
+    Tensor argmax = Tensor::empty({p.N, p.C, p.Ho, p.Wo}, DType::kI32, x.device());
+    device_kernels(x.device()).maxpool2d_forward(x.f32(), y.f32(), argmax.data<int32_t>(), p);
     if (autograd::needs_grad({x})) {
         autograd::record(y, "maxpool2d", {x}, [argmax, p](const Tensor& dy) {
             kernels::Pool2dParams q = p;
             q.accum = accum_spec_for_call(ReduceSite::kPoolBackward);
-            Tensor dx = Tensor::empty({q.N, q.C, q.H, q.W});
-            kernels::cpu::maxpool2d_backward(dy.f32(), argmax.data<int32_t>(), dx.f32(), q);
+            Tensor dx = ops_detail::empty_like_device({q.N, q.C, q.H, q.W}, dy);
+            device_kernels(dy.device())
+                .maxpool2d_backward(dy.f32(), argmax.data<int32_t>(), dx.f32(), q);
             return std::vector<Tensor>{dx};
         });
     }
@@ -62,25 +57,22 @@ Tensor maxpool2d(const Tensor& x, Pool2dOptions opt) {
 
 Tensor relu_maxpool2d(const Tensor& x, Pool2dOptions opt) {
     kernels::Pool2dParams p = pool_params(x, opt, "relu_maxpool2d");
-    Tensor pooled = Tensor::empty({p.N, p.C, p.Ho, p.Wo});  // max of the raw window
-    Tensor argmax = Tensor::empty({p.N, p.C, p.Ho, p.Wo}, DType::kI32);
-    Tensor y = Tensor::empty({p.N, p.C, p.Ho, p.Wo});
-    switch (x.device()) {
-        case Device::kCpu:
-            kernels::cpu::maxpool2d_forward(x.f32(), pooled.f32(), argmax.data<int32_t>(), p);
-            kernels::cpu::relu_forward(pooled.f32(), y.f32(), y.numel());
-            break;
-        case Device::kCuda: ops_detail::no_cuda("relu_maxpool2d");
-    }
+    const kernels::KernelTable& k = device_kernels(x.device());
+    Tensor pooled = ops_detail::empty_like_device({p.N, p.C, p.Ho, p.Wo}, x);  // raw window max
+    Tensor argmax = Tensor::empty({p.N, p.C, p.Ho, p.Wo}, DType::kI32, x.device());
+    Tensor y = ops_detail::empty_like_device({p.N, p.C, p.Ho, p.Wo}, x);
+    k.maxpool2d_forward(x.f32(), pooled.f32(), argmax.data<int32_t>(), p);
+    k.relu_forward(pooled.f32(), y.f32(), y.numel());
     if (autograd::needs_grad({x})) {
         autograd::record(y, "relu_maxpool2d", {x}, [pooled, argmax, p](const Tensor& dy) {
+            const kernels::KernelTable& kb = device_kernels(dy.device());
             // relu's backward on the pooled size: dy where the window max is > 0, else +0.
-            Tensor dyp = Tensor::empty(dy.shape());
-            kernels::cpu::relu_backward(pooled.f32(), dy.f32(), dyp.f32(), dy.numel());
+            Tensor dyp = ops_detail::empty_like_device(dy.shape(), dy);
+            kb.relu_backward(pooled.f32(), dy.f32(), dyp.f32(), dy.numel());
             kernels::Pool2dParams q = p;
             q.accum = accum_spec_for_call(ReduceSite::kPoolBackward);
-            Tensor dx = Tensor::empty({q.N, q.C, q.H, q.W});
-            kernels::cpu::maxpool2d_backward(dyp.f32(), argmax.data<int32_t>(), dx.f32(), q);
+            Tensor dx = ops_detail::empty_like_device({q.N, q.C, q.H, q.W}, dy);
+            kb.maxpool2d_backward(dyp.f32(), argmax.data<int32_t>(), dx.f32(), q);
             return std::vector<Tensor>{dx};
         });
     }
@@ -89,17 +81,14 @@ Tensor relu_maxpool2d(const Tensor& x, Pool2dOptions opt) {
 
 Tensor avgpool2d(const Tensor& x, Pool2dOptions opt) {
     kernels::Pool2dParams p = pool_params(x, opt, "avgpool2d");
-    Tensor y = Tensor::empty({p.N, p.C, p.Ho, p.Wo});
-    switch (x.device()) {
-        case Device::kCpu: kernels::cpu::avgpool2d_forward(x.f32(), y.f32(), p); break;
-        case Device::kCuda: ops_detail::no_cuda("avgpool2d");
-    }
+    Tensor y = ops_detail::empty_like_device({p.N, p.C, p.Ho, p.Wo}, x);
+    device_kernels(x.device()).avgpool2d_forward(x.f32(), y.f32(), p);
     if (autograd::needs_grad({x})) {
         autograd::record(y, "avgpool2d", {x}, [p](const Tensor& dy) {
             kernels::Pool2dParams q = p;
             q.accum = accum_spec_for_call(ReduceSite::kPoolBackward);
-            Tensor dx = Tensor::empty({q.N, q.C, q.H, q.W});
-            kernels::cpu::avgpool2d_backward(dy.f32(), dx.f32(), q);
+            Tensor dx = ops_detail::empty_like_device({q.N, q.C, q.H, q.W}, dy);
+            device_kernels(dy.device()).avgpool2d_backward(dy.f32(), dx.f32(), q);
             return std::vector<Tensor>{dx};
         });
     }
@@ -110,16 +99,13 @@ Tensor global_avgpool(const Tensor& x) {
     ops_detail::check_f32(x, "global_avgpool", "input", 4);
     const int64_t N = x.dim(0), C = x.dim(1), hw = x.dim(2) * x.dim(3);
     DT_CHECK_SHAPE(hw > 0, "global_avgpool: input ", x.str(), " has no spatial cells");
-    Tensor y = Tensor::empty({N, C});
-    switch (x.device()) {
-        case Device::kCpu: kernels::cpu::global_avgpool_forward(x.f32(), y.f32(), N * C, hw); break;
-        case Device::kCuda: ops_detail::no_cuda("global_avgpool");
-    }
+    Tensor y = ops_detail::empty_like_device({N, C}, x);
+    device_kernels(x.device()).global_avgpool_forward(x.f32(), y.f32(), N * C, hw);
     if (autograd::needs_grad({x})) {
         Shape shape = x.shape();
         autograd::record(y, "global_avgpool", {x}, [shape, N, C, hw](const Tensor& dy) {
-            Tensor dx = Tensor::empty(shape);
-            kernels::cpu::global_avgpool_backward(dy.f32(), dx.f32(), N * C, hw);
+            Tensor dx = ops_detail::empty_like_device(shape, dy);
+            device_kernels(dy.device()).global_avgpool_backward(dy.f32(), dx.f32(), N * C, hw);
             return std::vector<Tensor>{dx};
         });
     }

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-// dt::softmax_cross_entropy and dt::argmax_rows: validation (labels are int64 in [0, K)),
-// dispatch to kernels/softmax_xent.h and the autograd record. Saved for backward: logits, labels
+// dt::softmax_cross_entropy and dt::argmax_rows: validation (labels are int64 in [0, K), checked
+// on the host), the autograd record and the kernels of kernels/softmax_xent.h through the device's
+// kernel table (labels go to the logits' device). Saved for backward: logits, labels
 // and the per-row max and exp-sum, so the backward recomputes the forward's exponentials.
 #include "engine/ops/softmax_xent.h"
 
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/dispatch.h"
-#include "kernels/softmax_xent.h"
 
 namespace dt {
 
@@ -22,31 +22,29 @@ Tensor softmax_cross_entropy(const Tensor& logits, const Tensor& labels) {
                    N, "])");
     DT_CHECK_SHAPE(N > 0 && K > 0, "softmax_cross_entropy: logits ", logits.str(),
                    " must have at least one row and one class");
-    const int64_t* lab = labels.data<int64_t>();
-    for (int64_t n = 0; n < N; ++n) {
+    const std::vector<int64_t> lab = labels.values<int64_t>();
+    for (std::size_t n = 0; n < lab.size(); ++n) {
         DT_CHECK_VALUE(lab[n] >= 0 && lab[n] < K, "softmax_cross_entropy: labels[", n, "] = ",
                        lab[n], " is outside [0, ", K, ") (hint: ", K, " classes in logits ",
                        logits.str(), ")");
     }
     kernels::SoftmaxXentParams p;
     p.N = N, p.K = K, p.accum = accum_spec_for_call(ReduceSite::kLoss);  // one spec per call
-    Tensor loss = Tensor::empty({});
-    Tensor rowmax = Tensor::empty({N}), rowsum = Tensor::empty({N});
-    Tensor loss_rows = Tensor::empty({N});
-    switch (logits.device()) {
-        case Device::kCpu:
-            kernels::cpu::softmax_xent_forward(logits.f32(), lab, rowmax.f32(), rowsum.f32(),
-                                               loss_rows.f32(), loss.f32(), p);
-            break;
-        case Device::kCuda: ops_detail::no_cuda("softmax_cross_entropy");
-    }
+    const Tensor lab_dev = labels.to(logits.device());
+    Tensor loss = ops_detail::empty_like_device({}, logits);
+    Tensor rowmax = ops_detail::empty_like_device({N}, logits);
+    Tensor rowsum = ops_detail::empty_like_device({N}, logits);
+    Tensor loss_rows = ops_detail::empty_like_device({N}, logits);
+    device_kernels(logits.device())
+        .softmax_xent_forward(logits.f32(), lab_dev.data<int64_t>(), rowmax.f32(), rowsum.f32(),
+                              loss_rows.f32(), loss.f32(), p);
     if (autograd::needs_grad({logits})) {
         autograd::record(loss, "softmax_cross_entropy", {logits},
-                         [logits, labels, rowmax, rowsum, p](const Tensor& dloss) {
-            Tensor dlogits = Tensor::empty(logits.shape());
-            kernels::cpu::softmax_xent_backward(logits.f32(), labels.data<int64_t>(),
-                                                rowmax.f32(), rowsum.f32(), dloss.f32()[0],
-                                                dlogits.f32(), p);
+                         [logits, lab_dev, rowmax, rowsum, p](const Tensor& dloss) {
+            Tensor dlogits = ops_detail::empty_like_device(logits.shape(), logits);
+            device_kernels(logits.device())
+                .softmax_xent_backward(logits.f32(), lab_dev.data<int64_t>(), rowmax.f32(),
+                                       rowsum.f32(), dloss.item(), dlogits.f32(), p);
             return std::vector<Tensor>{dlogits};
         });
     }
@@ -57,12 +55,9 @@ std::vector<int64_t> argmax_rows(const Tensor& logits) {
     ops_detail::check_f32(logits, "argmax_rows", "logits", 2);
     const int64_t N = logits.dim(0), K = logits.dim(1);
     DT_CHECK_SHAPE(K > 0 || N == 0, "argmax_rows: logits ", logits.str(), " have no columns");
-    std::vector<int64_t> out(static_cast<std::size_t>(N));
-    switch (logits.device()) {
-        case Device::kCpu: kernels::cpu::argmax_rows(logits.f32(), out.data(), N, K); break;
-        case Device::kCuda: ops_detail::no_cuda("argmax_rows");
-    }
-    return out;
+    Tensor out = Tensor::empty({N}, DType::kI64, logits.device());
+    device_kernels(logits.device()).argmax_rows(logits.f32(), out.data<int64_t>(), N, K);
+    return out.values<int64_t>();
 }
 
 }  // namespace dt

@@ -1,45 +1,14 @@
 // SPDX-License-Identifier: MIT
-// Adam / AdamW update (formulas and their order in adam.h): per parameter, host scalars in double
-// first, then one elementwise pass. Elements are independent, so the OpenMP split changes no bit.
+// Adam / AdamW (formulas and their order in adam.h): per parameter, the step's scalars in double
+// on the host, then one elementwise pass, the update kernel of kernels/adam.h through the kernel
+// table of the parameter's device.
 #include "engine/optim/adam.h"
 
-#include <algorithm>
 #include <cmath>
 
-#include "kernels/cpu/target_clones.h"
+#include "engine/core/backend.h"
 
 namespace dt {
-
-namespace {
-
-struct AdamCoeffs {
-    float b1, b2, k1, k2, c2s, eps, neg_step, wd, decay;
-    bool decoupled;
-};
-
-/// The elementwise pass over [lo, hi). Every operation is one IEEE-754 float operation
-/// (-ffp-contract=off, sqrt correctly rounded), so the vector clones give the scalar path's bits.
-DT_TARGET_CLONES void adam_range(
-    const AdamCoeffs& c, const float* __restrict grad, float* __restrict p, float* __restrict m,
-    float* __restrict v, int64_t lo, int64_t hi) {
-    const float b1 = c.b1, b2 = c.b2, k1 = c.k1, k2 = c.k2, c2s = c.c2s, eps = c.eps;
-    const float neg_step = c.neg_step, wd = c.wd, decay = c.decay;
-    const bool l2 = wd != 0.0f && !c.decoupled, decoupled = wd != 0.0f && c.decoupled;
-    for (int64_t k = lo; k < hi; ++k) {
-        float g = grad[k];
-        float pk = p[k];
-        if (decoupled) pk = pk * decay;  // ORDER: AdamW decay before the Adam step
-        if (l2) g = g + wd * pk;         // ORDER: L2 term rounded, then added
-        const float mk = m[k] * b1 + k1 * g;            // ORDER: (m*b1) + (k1*g)
-        const float vk = v[k] * b2 + (k2 * g) * g;      // ORDER: (v*b2) + ((k2*g)*g)
-        const float denom = std::sqrt(vk) / c2s + eps;  // ORDER: (sqrt(v)/c2s) + eps
-        m[k] = mk;
-        v[k] = vk;
-        p[k] = pk + (neg_step * mk) / denom;  // ORDER: pk + ((-step_size*m)/denom)
-    }
-}
-
-}  // namespace
 
 Adam::Adam(std::vector<Tensor> params, const OptimizerConfig& cfg, bool decoupled)
     : Optimizer(std::move(params)),
@@ -63,8 +32,8 @@ Adam::Adam(std::vector<Tensor> params, const OptimizerConfig& cfg, bool decouple
     step_ = optim_detail::zero_counter();
     for (const Tensor& p : params_) {
         steps_.push_back(optim_detail::zero_counter());
-        exp_avg_.push_back(Tensor::zeros(p.shape()));
-        exp_avg_sq_.push_back(Tensor::zeros(p.shape()));
+        exp_avg_.push_back(Tensor::zeros(p.shape(), DType::kF32, p.device()));
+        exp_avg_sq_.push_back(Tensor::zeros(p.shape(), DType::kF32, p.device()));
     }
     powers_.resize(params_.size());
 }
@@ -89,23 +58,16 @@ void Adam::step(float lr) {
         const double c1 = 1.0 - pw.b1t, c2 = 1.0 - pw.b2t;
         const float neg_step = -static_cast<float>(static_cast<double>(lr) / c1);
         const float c2s = static_cast<float>(std::sqrt(c2));
-        AdamCoeffs co;
-        co.k1 = static_cast<float>(1.0 - static_cast<double>(beta1_));
-        co.k2 = static_cast<float>(1.0 - static_cast<double>(beta2_));
-        co.decay =
+        kernels::AdamParams q;
+        q.n = params_[i].numel();
+        q.k1 = static_cast<float>(1.0 - static_cast<double>(beta1_));
+        q.k2 = static_cast<float>(1.0 - static_cast<double>(beta2_));
+        q.decay =
             static_cast<float>(1.0 - static_cast<double>(lr) * static_cast<double>(weight_decay_));
-        co.b1 = beta1_, co.b2 = beta2_, co.eps = eps_, co.wd = weight_decay_;
-        co.c2s = c2s, co.neg_step = neg_step, co.decoupled = decoupled_;
-        const float* grad = g_t.f32();
-        float* p = params_[i].f32();
-        float* m = exp_avg_[i].f32();
-        float* v = exp_avg_sq_[i].f32();
-        const int64_t n = params_[i].numel();
-        constexpr int64_t kBlock = 4096;  // elements per work item (whole vectors)
-        const int64_t blocks = (n + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (n >= (1 << 14))
-        for (int64_t bk = 0; bk < blocks; ++bk)
-            adam_range(co, grad, p, m, v, bk * kBlock, std::min(n, (bk + 1) * kBlock));
+        q.b1 = beta1_, q.b2 = beta2_, q.eps = eps_, q.wd = weight_decay_;
+        q.c2s = c2s, q.neg_step = neg_step, q.decoupled = decoupled_;
+        device_kernels(params_[i].device())
+            .adam_update(params_[i].f32(), g_t.f32(), exp_avg_[i].f32(), exp_avg_sq_[i].f32(), q);
     }
 }
 

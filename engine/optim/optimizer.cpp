@@ -26,8 +26,6 @@ void check_params(const std::vector<Tensor>& params, const char* who) {
         DT_CHECK_VALUE(p.defined(), who, ": parameter ", i, " is an undefined tensor");
         DT_CHECK_T(DTypeError, p.dtype() == DType::kF32, who, ": parameter ", i, " is ", p.str(),
                    " (expected float32)");
-        DT_CHECK_T(DeviceError, p.device() == Device::kCpu, who, ": parameter ", i, " is ", p.str(),
-                   " (this optimizer runs on the CPU)");
     }
 }
 
@@ -37,6 +35,8 @@ Tensor grad_of(const Tensor& param, std::size_t i, const char* who) {
     DT_CHECK_SHAPE(g.shape() == param.shape() && g.dtype() == DType::kF32, who,
                    ": gradient of parameter ", i, " is ", g.str(), " but the parameter is ",
                    param.str());
+    DT_CHECK_T(DeviceError, g.device() == param.device(), who, ": gradient of parameter ", i,
+               " is on ", device_name(g.device()), " but the parameter is ", param.str());
     return g;
 }
 

@@ -37,9 +37,11 @@ class Optimizer {
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg, std::vector<Tensor> params);
 
 namespace optim_detail {
-/// Throws unless every parameter is a defined float32 CPU tensor (`who`: "sgd", "adam", ...).
+/// Throws unless every parameter is a defined float32 tensor (`who`: "sgd", "adam", ...); the
+/// updates run on each parameter's device.
 void check_params(const std::vector<Tensor>& params, const char* who);
-/// The gradient of parameter i (checked to match its shape and dtype), or an undefined tensor.
+/// The gradient of parameter i (checked to match its shape, dtype and device), or an undefined
+/// tensor.
 Tensor grad_of(const Tensor& param, std::size_t i, const char* who);
 /// An int64 scalar tensor holding 0 (step counters).
 Tensor zero_counter();

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// SGD update (formulas and their order in sgd.h). Elements are independent, so the OpenMP split
-// over elements cannot change a bit.
+// SGD: hyper-parameter checks, per-parameter state, and the update kernel (kernels/sgd.h, whose
+// recipe sgd.h repeats) through the kernel table of each parameter's device.
 #include "engine/optim/sgd.h"
 
 #include <cmath>
+
+#include "engine/core/backend.h"
 
 namespace dt {
 
@@ -24,7 +26,8 @@ Sgd::Sgd(std::vector<Tensor> params, const OptimizerConfig& cfg)
     step_ = optim_detail::zero_counter();
     for (const Tensor& p : params_) {
         steps_.push_back(optim_detail::zero_counter());
-        buf_.push_back(momentum_ != 0.0f ? Tensor::zeros(p.shape()) : Tensor());
+        buf_.push_back(momentum_ != 0.0f ? Tensor::zeros(p.shape(), DType::kF32, p.device())
+                                         : Tensor());
     }
 }
 
@@ -36,23 +39,13 @@ void Sgd::step(float lr) {
         int64_t& t = steps_[i].data<int64_t>()[0];
         const bool first = t == 0;
         t += 1;
-        const float* grad = g_t.f32();
-        float* p = params_[i].f32();
-        float* buf = momentum_ != 0.0f ? buf_[i].f32() : nullptr;
-        const float mom = momentum_, wd = weight_decay_;
-        const bool nesterov = nesterov_;
-        const int64_t n = params_[i].numel();
-#pragma omp parallel for schedule(static) if (n >= (1 << 15))
-        for (int64_t k = 0; k < n; ++k) {
-            float g = grad[k];
-            if (wd != 0.0f) g = g + wd * p[k];  // ORDER: L2 term rounded, then added
-            if (buf != nullptr) {
-                const float b = first ? g : mom * buf[k] + g;  // ORDER: (mom*buf) + g
-                buf[k] = b;
-                g = nesterov ? g + mom * b : b;  // ORDER: g + (mom*buf)
-            }
-            p[k] = p[k] - lr * g;  // ORDER: (lr*g) rounded, then subtracted
-        }
+        kernels::SgdParams q;
+        q.n = params_[i].numel();
+        q.lr = lr, q.momentum = momentum_, q.weight_decay = weight_decay_;
+        q.nesterov = nesterov_, q.first = first;
+        device_kernels(params_[i].device())
+            .sgd_update(params_[i].f32(), g_t.f32(), momentum_ != 0.0f ? buf_[i].f32() : nullptr,
+                        q);
     }
 }
 

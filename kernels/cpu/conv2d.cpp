@@ -82,7 +82,7 @@ const float* live_weights(const float* w, const Geometry& g) {
 
 GemmPackedA pack_shared_a(const float* a, const GemmParams& gp) {
     thread_local std::vector<float> t_apacked;
-    const CpuIsa isa = gemm_isa();
+    const CpuIsa isa = cpu_isa();
     return gemm_pack_a(isa, a, scratch(t_apacked, gemm_packed_a_size(isa, gp)), gp);
 }
 
@@ -166,7 +166,7 @@ __attribute__((target("avx512f"))) void col2im_s1_avx512(const float* __restrict
 void col2im(const float* __restrict dcol, float* __restrict dxs, const Geometry& g) {
     const Conv2dParams& p = *g.p;
 #if defined(__x86_64__)
-    if (p.stride == 1 && gemm_isa() == CpuIsa::kAvx512) return col2im_s1_avx512(dcol, dxs, g);
+    if (p.stride == 1 && cpu_isa() == CpuIsa::kAvx512) return col2im_s1_avx512(dcol, dxs, g);
 #endif
     thread_local std::vector<float> t_dxp;
     const int64_t xpsz = p.ci * g.hp * g.wp;

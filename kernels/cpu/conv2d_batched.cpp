@@ -124,7 +124,7 @@ void pack_chunk(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_t nr,
         }
 #if defined(__x86_64__)
         // The path in force (tests force each one); a panel's runs all found in one batch.
-        if (gemm_isa() == CpuIsa::kAvx512 && pw <= 16 && j == j0 + nr) {
+        if (cpu_isa() == CpuIsa::kAvx512 && pw <= 16 && j == j0 + nr) {
             pack_runs_avx512(runs, n, g, k0, kc, pw, dst);
             return;
         }
@@ -278,7 +278,7 @@ void pack_wgrad_cols(const void* ctx, int64_t k0, int64_t kc, int64_t j0, int64_
                      float* dst) {
     const auto& s = *static_cast<const WgradSource*>(ctx);
 #if defined(__x86_64__)
-    if (gemm_isa() == CpuIsa::kAvx512) {  // the path in force (tests force each one)
+    if (cpu_isa() == CpuIsa::kAvx512) {  // the path in force (tests force each one)
         gather_rows_avx512(s, k0, kc, j0, nr, pw, dst);
         return;
     }

@@ -22,7 +22,7 @@ namespace {
 /// transposed geometry g (taps flipped in both axes), written straight from w: for one MR-row
 /// panel and K block the reads are a few runs of MR*KK floats. Values move only.
 GemmPackedA pack_flipped_weights(const float* w, const Conv2dParams& p, const Geometry& g) {
-    const CpuIsa isa = gemm_isa();
+    const CpuIsa isa = cpu_isa();
     const int64_t kk = p.kh * p.kw, m = p.ci, k = g.RL, mr = gemm_tile_rows(isa);
     const int64_t mpad = (m + mr - 1) / mr * mr;
     thread_local std::vector<float> t_apacked;

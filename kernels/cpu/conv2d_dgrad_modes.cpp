@@ -117,7 +117,7 @@ void conv2d_dgrad_atomic(const float* dy, const float* w, float* dx, const Conv2
 #pragma omp parallel for schedule(static) if (par && p.n > 1)
     for (int64_t s = 0; s < p.n; ++s) std::fill(dx + s * xsz, dx + (s + 1) * xsz, 0.0f);
     // Per kernel row ki: A_ki (Ci*Kw, Co), packed once for all samples.
-    const CpuIsa isa = gemm_isa();
+    const CpuIsa isa = cpu_isa();
     const GemmParams gp{.m = mk, .n = P, .k = p.co};
     const int64_t psz = gemm_packed_a_size(isa, gp);
     thread_local std::vector<float> t_wk, t_packed;

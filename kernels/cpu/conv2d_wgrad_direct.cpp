@@ -89,7 +89,7 @@ bool wgrad_leaf_few_rows(const float* x, const float* dy, int64_t s0, int64_t s1
                          const Geometry& g, float* leaf) {
 #if defined(__x86_64__)
     const int64_t co = g.p->co;
-    if (gemm_isa() != CpuIsa::kAvx512 || g.RL > 32 || s1 <= s0) return false;
+    if (cpu_isa() != CpuIsa::kAvx512 || g.RL > 32 || s1 <= s0) return false;
     if (15 * g.P >= (int64_t{1} << 31)) return false;  // gather indices lane * P are int32
     if (co == 16) return leaf_rows<1>(x, dy, s0, s1, g, leaf), true;
     if (co == 32) return leaf_rows<2>(x, dy, s0, s1, g, leaf), true;

@@ -65,7 +65,7 @@ TileShape tile_shape(int64_t n, int64_t P, int64_t co, int64_t RL) {
 // tile_leaves<isa, R>: out[ol * ld + i] (ol < R, i < ti) = the leaf of one sample at
 // (o0 + ol, i0 + i): the fma chain from +0 over q ascending of dy_s[o, q] * colt[q * ldc + i]
 // (the GEMM leaf's ORDER). Lanes run over i, R rows share each colt load. fma is exactly rounded,
-// so every ISA path gives the same bits; the path follows gemm_isa() (DT_ISA / --isa force it).
+// so every ISA path gives the same bits; the path follows cpu_isa() (DT_ISA / --isa force it).
 
 template <int R>
 void tile_leaves_scalar(const float* d, const float* colt, int64_t P, int64_t ldc, int64_t i0,
@@ -175,7 +175,7 @@ bool conv2d_wgrad_exact_tiled(const float* x, const float* dy, float* dw, const 
     im2col_transposed_blocks(x, g, ts.span, colt);
 
     if (!g.all_live()) std::fill(dw, dw + p.co * g.R, 0.0f);
-    const CpuIsa isa = gemm_isa();
+    const CpuIsa isa = cpu_isa();
     const int64_t tiles_o = (p.co + ts.rows - 1) / ts.rows;
     const int64_t tiles = tiles_o * spans;
     // Samples' leaves kTile floats apart, kTile = 16 (mod 1024): at a multiple of 4 KB every

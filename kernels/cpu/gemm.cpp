@@ -11,7 +11,7 @@
 // bits depend on nothing but the inputs. B comes from a plain matrix (kernels/cpu/gemm_pack.h), a
 // GemmBSource or GemmBRows; A is packed per unit or once up front (gemm_pack_a). Small serial
 // products whose A is adjacent (A^T or pre-packed) and whose B is plain run unpacked
-// (kernels/cpu/gemm_small.h). The ISA paths: kernels/cpu/gemm_isa.cpp.
+// (kernels/cpu/gemm_small.h). The ISA paths: kernels/cpu_isa.h.
 // Reference: kernels/ref/gemm_ref.h.
 #include "kernels/gemm.h"
 
@@ -327,7 +327,7 @@ void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
         }))
         return;
 #if DT_GEMM_X86
-    if (takes_small_path(gemm_isa(), p)) {
+    if (takes_small_path(cpu_isa(), p)) {
         if (p.trans_a) {  // A^T (K, M): rows side by side where it lies
             const int64_t lda = gemm_lda(p);
             auto rows = [&](int64_t i0, int64_t pc, int64_t) {
@@ -342,15 +342,15 @@ void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
     }
 #endif
     with_plain_b(b, p,
-                 [&](const BOperand& op) { gemm_dispatch(gemm_isa(), a, nullptr, op, c, p); });
+                 [&](const BOperand& op) { gemm_dispatch(cpu_isa(), a, nullptr, op, c, p); });
 }
 
 void gemm(const float* a, const GemmBSource& b, float* c, const GemmParams& p) {
-    gemm_dispatch(gemm_isa(), a, nullptr, BOperand{&b, nullptr}, c, p);
+    gemm_dispatch(cpu_isa(), a, nullptr, BOperand{&b, nullptr}, c, p);
 }
 
 void gemm(const float* a, const GemmBRows& b, float* c, const GemmParams& p) {
-    gemm_dispatch(gemm_isa(), a, nullptr, BOperand{nullptr, b.rows}, c, p);
+    gemm_dispatch(cpu_isa(), a, nullptr, BOperand{nullptr, b.rows}, c, p);
 }
 
 void gemm(const GemmPackedA& a, const float* b, float* c, const GemmParams& p) {

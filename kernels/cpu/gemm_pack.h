@@ -66,7 +66,7 @@ inline void pack_b_panel(const float* b, int64_t ldb, bool trans, int64_t pc, in
                          int64_t j0, int64_t nr, int64_t pw, float* dst) {
     if (!trans) {
 #if DT_GEMM_X86
-        if (gemm_isa() == CpuIsa::kAvx512) {  // the path in force (tests force each one)
+        if (cpu_isa() == CpuIsa::kAvx512) {  // the path in force (tests force each one)
             const float* src = b + pc * ldb + j0;
             return pack_rows_avx512([&](int64_t k) { return src + k * ldb; }, kc, nr, pw, dst);
         }
@@ -80,7 +80,7 @@ inline void pack_b_panel(const float* b, int64_t ldb, bool trans, int64_t pc, in
         return;
     }
 #if DT_GEMM_X86
-    if (gemm_isa() == CpuIsa::kAvx512) {  // the path in force (tests force each one)
+    if (cpu_isa() == CpuIsa::kAvx512) {  // the path in force (tests force each one)
         pack_transposed_avx512(b, ldb, pc, kc, j0, nr, pw, dst);
         return;
     }
@@ -151,7 +151,7 @@ __attribute__((target("avx512f"))) inline void pack_plain_rows_avx512(
 inline void pack_plain_rows(const PlainB& b, int64_t pc, int64_t kc, int64_t j0, int64_t nc,
                             int64_t q_lo, int64_t q_hi, int64_t nrf, float* dst) {
 #if DT_GEMM_X86
-    if (nrf == 16 && gemm_isa() == CpuIsa::kAvx512)  // the path in force (tests force each)
+    if (nrf == 16 && cpu_isa() == CpuIsa::kAvx512)  // the path in force (tests force each)
         return pack_plain_rows_avx512(b, pc, kc, j0, nc, q_lo, q_hi, dst);
 #endif
     for (int64_t k = 0; k < kc; ++k) {
@@ -183,7 +183,7 @@ inline void pack_a_panel(const float* a, int64_t lda, bool trans, int64_t i0, in
 inline void pack_rows_panel(const float* const* rows, int64_t kc, int64_t j0, int64_t nr,
                             int64_t pw, float* dst) {
 #if DT_GEMM_X86
-    if (gemm_isa() == CpuIsa::kAvx512)
+    if (cpu_isa() == CpuIsa::kAvx512)
         return pack_rows_avx512([&](int64_t k) { return rows[k] + j0; }, kc, nr, pw, dst);
 #endif
     for (int64_t k = 0; k < kc; ++k) {

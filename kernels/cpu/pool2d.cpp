@@ -148,7 +148,7 @@ void maxpool_plane_2x2s2(const float* x, float* y, int32_t* am, const Pool2dPara
     const int64_t W = p.W, Wo = p.Wo;
     const int32_t w32 = static_cast<int32_t>(W);
 #if defined(__x86_64__)
-    const bool avx512 = gemm_isa() == CpuIsa::kAvx512;  // the process-wide path (DT_ISA, --isa)
+    const bool avx512 = cpu_isa() == CpuIsa::kAvx512;  // the process-wide path (DT_ISA, --isa)
 #endif
     for (int64_t oh = 0; oh < p.Ho; ++oh) {
         const float* r0 = x + 2 * oh * W;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gemm.h"
+#include "engine/runtime/isa.h"
 #include "tests/support/synthetic_idx.h"
 
 namespace fs = std::filesystem;
@@ -35,11 +35,8 @@ std::string every_site(const std::string& mode) {
 
 /// The GEMM paths this CPU can run, scalar first.
 std::vector<std::string> supported_isas() {
-    using dt::kernels::CpuIsa;
     std::vector<std::string> v;
-    for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
-        if (dt::kernels::cpu::cpu_isa_supported(isa)) v.emplace_back(dt::kernels::cpu::cpu_isa_name(isa));
-    }
+    for (dt::CpuIsa isa : dt::supported_cpu_isas()) v.emplace_back(dt::cpu_isa_name(isa));
     return v;
 }
 

@@ -176,7 +176,7 @@ std::vector<float> own_dgrad(const Taps& taps, const Conv2dParams& p, AccumMode 
 }
 
 TEST(Conv2dModes, KahanExactPermutedMatchTheirRecipeBitwiseOnEveryIsa) {
-    const CpuIsa saved = cpu::gemm_isa();
+    const CpuIsa saved = cpu::cpu_isa();
     for (const Conv2dParams& p : kCases) {
         SCOPED_TRACE(describe(p));
         const Data d = make_data(p, test::test_seed() + 10);
@@ -186,7 +186,7 @@ TEST(Conv2dModes, KahanExactPermutedMatchTheirRecipeBitwiseOnEveryIsa) {
             SCOPED_TRACE(mode_name(m));
             const auto dw = own_wgrad(leaves, p, m, kKey), dx = own_dgrad(taps, p, m, kKey);
             for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
-                if (!cpu::gemm_set_isa(isa)) continue;
+                if (!cpu::cpu_isa_set(isa)) continue;
                 SCOPED_TRACE(cpu::cpu_isa_name(isa));
                 const Grads g = run(d, p, m);
                 ASSERT_TRUE(test::bitwise_equal(g.dw, dw)) << "wgrad";
@@ -194,7 +194,7 @@ TEST(Conv2dModes, KahanExactPermutedMatchTheirRecipeBitwiseOnEveryIsa) {
             }
         }
     }
-    cpu::gemm_set_isa(saved);
+    cpu::cpu_isa_set(saved);
 }
 
 TEST(Conv2dModes, EveryModeWithinItsDerivedBound) {

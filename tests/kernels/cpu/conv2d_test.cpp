@@ -207,7 +207,7 @@ TEST(Conv2d, TreeGroupIsThePowerOfTwoTheRecipeNames) {
 }
 
 TEST(Conv2d, EveryIsaMatchesTheOrderBitwise) {
-    const CpuIsa saved = cpu::gemm_isa();
+    const CpuIsa saved = cpu::cpu_isa();
     for (const Conv2dParams& p : kCases) {
         SCOPED_TRACE("n,ci,h,w,co,kh,kw,stride,pad = " + describe(p));
         const Data d = make_data(p, test::test_seed());
@@ -215,7 +215,7 @@ TEST(Conv2d, EveryIsaMatchesTheOrderBitwise) {
         const auto dx = spec_dgrad(d.dy, d.w, p);
         const auto dw = spec_wgrad(d.x, d.dy, p);
         for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
-            if (!cpu::gemm_set_isa(isa)) continue;
+            if (!cpu::cpu_isa_set(isa)) continue;
             SCOPED_TRACE(cpu::cpu_isa_name(isa));
             const Results r = run_cpu(d, p);
             ASSERT_TRUE(test::bitwise_equal(r.y, y)) << "forward";
@@ -223,7 +223,7 @@ TEST(Conv2d, EveryIsaMatchesTheOrderBitwise) {
             ASSERT_TRUE(test::bitwise_equal(r.dw, dw)) << "wgrad";
         }
     }
-    cpu::gemm_set_isa(saved);
+    cpu::cpu_isa_set(saved);
 }
 
 TEST(Conv2d, WithinDerivedBoundOfDoubleReference) {

@@ -52,8 +52,8 @@ std::vector<CpuIsa> available_isas() {
 
 /// Restores the ISA chosen at start-up when a test that forces one ends.
 struct IsaGuard {
-    CpuIsa saved = cpu::gemm_isa();
-    ~IsaGuard() { cpu::gemm_set_isa(saved); }
+    CpuIsa saved = cpu::cpu_isa();
+    ~IsaGuard() { cpu::cpu_isa_set(saved); }
 };
 
 struct Problem {
@@ -103,7 +103,7 @@ TEST(Gemm, EveryIsaMatchesTheOrderBitwise) {
     IsaGuard guard;
     const auto isas = available_isas();
     for (CpuIsa isa : isas) {
-        ASSERT_TRUE(cpu::gemm_set_isa(isa));
+        ASSERT_TRUE(cpu::cpu_isa_set(isa));
         for (const Shape3& s : kShapes) {
             for (int v = 0; v < 8; ++v) {
                 const bool ta = v & 1, tb = v & 2, acc = v & 4;
@@ -173,7 +173,7 @@ TEST(Gemm, ParallelSplitOfOneRowBlockKeepsWholeTiles) {
     IsaGuard guard;
     const Shape3 shapes[] = {{96, 32, 1400}, {100, 20, 2100}, {36, 40, 2950}, {48, 16, 5500}};
     for (CpuIsa isa : available_isas()) {
-        ASSERT_TRUE(cpu::gemm_set_isa(isa));
+        ASSERT_TRUE(cpu::cpu_isa_set(isa));
         for (const Shape3& s : shapes) {
             for (int threads : {2, 3}) {
                 omp_set_num_threads(threads);
@@ -240,7 +240,7 @@ void expect_every_entry_gives(const std::vector<float>& want, const Problem& pr,
 TEST(Gemm, SourcesAndPackedAMatchTheOrderBitwise) {
     IsaGuard guard;
     for (CpuIsa isa : available_isas()) {
-        ASSERT_TRUE(cpu::gemm_set_isa(isa));
+        ASSERT_TRUE(cpu::cpu_isa_set(isa));
         for (const Shape3& s : kShapes) {
             for (int v = 0; v < 8; ++v) {
                 const bool ta = v & 1, tb = v & 2, acc = v & 4;
@@ -266,7 +266,7 @@ TEST(Gemm, ColumnSlicesMatchTheOrderBitwise) {
             Problem pr = make_problem(s, ta, tb, acc, test::test_seed() + 70 + v);
             const std::vector<float> want = spec_gemm(pr);
             for (CpuIsa isa : available_isas()) {
-                ASSERT_TRUE(cpu::gemm_set_isa(isa));
+                ASSERT_TRUE(cpu::cpu_isa_set(isa));
                 for (int threads : {2, 3}) {
                     omp_set_num_threads(threads);
                     SCOPED_TRACE(testing::Message()
@@ -297,7 +297,7 @@ TEST(Gemm, ResultIsNeverNegativeZero) {
     IsaGuard guard;
     std::vector<float> a(9 * 5, -1.0f), b(5 * 33, 0.0f), c(9 * 33, 1.0f);
     for (CpuIsa isa : available_isas()) {
-        cpu::gemm_set_isa(isa);
+        cpu::cpu_isa_set(isa);
         cpu::gemm(a.data(), b.data(), c.data(), GemmParams{.m = 9, .n = 33, .k = 5});
         for (float x : c) ASSERT_EQ(test::bits(x), 0u) << cpu::cpu_isa_name(isa);
     }

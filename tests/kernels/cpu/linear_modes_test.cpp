@@ -125,7 +125,7 @@ Grads own(const Data& d, const LinearParams& p, AccumMode mode, uint64_t key) {
 }
 
 TEST(LinearModes, KahanExactPermutedMatchTheirRecipeBitwiseOnEveryIsa) {
-    const CpuIsa saved = cpu::gemm_isa();
+    const CpuIsa saved = cpu::cpu_isa();
     for (const LinearParams& p : kCases) {
         SCOPED_TRACE(describe(p));
         const Data d = make_data(p, test::test_seed() + 20);
@@ -133,7 +133,7 @@ TEST(LinearModes, KahanExactPermutedMatchTheirRecipeBitwiseOnEveryIsa) {
             SCOPED_TRACE(mode_name(m));
             const Grads want = own(d, p, m, kKey);
             for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
-                if (!cpu::gemm_set_isa(isa)) continue;
+                if (!cpu::cpu_isa_set(isa)) continue;
                 SCOPED_TRACE(cpu::cpu_isa_name(isa));
                 const Grads g = run(d, p, m);
                 ASSERT_TRUE(test::bitwise_equal(g.dw, want.dw)) << "wgrad";
@@ -141,7 +141,7 @@ TEST(LinearModes, KahanExactPermutedMatchTheirRecipeBitwiseOnEveryIsa) {
             }
         }
     }
-    cpu::gemm_set_isa(saved);
+    cpu::cpu_isa_set(saved);
 }
 
 TEST(LinearModes, EveryModeWithinItsDerivedBound) {

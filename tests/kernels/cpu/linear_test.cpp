@@ -82,13 +82,13 @@ std::string describe(const LinearParams& p) {
 }
 
 TEST(Linear, EveryIsaMatchesTheOrderBitwise) {
-    const CpuIsa saved = cpu::gemm_isa();
+    const CpuIsa saved = cpu::cpu_isa();
     for (const LinearParams& p : kCases) {
         SCOPED_TRACE(describe(p));
         const Data d = make_data(p, test::test_seed());
         const Results want = spec(d, p);
         for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
-            if (!cpu::gemm_set_isa(isa)) continue;
+            if (!cpu::cpu_isa_set(isa)) continue;
             SCOPED_TRACE(cpu::cpu_isa_name(isa));
             const Results r = run_cpu(d, p);
             ASSERT_TRUE(test::bitwise_equal(r.y, want.y)) << "forward";
@@ -96,7 +96,7 @@ TEST(Linear, EveryIsaMatchesTheOrderBitwise) {
             ASSERT_TRUE(test::bitwise_equal(r.dw, want.dw)) << "wgrad";
         }
     }
-    cpu::gemm_set_isa(saved);
+    cpu::cpu_isa_set(saved);
 }
 
 TEST(Linear, WithinDerivedBoundOfDoubleReference) {

@@ -95,7 +95,7 @@ TEST(Pool2d, MaxForward2x2EqualsReferenceOnEveryIsa) {
     // CPU has selects the same cells.
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const float inf = std::numeric_limits<float>::infinity();
-    const CpuIsa saved = cpu::gemm_isa();
+    const CpuIsa saved = cpu::cpu_isa();
     for (const Pool2dParams& p : {make(2, 3, 9, 70, 2, 2, 0), make(2, 3, 28, 28, 2, 2, 0),
                                   make(2, 3, 14, 14, 2, 2, 0), make(2, 3, 7, 7, 2, 2, 0)}) {
         SCOPED_TRACE(describe(p));
@@ -106,12 +106,12 @@ TEST(Pool2d, MaxForward2x2EqualsReferenceOnEveryIsa) {
         for (int64_t i = 8; i < in_size(p); i += 23) x[i] = -0.0f;
         for (int64_t i = 9; i < in_size(p); i += 29) x[i] = 0.0f;
         for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
-            if (!cpu::gemm_set_isa(isa)) continue;
+            if (!cpu::cpu_isa_set(isa)) continue;
             SCOPED_TRACE(cpu::cpu_isa_name(isa));
             expect_max_equals_ref(p, x);
         }
     }
-    cpu::gemm_set_isa(saved);
+    cpu::cpu_isa_set(saved);
 }
 
 // ---- sums: the stated orders written plainly ----

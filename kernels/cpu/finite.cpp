@@ -1,21 +1,22 @@
 // SPDX-License-Identifier: MIT
-#include "engine/core/finite.h"
-
+// The non-finite scan on the CPU (kernels/finite.h): blocks of kBlock floats are tested with a
+// branch-free exponent check (vectorised in the AVX-512 / AVX2 clones); only a block holding a
+// NaN or Inf is searched element by element.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "kernels/cpu/target_clones.h"
+#include "kernels/finite.h"
 
-namespace dt {
+namespace dt::kernels::cpu {
 
 namespace {
 
 constexpr int64_t kBlock = 1024;
 
 /// True when a float of p[0 .. n) has all exponent bits set (NaN or Inf). Branch-free.
-DT_TARGET_CLONES bool block_has_non_finite(
-    const float* p, int64_t n) {
+DT_TARGET_CLONES bool block_has_non_finite(const float* p, int64_t n) {
     constexpr uint32_t kExp = 0x7f800000u;
     uint32_t any = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -38,4 +39,4 @@ int64_t first_non_finite(const float* p, int64_t n) {
     return -1;
 }
 
-}  // namespace dt
+}  // namespace dt::kernels::cpu

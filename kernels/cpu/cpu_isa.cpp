@@ -1,34 +1,27 @@
 // SPDX-License-Identifier: MIT
-// The CPU instruction-set paths of cpu::gemm and every kernel built on it (kernels/gemm.h): what
-// this machine supports, the path in force (DT_ISA or the best one) and forcing one for tests.
-// Every path computes the same ORDER, so the choice changes speed, never bits.
+// The CPU instruction-set paths (kernels/cpu_isa.h): what this machine supports, the path in
+// force (DT_ISA or the best one) and forcing one. Every path computes the same ORDER, so the
+// choice changes speed, never bits.
+#include "kernels/cpu_isa.h"
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 
-#include "kernels/gemm.h"
-
 #if defined(__x86_64__)
-#define DT_GEMM_X86 1
+#define DT_CPU_X86 1
 #endif
 
 namespace dt::kernels::cpu {
 
 namespace {
 
-CpuIsa best_isa() {
-    if (cpu_isa_supported(CpuIsa::kAvx512)) return CpuIsa::kAvx512;
-    if (cpu_isa_supported(CpuIsa::kAvx2)) return CpuIsa::kAvx2;
-    return CpuIsa::kScalar;
-}
-
 CpuIsa initial_isa() {
+    CpuIsa isa;
     if (const char* env = std::getenv("DT_ISA")) {
-        for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
-            if (std::strcmp(env, cpu_isa_name(isa)) == 0 && cpu_isa_supported(isa)) return isa;
-        }
+        if (cpu_isa_from_name(env, &isa) && cpu_isa_supported(isa)) return isa;
     }
-    return best_isa();
+    return cpu_isa_best();
 }
 
 std::atomic<int> g_isa{-1};
@@ -44,10 +37,20 @@ const char* cpu_isa_name(CpuIsa isa) {
     return "?";
 }
 
+bool cpu_isa_from_name(const char* name, CpuIsa* isa) {
+    for (CpuIsa i : kCpuIsas) {
+        if (std::strcmp(name, cpu_isa_name(i)) == 0) {
+            *isa = i;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool cpu_isa_supported(CpuIsa isa) {
     switch (isa) {
         case CpuIsa::kScalar: return true;
-#if DT_GEMM_X86
+#if DT_CPU_X86
         case CpuIsa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
         case CpuIsa::kAvx512: return __builtin_cpu_supports("avx512f");
 #else
@@ -57,7 +60,13 @@ bool cpu_isa_supported(CpuIsa isa) {
     return false;
 }
 
-CpuIsa gemm_isa() {
+CpuIsa cpu_isa_best() {
+    if (cpu_isa_supported(CpuIsa::kAvx512)) return CpuIsa::kAvx512;
+    if (cpu_isa_supported(CpuIsa::kAvx2)) return CpuIsa::kAvx2;
+    return CpuIsa::kScalar;
+}
+
+CpuIsa cpu_isa() {
     int v = g_isa.load(std::memory_order_relaxed);
     if (v < 0) {
         v = static_cast<int>(initial_isa());
@@ -66,7 +75,7 @@ CpuIsa gemm_isa() {
     return static_cast<CpuIsa>(v);
 }
 
-bool gemm_set_isa(CpuIsa isa) {
+bool cpu_isa_set(CpuIsa isa) {
     if (!cpu_isa_supported(isa)) return false;
     g_isa.store(static_cast<int>(isa), std::memory_order_relaxed);
     return true;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// first_non_finite: finds the first NaN/Inf wherever it sits (inside or across the scan's blocks,
-// in a short tail), treats the largest finite values and subnormals as finite.
-#include "engine/core/finite.h"
+// first_non_finite (kernels/finite.h): finds the first NaN/Inf wherever it sits (inside or across
+// the scan's blocks, in a short tail), treats the largest finite values and subnormals as finite,
+// and agrees with the reference on random buffers.
+#include "kernels/finite.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +10,13 @@
 #include <limits>
 #include <vector>
 
-namespace dt {
+#include "kernels/ref/finite_ref.h"
+#include "tests/support/rng.h"
+
+namespace dt::kernels {
 namespace {
+
+using cpu::first_non_finite;
 
 TEST(FirstNonFinite, FindsTheFirstNanOrInfAnywhere) {
     const float bad[] = {std::numeric_limits<float>::quiet_NaN(),
@@ -39,5 +45,19 @@ TEST(FirstNonFinite, ExtremeFiniteValuesAreFinite) {
     EXPECT_EQ(first_non_finite(nullptr, 0), -1);
 }
 
+TEST(FirstNonFinite, AgreesWithTheReference) {
+    for (int64_t n : {0, 3, 1024, 3000}) {
+        std::vector<float> v = test::uniform_floats(n, -1e38f, 1e38f, test::test_seed(), 7);
+        EXPECT_EQ(first_non_finite(v.data(), n), ref::first_non_finite(v.data(), n));
+        for (int64_t at = n - 1; at >= 0; at -= 997) {
+            v[static_cast<std::size_t>(at)] = (at % 2) ? std::numeric_limits<float>::infinity()
+                                                    : std::nanf("");
+            EXPECT_EQ(first_non_finite(v.data(), n), ref::first_non_finite(v.data(), n))
+                << "n=" << n << " at=" << at;
+            EXPECT_EQ(first_non_finite(v.data(), n), at);
+        }
+    }
+}
+
 }  // namespace
-}  // namespace dt
+}  // namespace dt::kernels

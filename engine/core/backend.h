@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+// Devices as the engine sees them: where a device's memory comes from (DeviceMemory) and which
+// kernels run there (its kernels::KernelTable, kernels/kernel_table.h). Storage allocates through
+// device_memory(d); engine ops, optimizers and the tape call device_kernels(d) of their tensors'
+// device and never name a kernel namespace, so a new backend is one memory interface and one
+// filled table. The CPU is always present (the host pool and kernels::cpu::kernel_table()).
+// Errors: a device without a backend in this build throws DeviceError saying so; an entry a
+// device's table leaves empty throws DeviceError naming the entry, its op and the device when an
+// op calls it (a backend may be filled op by op).
+#pragma once
+#include <cstddef>
+
+#include "engine/core/dtype.h"
+#include "kernels/kernel_table.h"
+
+namespace dt {
+
+/// A device's memory. Sizes in bytes; pointers are the device's own.
+struct DeviceMemory {
+    void* (*allocate)(std::size_t bytes) = nullptr;  // 64-byte aligned; nullptr when out of memory
+    void (*release)(void* p, std::size_t bytes) = nullptr;  // a block of allocate(bytes)
+    void (*zero)(void* p, std::size_t bytes) = nullptr;     // all bits 0
+    void (*copy)(void* dst, const void* src, std::size_t bytes) = nullptr;  // within the device
+    void (*to_host)(void* host_dst, const void* src, std::size_t bytes) = nullptr;
+    void (*from_host)(void* dst, const void* host_src, std::size_t bytes) = nullptr;
+};
+
+/// The memory of device d; throws DeviceError when this build has no backend for d.
+const DeviceMemory& device_memory(Device d);
+
+/// The kernel table serving device d (every entry callable: empty ones throw DeviceError);
+/// throws DeviceError when this build has no backend for d.
+const kernels::KernelTable& device_kernels(Device d);
+
+/// For tests: `table` serves device d for the guard's lifetime (its empty entries are completed
+/// with ones that throw). Not thread-safe against ops running on other threads. Nests.
+class ScopedKernelTable {
+ public:
+    ScopedKernelTable(Device d, const kernels::KernelTable& table);
+    ~ScopedKernelTable();
+    ScopedKernelTable(const ScopedKernelTable&) = delete;
+    ScopedKernelTable& operator=(const ScopedKernelTable&) = delete;
+
+ private:
+    Device device_;
+    kernels::KernelTable completed_;
+    const kernels::KernelTable* previous_;
+};
+
+}  // namespace dt

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+#include "engine/ops/non_finite_scan.h"
+
+#include "engine/ops/dispatch.h"
+
+namespace dt {
+
+int64_t first_non_finite(const Tensor& t) {
+    ops_detail::check_f32(t, "first_non_finite", "input");
+    return device_kernels(t.device()).first_non_finite(t.f32(), t.numel());
+}
+
+float element_at(const Tensor& t, int64_t i) {
+    ops_detail::check_f32(t, "element_at", "input");
+    DT_CHECK_SHAPE(i >= 0 && i < t.numel(), "element_at: index ", i, " is outside ", t.str());
+    if (t.device() == Device::kCpu) return t.f32()[i];
+    return t.view({t.numel()}).values<float>()[static_cast<std::size_t>(i)];
+}
+
+}  // namespace dt

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// Contract of the Adam / AdamW update kernels: one elementwise pass over a parameter p (n), its
+// gradient and its first and second moments m, v (n). The single-tensor path of torch.optim.Adam
+// / AdamW in PyTorch 1.13 (amsgrad = maximize = False); engine/optim/adam.h holds the optimizer,
+// which computes the per-step scalars of AdamParams on the host (in double, see there).
+// Numeric recipe, per element, float32, no fma (every implementation gives the same bits):
+//   ORDER: AdamW: p = p * decay                  (skipped when wd == 0)
+//          Adam:  g = grad + wd * p              (skipped when wd == 0)
+//   ORDER: m = m * b1 + k1 * g                   (exp_avg.mul_(b1).add_(g, alpha=1-b1))
+//   ORDER: v = v * b2 + (k2 * g) * g             (exp_avg_sq.mul_(b2).addcmul_(g, g, value=1-b2))
+//   ORDER: denom = sqrt(v) / c2s + eps           ((exp_avg_sq.sqrt() / c2s).add_(eps))
+//   ORDER: p = p + (neg_step * m) / denom        (p.addcdiv_(m, denom, value=-step_size))
+// sqrt is IEEE correctly rounded on every backend.
+#pragma once
+#include <cstdint>
+
+namespace dt::kernels {
+
+struct AdamParams {
+    int64_t n = 0;
+    float b1 = 0.9f, b2 = 0.999f;  // betas
+    float k1 = 0.1f, k2 = 0.001f;  // float(1 - b1), float(1 - b2)
+    float c2s = 1.0f;              // float(sqrt(1 - b2^t))
+    float eps = 1e-8f;
+    float neg_step = 0.0f;  // -float(lr / (1 - b1^t))
+    float wd = 0.0f;        // weight decay
+    float decay = 1.0f;     // AdamW: float(1 - lr * wd)
+    bool decoupled = false;  // AdamW
+};
+
+namespace ref {
+void adam_update(double* p, const double* grad, double* m, double* v, const AdamParams& q);
+}  // namespace ref
+
+namespace cpu {
+/// p, m, v (n) updated in place from grad (n).
+void adam_update(float* p, const float* grad, float* m, float* v, const AdamParams& q);
+}  // namespace cpu
+
+}  // namespace dt::kernels
