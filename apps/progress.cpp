@@ -169,6 +169,12 @@ void Progress::note(const std::string& line) {
     std::fflush(out_);
 }
 
+void Progress::notice(const std::string& line) {
+    clear_bar();
+    std::fprintf(out_, "%s\n", line.c_str());
+    std::fflush(out_);
+}
+
 void Progress::clear_bar() {
     if (!bar_visible_) return;
     std::fprintf(out_, "\r\033[K");

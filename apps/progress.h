@@ -55,8 +55,11 @@ class Progress {
     virtual void evaluating(int epoch);
     /// After the evaluation of an epoch.
     virtual void epoch_end(const EpochStats& stats);
-    /// A free-form line (e.g. "loading data...").
+    /// A free-form line (e.g. "loading data..."); not shown with --progress none.
     virtual void note(const std::string& line);
+    /// A line shown in every mode, --progress none included: what a log must keep (a run that
+    /// restarted from the beginning).
+    void notice(const std::string& line);
 
     Mode mode() const { return mode_; }
 

@@ -145,15 +145,20 @@ TrainConfig replay_config(const std::string& path, const nlohmann::json& record,
 
 int run_train_command(const CLI::App& train, TrainConfig& cfg,
                       const std::vector<std::string>& command_line) {
-    std::vector<std::string> notes;
+    std::vector<std::string> notes, notices;  // notices show with --progress none too
     std::optional<Checkpoint> checkpoint;
     if (!cfg.resume.empty()) {
         DT_CHECK_VALUE(cfg.replay.empty(), "--resume and --replay cannot be combined: --replay "
                        "starts a run anew, --resume continues one");
-        checkpoint = read_checkpoint(cfg.resume);
-        std::vector<std::string> forced;  // differences refused unless --force
-        cfg = resume_config(*checkpoint, cfg, given_flags(train), &forced);
-        for (const std::string& d : forced) notes.push_back("--force: " + d);
+        if (resume_has_checkpoint(cfg.resume)) {
+            checkpoint = read_checkpoint(cfg.resume);
+            std::vector<std::string> forced;  // differences refused unless --force
+            cfg = resume_config(*checkpoint, cfg, given_flags(train), &forced);
+            for (const std::string& d : forced) notes.push_back("--force: " + d);
+        } else {  // stopped before its first checkpoint: the same command starts it anew
+            notices.push_back(restart_note(cfg.resume));
+            cfg = restart_config(cfg, given_flags(train));
+        }
     } else if (!cfg.replay.empty()) {
         const nlohmann::json record = read_record(cfg.replay);
         cfg = replay_config(cfg.replay, record, cfg, given_flags(train));
@@ -162,6 +167,7 @@ int run_train_command(const CLI::App& train, TrainConfig& cfg,
     if (!checkpoint) finalize_train_config(cfg);  // resume_config has finalized it
     prepare_output_dir(cfg.out);  // an unusable --out fails now, not after training
     Progress progress(Progress::parse_mode(cfg.progress, stderr), stderr);
+    for (const std::string& n : notices) progress.notice(n);
     for (const std::string& n : notes) progress.note(n);
     TrainResult result = run_training(cfg, progress, checkpoint ? &*checkpoint : nullptr);
     const RunFiles files = write_run_outputs(cfg, result, command_line);

@@ -279,7 +279,10 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
     app.add_option("--resume", cfg.resume,
                    "Continue the run checkpointed in DIR (its --out), with its configuration; "
                    "other flags must repeat the run's values (or --force), except --threads, "
-                   "--isa, --progress, --data-dir, --checkpoint-every")
+                   "--isa, --progress, --data-dir, --checkpoint-every. With no checkpoint in DIR "
+                   "yet (a run killed before its first), starts the run there from the "
+                   "beginning with the given flags, so one restart command always works; a DIR "
+                   "holding a finished run and no checkpoint is refused")
         ->type_name("DIR");
     app.add_flag("--force", cfg.force,
                  "With --resume: continue even where the given flags differ from the run's");

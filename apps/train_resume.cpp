@@ -70,6 +70,36 @@ std::string given_noise_flags(const std::vector<std::string>& flags) {
 
 }  // namespace
 
+bool resume_has_checkpoint(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::exists(checkpoint_path(dir), ec)) return true;
+    const fs::path result = fs::path(dir) / "result.json";
+    DT_CHECK_VALUE(!fs::exists(result, ec), "--resume ", dir, ": the directory holds a finished ",
+                   "run (", result.string(), ") and no checkpoint, so there is nothing to ",
+                   "continue (hint: its results are final; to train again, give another --out)");
+    return false;
+}
+
+TrainConfig restart_config(const TrainConfig& given, const std::vector<std::string>& flags) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (contains(flags, "--out") && given.out != given.resume &&
+        !fs::equivalent(given.out, given.resume, ec)) {
+        throw ValueError(str("--resume ", given.resume, ": a resumed run writes into its --resume "
+                             "directory, given --out ", given.out,
+                             " (hint: leave --out out, or give the same directory)"));
+    }
+    TrainConfig c = given;
+    c.out = given.resume;
+    return c;
+}
+
+std::string restart_note(const std::string& dir) {
+    return str("--resume ", dir, ": no checkpoint there yet (the run was stopped before its "
+               "first one): starting the run from the beginning with the given flags");
+}
+
 const std::vector<std::string>& resume_compatible_flags() {
     static const std::vector<std::string> v = {
         "--resume",   "--force",    "--threads",         "--isa",

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-// `detrain train --resume DIR`: the configuration a checkpointed run continues with.
+// `detrain train --resume DIR`: the configuration a checkpointed run continues with, or, when DIR
+// holds no checkpoint yet (the run was stopped before its first one, or never got to create
+// DIR), a fresh start into DIR, so that the same restart command works whatever the moment of a
+// kill. A DIR that holds a finished run (result.json) and no checkpoint is refused.
 // The run's own configuration (the checkpoint's "config" and "noise", random seeds as drawn),
 // with the run-only flags applied when given: --threads, --isa, --progress, --data-dir,
 // --checkpoint-every (results do not depend on them). Any other flag given must repeat the run's
@@ -15,6 +18,17 @@
 #include "apps/train_config.h"
 
 namespace dt {
+
+/// True when DIR holds a checkpoint to continue. False when it holds none (a missing DIR too);
+/// throws ValueError when DIR holds a finished run (its result.json) but no checkpoint.
+bool resume_has_checkpoint(const std::string& dir);
+
+/// The configuration of a --resume run that starts from the beginning (no checkpoint in DIR):
+/// the given flags, writing into DIR. Throws ValueError when --out names another directory.
+TrainConfig restart_config(const TrainConfig& given, const std::vector<std::string>& flags);
+
+/// The note that says so, for the start of the run.
+std::string restart_note(const std::string& dir);
 
 /// Flags that may differ between a run and its resumption (and --resume, --force themselves).
 const std::vector<std::string>& resume_compatible_flags();

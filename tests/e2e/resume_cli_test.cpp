@@ -2,7 +2,8 @@
 // End to end, crash safety of `detrain train` (issue 6): a run killed with SIGKILL 20 times,
 // half of them while a checkpoint is being written and half during training steps, and resumed
 // with --resume after each kill, ends with the weights_sha256 and the epoch losses of a run never
-// interrupted; after every kill the checkpoint on disk is complete and valid. Also the messages
+// interrupted; after every kill the checkpoint on disk is complete and valid. A run killed before
+// its first checkpoint restarts from the beginning with the same --resume command (issue 19). Also the messages
 // of a bad --resume, and a full disk (writes past a file-size limit fail) that leaves the previous
 // run's files intact. Synthetic data (tests/support/synthetic_idx.h). Budget: ~20 s on 2 cores.
 #include <gtest/gtest.h>
@@ -144,11 +145,45 @@ TEST_F(ResumeCli, TwentyKillsAndResumesGiveTheUninterruptedWeights) {
                 kills_in_write);
 }
 
+TEST_F(ResumeCli, AKillBeforeTheFirstCheckpointRestartsWithTheSameCommand) {
+    const CliRun ref = detrain(train_args("ref0") + " --epochs 1");
+    ASSERT_EQ(ref.status, 0) << ref.err;
+    const std::string resume = train_args("early") + " --epochs 1 --resume " +
+                               (root_ / "early").string();
+    // Killed at once: no checkpoint (and perhaps no directory) yet. The restart command is the
+    // one a job system would repeat after every kill: the run's flags with --resume DIR.
+    for (int delay_ms : {0, 30}) {
+        Child child(resume);
+        ASSERT_GT(child.pid, 0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        ::kill(child.pid, SIGKILL);
+        int status = 0;
+        ASSERT_EQ(::waitpid(child.pid, &status, 0), child.pid);
+        ASSERT_FALSE(fs::exists(dt::checkpoint_path((root_ / "early").string())));
+    }
+    const CliRun r = detrain(resume);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("starting the run from the beginning"), std::string::npos) << r.err;
+    EXPECT_EQ(result("early").at("weights_sha256"), result("ref0").at("weights_sha256"));
+    EXPECT_EQ(result("early").at("history").at(0).at("train_loss"),
+              result("ref0").at("history").at(0).at("train_loss"));
+    // Once finished (a result.json, no checkpoint left to continue: --checkpoint-every 0), a
+    // DIR is no run to resume.
+    ASSERT_EQ(detrain(train_args("fin") + " --epochs 1 --checkpoint-every 0").status, 0);
+    const CliRun fin = detrain(train_args("fin") + " --epochs 1 --checkpoint-every 0 --resume " +
+                               (root_ / "fin").string());
+    EXPECT_EQ(fin.status, 1);
+    EXPECT_NE(fin.err.find("holds a finished run"), std::string::npos) << fin.err;
+    // A fresh start still writes where --resume says.
+    const CliRun other = detrain(train_args("x") + " --epochs 1 --resume " +
+                                 (root_ / "y").string());
+    EXPECT_EQ(other.status, 1);
+    EXPECT_NE(other.err.find("writes into its --resume directory"), std::string::npos)
+        << other.err;
+}
+
 TEST_F(ResumeCli, BadResumesFailWithAMessage) {
-    // No checkpoint in DIR.
-    CliRun r = detrain(train_args("none") + " --resume " + (root_ / "none").string());
-    EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.err.find("--checkpoint-every"), std::string::npos) << r.err;
+    CliRun r;
     // A corrupt checkpoint: one flipped byte in the data.
     ASSERT_EQ(detrain(train_args("bad") + " --epochs 1").status, 0);
     const fs::path ckpt = dt::checkpoint_path((root_ / "bad").string());
