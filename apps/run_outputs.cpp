@@ -2,18 +2,13 @@
 // Files of a finished run (see run_outputs.h and docs/formats.md).
 #include "apps/run_outputs.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "apps/version.h"
 #include "engine/core/error.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/safetensors.h"
 #include "models/model_io.h"
 
@@ -27,24 +22,6 @@ const char* const kWeightsHashOrder =
 namespace {
 
 namespace fs = std::filesystem;
-
-[[noreturn]] void throw_io(const std::string& what, const std::string& path, int err) {
-    throw IoError(str(what, " ", path, ": ", std::strerror(err)));
-}
-
-// Writes all of `data` to fd; returns 0 or the errno of the failure.
-int write_all(int fd, const char* data, std::size_t n) {
-    while (n > 0) {
-        const ssize_t w = ::write(fd, data, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return errno;
-        }
-        data += w;
-        n -= static_cast<std::size_t>(w);
-    }
-    return 0;
-}
 
 std::string quote_arg(const std::string& a) {
     if (!a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos) return a;
@@ -63,64 +40,6 @@ std::string join_command_line(const std::vector<std::string>& argv) {
 }
 
 }  // namespace
-
-// ---- directories and atomic files ----
-
-void prepare_output_dir(const std::string& dir) {
-    DT_CHECK_VALUE(!dir.empty(), "--out: the output directory must not be empty");
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw IoError(str("cannot create output directory ", dir, ": ", ec.message()));
-    if (!fs::is_directory(dir, ec)) {
-        throw IoError(str("output path ", dir, " exists but is not a directory"));
-    }
-    // Probe: creating a file is what the run will need at the end, so fail now, not then.
-    const std::string probe = dir + "/.detrain-write-test." + std::to_string(::getpid());
-    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw_io("cannot write into output directory", dir, errno);
-    ::close(fd);
-    ::unlink(probe.c_str());
-}
-
-FileSet::~FileSet() {
-    for (const auto& [tmp, path] : staged_) ::unlink(tmp.c_str());
-}
-
-void FileSet::add(const std::string& path, const std::string& contents) {
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw_io("cannot create", tmp, errno);
-    staged_.emplace_back(tmp, path);
-    int err = write_all(fd, contents.data(), contents.size());
-    if (err == 0 && ::fsync(fd) != 0) err = errno;
-    if (::close(fd) != 0 && err == 0) err = errno;
-    if (err != 0) throw_io("cannot write", path, err);
-}
-
-void FileSet::commit() {
-    for (std::size_t i = 0; i < staged_.size(); ++i) {
-        const auto& [tmp, path] = staged_[i];
-        if (::rename(tmp.c_str(), path.c_str()) != 0) {
-            const int err = errno;
-            staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(i));
-            throw_io("cannot rename into place", path, err);
-        }
-    }
-    std::vector<fs::path> synced;  // each directory once, after all its renames
-    for (const auto& [tmp, path] : staged_) {
-        const fs::path dir = fs::path(path).parent_path();
-        if (std::find(synced.begin(), synced.end(), dir) != synced.end()) continue;
-        synced.push_back(dir);
-        io::fsync_parent_dir(path);
-    }
-    staged_.clear();
-}
-
-void write_file_atomic(const std::string& path, const std::string& contents) {
-    FileSet files;
-    files.add(path, contents);
-    files.commit();
-}
 
 // ---- contents ----
 
@@ -206,7 +125,7 @@ nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
 RunFiles write_run_outputs(const TrainConfig& cfg, const TrainResult& r,
                            const std::vector<std::string>& command_line) {
     DT_CHECK(r.model != nullptr, "write_run_outputs: the result holds no model");
-    prepare_output_dir(cfg.out);
+    io::prepare_output_dir(cfg.out);
     const fs::path dir(cfg.out);
     RunFiles files{(dir / "result.json").string(), (dir / "predictions.csv").string(),
                    (dir / "weights.safetensors").string(),
@@ -221,7 +140,7 @@ RunFiles write_run_outputs(const TrainConfig& cfg, const TrainResult& r,
                       {"config", to_json(cfg).dump()}};
     // All four are written before any is replaced: a failure (a full disk) leaves the previous
     // run's files as they were, and result.json, which names the others, goes last.
-    FileSet set;
+    io::AtomicFileSet set;
     set.add(files.weights, io::encode_safetensors(model_named_tensors(*r.model), meta));
     set.add(files.predictions_csv, predictions_csv(r));
     const auto test_size = static_cast<int64_t>(r.predictions.size());

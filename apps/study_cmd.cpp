@@ -22,6 +22,7 @@
 #include "apps/study_report.h"
 #include "apps/study_runner.h"
 #include "apps/train_config.h"
+#include "engine/io/atomic_file.h"
 #include "engine/core/error.h"
 #include "engine/core/text.h"
 #include "models/model.h"
@@ -136,7 +137,8 @@ void check_plan(const fs::path& dir, const std::vector<std::string>& train_flags
     if (!record) {
         throw ValueError(str("--report-only: ", dir.string(), " holds no study (no study-plan.json)"));
     }
-    write_file_atomic(plan.string(), nlohmann::json{{"train_flags", train_flags}}.dump(2) + "\n");
+    io::write_file_atomically(plan.string(),
+                              nlohmann::json{{"train_flags", train_flags}}.dump(2) + "\n");
 }
 
 std::string fmt_seconds(double s) {
@@ -315,7 +317,7 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
     report.replicas = f.replicas;
     report.subgroups = parse_subgroups(f.subgroups);
     const fs::path dir(report.out_dir);
-    if (!f.report_only) prepare_output_dir(dir.string());
+    if (!f.report_only) io::prepare_output_dir(dir.string());
     // --report-only only reads replicas (each complete once its result.json exists) and writes
     // the report files atomically: it needs no lock and may run beside the training study.
     std::optional<study::StudyLock> lock;

@@ -9,6 +9,7 @@
 #include "apps/run_outputs.h"
 #include "apps/svg_plot.h"
 #include "apps/version.h"
+#include "engine/io/atomic_file.h"
 #include "engine/core/text.h"
 
 namespace fs = std::filesystem;
@@ -72,7 +73,9 @@ plot::BarChart per_class_chart(const StudyReport& r) {
     return c;
 }
 
-void write_text(const fs::path& p, const std::string& s) { write_file_atomic(p.string(), s); }
+void write_text(const fs::path& p, const std::string& s) {
+    io::write_file_atomically(p.string(), s);
+}
 
 }  // namespace
 

@@ -19,6 +19,7 @@
 #include "apps/train_resume.h"
 #include "apps/trainer.h"
 #include "apps/version.h"
+#include "engine/io/atomic_file.h"
 #include "engine/core/error.h"
 #include "engine/core/text.h"
 
@@ -165,7 +166,7 @@ int run_train_command(const CLI::App& train, TrainConfig& cfg,
         notes = replay_notes(cfg, record);
     }
     if (!checkpoint) finalize_train_config(cfg);  // resume_config has finalized it
-    prepare_output_dir(cfg.out);  // an unusable --out fails now, not after training
+    io::prepare_output_dir(cfg.out);  // an unusable --out fails now, not after training
     Progress progress(Progress::parse_mode(cfg.progress, stderr), stderr);
     for (const std::string& n : notices) progress.notice(n);
     for (const std::string& n : notes) progress.note(n);

@@ -10,10 +10,10 @@
 #include <cmath>
 
 #include "apps/checkpoint.h"
-#include "apps/run_outputs.h"
 #include "apps/trainer_noise.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
+#include "engine/io/atomic_file.h"
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
 #include "engine/noise/noise_config.h"
@@ -308,7 +308,7 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     // The implementation switches of this run, counters at 0; restored when the run ends.
     const ScopedReduceConfig reduce_config(reduce_site_specs(cfg.noise));
     const FiniteCheckGuard finite_check;
-    if (cfg.checkpoint_every > 0) prepare_output_dir(cfg.out);  // checkpoints go there
+    if (cfg.checkpoint_every > 0) io::prepare_output_dir(cfg.out);  // checkpoints go there
 
     const DatasetSplits data = load_splits(cfg);
     const Normalization norm =

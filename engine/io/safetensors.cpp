@@ -3,9 +3,6 @@
 // summarised in safetensors.h. The JSON header is built and parsed with nlohmann/json.
 #include "engine/io/safetensors.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -16,6 +13,7 @@
 #include <set>
 
 #include "engine/core/error.h"
+#include "engine/io/atomic_file.h"
 
 namespace dt::io {
 
@@ -70,20 +68,6 @@ std::string encode_header(const NamedTensors& tensors, const Metadata& metadata)
     std::memcpy(out.data(), &n, 8);
     return out + text;
 }
-
-std::string errno_text(int e) { return std::strerror(e); }
-
-}  // namespace
-
-void fsync_parent_dir(const std::string& path) {
-    std::filesystem::path dir = std::filesystem::path(path).parent_path();
-    int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
-    if (fd < 0) return;
-    (void)::fsync(fd);
-    ::close(fd);
-}
-
-namespace {
 
 // ---- reader ----
 
@@ -203,28 +187,13 @@ std::string encode_safetensors(const NamedTensors& tensors, const Metadata& meta
 void save_safetensors(const std::string& path, const NamedTensors& tensors,
                       const Metadata& metadata) {
     const std::string header = encode_header(tensors, metadata);
-    const std::string tmp = path + ".tmp";
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    auto fail = [&](const char* step) {
-        const int e = errno;
-        if (f != nullptr) std::fclose(f);
-        std::remove(tmp.c_str());
-        throw IoError(str("save_safetensors: cannot write ", path, " (", step, " ", tmp,
-                          "): ", errno_text(e)));
-    };
-    if (f == nullptr) fail("create");
-    if (std::fwrite(header.data(), 1, header.size(), f) != header.size()) fail("write");
+    std::vector<std::string_view> parts = {header};
     for (const auto& [name, t] : tensors) {
-        const std::size_t n = t.nbytes();
-        if (n > 0 && std::fwrite(t.impl().storage->data, 1, n, f) != n) fail("write");
+        parts.emplace_back(static_cast<const char*>(t.impl().storage->data), t.nbytes());
     }
-    if (std::fflush(f) != 0) fail("flush");
-    if (::fsync(::fileno(f)) != 0) fail("fsync");
-    const int rc = std::fclose(f);
-    f = nullptr;
-    if (rc != 0) fail("close");
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("rename of");
-    fsync_parent_dir(path);
+    AtomicFileSet file;  // "<path>.tmp", fsync, rename: never a partial file at `path`
+    file.add(path, parts);
+    file.commit();
 }
 
 // ---- reader ----
@@ -292,7 +261,7 @@ SafetensorsFile decode_safetensors(const std::string& bytes, const std::string& 
 SafetensorsFile load_safetensors(const std::string& path) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (f == nullptr) {
-        throw IoError(str("safetensors file ", path, ": cannot open: ", errno_text(errno)));
+        throw IoError(str("safetensors file ", path, ": cannot open: ", std::strerror(errno)));
     }
     std::string bytes;
     char buf[1 << 16];
@@ -301,7 +270,7 @@ SafetensorsFile load_safetensors(const std::string& path) {
     const bool failed = std::ferror(f) != 0;
     const int e = errno;
     std::fclose(f);
-    if (failed) throw IoError(str("safetensors file ", path, ": read error: ", errno_text(e)));
+    if (failed) throw IoError(str("safetensors file ", path, ": read error: ", std::strerror(e)));
     return decode_safetensors(bytes, path);
 }
 

@@ -31,14 +31,12 @@ struct SafetensorsFile {
 };
 
 /// Writes `tensors` (CPU, float32/int32/int64/uint8, unique non-empty names other than
-/// "__metadata__") and `metadata` to `path` atomically: the bytes go to "<path>.tmp", which is flushed, fsync'ed
-/// and renamed over `path`. Throws dt::IoError naming the path and the errno text on any I/O
-/// failure (the temporary file is removed), dt::ValueError for invalid names or tensors.
+/// "__metadata__") and `metadata` to `path` atomically (io::AtomicFileSet, atomic_file.h: the
+/// bytes go to "<path>.tmp", fsync, rename over `path`). Throws dt::IoError naming the path and
+/// the errno text on any I/O failure (the temporary file is removed), dt::ValueError for invalid
+/// names or tensors.
 void save_safetensors(const std::string& path, const NamedTensors& tensors,
                       const Metadata& metadata = {});
-
-/// Best effort: fsyncs the directory that holds `path`, so that a rename into it is durable.
-void fsync_parent_dir(const std::string& path);
 
 /// Reads and validates a whole file. Throws dt::IoError naming the file and the fault (short
 /// file, header length vs file size, JSON syntax, unknown dtype or key, bad shape, offsets out of
