@@ -3,6 +3,8 @@
 #   - no source file over 800 lines (hard cap; aim for 400);
 #   - every kernels/cpu/X.cpp (or X_part.cpp) has kernels/X.h, kernels/ref/X_ref.h and a test
 #     tests/kernels/cpu/X*_test.cpp (kernel_table.cpp and cpu_isa.cpp are no kernels);
+#   - a kernel spread over several files may live in a folder named by its stem instead,
+#     kernels/cpu/X/X*.{cpp,h} (one level, every file keeps the stem; then no X*.cpp outside it);
 #   - engine code reaches kernels only through the device tables (no kernels::cpu:: outside
 #     engine/core/backend.cpp, which registers the CPU table, and engine/runtime, which sets the
 #     CPU's instruction set), apps include no kernels/ header,
@@ -14,15 +16,28 @@ while IFS= read -r f; do
   n=$(wc -l < "$f")
   if ((n > 800)); then echo "lint: $f has $n lines (hard cap 800; split it)"; fail=1; fi
 done < <(git ls-files '*.h' '*.cpp' '*.cu' '*.cuh' 2>/dev/null || find . -name '*.h' -o -name '*.cpp')
-for src in kernels/cpu/*.cpp; do
-  stem=$(basename "$src" .cpp)
-  [[ $stem == kernel_table || $stem == cpu_isa ]] && continue  # the CPU's table and ISA: no kernels
-  # A kernel split over several files keeps its stem as prefix: conv2d_wgrad_modes.cpp -> conv2d.
-  while [[ ! -f kernels/$stem.h && $stem == *_* ]]; do stem=${stem%_*}; done
+for src in kernels/cpu/*.cpp kernels/cpu/*/*.cpp; do
+  [[ -f $src ]] || continue
+  dir=$(dirname "$src") stem=$(basename "$src" .cpp)
+  if [[ $dir != kernels/cpu ]]; then
+    stem=$(basename "$dir")  # a kernel's folder: the folder's name is its stem
+  else
+    [[ $stem == kernel_table || $stem == cpu_isa ]] && continue  # the CPU's table and ISA: no kernels
+    # A kernel split over several files keeps its stem as prefix: linear_modes.cpp -> linear.
+    while [[ ! -f kernels/$stem.h && $stem == *_* ]]; do stem=${stem%_*}; done
+    [[ -d kernels/cpu/$stem ]] && { echo "lint: $src belongs in kernels/cpu/$stem/ (the kernel has a folder)"; fail=1; }
+  fi
   [[ -f kernels/$stem.h ]] || { echo "lint: $src has no contract kernels/$stem.h"; fail=1; }
   [[ -f kernels/ref/${stem}_ref.h ]] || { echo "lint: $src has no reference kernels/ref/${stem}_ref.h"; fail=1; }
   ls tests/kernels/cpu/"${stem}"*_test.cpp >/dev/null 2>&1 || { echo "lint: $src has no test tests/kernels/cpu/${stem}_test.cpp"; fail=1; }
 done
+# A kernel's folder: one level deep, and every file in it keeps the folder's stem
+# (find kernels -name 'conv2d*' lists every conv2d file).
+while IFS= read -r f; do
+  rel=${f#kernels/cpu/} stem=${rel%%/*} name=${f##*/}
+  if [[ $rel == */*/* ]]; then echo "lint: $f is nested too deep (kernels/cpu/<stem>/<file>)"; fail=1; fi
+  [[ $name == "$stem".* || $name == "$stem"_* ]] || { echo "lint: $f does not keep its folder's stem ($stem*)"; fail=1; }
+done < <(find kernels/cpu -mindepth 2 -type f \( -name '*.cpp' -o -name '*.h' \) | sort)
 floor() {  # floor <message> <grep output>: fails when grep found something
   if [[ -n "$2" ]]; then echo "lint: $1:"; echo "$2" | sed 's/^/  /'; fail=1; fi
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Float transposes in AVX-512 registers, shared by the packing routines of the GEMM
-// (kernels/cpu/gemm_pack.h), its narrow-edge kernel (kernels/cpu/gemm_ukernels.h) and the
-// convolutions (kernels/cpu/conv2d_batched.cpp). Values move only.
+// Float transposes in AVX-512 registers (4 x 4 per 128-bit lane, 16 x 16), shared by several
+// kernels, hence here and not in a kernel's folder: the GEMM's packing and narrow-edge kernel
+// (kernels/cpu/gemm/gemm_pack_panels.h, gemm_microkernels.h) and the convolution's sample
+// chunks (kernels/cpu/conv2d/conv2d_sample_chunks.cpp). Values move only: no ORDER here.
 #pragma once
 #if defined(__x86_64__)
 #include <immintrin.h>

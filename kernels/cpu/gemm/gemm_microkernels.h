@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Register-tile microkernels of cpu::gemm (internal to kernels/cpu/gemm.cpp): one struct per ISA
-// path with its tile height kMr, panel width kNr (a half-width kNr/2 variant serves narrow last
-// panels: on AVX-512 a kernel vectorised over rows, shorter ROWS variants short last row tiles)
-// and ukr<W, ROWS>. All paths evaluate the same ORDER (kernels/gemm.h), so they agree bitwise:
-// one correctly rounded fused multiply-add per term (std::fma, _mm256_fmadd_ps,
-// _mm512_fmadd_ps). -ffp-contract=off keeps the compiler from fusing anything else.
+// The register-tile microkernels of cpu::gemm (private to kernels/cpu/gemm/): the views of a B
+// panel's rows (read in place, packed, panels side by side), and one struct per ISA path
+// (KernelScalar, KernelAvx2, KernelAvx512) with its tile height kMr, panel width kNr and
+// ukr<W, ROWS> (a half-width W = kNr/2 serves narrow last panels, shorter ROWS short last row
+// tiles; on AVX-512 narrow panels take a kernel vectorised over rows, whole panels a wide tile).
+// ORDER (kernels/gemm.h, gemm_f32_k_fma): every path evaluates one correctly rounded fused
+// multiply-add per term (std::fma, _mm256_fmadd_ps, _mm512_fmadd_ps) in k order, so all agree
+// bitwise; -ffp-contract=off keeps the compiler from fusing anything else.
 #pragma once
 #include <algorithm>
 #include <cmath>

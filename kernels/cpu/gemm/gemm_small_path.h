@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Small products on the AVX-512 path without packing B (internal to kernels/cpu/gemm.cpp): A is
-// read where it lies, "adjacent" when its column k holds rows i0, i0+1, ... side by side (A^T
-// stored (K, M), or a packed A micro-panel, stride 16) or row-major (the first column group then
-// leaves an adjacent copy for the rest), B (K, N) is read in place, and C is written once per K
-// block. A blocked product spends ~13% of a 144 x 196 x 32 product on packing A, the work
-// units and the row table of B; OpenBLAS's small-matrix kernels spend nothing there, and reach
-// our micro-kernel's in-place rate. Measured (in-process, interleaved): the blocked path 0.85x
+// The small path of cpu::gemm (private to kernels/cpu/gemm/): small AVX-512 products, unpacked.
+// A is read where it lies, "adjacent" when its column k holds rows i0, i0+1, ... side by side
+// (A^T stored (K, M), or a packed A micro-panel, stride 16) or row-major (the first column group
+// then leaves an adjacent copy for the rest), B (K, N) is read in place, C written once per K
+// block. A blocked product spends ~13% of a 144 x 196 x 32 product on packing A, the work units
+// and the row table of B; OpenBLAS's small-matrix kernels spend nothing there, and reach our
+// micro-kernel's in-place rate. Measured (in-process, interleaved): the blocked path 0.85x
 // OpenBLAS on that product, an unpacked 8 x 48 tile 0.96-0.99x.
 // ORDER (kernels/gemm.h): each element is one fma chain over k ascending from +0 (or from C when
 // accumulating), as in every other path: the same bits.
@@ -15,7 +15,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "kernels/cpu/gemm_ukernels.h"
+#include "kernels/cpu/gemm/gemm_microkernels.h"
 #include "kernels/gemm.h"
 
 namespace dt::kernels::cpu::gemm_detail {

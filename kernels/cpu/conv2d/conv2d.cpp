@@ -1,6 +1,25 @@
 // SPDX-License-Identifier: MIT
-// conv2d on the CPU (recipes in kernels/conv2d.h), as GEMMs on cpu::gemm over a zero-padded
-// copy xp (Ci, Hp, Wp) of each sample, so no tap ever needs a bounds test:
+// conv2d on the CPU: the entry points of kernels/conv2d.h (its recipes, one ORDER line per site
+// and mode; reference kernels/ref/conv2d_ref.h): conv2d_forward, and conv2d_backward_data /
+// conv2d_backward_weight, which dispatch by accumulation mode. Also here: the forward itself,
+// the tree mode (detrain's default) of conv.dgrad (per sample W^T dY, then col2im) and of
+// conv.wgrad (group leaves into the tree of common/reduce_tree.h), and the padded-sample helpers
+// of conv2d_internal.h (which lists the folder's other files). How the convolution maps onto
+// GEMMs: the section below the includes.
+#include "kernels/conv2d.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/common/reduce_tree.h"
+#include "kernels/cpu/conv2d/conv2d_internal.h"
+#include "kernels/gemm.h"
+
+// ---- the scheme: GEMMs on cpu::gemm over a zero-padded copy of each sample ----
+// The copy xp (Ci, Hp, Wp) of each sample means no tap ever needs a bounds test:
 //   xpad[r, q] = xp[rbase[r] + oh*stride*Wp + ow*stride], rbase[r] = (c*Hp + ki)*Wp + kj.
 // - forward, stride 1: B row r is the contiguous run xp + rbase[r] ("flat" positions
 //   q' = oh*Wp + ow, ow < Wp), read in place (GemmBRows); the Wp - Wo extra columns per row are
@@ -11,25 +30,14 @@
 //   positions only, so no padding position enters a sum.
 // - dgrad: per sample W^T dY into a thread-local column buffer, then col2im into a padded buffer
 //   whose border is dropped; the tree mode at stride 1 with a square kernel is instead the
-//   forward convolution of dy with the flipped, transposed weights (packed straight from w).
+//   forward convolution of dy with the flipped, transposed weights (packed straight from w:
+//   conv2d_dgrad_tree_as_forward.cpp).
 // - small maps (P < kChunkPositions): forward, dgrad and wgrad put a chunk of samples side by
-//   side in one GEMM (conv2d_batched.cpp); the same ORDER, so the same bits.
-// This file: forward and the tree mode of conv.dgrad / conv.wgrad. The other accumulation modes
-// live in conv2d_wgrad_modes.cpp and conv2d_dgrad_modes.cpp (shared helpers: conv2d_internal.h).
-// Weights are packed once per call and shared by all samples. Samples are owned by loop
-// iterations; with fewer samples than threads they run in order with a parallel GEMM instead
-// (cpu::gemm's bits never depend on that).
-#include "kernels/conv2d.h"
-
-#include <omp.h>
-
-#include <algorithm>
-#include <cstring>
-#include <vector>
-
-#include "kernels/common/reduce_tree.h"
-#include "kernels/cpu/conv2d_internal.h"
-#include "kernels/gemm.h"
+//   side in one GEMM (conv2d_sample_chunks.cpp); the same ORDER, so the same bits.
+// The accumulation modes other than tree live in conv2d_wgrad_modes.cpp and
+// conv2d_dgrad_modes.cpp. Weights are packed once per call and shared by all samples. Samples
+// are owned by loop iterations; with fewer samples than threads they run in order with a
+// parallel GEMM instead (cpu::gemm's bits never depend on that).
 
 namespace dt::kernels::cpu {
 

@@ -1,18 +1,14 @@
 // SPDX-License-Identifier: MIT
-// GEMM on the CPU (recipe gemm_f32_k_fma, see kernels/gemm.h): BLIS-style blocking with
-// packed A micro-panels (MR rows, k-major) and B panels (NR columns, k-major; packed, or read
-// in place from row pointers), an MR x NR register tile per ISA (kernels/cpu/gemm_ukernels.h),
-// runtime dispatch among them. Blocks: C is cut into NC-column blocks, K into KC-deep blocks
-// taken in ascending order (the partial sum of each C element is stored to C and reloaded: a
-// float store/load is exact), and each (KC, NC) step into work units (blocks of C), each owned
-// by one loop iteration; wide parallel products instead give each thread a column slice of C to
-// compute serially (kernels/cpu/gemm_threads.h; plain B is sliced before the path is chosen, so
-// slices may take the small path). No path ever splits or reorders the k loop of an element, so
-// bits depend on nothing but the inputs. B comes from a plain matrix (kernels/cpu/gemm_pack.h), a
-// GemmBSource or GemmBRows; A is packed per unit or once up front (gemm_pack_a). Small serial
-// products whose A is adjacent (A^T or pre-packed) and whose B is plain run unpacked
-// (kernels/cpu/gemm_small.h). The ISA paths: kernels/cpu_isa.h.
-// Reference: kernels/ref/gemm_ref.h.
+// cpu::gemm, the entry points of kernels/gemm.h (recipe gemm_f32_k_fma; reference
+// kernels/ref/gemm_ref.h), and the blocked product behind them (BLIS style): C in blocks of NC
+// columns, K in blocks of KC taken in ascending order (a partial sum is stored to C and
+// reloaded: exact), each (KC, NC) step cut into work units (blocks of C) owned by one loop
+// iteration, each unit packed A micro-panels times B panels (packed, or read in place from row
+// pointers) in MR x NR register tiles, one tile shape per ISA (kernels/cpu_isa.h). The rest of
+// the folder: gemm_microkernels.h (the tiles), gemm_pack_panels.h (packing), gemm_small_path.h
+// (small serial products, unpacked), gemm_thread_split.h (column slices or work units).
+// ORDER: no path splits or reorders the k loop of an element, so the bits depend on the inputs
+// only (kernels/gemm.h).
 #include "kernels/gemm.h"
 
 #include <omp.h>
@@ -21,10 +17,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/cpu/gemm_pack.h"
-#include "kernels/cpu/gemm_small.h"
-#include "kernels/cpu/gemm_threads.h"
-#include "kernels/cpu/gemm_ukernels.h"
+#include "kernels/cpu/gemm/gemm_microkernels.h"
+#include "kernels/cpu/gemm/gemm_pack_panels.h"
+#include "kernels/cpu/gemm/gemm_small_path.h"
+#include "kernels/cpu/gemm/gemm_thread_split.h"
 #include "kernels/cpu/parallel_for.h"
 
 namespace dt::kernels::cpu {
@@ -292,7 +288,7 @@ void with_plain_b(const float* b, const GemmParams& p, Run&& run) {
 /// 288 (113K) ran 1.26x OpenBLAS there, 0.98x on the blocked path.
 constexpr int64_t kSmallPathB = int64_t{1} << 17;
 
-/// Products for the small path (gemm_small.h): serial, on AVX-512, B plain, untransposed, at
+/// Products for the small path (gemm_small_path.h): serial, on AVX-512, B plain, untransposed, at
 /// most kSmallPathB elements and read in place, nothing empty; a product of several K blocks
 /// only with a whole 48-column group (128 x 16 x 576 ran 0.94x OpenBLAS there, 1.03x blocked).
 /// A^T, a pre-packed and a row-major A are read where they lie.

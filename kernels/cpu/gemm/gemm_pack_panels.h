@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
-// Packing routines of cpu::gemm (internal to kernels/cpu/gemm.cpp): A micro-panels k-major (the
-// MR values of step k at dst + k*MR), B panels k-major (row k at dst + k*pw), zero padding
-// beyond the matrix.
+// The packing routines of cpu::gemm (private to kernels/cpu/gemm/): A micro-panels k-major (the
+// MR values of step k at dst + k*MR), B panels k-major (row k at dst + k*pw) from a plain,
+// transposed or row-pointer B, zero padding beyond the matrix; AVX-512 versions by masked loads
+// and register transposes (kernels/cpu/transpose_avx512.h).
 // They move values only; the ORDER of the product (kernels/gemm.h) is not touched here.
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/cpu/gemm_ukernels.h"
+#include "kernels/cpu/gemm/gemm_microkernels.h"
 #include "kernels/cpu/transpose_avx512.h"
 #include "kernels/gemm.h"
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// How cpu::gemm shares a product among threads (kernels/cpu/gemm.cpp): as column slices, one
-// serial product per thread, or as work units of each (KC, NC) step; small products and
-// products inside a parallel region run on one thread. No split changes a bit.
+// How cpu::gemm splits a product among threads (private to kernels/cpu/gemm/): as column
+// slices, one serial product per thread, or as work units of each (KC, NC) step (gemm.cpp);
+// small products and products inside a parallel region run on one thread. The thresholds and
+// the measurements behind them. ORDER: no split changes a bit (kernels/gemm.h).
 #pragma once
 #include <omp.h>
 
@@ -30,13 +31,13 @@ constexpr int64_t kSliceAlign = 16;
 
 /// Threads that may share a product as work units: 1 inside a parallel region, for small
 /// products (under kMinParallelMacs) or when the caller asked for a serial one.
-int64_t gemm_threads(const GemmParams& p) {
+inline int64_t gemm_threads(const GemmParams& p) {
     if (!p.parallel || p.m * p.n * p.k < kMinParallelMacs || omp_in_parallel()) return 1;
     return omp_get_max_threads();
 }
 
 /// Threads that share a product as column slices (1: not split so).
-int64_t slice_threads(const GemmParams& p) {
+inline int64_t slice_threads(const GemmParams& p) {
     if (!p.parallel || p.m * p.n * p.k < kMinSliceMacs || omp_in_parallel()) return 1;
     const int64_t threads = omp_get_max_threads();
     return p.n >= threads * kMinSliceCols ? threads : 1;

@@ -1,19 +1,18 @@
 // SPDX-License-Identifier: MIT
-// conv.wgrad leaves of layers with few live rows (the first layer: Ci = 1 or 3, so RL = 9..27 on
-// a 3x3 kernel), on the AVX-512 path. There the GEMM leaf (Co, RL) = dY (Co, K) col^T is a thin
-// product (N = RL = 9 of a 32-wide panel) fed by an im2col and a transposed B packing of
-// RL x K floats per sample, which cost more than its multiply-adds.
+// The conv.wgrad leaf of layers with few live rows, without a GEMM (the first layer: Ci = 1 or
+// 3, so RL = 9..27 on a 3x3 kernel; Co = 16 or 32; AVX-512 path). There the GEMM leaf (Co, RL)
+// = dY (Co, K) col^T is a thin product (N = RL = 9 of a 32-wide panel) fed by an im2col and a
+// transposed B packing of RL x K floats per sample, which cost more than its multiply-adds.
 // Here lanes run over 16 output channels: a chain (o, r) keeps its own lane and register, and for
-// each position q, ascending, one vector of dy[s, o0..o0+15, q] (a gather, stride P) meets one
-// broadcast xpad[s, r, q] per live row r (read straight from the padded sample). The chains are
-// the GEMM leaf's: the fma chain from +0 over (sample, q) ascending, so the bits are the same
-// (tests compare every ISA with the recipe). Rows run in blocks of at most kRowBlock
-// accumulators per 16 channels; a block's chains are stored in a (RL, Co) buffer between
-// samples and reloaded unchanged.
+// each position q one vector of dy[s, o0..o0+15, q] (a gather, stride P) meets one broadcast
+// xpad[s, r, q] per live row r (read from the padded sample). Rows run in blocks of kRowBlock
+// accumulators per 16 channels, kept in a (RL, Co) buffer between samples, reloaded unchanged.
+// ORDER: the GEMM leaf's (wgrad_group_leaf, kernels/conv2d.h): the fma chain from +0 over
+// (sample, q) ascending, so the bits are the same (tests compare every ISA with the recipe).
 #include <algorithm>
 #include <vector>
 
-#include "kernels/cpu/conv2d_internal.h"
+#include "kernels/cpu/conv2d/conv2d_internal.h"
 
 namespace dt::kernels::cpu::conv2d_internal {
 

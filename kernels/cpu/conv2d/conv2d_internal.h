@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
-// Private to kernels/cpu/conv2d*.cpp: the padded-sample geometry, im2col/col2im helpers and the
-// per-mode entry points of conv.dgrad and conv.wgrad (recipes in kernels/conv2d.h).
-//   conv2d.cpp             forward, the tree mode of both sites, dispatch by mode
-//   conv2d_wgrad_modes.cpp conv.wgrad kahan / exact / permuted / atomic
-//   conv2d_dgrad_modes.cpp conv.dgrad kahan / exact / permuted / atomic
-// Padded sample xp (Ci, Hp, Wp): xpad[r, q] = xp[rbase[r] + oh*stride*Wp + ow*stride],
-// rbase[r] = (c*Hp + ki)*Wp + kj, r = (c*Kh + ki)*Kw + kj, q = oh*Wo + ow.
+// Private to kernels/cpu/conv2d/, the CPU conv2d of kernels/conv2d.h (recipes there): the
+// padded-sample geometry, the sample loops, im2col/col2im helpers, the per-mode entry points.
+//   conv2d.cpp                       entry points: forward, tree mode of both sites, dispatch
+//   conv2d_sample_chunks.cpp         small maps: several samples side by side in one GEMM
+//   conv2d_dgrad_tree_as_forward.cpp conv.dgrad tree as a forward conv (stride 1, square K)
+//   conv2d_dgrad_modes.cpp           conv.dgrad kahan / exact / permuted / atomic
+//   conv2d_wgrad_modes.cpp           conv.wgrad kahan / exact / permuted / atomic
+//   conv2d_wgrad_exact_tiled.cpp     conv.wgrad exact on small maps, in cache-sized tiles
+//   conv2d_wgrad_few_rows_leaf.cpp   conv.wgrad leaf of few live rows, no GEMM (AVX-512)
 #pragma once
 #include <omp.h>
 
@@ -76,6 +78,9 @@ inline bool tap_reads_image(int64_t k, int64_t n_in, int64_t n_out, int64_t pad,
     return first_valid(pad, k, stride) < end_valid(n_in, pad, k, stride, n_out);
 }
 
+/// The padded sample xp (Ci, Hp, Wp) of a convolution: xpad[r, q] = xp[rbase[r] +
+/// oh*stride*Wp + ow*stride], rbase[r] = (c*Hp + ki)*Wp + kj, r = (c*Kh + ki)*Kw + kj,
+/// q = oh*Wo + ow.
 struct Geometry {
     const Conv2dParams* p;
     int64_t hp, wp, R, P;
@@ -157,10 +162,10 @@ GemmPackedA pack_shared_a(const float* a, const GemmParams& gp);
 /// Forward (conv2d.cpp) with the live weight columns (Co, RL) already packed in wa.
 void forward_packed(const float* x, const GemmPackedA& wa, const float* b, float* y,
                     const Geometry& g);
-/// conv.dgrad tree on conv2d_dgrad_is_forward shapes (conv2d_dgrad_forward.cpp).
+/// conv.dgrad tree on conv2d_dgrad_is_forward shapes (conv2d_dgrad_tree_as_forward.cpp).
 void dgrad_tree_as_forward(const float* dy, const float* w, float* dx, const Conv2dParams& p);
 
-// ---- sample chunks (conv2d_batched.cpp): several samples side by side in one GEMM ----
+// ---- sample chunks (conv2d_sample_chunks.cpp): several samples side by side in one GEMM ----
 
 /// Feature maps with fewer positions than this are computed in sample chunks.
 constexpr int64_t kChunkPositions = 128;
@@ -204,8 +209,8 @@ void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, c
                       float* leaf, bool parallel_gemm);
 
 /// wgrad_group_leaf's leaf without a GEMM for layers with few live rows (RL <= 32, Co = 16 or
-/// 32) on the AVX-512 path (conv2d_wgrad_direct.cpp): the same chains, so the same bits. False
-/// when the shape or path is not one it takes (then nothing was written).
+/// 32) on the AVX-512 path (conv2d_wgrad_few_rows_leaf.cpp): the same chains, so the same
+/// bits. False when the shape or path is not one it takes (then nothing was written).
 bool wgrad_leaf_few_rows(const float* x, const float* dy, int64_t s0, int64_t s1,
                          const Geometry& g, float* leaf);
 
@@ -272,8 +277,8 @@ void dgrad_per_sample(const float* dy, const float* w, float* dx, const Conv2dPa
 // ---- mode entry points (p.n >= 1 for wgrad) ----
 void conv2d_wgrad_kahan(const float* x, const float* dy, float* dw, const Conv2dParams& p);
 void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2dParams& p);
-/// The exact mode on small maps (conv2d_wgrad_exact.cpp): same bits as the general path; false
-/// when the shape is not one it takes (then nothing was written).
+/// The exact mode on small maps (conv2d_wgrad_exact_tiled.cpp): same bits as the general
+/// path; false when the shape is not one it takes (then nothing was written).
 bool conv2d_wgrad_exact_tiled(const float* x, const float* dy, float* dw, const Geometry& g);
 void conv2d_wgrad_permuted(const float* x, const float* dy, float* dw, const Conv2dParams& p);
 void conv2d_wgrad_atomic(const float* x, const float* dy, float* dw, const Conv2dParams& p);

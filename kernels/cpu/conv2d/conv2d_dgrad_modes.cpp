@@ -17,7 +17,7 @@
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/atomic_add.h"
-#include "kernels/cpu/conv2d_internal.h"
+#include "kernels/cpu/conv2d/conv2d_internal.h"
 
 namespace dt::kernels::cpu::conv2d_internal {
 

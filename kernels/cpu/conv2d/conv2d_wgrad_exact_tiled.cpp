@@ -1,18 +1,14 @@
 // SPDX-License-Identifier: MIT
-// conv.wgrad, exact mode, on small maps (recipe in kernels/conv2d.h: the exact sum of the N
-// per-sample leaves, rounded once). The general path (conv2d_wgrad_modes.cpp) computes each
-// sample's leaf (Co, RL) with a GEMM of K = P, writes a wave of them to memory and reads them
-// back into one ExactAcc per element. On small maps that is the whole cost: with K = 1..64 the
-// GEMMs are thin, the leaves are as large as the weight (MB per wave) and the accumulators
-// (80 bytes per element) stream through memory once per wave.
-// Here the weight gradient is cut into tiles of output channels x live rows (tile_shape), spread
-// across threads. A tile computes the leaves of all N samples into a buffer that stays in cache
-// (the per-sample leaf's own fma chain over q, so the same bits as the GEMM) and sums each
-// element's N leaves exactly (exact_sum_rows: one int64 sum and one rounding; an ExactAcc only
-// for elements with outlier leaves, Inf/NaN or a result outside the normal range). Nothing but
-// the transposed im2col of the batch and dw itself is touched in memory.
-// ORDER: none across samples (integer accumulation: the result depends only on the multiset of
-// leaves, as on the general path, so both paths give the same bits; tests compare them).
+// conv.wgrad in the exact mode on small maps, in cache-sized tiles (recipe in kernels/conv2d.h:
+// the exact sum of the N per-sample leaves, rounded once). The general path
+// (conv2d_wgrad_modes.cpp) writes waves of GEMM leaves (Co, RL), K = P, to memory and reads them
+// back into one ExactAcc per element: with K = 1..64 the GEMMs are thin, the leaves as large as
+// the weight (MB per wave) and the accumulators (80 bytes per element) stream through memory
+// once per wave. Here dw is cut into tiles of output channels x live rows (tile_shape) across
+// threads; a tile computes the leaves of all N samples into a buffer that stays in cache (the
+// per-sample leaf's own fma chain over q: the GEMM's bits) and sums each element's N leaves
+// exactly (exact_sum_rows). Only the batch's transposed im2col and dw are touched in memory.
+// ORDER: none across samples (integer accumulation, as on the general path: the same bits).
 #include <omp.h>
 
 #include <algorithm>
@@ -20,7 +16,7 @@
 #include <vector>
 
 #include "kernels/common/accum_exact.h"
-#include "kernels/cpu/conv2d_internal.h"
+#include "kernels/cpu/conv2d/conv2d_internal.h"
 #include "kernels/exact_rows.h"
 #include "kernels/gemm.h"
 
@@ -196,7 +192,10 @@ bool conv2d_wgrad_exact_tiled(const float* x, const float* dy, float* dw, const 
                             leaves + s * kTile + og * ts.span);
         float sums[kMaxSpan];
         for (int64_t ol = 0; ol < to; ++ol) {
-            // ORDER: none (integer accumulation, see the top of this file).
+            // ORDER: none (integer accumulation: the result depends only on the multiset of
+            // leaves, as on the general path; tests compare the two). exact_sum_rows: one int64
+            // sum and one rounding; an ExactAcc only for elements with outlier leaves, Inf/NaN
+            // or a result outside the normal range.
             exact_sum_rows(sums, leaves + ol * ts.span, kTile, p.n, ti);
             for (int64_t i = 0; i < ti; ++i) dw[(o0 + ol) * g.R + g.live[i0 + i]] = sums[i];
         }

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
-// conv.dgrad, tree mode, on the shapes of conv2d_dgrad_is_forward (stride 1, square kernel,
-// pad < K; recipe in kernels/conv2d.h): dx is the forward convolution of dy with the weights
-// flipped in both kernel axes and transposed, run on the forward kernels (conv2d.cpp,
-// conv2d_batched.cpp). One fma chain of Co*K*K terms per element of dx: no column buffer, no
-// col2im, and the forward's long-K GEMMs instead of dgrad's K = Co ones.
+// conv.dgrad in the tree mode on the shapes of conv2d_dgrad_is_forward (stride 1, square kernel,
+// pad < K), run as a forward: dx is the forward convolution of dy with the weights flipped in
+// both kernel axes and transposed, on the forward kernels (conv2d.cpp, conv2d_sample_chunks.cpp);
+// this file packs those weights straight from w. One fma chain of Co*K*K terms per element of
+// dx: no column buffer, no col2im, and the forward's long-K GEMMs instead of dgrad's K = Co ones.
+// ORDER: kernels/conv2d.h, conv.dgrad tree on these shapes (o ascending, then taps descending).
 #include <omp.h>
 
 #include <algorithm>
 #include <vector>
 
 #include "kernels/conv2d.h"
-#include "kernels/cpu/conv2d_internal.h"
+#include "kernels/cpu/conv2d/conv2d_internal.h"
 #include "kernels/gemm.h"
 
 namespace dt::kernels::cpu::conv2d_internal {

@@ -4,7 +4,8 @@
 // (Co, RL) over the live rows, the same bits); only the combination across samples differs. The
 // deterministic modes compute leaves in waves of kWave samples (samples across threads) and then
 // combine the wave into per-element state, slices of kSlice elements across threads; the atomic
-// mode adds each group partial into a shared buffer as soon as it is computed.
+// mode adds each group partial into a shared buffer as soon as it is computed. The exact mode on
+// small maps takes conv2d_wgrad_exact_tiled.cpp instead (the same bits).
 #include <omp.h>
 
 #include <algorithm>
@@ -16,7 +17,7 @@
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/atomic_add.h"
 #include "kernels/common/reduce_tree.h"
-#include "kernels/cpu/conv2d_internal.h"
+#include "kernels/cpu/conv2d/conv2d_internal.h"
 #include "kernels/exact_rows.h"
 
 namespace dt::kernels::cpu::conv2d_internal {

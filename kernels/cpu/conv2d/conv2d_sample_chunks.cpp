@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: MIT
-// Sample chunks of conv2d (kernels/cpu/conv2d_internal.h): on small feature maps one sample's
-// GEMM is a thin matrix (P = 1 on a 1x1 map: a matrix-vector product that streams the whole
-// weight per sample), so the kernels put several samples side by side in one GEMM instead.
-// Positions of a chunk are indexed j*P + q (sample j of the chunk, position q). None of this
-// changes an ORDER: a forward or dgrad column is the same fma chain over the same K whichever
+// Sample chunks of the CPU conv2d (recipes in kernels/conv2d.h; declarations in
+// conv2d_internal.h): on small feature maps one sample's GEMM is a thin matrix (P = 1 on a 1x1
+// map: a matrix-vector product that streams the whole weight per sample), so forward, dgrad and
+// the wgrad group leaf (wgrad_group_leaf, which every wgrad mode uses) put several samples side
+// by side in one GEMM, positions indexed j*P + q (sample j of the chunk, position q). B panels
+// are packed straight from the padded samples (runs for forward, gathers for wgrad's col^T).
+// ORDER: unchanged: a forward or dgrad column is the same fma chain over the same K whichever
 // columns share its GEMM, and a chunk of wgrad is the same sum continued over (sample, q)
 // ascending as the per-sample GEMMs chained with `accumulate` (cpu::gemm stores and reloads
-// partial sums exactly between K blocks). The B panels of forward and wgrad chunks are packed
-// straight from the padded samples (runs for forward, gathers for wgrad's col^T).
+// partial sums exactly between K blocks).
 #include <omp.h>
 
 #include <algorithm>
 #include <vector>
 
-#include "kernels/cpu/conv2d_internal.h"
+#include "kernels/cpu/conv2d/conv2d_internal.h"
 #include "kernels/cpu/transpose_avx512.h"
 
 namespace dt::kernels::cpu::conv2d_internal {
