@@ -29,7 +29,7 @@ struct AdamParams {
 };
 
 namespace ref {
-void adam_update(double* p, const double* grad, double* m, double* v, const AdamParams& q);
+inline void adam_update(double* p, const double* grad, double* m, double* v, const AdamParams& q);
 }  // namespace ref
 
 namespace cpu {

@@ -7,7 +7,7 @@
 namespace dt::kernels {
 
 namespace ref {
-void add_forward(const double* a, const double* b, double* y, int64_t n);
+inline void add_forward(const double* a, const double* b, double* y, int64_t n);
 }  // namespace ref
 
 namespace cpu {

@@ -52,17 +52,19 @@ struct BatchNorm2dParams {
 };
 
 namespace ref {
-void batchnorm2d_stats(const double* x, double* mean, double* var, double* invstd,
-                       const BatchNorm2dParams& p);
-void batchnorm2d_invstd(const double* var, double* invstd, const BatchNorm2dParams& p);
-void batchnorm2d_apply(const double* x, const double* mean, const double* invstd,
-                       const double* gamma, const double* beta, double* y,
-                       const BatchNorm2dParams& p);
-void batchnorm2d_update_running(double* running_mean, double* running_var, const double* mean,
-                                const double* var, double momentum, const BatchNorm2dParams& p);
-void batchnorm2d_backward(const double* dy, const double* x, const double* mean,
-                          const double* invstd, const double* gamma, double* dx, double* dgamma,
-                          double* dbeta, bool training, const BatchNorm2dParams& p);
+inline void batchnorm2d_stats(const double* x, double* mean, double* var, double* invstd,
+                              const BatchNorm2dParams& p);
+inline void batchnorm2d_invstd(const double* var, double* invstd, const BatchNorm2dParams& p);
+inline void batchnorm2d_apply(const double* x, const double* mean, const double* invstd,
+                              const double* gamma, const double* beta, double* y,
+                              const BatchNorm2dParams& p);
+inline void batchnorm2d_update_running(double* running_mean, double* running_var,
+                                       const double* mean, const double* var, double momentum,
+                                       const BatchNorm2dParams& p);
+inline void batchnorm2d_backward(const double* dy, const double* x, const double* mean,
+                                 const double* invstd, const double* gamma, double* dx,
+                                 double* dgamma, double* dbeta, bool training,
+                                 const BatchNorm2dParams& p);
 }  // namespace ref
 
 namespace cpu {

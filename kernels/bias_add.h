@@ -35,8 +35,8 @@ struct BiasAddParams {
 constexpr int64_t kBiasAddAtomicGroup = 16;
 
 namespace ref {
-void bias_add_forward(const double* x, const double* b, double* y, const BiasAddParams& p);
-void bias_add_backward(const double* dy, double* db, const BiasAddParams& p);
+inline void bias_add_forward(const double* x, const double* b, double* y, const BiasAddParams& p);
+inline void bias_add_backward(const double* dy, double* db, const BiasAddParams& p);
 }  // namespace ref
 
 namespace cpu {

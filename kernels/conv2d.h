@@ -108,11 +108,12 @@ constexpr bool conv2d_dgrad_is_forward(const Conv2dParams& p) {
 }
 
 namespace ref {
-void conv2d_forward(const double* x, const double* w, const double* b, double* y,
-                    const Conv2dParams& p);
-void conv2d_backward_data(const double* dy, const double* w, double* dx, const Conv2dParams& p);
-void conv2d_backward_weight(const double* x, const double* dy, double* dw,
-                            const Conv2dParams& p);
+inline void conv2d_forward(const double* x, const double* w, const double* b, double* y,
+                           const Conv2dParams& p);
+inline void conv2d_backward_data(const double* dy, const double* w, double* dx,
+                                 const Conv2dParams& p);
+inline void conv2d_backward_weight(const double* x, const double* dy, double* dw,
+                                   const Conv2dParams& p);
 }  // namespace ref
 
 namespace cpu {

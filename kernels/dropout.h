@@ -30,9 +30,10 @@ inline uint32_t dropout_sub(uint64_t epoch, uint32_t layer) {
 inline float dropout_scale(float p) { return 1.0f / (1.0f - p); }
 
 namespace ref {
-void dropout_forward(const double* x, const int64_t* sample_ids, double* y, uint8_t* mask,
-                     const DropoutParams& p);
-void dropout_backward(const double* dy, const uint8_t* mask, double* dx, const DropoutParams& p);
+inline void dropout_forward(const double* x, const int64_t* sample_ids, double* y, uint8_t* mask,
+                            const DropoutParams& p);
+inline void dropout_backward(const double* dy, const uint8_t* mask, double* dx,
+                             const DropoutParams& p);
 }  // namespace ref
 
 namespace cpu {

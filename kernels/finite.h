@@ -10,7 +10,7 @@
 namespace dt::kernels {
 
 namespace ref {
-int64_t first_non_finite(const float* p, int64_t n);
+inline int64_t first_non_finite(const float* p, int64_t n);
 }  // namespace ref
 
 namespace cpu {

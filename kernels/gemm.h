@@ -4,8 +4,8 @@
 // ORDER (the numeric recipe "gemm_f32_k_fma"): every C element is
 //   acc = +0 (or C's old value when accumulating); for k = 0 .. K-1: acc = fma(a[i,k], b[k,j], acc)
 // one fused multiply-add per term (the product is not rounded on its own; std::fma on the scalar
-// path, vfmadd on AVX2+FMA and AVX-512, all correctly rounded, so all agree). Vector paths widen over N (and tile
-// over M) only; K is never split or reordered (K blocks carry the partial sum through C in order),
+// path, vfmadd on AVX2+FMA and AVX-512, all correctly rounded, so all agree). Vector paths widen
+// over N (and tile over M) only; K is never split or reordered (K blocks carry the partial sum through C in order),
 // so the scalar, AVX2 and AVX-512 paths and every thread count give identical bits.
 // Because acc starts at +0, a result is never -0 for K >= 1.
 // Reference: ref::gemm (double accumulation, same indexing).
@@ -57,7 +57,7 @@ struct GemmPackedA {
 };
 
 namespace ref {
-void gemm(const double* a, const double* b, double* c, const GemmParams& p);
+inline void gemm(const double* a, const double* b, double* c, const GemmParams& p);
 }  // namespace ref
 
 namespace cpu {

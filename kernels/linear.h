@@ -52,11 +52,12 @@ constexpr int64_t kLinearAtomicChunk = 4;
 constexpr int64_t kLinearAtomicGroup = 16;
 
 namespace ref {
-void linear_forward(const double* x, const double* w, const double* b, double* y,
-                    const LinearParams& p);
-void linear_backward_data(const double* dy, const double* w, double* dx, const LinearParams& p);
-void linear_backward_weight(const double* x, const double* dy, double* dw,
-                            const LinearParams& p);
+inline void linear_forward(const double* x, const double* w, const double* b, double* y,
+                           const LinearParams& p);
+inline void linear_backward_data(const double* dy, const double* w, double* dx,
+                                 const LinearParams& p);
+inline void linear_backward_weight(const double* x, const double* dy, double* dw,
+                                   const LinearParams& p);
 }  // namespace ref
 
 namespace cpu {

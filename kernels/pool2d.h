@@ -57,13 +57,13 @@ inline int64_t pool2d_out_size(int64_t in, int kernel, int stride, int padding) 
 }
 
 namespace ref {
-void maxpool2d_forward(const double* x, double* y, int32_t* argmax, const Pool2dParams& p);
-void maxpool2d_backward(const double* dy, const int32_t* argmax, double* dx,
-                        const Pool2dParams& p);
-void avgpool2d_forward(const double* x, double* y, const Pool2dParams& p);
-void avgpool2d_backward(const double* dy, double* dx, const Pool2dParams& p);
-void global_avgpool_forward(const double* x, double* y, int64_t planes, int64_t hw);
-void global_avgpool_backward(const double* dy, double* dx, int64_t planes, int64_t hw);
+inline void maxpool2d_forward(const double* x, double* y, int32_t* argmax, const Pool2dParams& p);
+inline void maxpool2d_backward(const double* dy, const int32_t* argmax, double* dx,
+                               const Pool2dParams& p);
+inline void avgpool2d_forward(const double* x, double* y, const Pool2dParams& p);
+inline void avgpool2d_backward(const double* dy, double* dx, const Pool2dParams& p);
+inline void global_avgpool_forward(const double* x, double* y, int64_t planes, int64_t hw);
+inline void global_avgpool_backward(const double* dy, double* dx, int64_t planes, int64_t hw);
 }  // namespace ref
 
 namespace cpu {

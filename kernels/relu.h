@@ -8,8 +8,8 @@
 namespace dt::kernels {
 
 namespace ref {
-void relu_forward(const double* x, double* y, int64_t n);
-void relu_backward(const double* x, const double* dy, double* dx, int64_t n);
+inline void relu_forward(const double* x, double* y, int64_t n);
+inline void relu_backward(const double* x, const double* dy, double* dx, int64_t n);
 }  // namespace ref
 
 namespace cpu {

@@ -21,7 +21,7 @@ struct SgdParams {
 };
 
 namespace ref {
-void sgd_update(double* p, const double* grad, double* buf, const SgdParams& q);
+inline void sgd_update(double* p, const double* grad, double* buf, const SgdParams& q);
 }  // namespace ref
 
 namespace cpu {

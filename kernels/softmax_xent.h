@@ -36,12 +36,12 @@ struct SoftmaxXentParams {
 };
 
 namespace ref {
-void softmax_xent_forward(const double* logits, const int64_t* labels, double* rowmax,
-                          double* rowsum, double* loss_rows, double* loss,
-                          const SoftmaxXentParams& p);
-void softmax_xent_backward(const double* logits, const int64_t* labels, const double* rowmax,
-                           const double* rowsum, double dloss, double* dlogits,
-                           const SoftmaxXentParams& p);
+inline void softmax_xent_forward(const double* logits, const int64_t* labels, double* rowmax,
+                                 double* rowsum, double* loss_rows, double* loss,
+                                 const SoftmaxXentParams& p);
+inline void softmax_xent_backward(const double* logits, const int64_t* labels, const double* rowmax,
+                                  const double* rowsum, double dloss, double* dlogits,
+                                  const SoftmaxXentParams& p);
 }  // namespace ref
 
 namespace cpu {

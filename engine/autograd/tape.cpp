@@ -11,8 +11,7 @@ namespace dt::autograd {
 namespace {
 
 struct Tape {
-    std::vector<std::shared_ptr<Node>> nodes;
-    uint64_t next_seq = 0;
+    std::vector<std::shared_ptr<Node>> nodes;  // in creation order
 };
 
 thread_local Tape t_tape;
@@ -69,7 +68,6 @@ bool needs_grad(const std::vector<Tensor>& inputs) {
 
 void record(Tensor& out, const std::string& name, std::vector<Tensor> inputs, BackwardFn fn) {
     auto node = std::make_shared<Node>();
-    node->seq = t_tape.next_seq++;
     node->name = name;
     node->inputs = std::move(inputs);
     node->backward = std::move(fn);
@@ -100,7 +98,6 @@ void backward(const Tensor& loss) {
     // Walk a snapshot so the tape can be cleared even if a closure throws.
     std::vector<std::shared_ptr<Node>> nodes;
     nodes.swap(t_tape.nodes);
-    t_tape.next_seq = 0;
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
         Node& node = **it;
         if (!node.grad_out.defined()) continue;  // not on a path to the loss
@@ -136,7 +133,6 @@ std::size_t tape_size() { return t_tape.nodes.size(); }
 
 void clear_tape() {
     t_tape.nodes.clear();
-    t_tape.next_seq = 0;
 }
 
 }  // namespace dt::autograd

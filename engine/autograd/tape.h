@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Reverse-mode autograd over a tape (one per thread).
 //
-// Forward ops append one Node per differentiable result, with a sequence number in creation
-// order. backward(loss) seeds d loss = 1 and walks the tape in *reverse sequence order*; each
-// node's backward closure returns one gradient per input (undefined where none is needed).
+// Forward ops append one Node per differentiable result, in creation order. backward(loss) seeds
+// d loss = 1 and walks the tape in *reverse creation order*; each node's backward closure returns
+// one gradient per input (undefined where none is needed).
 //
 // ORDER of gradient accumulation (for a tensor used by several ops): contributions arrive in
-// reverse sequence order of the consuming nodes, and within one node in input order. The first
+// reverse creation order of the consuming nodes, and within one node in input order. The first
 // contribution is stored as is; each later one is added out of place as `acc = acc + g`, element
 // by element (acc on the left). Leaves (parameters) accumulate into .grad() by the same rule,
 // also across several backward() calls until zero_grad(). A leaf's first gradient is stored as
@@ -28,7 +28,6 @@ namespace dt::autograd {
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_out)>;
 
 struct Node {
-    uint64_t seq = 0;
     std::string name;            // op name, for error messages ("conv2d", ...)
     std::vector<Tensor> inputs;  // the op's differentiable inputs
     BackwardFn backward;

@@ -268,15 +268,6 @@ DT_HD void exact_add_row(ExactAcc* accs, const float* x, int64_t n, int64_t stri
     for (int64_t i = 0; i < n; ++i) exact_add(accs[i], x[i * stride]);
 }
 
-/// accs[i] += others[i] for i in [0, n).
-DT_HD void exact_merge_row(ExactAcc* accs, const ExactAcc* others, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) exact_merge(accs[i], others[i]);
-}
-
-DT_HD void exact_normalise_row(ExactAcc* accs, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) exact_normalise(accs[i]);
-}
-
 /// out[i * stride] = exact_value(accs[i]) for i in [0, n).
 DT_HD void exact_value_row(const ExactAcc* accs, float* out, int64_t n, int64_t stride = 1) {
     for (int64_t i = 0; i < n; ++i) out[i * stride] = exact_value(accs[i]);

@@ -57,20 +57,8 @@ DT_HD float permuted_sum(const float* leaves, const uint32_t* order, int64_t n,
     return acc;
 }
 
-/// Slice form: for i in [lo, hi), out[i] = permuted sum of leaf rows, where leaf c's elements
-/// are leaves[c * leaf_stride + i]. ORDER: per element exactly permuted_sum (from +0, order[0]
-/// first); the loop runs leaf-major so each leaf row is read once, contiguously.
-DT_HD void permuted_sum_slice(const float* leaves, int64_t leaf_stride, const uint32_t* order,
-                              int64_t n, float* out, int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) out[i] = 0.0f;
-    for (int64_t k = 0; k < n; ++k) {
-        const float* leaf = leaves + static_cast<int64_t>(order[k]) * leaf_stride;
-        for (int64_t i = lo; i < hi; ++i) out[i] = out[i] + leaf[i];
-    }
-}
-
 /// Streaming form for kernels that produce leaves on demand: at step k (0-based) compute leaf
-/// order[k] and call this; acc must start at +0. Equal to permuted_sum_slice.
+/// order[k] and call this; acc must start at +0. Per element equal to permuted_sum.
 DT_HD void permuted_accumulate(float* acc, const float* leaf, int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) acc[i] = acc[i] + leaf[i];
 }

@@ -13,7 +13,6 @@
 
 namespace dt::kernels::common {
 
-/// The bits of a float (host: __builtin_bit_cast; device: intrinsic). No unions, no memcpy.
 /// 2^n exactly, for n in [-126, 127] (a normal float).
 DT_HD float pow2i(int n) { return bits_to_float(static_cast<uint32_t>(n + 127) << 23); }
 

@@ -30,8 +30,8 @@ TEST(Tape, SameTensorTwiceInOneOp) {
     EXPECT_EQ(x.grad().item(), 2.0f);  // dy, then dy + dy
 }
 
-// loss(add(relu(x), x)): add (seq 1) runs first and gives x its first contribution G; relu
-// (seq 0) adds relu'(x) * G second, so x.grad = G + (x > 0 ? G : 0), G on the left.
+// loss(add(relu(x), x)): add (node 1) runs first and gives x its first contribution G; relu
+// (node 0) adds relu'(x) * G second, so x.grad = G + (x > 0 ? G : 0), G on the left.
 TEST(Tape, TwoConsumersAccumulateInReverseSequenceOrder) {
     const std::vector<float> xv = test::uniform_floats(12, -2, 2, test::test_seed());
     const Tensor labels = Tensor::from_vector_i64({3}, {1, 3, 0});

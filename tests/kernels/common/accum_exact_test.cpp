@@ -363,8 +363,10 @@ TEST(AccumExact, RowHelpersEqualScalar) {
     for (int64_t r = 0; r < rows; ++r) {
         exact_add_row((r % 2 ? acc : acc2).data(), x.data() + r * len, len);
     }
-    exact_merge_row(acc.data(), acc2.data(), len);
-    exact_normalise_row(acc.data(), len);
+    for (int64_t i = 0; i < len; ++i) {
+        exact_merge(acc[i], acc2[i]);
+        exact_normalise(acc[i]);
+    }
     std::vector<float> out(2 * len);
     exact_value_row(acc.data(), out.data(), len, 2);
     for (int64_t i = 0; i < len; ++i) {
