@@ -11,6 +11,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/text.h"
+#include "kernels/common/fisher_yates.h"
 #include "kernels/common/philox.h"
 
 namespace dt {
@@ -333,13 +334,10 @@ std::vector<int64_t> within_batch_permutation(int64_t n, uint64_t seed, uint64_t
                                static_cast<uint32_t>(epoch));
     const uint64_t key = (static_cast<uint64_t>(k.v[1]) << 32) | k.v[0];
     std::vector<int64_t> perm(static_cast<std::size_t>(n));
-    for (int64_t i = 0; i < n; ++i) perm[static_cast<std::size_t>(i)] = i;
-    for (int64_t i = n - 1; i >= 1; --i) {  // ORDER: i descends, each draw keyed by its own i
+    kernels::common::fisher_yates_shuffle(perm.data(), n, [&](int64_t i) {
         const auto r = philox_draw(key, kWithinBatchStream, static_cast<uint64_t>(i), 0);
-        const auto j =
-            static_cast<int64_t>(uniform_below(r.v[0], r.v[1], static_cast<uint64_t>(i + 1)));
-        std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]);
-    }
+        return uniform_below(r.v[0], r.v[1], static_cast<uint64_t>(i + 1));
+    });
     return perm;
 }
 

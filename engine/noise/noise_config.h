@@ -148,10 +148,9 @@ std::vector<std::string> describe_noise(const NoiseConfig& cfg);
 /// The order of the samples inside batch `batch` of epoch `epoch` under --shuffle-within-batch
 /// seed `seed` (a permutation of 0..n-1):
 ///   key = words 0,1 of philox_draw(seed, kWithinBatchStream, index = batch, sub = epoch)
-///   Fisher-Yates from the back: for i = n-1 down to 1:
+///   fisher_yates_shuffle (kernels/common/fisher_yates.h) with the draw for step i:
 ///     r = philox_draw(key, kWithinBatchStream, index = i, sub = 0)
 ///     j = uniform_below(r.v0, r.v1, i + 1)
-///     swap(perm[i], perm[j])
 /// Row r of the permuted batch is row perm[r] of the loader's batch.
 std::vector<int64_t> within_batch_permutation(int64_t n, uint64_t seed, uint64_t epoch,
                                               int64_t batch);
