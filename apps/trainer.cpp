@@ -14,6 +14,7 @@
 #include "apps/trainer_noise.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
+#include "datasets/sampler.h"
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
 #include "engine/noise/noise_config.h"

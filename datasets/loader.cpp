@@ -138,6 +138,30 @@ Batch BatchLoader::batch(uint64_t epoch, int64_t index) const {
     return out;
 }
 
+Batch permute_rows(const Batch& b, const std::vector<int64_t>& perm) {
+    const int64_t n = b.size();
+    DT_CHECK_VALUE(static_cast<int64_t>(perm.size()) == n, "permute_rows: ", perm.size(),
+                   " indices for a batch of ", n, " rows (expected one index per row)");
+    const int64_t row = n > 0 ? b.images.numel() / n : 0;
+    Batch out;
+    out.images = Tensor::empty(b.images.shape());
+    out.labels = Tensor::empty(b.labels.shape(), DType::kI64);
+    out.sample_ids.resize(static_cast<std::size_t>(n));
+    const float* src = b.images.f32();
+    float* dst = out.images.f32();
+    const int64_t* lab = b.labels.data<int64_t>();
+    int64_t* out_lab = out.labels.data<int64_t>();
+    for (int64_t r = 0; r < n; ++r) {
+        const int64_t from = perm[static_cast<std::size_t>(r)];
+        DT_CHECK_VALUE(from >= 0 && from < n, "permute_rows: index ", from, " at position ", r,
+                       " is outside the batch's rows [0, ", n, ")");
+        std::copy(src + from * row, src + (from + 1) * row, dst + r * row);
+        out_lab[r] = lab[from];
+        out.sample_ids[static_cast<std::size_t>(r)] = b.sample_ids[static_cast<std::size_t>(from)];
+    }
+    return out;
+}
+
 LoaderConfig eval_loader_config(int64_t batch_size, Normalization norm) {
     LoaderConfig cfg;
     cfg.batch_size = batch_size;

@@ -72,6 +72,11 @@ class BatchLoader {
     std::shared_ptr<Cache> cache_;
 };
 
+/// The batch with its rows in the order `perm` (row r = old row perm[r], e.g. perm =
+/// within_batch_permutation, sampler.h): images, labels and sample ids move together, so the
+/// batch keeps its samples. Throws ValueError unless perm has one entry per row.
+Batch permute_rows(const Batch& b, const std::vector<int64_t>& perm);
+
 /// Loader settings for evaluation: no shuffle, no augmentation, keep the last partial batch.
 LoaderConfig eval_loader_config(int64_t batch_size, Normalization norm = {});
 /// The whole data set as batches in index order (e.g. the test set, built once).
