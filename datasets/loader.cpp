@@ -21,14 +21,6 @@ struct BatchLoader::Cache {
     std::shared_ptr<const std::vector<int64_t>> perm;  // null until the first request
 };
 
-Normalization standardize(std::vector<float> mean, std::vector<float> stddev) {
-    Normalization n;
-    n.kind = NormKind::kStandardize;
-    n.mean = std::move(mean);
-    n.stddev = std::move(stddev);
-    return n;
-}
-
 BatchLoader::BatchLoader(const Dataset& ds, LoaderConfig cfg)
     : ds_(&ds), cfg_(std::move(cfg)), cache_(std::make_shared<Cache>()) {
     const int64_t p = ds.sample_pixels();

@@ -3,8 +3,9 @@
 //   perm(e)[b*B], ..., perm(e)[min((b+1)*B, n) - 1]
 // where perm(e) = epoch_permutation(n, shuffle_seed, e) (sampler.h) or the identity when shuffle
 // is off; the last batch is smaller unless drop_last. Each sample is augmented (uint8, augment.h,
-// keyed by its dataset index and e) and then normalised to float32; both depend only on the
-// sample, so batch(e, b) is a pure function of (dataset, config, e, b) at any thread count.
+// keyed by its dataset index and e) and then normalised to float32 (normalization.h); both depend
+// only on the sample, so batch(e, b) is a pure function of (dataset, config, e, b) at any thread
+// count. permute_rows reorders a batch's rows (--shuffle-within-batch).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -12,22 +13,10 @@
 
 #include "datasets/augment.h"
 #include "datasets/dataset.h"
+#include "datasets/normalization.h"
 #include "engine/core/tensor.h"
 
 namespace dt {
-
-enum class NormKind {
-    kScale01,      // ORDER: v = float(x) / 255.0f              (torchvision ToTensor)
-    kStandardize,  // ORDER: v = (float(x) / 255.0f - mean[c]) / stddev[c], all float32
-};                 //        (ToTensor then Normalize(mean, std))
-
-struct Normalization {
-    NormKind kind = NormKind::kScale01;
-    std::vector<float> mean, stddev;  // one per channel; kStandardize only
-};
-
-/// Per-channel standardisation with the given statistics (of x/255).
-Normalization standardize(std::vector<float> mean, std::vector<float> stddev);
 
 struct LoaderConfig {
     int64_t batch_size = 64;
