@@ -22,9 +22,10 @@
 #include "apps/study_report.h"
 #include "apps/study_runner.h"
 #include "apps/train_config.h"
-#include "engine/io/atomic_file.h"
+#include "datasets/dataset.h"
 #include "engine/core/error.h"
 #include "engine/core/text.h"
+#include "engine/io/atomic_file.h"
 #include "models/model.h"
 
 namespace fs = std::filesystem;
@@ -67,10 +68,11 @@ study::StudyTrainSetup train_setup(const TrainConfig& cfg) {
     ModelConfig mc;
     mc.name = cfg.model;
     mc.kernel_size = cfg.kernel_size;
-    const bool cifar = cfg.dataset.rfind("cifar", 0) == 0;
-    mc.in_channels = cifar ? 3 : 1;
-    mc.height = mc.width = cifar ? 32 : 28;
-    mc.num_classes = cfg.dataset == "cifar100" ? 100 : 10;
+    const DatasetGeometry g = dataset_geometry(cfg.dataset);  // the model's shape, without loading
+    mc.in_channels = g.channels;
+    mc.height = g.height;
+    mc.width = g.width;
+    mc.num_classes = g.num_classes;
     const std::unique_ptr<Model> model = make_model(mc);
     for (const NamedParam& p : model->params()) {
         if (p.trainable && p.role == ParamRole::kWeight) {

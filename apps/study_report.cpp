@@ -9,8 +9,8 @@
 #include "apps/run_outputs.h"
 #include "apps/svg_plot.h"
 #include "apps/version.h"
-#include "engine/io/atomic_file.h"
 #include "engine/core/text.h"
+#include "engine/io/atomic_file.h"
 
 namespace fs = std::filesystem;
 

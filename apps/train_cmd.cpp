@@ -19,9 +19,9 @@
 #include "apps/train_resume.h"
 #include "apps/trainer.h"
 #include "apps/version.h"
-#include "engine/io/atomic_file.h"
 #include "engine/core/error.h"
 #include "engine/core/text.h"
+#include "engine/io/atomic_file.h"
 
 namespace dt {
 

@@ -13,9 +13,12 @@
 #include "apps/trainer_noise.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
-#include "engine/io/atomic_file.h"
+#include "datasets/normalization.h"
+#include "datasets/sampler.h"
+#include "datasets/subset.h"
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
+#include "engine/io/atomic_file.h"
 #include "engine/noise/noise_config.h"
 #include "engine/ops/softmax_xent.h"
 #include "engine/optim/optimizer.h"
@@ -39,37 +42,6 @@ int64_t peak_rss_bytes() {
 
 double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-/// Per-channel mean and (population) standard deviation of x/255 over a whole split. Exact and
-/// order-free: a per-channel histogram of byte values, then sums over the 256 bins in double.
-Normalization channel_statistics(const Dataset& ds) {
-    const int C = ds.channels;
-    const int64_t plane = int64_t{ds.height} * ds.width;
-    std::vector<int64_t> hist(static_cast<std::size_t>(C) * 256, 0);
-    for (int64_t n = 0; n < ds.size; ++n) {
-        for (int c = 0; c < C; ++c) {
-            const uint8_t* p = ds.pixels.data() + (n * C + c) * plane;
-            int64_t* h = hist.data() + c * 256;
-            for (int64_t i = 0; i < plane; ++i) ++h[p[i]];
-        }
-    }
-    std::vector<float> mean(static_cast<std::size_t>(C)), stddev(static_cast<std::size_t>(C));
-    const double count = static_cast<double>(ds.size) * static_cast<double>(plane);
-    for (int c = 0; c < C; ++c) {
-        const int64_t* h = hist.data() + c * 256;
-        double m = 0;  // ORDER: bins 0..255 ascending, in double
-        for (int v = 0; v < 256; ++v) m += static_cast<double>(h[v]) * (v / 255.0);
-        m /= count;
-        double var = 0;
-        for (int v = 0; v < 256; ++v)
-            var += static_cast<double>(h[v]) * (v / 255.0 - m) * (v / 255.0 - m);
-        var /= count;
-        mean[static_cast<std::size_t>(c)] = static_cast<float>(m);
-        // A constant channel (std 0) would divide by zero: use 1, i.e. only subtract the mean.
-        stddev[static_cast<std::size_t>(c)] = var > 0 ? static_cast<float>(std::sqrt(var)) : 1.0f;
-    }
-    return standardize(std::move(mean), std::move(stddev));
 }
 
 LoaderConfig train_loader_config(const TrainConfig& cfg, Normalization norm) {
@@ -159,30 +131,8 @@ Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test
     return ev;
 }
 
-void apply_limit(Dataset& ds, int64_t limit) {
-    if (limit > 0 && limit < ds.size) ds.truncate(limit);
-}
-
-/// --imbalance CLASS:FRACTION: keeps the first ceil(FRACTION x count) examples of CLASS.
-void apply_imbalance(Dataset& ds, const TrainConfig& cfg) {
-    const int cls = cfg.imbalance_class();
-    DT_CHECK_VALUE(cls < ds.num_classes, "--imbalance ", cfg.imbalance, ": class ", cls,
-                   " does not exist in ", cfg.dataset, " (classes 0..", ds.num_classes - 1, ")");
-    int64_t count = 0;
-    for (int32_t label : ds.labels) count += label == cls;
-    const auto keep_of_class = static_cast<int64_t>(
-        std::ceil(cfg.imbalance_fraction() * static_cast<double>(count) - 1e-9));
-    std::vector<int64_t> kept;
-    int64_t seen = 0;
-    for (int64_t i = 0; i < ds.size; ++i) {
-        if (ds.labels[static_cast<std::size_t>(i)] != cls || seen++ < keep_of_class) {
-            kept.push_back(i);
-        }
-    }
-    ds.keep(kept);
-}
-
-/// Both splits with --limit-* applied; a load failure names --data-dir.
+/// Both splits with --limit-train, --limit-test and --imbalance applied (datasets/subset.h); a
+/// load failure names --data-dir, a class that does not exist names --imbalance.
 DatasetSplits load_splits(const TrainConfig& cfg) {
     DatasetSplits data;
     try {
@@ -191,9 +141,15 @@ DatasetSplits load_splits(const TrainConfig& cfg) {
         throw IoError(
             str("cannot load ", cfg.dataset, " from --data-dir ", cfg.data_dir, ": ", e.what()));
     }
-    apply_limit(data.train, cfg.limit_train);
-    apply_limit(data.test, cfg.limit_test);
-    if (!cfg.imbalance.empty()) apply_imbalance(data.train, cfg);
+    limit_dataset(data.train, cfg.limit_train);
+    limit_dataset(data.test, cfg.limit_test);
+    if (!cfg.imbalance.empty()) {
+        try {
+            keep_fraction_of_class(data.train, cfg.imbalance_class(), cfg.imbalance_fraction());
+        } catch (const ValueError& e) {
+            throw ValueError(str("--imbalance ", cfg.imbalance, ": ", e.what()));
+        }
+    }
     DT_CHECK_VALUE(data.train.size > 0, "data set ", cfg.dataset, " in ", cfg.data_dir,
                    " has no training examples");
     return data;

@@ -5,10 +5,14 @@
 // NoGradGuard (training = false). Every random choice is keyed by a seed of TrainConfig (init,
 // shuffle, augment, dropout), never by time or thread, so the final weights are a function of the
 // configuration alone (not of --threads, unless a reduce site is `atomic`).
+// Data preparation is datasets/' (the trainer only turns flags into calls): --limit-train,
+// --limit-test and --imbalance cut the loaded splits (datasets/subset.h), --normalize standard
+// uses channel_statistics of the training split (datasets/normalization.h).
 // Noise switches (cfg.noise, docs/noise.md): the reduce-site registry gets the run's specs with
 // counters at 0 (restored on return); shuffle off -> data-set order; augment off -> none; dropout
 // off -> no dropout layers; --init-perturb after init; --shuffle-within-batch permutes the rows of
-// every training batch; the tape's finite check is on, so a NaN/Inf gradient stops the run.
+// every training batch (within_batch_permutation, permute_rows: datasets/sampler.h, loader.h);
+// the tape's finite check is on, so a NaN/Inf gradient stops the run.
 // Checkpoints and resume: apps/checkpoint.h; a resumed run continues bit for bit (every random
 // stream is keyed by seed and position, the rest of the state is in the checkpoint).
 #pragma once
@@ -57,9 +61,9 @@ struct Checkpoint;
 /// counters are restored, training goes on at its position). With cfg.checkpoint_every = N > 0
 /// a checkpoint is written after every N-th step (apps/checkpoint.h). Throws dt::IoError for
 /// unreadable data or a failed checkpoint write, dt::ValueError for invalid combinations (e.g.
-/// an --init-perturb name the model lacks), TrainingDiverged (apps/trainer_noise.h) when the
-/// training loss or a gradient becomes non-finite (naming epoch, step, the op and the tensor,
-/// and the last checkpoint kept).
+/// an --init-perturb name the model lacks, an --imbalance class the data set lacks),
+/// TrainingDiverged (apps/trainer_noise.h) when the training loss or a gradient becomes
+/// non-finite (naming epoch, step, the op and the tensor, and the last checkpoint kept).
 TrainResult run_training(const TrainConfig& cfg, Progress& progress,
                          const Checkpoint* resume = nullptr);
 

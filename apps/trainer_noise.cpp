@@ -2,7 +2,6 @@
 // The noise switches inside the training loop (contract in trainer_noise.h).
 #include "apps/trainer_noise.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -40,28 +39,6 @@ std::string perturb_initial_weight(Model& model, const InitPerturb& p) {
     }
     const auto [before, after] = apply_init_perturb(p, names, tensors);
     return str(p.param, "[", p.index, "]: ", hex_float(before), " -> ", hex_float(after));
-}
-
-Batch permute_rows(const Batch& b, const std::vector<int64_t>& perm) {
-    const int64_t n = b.size();
-    DT_CHECK(static_cast<int64_t>(perm.size()) == n, "permute_rows: ", perm.size(),
-             " indices for a batch of ", n);
-    const int64_t row = n > 0 ? b.images.numel() / n : 0;
-    Batch out;
-    out.images = Tensor::empty(b.images.shape());
-    out.labels = Tensor::empty(b.labels.shape(), DType::kI64);
-    out.sample_ids.resize(static_cast<std::size_t>(n));
-    const float* src = b.images.f32();
-    float* dst = out.images.f32();
-    const int64_t* lab = b.labels.data<int64_t>();
-    int64_t* out_lab = out.labels.data<int64_t>();
-    for (int64_t r = 0; r < n; ++r) {
-        const int64_t from = perm[static_cast<std::size_t>(r)];
-        std::copy(src + from * row, src + (from + 1) * row, dst + r * row);
-        out_lab[r] = lab[from];
-        out.sample_ids[static_cast<std::size_t>(r)] = b.sample_ids[static_cast<std::size_t>(from)];
-    }
-    return out;
 }
 
 std::string step_text(int e, int64_t b, int64_t steps) {

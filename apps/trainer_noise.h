@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Where the noise switches act inside run_training (apps/trainer.cpp), kept apart so the loop
-// stays readable: --init-perturb on a model, --shuffle-within-batch on a batch, and the
-// non-finite checks of the backward pass (docs/noise.md).
+// stays readable: --init-perturb on a model and the non-finite checks of the backward pass
+// (docs/noise.md). The in-batch order of --shuffle-within-batch is data preparation:
+// within_batch_permutation (datasets/sampler.h) and permute_rows (datasets/loader.h).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "datasets/loader.h"
 #include "engine/core/error.h"
 #include "engine/autograd/tape.h"
 #include "engine/noise/noise_config.h"
@@ -19,10 +19,6 @@ namespace dt {
 /// "NAME[INDEX]: <before> -> <after>" (hex float and decimal). Throws ValueError for an unknown
 /// name (listing the valid ones) or an index out of range.
 std::string perturb_initial_weight(Model& model, const InitPerturb& p);
-
-/// The batch with its rows in the order `perm` (row r = old row perm[r]): images, labels and
-/// sample ids move together, so batch membership is unchanged.
-Batch permute_rows(const Batch& b, const std::vector<int64_t>& perm);
 
 /// "at epoch 1, step 3 of 6 (global step 3)" (e, b 0-based).
 std::string step_text(int e, int64_t b, int64_t steps);

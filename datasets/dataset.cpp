@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Dataset helpers and the name -> loader dispatch (idx.cpp for the MNIST family, cifar.cpp).
+// Dataset helpers, the known data sets with their geometry, and the name -> loader dispatch
+// (idx.cpp for the MNIST family, cifar.cpp).
 #include "datasets/dataset.h"
 
 #include <algorithm>
@@ -34,9 +35,43 @@ void Dataset::keep(const std::vector<int64_t>& indices) {
     labels.resize(static_cast<std::size_t>(size));
 }
 
+namespace {
+
+struct KnownDataset {
+    const char* name;
+    DatasetGeometry geometry;
+};
+
+/// Every data set load_dataset knows, in the order of dataset_names().
+constexpr KnownDataset kKnownDatasets[] = {
+    {"fashion-mnist", {1, 28, 28, 10}},
+    {"mnist", {1, 28, 28, 10}},
+    {"cifar10", {3, 32, 32, 10}},
+    {"cifar100", {3, 32, 32, 100}},
+};
+
+[[noreturn]] void reject_unknown(const std::string& name) {
+    std::string known;
+    for (const std::string& n : dataset_names()) known += (known.empty() ? "" : ", ") + n;
+    throw ValueError(str("unknown data set '", name, "' (known: ", known, ")"));
+}
+
+}  // namespace
+
 const std::vector<std::string>& dataset_names() {
-    static const std::vector<std::string> names = {"fashion-mnist", "mnist", "cifar10", "cifar100"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (const KnownDataset& d : kKnownDatasets) v.emplace_back(d.name);
+        return v;
+    }();
     return names;
+}
+
+DatasetGeometry dataset_geometry(const std::string& name) {
+    for (const KnownDataset& d : kKnownDatasets) {
+        if (name == d.name) return d.geometry;
+    }
+    reject_unknown(name);
 }
 
 std::string default_data_dir(const std::string& name) {
@@ -49,9 +84,7 @@ DatasetSplits load_dataset(const std::string& name, const std::string& dir) {
     if (name == "mnist") return load_mnist(dir);
     if (name == "cifar10") return load_cifar10(dir);
     if (name == "cifar100") return load_cifar100(dir);
-    std::string known;
-    for (const std::string& n : dataset_names()) known += (known.empty() ? "" : ", ") + n;
-    throw ValueError(str("unknown data set '", name, "' (known: ", known, ")"));
+    reject_unknown(name);
 }
 
 }  // namespace dt

@@ -7,6 +7,14 @@
 
 namespace dt {
 
+/// The shape of a data set's examples and labels: images (channels, height, width), labels in
+/// [0, num_classes).
+struct DatasetGeometry {
+    int channels = 1, height = 28, width = 28;
+    int num_classes = 10;
+    bool operator==(const DatasetGeometry&) const = default;
+};
+
 struct Dataset {
     std::string name;  // "fashion-mnist/train", ...
     int64_t size = 0;
@@ -17,6 +25,7 @@ struct Dataset {
     std::vector<std::string> class_names;
 
     int64_t sample_pixels() const { return int64_t{channels} * height * width; }
+    DatasetGeometry geometry() const { return {channels, height, width, num_classes}; }
     /// Keeps the first n examples (n <= size).
     void truncate(int64_t n);
     /// Keeps the examples at `indices` (each in [0, size), strictly increasing), in that order.
@@ -30,6 +39,10 @@ struct DatasetSplits {
 
 /// Names accepted by load_dataset: fashion-mnist, mnist, cifar10, cifar100.
 const std::vector<std::string>& dataset_names();
+/// The geometry of a data set of dataset_names(), known without loading it (what load_dataset
+/// gives for the published files): fashion-mnist, mnist 1x28x28 and 10 classes; cifar10 3x32x32
+/// and 10; cifar100 3x32x32 and 100 (fine labels). Throws ValueError listing the known names.
+DatasetGeometry dataset_geometry(const std::string& name);
 /// Where a data set lives when --data-dir is not given (Debian package install locations).
 std::string default_data_dir(const std::string& name);
 /// Loads both splits; throws IoError naming the file and the fault.

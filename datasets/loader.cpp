@@ -21,14 +21,6 @@ struct BatchLoader::Cache {
     std::shared_ptr<const std::vector<int64_t>> perm;  // null until the first request
 };
 
-Normalization standardize(std::vector<float> mean, std::vector<float> stddev) {
-    Normalization n;
-    n.kind = NormKind::kStandardize;
-    n.mean = std::move(mean);
-    n.stddev = std::move(stddev);
-    return n;
-}
-
 BatchLoader::BatchLoader(const Dataset& ds, LoaderConfig cfg)
     : ds_(&ds), cfg_(std::move(cfg)), cache_(std::make_shared<Cache>()) {
     const int64_t p = ds.sample_pixels();
@@ -134,6 +126,30 @@ Batch BatchLoader::batch(uint64_t epoch, int64_t index) const {
             for (int64_t i = 0; i < HW; ++i) dst[c * HW + i] = t[src[c * HW + i]];
         }
         labels[r] = ds_->labels[static_cast<std::size_t>(id)];
+    }
+    return out;
+}
+
+Batch permute_rows(const Batch& b, const std::vector<int64_t>& perm) {
+    const int64_t n = b.size();
+    DT_CHECK_VALUE(static_cast<int64_t>(perm.size()) == n, "permute_rows: ", perm.size(),
+                   " indices for a batch of ", n, " rows (expected one index per row)");
+    const int64_t row = n > 0 ? b.images.numel() / n : 0;
+    Batch out;
+    out.images = Tensor::empty(b.images.shape());
+    out.labels = Tensor::empty(b.labels.shape(), DType::kI64);
+    out.sample_ids.resize(static_cast<std::size_t>(n));
+    const float* src = b.images.f32();
+    float* dst = out.images.f32();
+    const int64_t* lab = b.labels.data<int64_t>();
+    int64_t* out_lab = out.labels.data<int64_t>();
+    for (int64_t r = 0; r < n; ++r) {
+        const int64_t from = perm[static_cast<std::size_t>(r)];
+        DT_CHECK_VALUE(from >= 0 && from < n, "permute_rows: index ", from, " at position ", r,
+                       " is outside the batch's rows [0, ", n, ")");
+        std::copy(src + from * row, src + (from + 1) * row, dst + r * row);
+        out_lab[r] = lab[from];
+        out.sample_ids[static_cast<std::size_t>(r)] = b.sample_ids[static_cast<std::size_t>(from)];
     }
     return out;
 }

@@ -3,8 +3,9 @@
 //   perm(e)[b*B], ..., perm(e)[min((b+1)*B, n) - 1]
 // where perm(e) = epoch_permutation(n, shuffle_seed, e) (sampler.h) or the identity when shuffle
 // is off; the last batch is smaller unless drop_last. Each sample is augmented (uint8, augment.h,
-// keyed by its dataset index and e) and then normalised to float32; both depend only on the
-// sample, so batch(e, b) is a pure function of (dataset, config, e, b) at any thread count.
+// keyed by its dataset index and e) and then normalised to float32 (normalization.h); both depend
+// only on the sample, so batch(e, b) is a pure function of (dataset, config, e, b) at any thread
+// count. permute_rows reorders a batch's rows (--shuffle-within-batch).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -12,22 +13,10 @@
 
 #include "datasets/augment.h"
 #include "datasets/dataset.h"
+#include "datasets/normalization.h"
 #include "engine/core/tensor.h"
 
 namespace dt {
-
-enum class NormKind {
-    kScale01,      // ORDER: v = float(x) / 255.0f              (torchvision ToTensor)
-    kStandardize,  // ORDER: v = (float(x) / 255.0f - mean[c]) / stddev[c], all float32
-};                 //        (ToTensor then Normalize(mean, std))
-
-struct Normalization {
-    NormKind kind = NormKind::kScale01;
-    std::vector<float> mean, stddev;  // one per channel; kStandardize only
-};
-
-/// Per-channel standardisation with the given statistics (of x/255).
-Normalization standardize(std::vector<float> mean, std::vector<float> stddev);
 
 struct LoaderConfig {
     int64_t batch_size = 64;
@@ -71,6 +60,11 @@ class BatchLoader {
     std::vector<float> table_;  // (C, 256): the normalised value of each byte, by the formula
     std::shared_ptr<Cache> cache_;
 };
+
+/// The batch with its rows in the order `perm` (row r = old row perm[r], e.g. perm =
+/// within_batch_permutation, sampler.h): images, labels and sample ids move together, so the
+/// batch keeps its samples. Throws ValueError unless perm has one entry per row.
+Batch permute_rows(const Batch& b, const std::vector<int64_t>& perm);
 
 /// Loader settings for evaluation: no shuffle, no augmentation, keep the last partial batch.
 LoaderConfig eval_loader_config(int64_t batch_size, Normalization norm = {});

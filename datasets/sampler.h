@@ -1,20 +1,23 @@
 // SPDX-License-Identifier: MIT
-// Epoch order of a data set: a permutation that is a pure function of (n, seed, epoch), so a run
-// can be resumed at any epoch and replayed on any machine or thread count.
-// Algorithm (Fisher-Yates, Durstenfeld's in-place form, sequential by definition):
-//   perm = [0, 1, ..., n-1]
-//   for i = n-1 down to 1:
-//       r = philox_draw(seed, RngStream::kShuffle, index = i, sub = epoch)
-//       j = uniform_below(r.v[0], r.v[1], i + 1)        // in [0, i], 64-bit multiply-high
-//       swap(perm[i], perm[j])
+// Sample orders: the epoch order of a data set and the order of the rows inside one batch
+// (--shuffle-within-batch). Each is a pure function of its arguments, so a run can be resumed at
+// any epoch and batch and replayed on any machine or thread count. Both are
+// kernels::common::fisher_yates_shuffle (the recipe and its ORDER comment are there) and differ
+// only in the draw, j in [0, i] for step i:
+//   epoch order   r = philox_draw(seed, RngStream::kShuffle, index = i, sub = epoch)
+//                 j = uniform_below(r.v[0], r.v[1], i + 1)        // 64-bit multiply-high
+//   within batch  key = words 0,1 of philox_draw(seed, RngStream::kWithinBatch, index = batch,
+//                       sub = epoch)                               // one key per (epoch, batch)
+//                 r = philox_draw(key, RngStream::kWithinBatch, index = i, sub = 0)
+//                 j = uniform_below(r.v[0], r.v[1], i + 1)
 // Only r.v[0], r.v[1] are used. Epochs are limited to [0, 2^32) because Philox's `sub` word is
 // 32 bits wide.
 #pragma once
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "engine/core/error.h"
+#include "kernels/common/fisher_yates.h"
 #include "kernels/common/philox.h"
 
 namespace dt {
@@ -27,21 +30,42 @@ inline std::vector<int64_t> identity_permutation(int64_t n) {
     return perm;
 }
 
-/// The shuffled order of epoch `epoch` (algorithm in the file header).
+/// The shuffled order of epoch `epoch` (draw in the file header).
 inline std::vector<int64_t> epoch_permutation(int64_t n, uint64_t seed, uint64_t epoch) {
     using kernels::common::philox_draw;
     using kernels::common::RngStream;
     using kernels::common::uniform_below;
+    DT_CHECK_VALUE(n >= 0, "epoch_permutation: negative size ", n);
     DT_CHECK_VALUE(epoch <= 0xFFFFFFFFull, "epoch_permutation: epoch ", epoch,
                    " does not fit the 32-bit Philox sub-counter (expected < 2^32)");
-    std::vector<int64_t> perm = identity_permutation(n);
-    // ORDER: i descends; each swap uses the draw keyed by its own i, so perm is fixed by the data.
-    for (int64_t i = n - 1; i >= 1; --i) {
-        auto r = philox_draw(seed, RngStream::kShuffle, static_cast<uint64_t>(i),
-                             static_cast<uint32_t>(epoch));
-        auto j = static_cast<int64_t>(uniform_below(r.v[0], r.v[1], static_cast<uint64_t>(i + 1)));
-        std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]);
-    }
+    std::vector<int64_t> perm(static_cast<std::size_t>(n));
+    kernels::common::fisher_yates_shuffle(perm.data(), n, [&](int64_t i) {
+        const auto r = philox_draw(seed, RngStream::kShuffle, static_cast<uint64_t>(i),
+                                   static_cast<uint32_t>(epoch));
+        return uniform_below(r.v[0], r.v[1], static_cast<uint64_t>(i + 1));
+    });
+    return perm;
+}
+
+/// The order of the n rows of batch `batch` of epoch `epoch` under --shuffle-within-batch seed
+/// `seed` (draw in the file header). Row r of the shuffled batch is row perm[r] of the loader's
+/// batch (permute_rows, loader.h): the batch keeps its samples, only their order changes.
+inline std::vector<int64_t> within_batch_permutation(int64_t n, uint64_t seed, uint64_t epoch,
+                                                     int64_t batch) {
+    using kernels::common::philox_draw;
+    using kernels::common::RngStream;
+    using kernels::common::uniform_below;
+    DT_CHECK_VALUE(n >= 0 && batch >= 0 && epoch <= 0xFFFFFFFFull,
+                   "within_batch_permutation: n ", n, ", batch ", batch, ", epoch ", epoch,
+                   " (expected n, batch >= 0 and epoch < 2^32)");
+    const auto k = philox_draw(seed, RngStream::kWithinBatch, static_cast<uint64_t>(batch),
+                               static_cast<uint32_t>(epoch));
+    const uint64_t key = (static_cast<uint64_t>(k.v[1]) << 32) | k.v[0];
+    std::vector<int64_t> perm(static_cast<std::size_t>(n));
+    kernels::common::fisher_yates_shuffle(perm.data(), n, [&](int64_t i) {
+        const auto r = philox_draw(key, RngStream::kWithinBatch, static_cast<uint64_t>(i), 0);
+        return uniform_below(r.v[0], r.v[1], static_cast<uint64_t>(i + 1));
+    });
     return perm;
 }
 

@@ -11,16 +11,10 @@
 
 #include "engine/core/error.h"
 #include "engine/core/text.h"
-#include "kernels/common/philox.h"
 
 namespace dt {
 
 namespace {
-
-using kernels::common::RngStream;
-
-/// Philox stream of --shuffle-within-batch.
-constexpr RngStream kWithinBatchStream = RngStream::kWithinBatch;
 
 /// A plain decimal in [0, 2^64), or nullopt (no sign, no wrap-around, no saturation).
 std::optional<uint64_t> parse_u64(const std::string& text) {
@@ -318,29 +312,6 @@ ReduceSiteSpecs reduce_site_specs(const NoiseConfig& c) {
             s.mode, s.mode == AccumMode::kPermuted ? s.permute.seed : 0);
     }
     return specs;
-}
-
-// ---- in-batch order ----
-
-std::vector<int64_t> within_batch_permutation(int64_t n, uint64_t seed, uint64_t epoch,
-                                              int64_t batch) {
-    using kernels::common::philox_draw;
-    using kernels::common::uniform_below;
-    DT_CHECK_VALUE(n >= 0 && batch >= 0 && epoch <= 0xFFFFFFFFull,
-                   "within_batch_permutation: n ", n, ", batch ", batch, ", epoch ", epoch,
-                   " (expected n, batch >= 0 and epoch < 2^32)");
-    const auto k = philox_draw(seed, kWithinBatchStream, static_cast<uint64_t>(batch),
-                               static_cast<uint32_t>(epoch));
-    const uint64_t key = (static_cast<uint64_t>(k.v[1]) << 32) | k.v[0];
-    std::vector<int64_t> perm(static_cast<std::size_t>(n));
-    for (int64_t i = 0; i < n; ++i) perm[static_cast<std::size_t>(i)] = i;
-    for (int64_t i = n - 1; i >= 1; --i) {  // ORDER: i descends, each draw keyed by its own i
-        const auto r = philox_draw(key, kWithinBatchStream, static_cast<uint64_t>(i), 0);
-        const auto j =
-            static_cast<int64_t>(uniform_below(r.v[0], r.v[1], static_cast<uint64_t>(i + 1)));
-        std::swap(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]);
-    }
-    return perm;
 }
 
 }  // namespace dt

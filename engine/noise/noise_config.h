@@ -4,7 +4,8 @@
 //   algorithmic sources  init, shuffle, augment, dropout: fixed:<seed> | random | off (not init)
 //   init-perturb         one initial weight moved to the adjacent float32 (Summers & Dinneen 2021)
 //   implementation       one AccumSpec per reduce site (--impl preset, --impl-site overrides)
-//   within-batch order   --shuffle-within-batch: samples permuted inside every batch
+//   within-batch order   --shuffle-within-batch: samples permuted inside every batch (the order:
+//                        within_batch_permutation, datasets/sampler.h)
 // `random` draws a 64-bit seed from OS entropy once, in resolve_noise_config at the start of a
 // run; from then on the source behaves as fixed and the drawn seed is recorded (to_json), so a
 // replay (from_json) reproduces it. Parse errors throw dt::ValueError naming the flag, the value
@@ -144,16 +145,5 @@ NoiseConfig noise_config_from_json(const nlohmann::json& j);
 
 /// Human-readable lines for the start banner ("init      fixed:0", ...).
 std::vector<std::string> describe_noise(const NoiseConfig& cfg);
-
-/// The order of the samples inside batch `batch` of epoch `epoch` under --shuffle-within-batch
-/// seed `seed` (a permutation of 0..n-1):
-///   key = words 0,1 of philox_draw(seed, kWithinBatchStream, index = batch, sub = epoch)
-///   Fisher-Yates from the back: for i = n-1 down to 1:
-///     r = philox_draw(key, kWithinBatchStream, index = i, sub = 0)
-///     j = uniform_below(r.v0, r.v1, i + 1)
-///     swap(perm[i], perm[j])
-/// Row r of the permuted batch is row perm[r] of the loader's batch.
-std::vector<int64_t> within_batch_permutation(int64_t n, uint64_t seed, uint64_t epoch,
-                                              int64_t batch);
 
 }  // namespace dt

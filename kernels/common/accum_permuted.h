@@ -8,12 +8,13 @@
 // (Philox is a bijection of the counter for a fixed seed, so distinct (site, call) give distinct
 // 128-bit words; a 64-bit key collision is a 2^-64 event). The kernel computes the order once per
 // reduction with permute_order(order, n, key) and applies it to every output element.
-// Order. Fisher-Yates from the back: order = identity; for i = n-1 down to 1: j = uniform_below
-//   (i + 1) from the 64-bit word pair (i & 1 ? (v2, v3) : (v0, v1)) of philox_draw(key,
-//   kPermuteStream, index = i / 2, sub = kPermuteSubShuffle); swap(order[i], order[j]).
+// Order. fisher_yates_shuffle (fisher_yates.h) with the draw j = uniform_below(i + 1) from the
+//   64-bit word pair (i & 1 ? (v2, v3) : (v0, v1)) of philox_draw(key, kPermuteStream,
+//   index = i / 2, sub = kPermuteSubShuffle): one Philox block serves two steps.
 //   (uniform_below's bias is below 2^-32 for n < 2^32; n must be < 2^32.)
 // ORDER (the sum): acc = +0; acc = acc + leaf[order[0]]; acc = acc + leaf[order[1]]; ...
 #pragma once
+#include "kernels/common/fisher_yates.h"
 #include "kernels/common/hd.h"
 #include "kernels/common/philox.h"
 
@@ -32,21 +33,18 @@ DT_HD uint64_t permute_key(uint64_t seed, uint32_t site, uint64_t call) {
 
 /// order[0..n) = the permutation of 0..n-1 for key (see the header comment). n < 2^32.
 DT_HD void permute_order(uint32_t* order, int64_t n, uint64_t key) {
-    for (int64_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+    // The draw of the header comment; i descends, so each Philox block i / 2 is drawn once.
     Philox4 r{};
     uint64_t have = ~uint64_t{0};
-    for (int64_t i = n - 1; i >= 1; --i) {
+    fisher_yates_shuffle(order, n, [&](int64_t i) {
         const uint64_t block = static_cast<uint64_t>(i) >> 1;
         if (block != have) {
             r = philox_draw(key, kPermuteStream, block, kPermuteSubShuffle);
             have = block;
         }
         const int w = (i & 1) ? 2 : 0;
-        const uint64_t j = uniform_below(r.v[w], r.v[w + 1], static_cast<uint64_t>(i) + 1u);
-        const uint32_t tmp = order[i];
-        order[i] = order[j];
-        order[j] = tmp;
-    }
+        return uniform_below(r.v[w], r.v[w + 1], static_cast<uint64_t>(i) + 1u);
+    });
 }
 
 /// ORDER: +0 + leaves[order[0] * stride] + leaves[order[1] * stride] + ..., left to right.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The noise switchboard's configuration layer (engine/noise/): parsing of every switch, errors
 // naming flag / value / valid values, presets and precedence, random draws recorded once, the
-// JSON round trip, the in-batch order and the tape's finite check (registry: reduce_sites_test).
+// JSON round trip and the tape's finite check (registry: reduce_sites_test).
 #include "engine/noise/noise_config.h"
 
 #include <gtest/gtest.h>
@@ -328,19 +328,6 @@ TEST(NoiseDescribe, BannerNamesEverySwitch) {
                              "deterministic", "conv.wgrad=tree", "loss=permuted:7"}) {
         EXPECT_NE(all.find(part), std::string::npos) << part << " in:\n" << all;
     }
-}
-
-TEST(WithinBatchOrder, PermutationKeyedBySeedEpochBatch) {
-    const std::vector<int64_t> p = within_batch_permutation(32, 5, 1, 2);
-    std::vector<int64_t> sorted = p;
-    std::sort(sorted.begin(), sorted.end());
-    for (int64_t i = 0; i < 32; ++i) EXPECT_EQ(sorted[static_cast<std::size_t>(i)], i);
-    EXPECT_EQ(p, within_batch_permutation(32, 5, 1, 2));  // a pure function
-    EXPECT_NE(p, within_batch_permutation(32, 6, 1, 2));
-    EXPECT_NE(p, within_batch_permutation(32, 5, 0, 2));
-    EXPECT_NE(p, within_batch_permutation(32, 5, 1, 3));
-    EXPECT_TRUE(within_batch_permutation(0, 5, 0, 0).empty());
-    EXPECT_EQ(within_batch_permutation(1, 5, 0, 0), std::vector<int64_t>{0});
 }
 
 TEST(FiniteCheck, BackwardNamesTheOpAndTheInput) {

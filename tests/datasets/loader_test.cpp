@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // BatchLoader: each epoch covers every sample exactly once in perm(e) order, batch sizes (last
 // batch, drop_last), the exact normalisation formulas, augmentation per sample, equality across
-// thread counts, the evaluation helper and validation errors.
+// thread counts, the evaluation helper, validation errors, and permute_rows (the within-batch
+// shuffle moves image rows, labels and sample ids together).
 #include "datasets/loader.h"
 
 #include <gtest/gtest.h>
@@ -187,6 +188,38 @@ TEST(Loader, Validation) {
     EXPECT_THROW(ok.batch(uint64_t{1} << 32, 0), ValueError);
     ds.labels.pop_back();
     EXPECT_THROW(BatchLoader(ds, config(2)), ValueError);
+}
+
+TEST(PermuteRows, MovesImagesLabelsAndIdsTogether) {
+    Dataset ds = make_dataset(10, 2, 3, 1);
+    const Batch b = BatchLoader(ds, config(5)).batch(1, 1);  // 5 rows of 6 floats
+    const std::vector<int64_t> perm = within_batch_permutation(b.size(), 77, 1, 1);
+    ASSERT_NE(perm, identity_permutation(b.size()));
+    const Batch p = permute_rows(b, perm);
+    ASSERT_EQ(p.images.shape(), b.images.shape());
+    ASSERT_EQ(p.size(), b.size());
+    const int64_t row = 6;
+    for (int64_t r = 0; r < b.size(); ++r) {
+        const int64_t from = perm[static_cast<std::size_t>(r)];
+        EXPECT_EQ(p.sample_ids[r], b.sample_ids[from]) << r;
+        EXPECT_EQ(p.labels.data<int64_t>()[r], b.labels.data<int64_t>()[from]) << r;
+        EXPECT_EQ(std::memcmp(p.images.f32() + r * row, b.images.f32() + from * row,
+                              row * sizeof(float)),
+                  0)
+            << r;
+    }
+    // The identity leaves the batch as it was.
+    const Batch same = permute_rows(b, identity_permutation(b.size()));
+    EXPECT_EQ(same.sample_ids, b.sample_ids);
+    EXPECT_EQ(std::memcmp(same.images.f32(), b.images.f32(), b.images.numel() * sizeof(float)), 0);
+}
+
+TEST(PermuteRows, RejectsAWrongLengthOrIndex) {
+    Dataset ds = make_dataset(4, 1, 2, 2);
+    const Batch b = BatchLoader(ds, config(4)).batch(0, 0);
+    EXPECT_THROW(permute_rows(b, {0, 1, 2}), ValueError);
+    EXPECT_THROW(permute_rows(b, {0, 1, 2, 4}), ValueError);
+    EXPECT_THROW(permute_rows(b, {0, -1, 2, 3}), ValueError);
 }
 
 }  // namespace
