@@ -9,6 +9,7 @@
 #include "apps/train_config.h"
 #include "engine/core/error.h"
 #include "engine/core/text.h"
+#include "models/model.h"
 
 namespace dt::study {
 

@@ -14,7 +14,10 @@
 #include "datasets/dataset.h"
 #include "engine/core/error.h"
 #include "engine/core/text.h"
+#include "engine/optim/optimizer.h"
+#include "engine/optim/schedule.h"
 #include "engine/runtime/isa.h"
+#include "models/model.h"
 
 namespace dt {
 
@@ -22,18 +25,6 @@ int default_thread_count() { return std::max(1, omp_get_num_procs()); }
 
 // ---- enumerations ----
 
-const std::vector<std::string>& model_names() {
-    static const std::vector<std::string> v = {"smallcnn", "smallcnn-bn", "mediumcnn", "resnet18"};
-    return v;
-}
-const std::vector<std::string>& optimizer_names() {
-    static const std::vector<std::string> v = {"sgd", "adam", "adamw"};
-    return v;
-}
-const std::vector<std::string>& schedule_names() {
-    static const std::vector<std::string> v = {"constant", "step", "cosine"};
-    return v;
-}
 const std::vector<std::string>& init_names() {
     static const std::vector<std::string> v = {"glorot", "he"};
     return v;

@@ -93,10 +93,10 @@ struct TrainConfig {
     bool dropout_on() const { return !noise.dropout.is_off() && dropout > 0; }
 };
 
-/// Accepted values of the enumerated flags (also used in --help and error messages).
-const std::vector<std::string>& model_names();
-const std::vector<std::string>& optimizer_names();
-const std::vector<std::string>& schedule_names();
+/// Accepted values of the enumerated flags (also used in --help and error messages). The others
+/// come from the floor that knows them: --model model_names() (models/model.h), --dataset
+/// dataset_names() (datasets/dataset.h), --optimizer optimizer_names() (engine/optim/optimizer.h),
+/// --schedule schedule_names() (engine/optim/schedule.h).
 const std::vector<std::string>& init_names();
 const std::vector<std::string>& augment_names();
 const std::vector<std::string>& normalize_names();

@@ -39,7 +39,7 @@ struct ForwardContext {
 };
 
 struct ModelConfig {
-    std::string name = "smallcnn";  // smallcnn | smallcnn-bn | mediumcnn | resnet18
+    std::string name = "smallcnn";  // one of model_names()
     int kernel_size = 3;            // mediumcnn only: 1, 3, 5 or 7
     int in_channels = 1;
     int height = 28;
@@ -75,5 +75,8 @@ class Model {
 
 /// Builds one of the reference models; throws ValueError for an unknown name or bad size.
 std::unique_ptr<Model> make_model(const ModelConfig& cfg);
+/// The names make_model knows, in order: smallcnn, smallcnn-bn, mediumcnn, resnet18
+/// (models/registry.cpp, the one list of models).
+const std::vector<std::string>& model_names();
 
 }  // namespace dt

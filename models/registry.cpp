@@ -1,18 +1,53 @@
 // SPDX-License-Identifier: MIT
-// make_model: the one place that maps a model name to its class (explicit, no self-registration).
+// The one list of models: name -> class (explicit, no self-registration). model_names() and
+// make_model() both read it, and so do the apps' --model flag and its messages.
+#include <iterator>
+
+#include "engine/core/text.h"
 #include "models/medium_cnn.h"
 #include "models/resnet.h"
 #include "models/small_cnn.h"
 
 namespace dt {
 
+namespace {
+
+struct ModelEntry {
+    const char* name;
+    std::unique_ptr<Model> (*make)(const ModelConfig& cfg);
+};
+
+const ModelEntry kModels[] = {
+    {"smallcnn", [](const ModelConfig& c) -> std::unique_ptr<Model> {
+         return std::make_unique<SmallCNN>(c, false);
+     }},
+    {"smallcnn-bn", [](const ModelConfig& c) -> std::unique_ptr<Model> {
+         return std::make_unique<SmallCNN>(c, true);
+     }},
+    {"mediumcnn", [](const ModelConfig& c) -> std::unique_ptr<Model> {
+         return std::make_unique<MediumCNN>(c);
+     }},
+    {"resnet18", [](const ModelConfig& c) -> std::unique_ptr<Model> {
+         return std::make_unique<ResNet18>(c);
+     }},
+};
+
+}  // namespace
+
+const std::vector<std::string>& model_names() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (const ModelEntry& m : kModels) v.emplace_back(m.name);
+        return v;
+    }();
+    return names;
+}
+
 std::unique_ptr<Model> make_model(const ModelConfig& cfg) {
-    if (cfg.name == "smallcnn") return std::make_unique<SmallCNN>(cfg, false);
-    if (cfg.name == "smallcnn-bn") return std::make_unique<SmallCNN>(cfg, true);
-    if (cfg.name == "mediumcnn") return std::make_unique<MediumCNN>(cfg);
-    if (cfg.name == "resnet18") return std::make_unique<ResNet18>(cfg);
-    throw ValueError(str("unknown model '", cfg.name,
-                         "' (valid: smallcnn, smallcnn-bn, mediumcnn, resnet18)"));
+    for (const ModelEntry& m : kModels) {
+        if (cfg.name == m.name) return m.make(cfg);
+    }
+    throw ValueError(str("unknown model '", cfg.name, "' (valid: ", join_text(model_names()), ")"));
 }
 
 }  // namespace dt

@@ -84,27 +84,16 @@ bool reduce_site_crosses_samples(ReduceSite site) {
 // Their atomic paths remain available per site (--impl-site conv.dgrad=atomic) as noise sources.
 bool reduce_site_atomic_in_fast(ReduceSite site) { return reduce_site_crosses_samples(site); }
 
-const char* accum_mode_name(AccumMode mode) {
-    switch (mode) {
-        case AccumMode::kTree: return "tree";
-        case AccumMode::kAtomic: return "atomic";
-        case AccumMode::kKahan: return "kahan";
-        case AccumMode::kExact: return "exact";
-        case AccumMode::kPermuted: return "permuted";
-    }
-    return "?";
-}
-
 std::optional<AccumMode> accum_mode_from_name(std::string_view name) {
-    for (AccumMode m : {AccumMode::kTree, AccumMode::kAtomic, AccumMode::kKahan,
-                        AccumMode::kExact, AccumMode::kPermuted}) {
+    for (AccumMode m : kernels::common::kAccumModes) {
         if (name == accum_mode_name(m)) return m;
     }
     return std::nullopt;
 }
 
 const std::vector<std::string>& accum_mode_names() {
-    static const std::vector<std::string> v = {"tree", "atomic", "kahan", "exact", "permuted"};
+    static const std::vector<std::string> v(std::begin(kernels::common::kAccumModeNames),
+                                            std::end(kernels::common::kAccumModeNames));
     return v;
 }
 

@@ -58,8 +58,8 @@ bool reduce_site_crosses_samples(ReduceSite site);
 /// meet in few outputs and atomics pay off (reduce_sites.cpp says why the others stay tree).
 bool reduce_site_atomic_in_fast(ReduceSite site);
 
-/// "tree", "atomic", "kahan", "exact", "permuted".
-const char* accum_mode_name(AccumMode mode);
+/// "tree", "atomic", "kahan", "exact", "permuted" (the table of kernels/common/accum_mode.h).
+using kernels::common::accum_mode_name;
 std::optional<AccumMode> accum_mode_from_name(std::string_view name);
 /// Every mode name, in enum order.
 const std::vector<std::string>& accum_mode_names();

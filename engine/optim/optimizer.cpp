@@ -2,6 +2,7 @@
 // make_optimizer (kind -> class), zero_grad, and the parameter checks shared by sgd.cpp/adam.cpp.
 #include "engine/optim/optimizer.h"
 
+#include "engine/core/text.h"
 #include "engine/optim/adam.h"
 #include "engine/optim/sgd.h"
 
@@ -15,7 +16,13 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg, std::vecto
     if (cfg.kind == "sgd") return std::make_unique<Sgd>(std::move(params), cfg);
     if (cfg.kind == "adam") return std::make_unique<Adam>(std::move(params), cfg, false);
     if (cfg.kind == "adamw") return std::make_unique<Adam>(std::move(params), cfg, true);
-    throw ValueError(str("unknown optimizer '", cfg.kind, "' (known: sgd, adam, adamw)"));
+    throw ValueError(
+        str("unknown optimizer '", cfg.kind, "' (known: ", join_text(optimizer_names()), ")"));
+}
+
+const std::vector<std::string>& optimizer_names() {
+    static const std::vector<std::string> v = {"sgd", "adam", "adamw"};
+    return v;
 }
 
 namespace optim_detail {

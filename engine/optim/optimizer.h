@@ -11,7 +11,7 @@
 namespace dt {
 
 struct OptimizerConfig {
-    std::string kind = "adam";  // sgd | adam | adamw
+    std::string kind = "adam";  // one of optimizer_names()
     float momentum = 0.0f;      // sgd
     bool nesterov = false;      // sgd (needs momentum > 0)
     float weight_decay = 0.0f;  // sgd/adam: L2 added to the gradient; adamw: decoupled
@@ -35,6 +35,8 @@ class Optimizer {
 
 /// Throws ValueError for an unknown kind or invalid hyper-parameters.
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg, std::vector<Tensor> params);
+/// The kinds make_optimizer knows: sgd, adam, adamw.
+const std::vector<std::string>& optimizer_names();
 
 namespace optim_detail {
 /// Throws unless every parameter is a defined float32 tensor (`who`: "sgd", "adam", ...); the

@@ -16,6 +16,7 @@
 #include <cmath>
 
 #include "engine/core/error.h"
+#include "engine/core/text.h"
 
 namespace dt {
 
@@ -72,8 +73,13 @@ double learning_rate(const ScheduleConfig& cfg, double base_lr, int64_t step,
     if (cfg.kind == "cosine") {
         return cosine_schedule(cfg, base_lr, step, steps_per_epoch, total_steps);
     }
-    throw ValueError(
-        str("unknown learning-rate schedule '", cfg.kind, "' (known: constant, step, cosine)"));
+    throw ValueError(str("unknown learning-rate schedule '", cfg.kind, "' (known: ",
+                         join_text(schedule_names()), ")"));
+}
+
+const std::vector<std::string>& schedule_names() {
+    static const std::vector<std::string> v = {"constant", "step", "cosine"};
+    return v;
 }
 
 }  // namespace dt

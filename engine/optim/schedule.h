@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dt {
 
@@ -18,5 +19,8 @@ struct ScheduleConfig {
 /// Throws ValueError for an unknown kind or invalid parameters.
 double learning_rate(const ScheduleConfig& cfg, double base_lr, int64_t step,
                      int64_t steps_per_epoch, int64_t total_steps);
+
+/// The schedule kinds learning_rate knows: constant, step, cosine.
+const std::vector<std::string>& schedule_names();
 
 }  // namespace dt

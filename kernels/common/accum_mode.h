@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // How a reduction site accumulates (the "noise switchboard"). Kernels receive the mode in their
-// Params and must honour it. Names and parsing belong to the engine (engine/noise/), not here.
+// Params and must honour it. The mode names below are the one table of them (what users type);
+// parsing flags belongs to the apps, the reduce-site registry to the engine (engine/noise/).
 //
 //   kTree      leaves summed in index order, combined by reduce_tree.h's fixed pairwise tree.
 //              Deterministic; the default.
@@ -14,6 +15,7 @@
 //              (accum_permuted.h): replayable "implementation noise".
 #pragma once
 #include <cstdint>
+#include <iterator>
 
 #include "kernels/common/hd.h"
 
@@ -26,6 +28,18 @@ enum class AccumMode : uint8_t {
     kExact = 3,
     kPermuted = 4,
 };
+
+/// Every mode, in enum order.
+inline constexpr AccumMode kAccumModes[] = {AccumMode::kTree, AccumMode::kAtomic, AccumMode::kKahan,
+                                            AccumMode::kExact, AccumMode::kPermuted};
+/// The name of each mode, indexed by its enum value (host only).
+inline constexpr const char* kAccumModeNames[] = {"tree", "atomic", "kahan", "exact", "permuted"};
+static_assert(std::size(kAccumModeNames) == std::size(kAccumModes));
+
+/// "tree", "atomic", "kahan", "exact", "permuted" (host only).
+constexpr const char* accum_mode_name(AccumMode mode) {
+    return kAccumModeNames[static_cast<int>(mode)];
+}
 
 /// A mode plus what the mode needs at run time. Only kPermuted uses permute_key: the per-call
 /// key permute_key(run seed, site, call) of accum_permuted.h, derived by the engine for each

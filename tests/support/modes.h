@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Shared scaffolding of the accumulation-mode kernel tests (tests/kernels/cpu/*_modes_test.cpp):
-// the mode lists they loop over (also as AccumSpecs), a mode's name for traces, a result's bits as
-// a set key (to count the distinct results of repeated atomic calls), and the total |error| that
-// the kahan-beats-tree checks compare.
+// the mode lists they loop over (also as AccumSpecs), a mode's name for traces (the table of
+// kernels/common/accum_mode.h), a result's bits as a set key (to count the distinct results of
+// repeated atomic calls), and the total |error| that the kahan-beats-tree checks compare.
 #pragma once
 #include <array>
 #include <cmath>
@@ -36,10 +36,7 @@ inline constexpr std::array<kernels::common::AccumSpec, 5> all_mode_specs(uint64
     return specs;
 }
 
-inline const char* mode_name(kernels::common::AccumMode m) {  // enum order of accum_mode.h
-    static const char* const kNames[] = {"tree", "atomic", "kahan", "exact", "permuted"};
-    return kNames[static_cast<int>(m)];
-}
+using kernels::common::accum_mode_name;  // the one table of mode names
 
 /// The bytes of v: equal keys iff equal bits (a std::set of them counts distinct results).
 inline std::string bits_of(const std::vector<float>& v) {

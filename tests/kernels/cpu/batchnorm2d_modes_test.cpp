@@ -31,7 +31,7 @@ namespace {
 using common::AccumMode;
 using common::AccumSpec;
 using test::kEps32;
-using test::mode_name;
+using test::accum_mode_name;
 using Vec = std::vector<float>;
 using VecD = std::vector<double>;
 
@@ -40,7 +40,7 @@ constexpr auto kModes = test::all_mode_specs(0x1234abcdu);  // tree, kahan, exac
 BatchNorm2dParams with(BatchNorm2dParams p, AccumSpec a) { return p.accum = a, p; }
 
 std::string describe(const BatchNorm2dParams& p) {
-    return std::string(mode_name(p.accum.mode)) + " N=" + std::to_string(p.N) +
+    return std::string(accum_mode_name(p.accum.mode)) + " N=" + std::to_string(p.N) +
            " C=" + std::to_string(p.C) + " HW=" + std::to_string(p.HW);
 }
 

@@ -36,7 +36,7 @@ namespace {
 
 using common::AccumMode;
 using test::bits_of, test::total_error;
-using test::kAllModes, test::kDeterministicModes, test::mode_name;
+using test::kAllModes, test::kDeterministicModes, test::accum_mode_name;
 
 constexpr uint64_t kKey = 0xb1a5ull;
 
@@ -126,7 +126,7 @@ TEST(BiasAddModes, KahanExactPermutedMatchTheirRecipeBitwise) {
         SCOPED_TRACE(describe(p));
         const auto dy = test::uniform_floats(p.n * p.c * p.p, -1, 1, test::test_seed(), 30);
         for (AccumMode m : {AccumMode::kKahan, AccumMode::kExact, AccumMode::kPermuted}) {
-            SCOPED_TRACE(mode_name(m));
+            SCOPED_TRACE(accum_mode_name(m));
             ASSERT_TRUE(test::bitwise_equal(run(dy, p, m), own(dy, p, m, kKey)));
         }
     }
@@ -137,7 +137,7 @@ TEST(BiasAddModes, EveryModeWithinItsDerivedBound) {
         SCOPED_TRACE(describe(p));
         const auto dy = test::uniform_floats(p.n * p.c * p.p, -1, 1, test::test_seed(), 31);
         for (AccumMode m : kAllModes) {
-            SCOPED_TRACE(mode_name(m));
+            SCOPED_TRACE(accum_mode_name(m));
             expect_within_bound(run(dy, p, m), dy, p, m);
         }
     }
@@ -149,7 +149,7 @@ TEST(BiasAddModes, ThreadCountChangesNoBitInDeterministicModes) {
         SCOPED_TRACE(describe(p));
         const auto dy = test::uniform_floats(p.n * p.c * p.p, -1, 1, test::test_seed(), 32);
         for (AccumMode m : kDeterministicModes) {
-            SCOPED_TRACE(mode_name(m));
+            SCOPED_TRACE(accum_mode_name(m));
             omp_set_num_threads(1);
             const auto first = run(dy, p, m);
             for (int threads : {2, 3, 4, 7}) {

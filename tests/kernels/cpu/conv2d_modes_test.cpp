@@ -36,7 +36,7 @@ using common::AccumMode;
 using enum common::AccumMode;
 using test::absd, test::eps_scaled;
 using test::geom, test::xsize, test::wsize, test::ysize, test::describe;
-using test::kAllModes, test::kDeterministicModes, test::mode_name, test::bits_of;
+using test::kAllModes, test::kDeterministicModes, test::accum_mode_name, test::bits_of;
 
 constexpr uint64_t kKey = 0x1234abcdull;
 
@@ -247,7 +247,7 @@ TEST(Conv2dModes, KahanExactPermutedMatchTheirRecipeBitwiseOnEveryIsa) {
         const auto leaves = own_wgrad_leaves(d.x, d.dy, p);
         const Taps taps = own_dgrad_taps(d.dy, d.w, p);
         for (AccumMode m : {AccumMode::kKahan, AccumMode::kExact, AccumMode::kPermuted}) {
-            SCOPED_TRACE(mode_name(m));
+            SCOPED_TRACE(accum_mode_name(m));
             const auto dw = own_wgrad(leaves, p, m, kKey), dx = own_dgrad(taps, p, m, kKey);
             for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
                 if (!cpu::cpu_isa_set(isa)) continue;
@@ -267,7 +267,7 @@ TEST(Conv2dModes, EveryModeWithinItsDerivedBound) {
         const Data d = make_data(p, test::test_seed() + 11);
         const Reference r = reference(d, p);
         for (AccumMode m : kAllModes) {
-            SCOPED_TRACE(mode_name(m));
+            SCOPED_TRACE(accum_mode_name(m));
             expect_within_bound(run(d, p, m), r, p, m);
         }
     }
@@ -281,7 +281,7 @@ TEST(Conv2dModes, ThreadCountChangesNoBitInDeterministicModes) {
         SCOPED_TRACE(describe(p));
         const Data d = make_data(p, test::test_seed() + 12);
         for (AccumMode m : kDeterministicModes) {
-            SCOPED_TRACE(mode_name(m));
+            SCOPED_TRACE(accum_mode_name(m));
             omp_set_num_threads(1);
             const Grads first = run(d, p, m);
             for (int threads : {2, 3, 4, 7}) {

@@ -40,7 +40,7 @@ namespace {
 using common::AccumMode;
 using test::absd, test::eps_scaled;
 using test::bits_of, test::total_error;
-using test::kAllModes, test::kDeterministicModes, test::mode_name;
+using test::kAllModes, test::kDeterministicModes, test::accum_mode_name;
 
 constexpr uint64_t kKey = 0x5eedull;
 
@@ -197,7 +197,7 @@ TEST(LinearModes, KahanExactPermutedMatchTheirRecipeBitwiseOnEveryIsa) {
         SCOPED_TRACE(describe(p));
         const Data d = make_data(p, test::test_seed() + 20);
         for (AccumMode m : {AccumMode::kKahan, AccumMode::kExact, AccumMode::kPermuted}) {
-            SCOPED_TRACE(mode_name(m));
+            SCOPED_TRACE(accum_mode_name(m));
             const Grads want = own(d, p, m, kKey);
             for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
                 if (!cpu::cpu_isa_set(isa)) continue;
@@ -217,7 +217,7 @@ TEST(LinearModes, EveryModeWithinItsDerivedBound) {
         const Data d = make_data(p, test::test_seed() + 21);
         const Reference r = reference(d, p);
         for (AccumMode m : kAllModes) {
-            SCOPED_TRACE(mode_name(m));
+            SCOPED_TRACE(accum_mode_name(m));
             expect_within_bound(run(d, p, m), r, p, m);
         }
     }
@@ -229,7 +229,7 @@ TEST(LinearModes, ThreadCountChangesNoBitInDeterministicModes) {
         SCOPED_TRACE(describe(p));
         const Data d = make_data(p, test::test_seed() + 22);
         for (AccumMode m : kDeterministicModes) {
-            SCOPED_TRACE(mode_name(m));
+            SCOPED_TRACE(accum_mode_name(m));
             omp_set_num_threads(1);
             const Grads first = run(d, p, m);
             for (int threads : {2, 3, 4, 7}) {

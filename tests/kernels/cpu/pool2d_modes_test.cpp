@@ -34,7 +34,7 @@ namespace {
 using common::AccumMode;
 using common::AccumSpec;
 using test::kEps32;
-using test::mode_name;
+using test::accum_mode_name;
 using Vec = std::vector<float>;
 using VecD = std::vector<double>;
 
@@ -54,7 +54,7 @@ Pool2dParams with(Pool2dParams p, AccumSpec a) {
 }
 
 std::string describe(const Pool2dParams& p) {
-    return std::string(mode_name(p.accum.mode)) + " x=(" + std::to_string(p.N) + "," +
+    return std::string(accum_mode_name(p.accum.mode)) + " x=(" + std::to_string(p.N) + "," +
            std::to_string(p.C) + "," + std::to_string(p.H) + "," + std::to_string(p.W) +
            ") k=" + std::to_string(p.kernel) + " s=" + std::to_string(p.stride) +
            " pad=" + std::to_string(p.padding);

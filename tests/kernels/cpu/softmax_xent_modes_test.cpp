@@ -35,7 +35,7 @@ namespace {
 using common::AccumMode;
 using common::AccumSpec;
 using test::kEps32;
-using test::mode_name;
+using test::accum_mode_name;
 using Vec = std::vector<float>;
 using VecD = std::vector<double>;
 using Labels = std::vector<int64_t>;
@@ -49,7 +49,7 @@ SoftmaxXentParams params(int64_t N, int64_t K, AccumSpec a) {
 }
 
 std::string describe(const SoftmaxXentParams& p) {
-    return std::string(mode_name(p.accum.mode)) + " N=" + std::to_string(p.N) +
+    return std::string(accum_mode_name(p.accum.mode)) + " N=" + std::to_string(p.N) +
            " K=" + std::to_string(p.K);
 }
 
