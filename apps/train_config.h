@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/noise/noise_config.h"
+#include "apps/noise_flags.h"
 
 namespace CLI {
 class App;

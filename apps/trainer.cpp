@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "apps/checkpoint.h"
+#include "apps/noise_flags.h"
 #include "apps/trainer_noise.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
@@ -19,7 +20,6 @@
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
 #include "engine/io/atomic_file.h"
-#include "engine/noise/noise_config.h"
 #include "engine/ops/softmax_xent.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"

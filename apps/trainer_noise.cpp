@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 #include "engine/core/error.h"
 #include "engine/ops/non_finite_scan.h"
@@ -37,7 +38,12 @@ std::string perturb_initial_weight(Model& model, const InitPerturb& p) {
         names.push_back(param.name);
         tensors.push_back(param.tensor);
     }
-    const auto [before, after] = apply_init_perturb(p, names, tensors);
+    float before = 0, after = 0;
+    try {
+        std::tie(before, after) = apply_init_perturb(p, names, tensors);
+    } catch (const ValueError& e) {
+        throw ValueError(str("--init-perturb: ", e.what()));
+    }
     return str(p.param, "[", p.index, "]: ", hex_float(before), " -> ", hex_float(after));
 }
 

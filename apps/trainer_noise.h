@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/error.h"
+#include "apps/noise_flags.h"
 #include "engine/autograd/tape.h"
-#include "engine/noise/noise_config.h"
+#include "engine/core/error.h"
 #include "models/model.h"
 
 namespace dt {

@@ -82,10 +82,15 @@ struct Trainee {
     }
 };
 
+/// An implementation preset, or one mode (kahan, ...) at every site, as --impl takes them.
 dt::ReduceSiteSpecs preset_specs(const std::string& preset) {
     dt::NoiseConfig cfg;
     cfg.impl = preset;
-    cfg.sites = dt::impl_preset(preset);
+    if (const auto sites = dt::impl_preset(preset)) {
+        cfg.sites = *sites;
+    } else {
+        for (dt::SiteSetting& s : cfg.sites) s.mode = dt::accum_mode_from_name(preset).value();
+    }
     return dt::reduce_site_specs(cfg);
 }
 

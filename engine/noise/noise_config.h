@@ -1,27 +1,22 @@
 // SPDX-License-Identifier: MIT
 // The noise switchboard (issue 3; user guide docs/noise.md): one switch per source of training
-// noise.
+// noise, as the engine sees it. The flags that set it, their text forms and the JSON of the noise
+// block are the apps' vocabulary (apps/noise_flags.h).
 //   algorithmic sources  init, shuffle, augment, dropout: fixed:<seed> | random | off (not init)
 //   init-perturb         one initial weight moved to the adjacent float32 (Summers & Dinneen 2021)
-//   implementation       one AccumSpec per reduce site (--impl preset, --impl-site overrides)
-//   within-batch order   --shuffle-within-batch: samples permuted inside every batch (the order:
-//                        within_batch_permutation, datasets/sampler.h)
+//   implementation       one setting per reduce site; presets set them all at once
+//   within-batch order   samples permuted inside every batch (the order: within_batch_permutation,
+//                        datasets/sampler.h)
 // `random` draws a 64-bit seed from OS entropy once, in resolve_noise_config at the start of a
-// run; from then on the source behaves as fixed and the drawn seed is recorded (to_json), so a
-// replay (from_json) reproduces it. Parse errors throw dt::ValueError naming the flag, the value
-// and the valid values.
-//
-// Precedence of the flags (noise_config_from_flags), by specificity, not by position on the
-// command line (repeating one flag: the last one wins; --impl-site lists accumulate in order):
-//   --noise preset  <  --seed  <  --seed-<source> / --no-shuffle
-//   --noise preset  <  --impl  <  --impl-site (later entries win over earlier ones)
+// run; from then on the source behaves as fixed and the drawn seed is recorded, so a replay
+// reproduces it.
 #pragma once
 #include <array>
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -51,27 +46,18 @@ struct SourceSetting {
     bool operator==(const SourceSetting&) const = default;
 };
 
-/// "N" | "fixed:N" (N decimal in [0, 2^64)) | "random" | "off" (only when allow_off).
-/// Throws ValueError "<flag>: got 'X', expected ...".
-SourceSetting parse_source_setting(const std::string& flag, const std::string& text,
-                                   bool allow_off = true);
-/// "fixed:7", "random:1234" (drawn) / "random" (not yet drawn), "off".
-std::string source_setting_text(const SourceSetting& s);
-
-/// --init-perturb NAME:INDEX[:up|down]: after init, element INDEX (row-major) of the trainable
-/// tensor NAME moves to the adjacent float32 toward +inf (up, default) or -inf (down).
+/// The one-bit perturbation of an initial weight: element `index` (row-major) of the trainable
+/// tensor `param` moves to the adjacent float32 toward +inf (direction +1) or -inf (-1).
 struct InitPerturb {
     std::string param;
     int64_t index = 0;
     int direction = +1;  // +1 up, -1 down
     bool operator==(const InitPerturb&) const = default;
 };
-InitPerturb parse_init_perturb(const std::string& text);  // flag --init-perturb
-std::string init_perturb_text(const InitPerturb& p);      // "conv1.weight:0:up"
 
-/// Applies `p` to the tensor of `names[i] == p.param` in `tensors` (float32, same length as
-/// names). Returns {before, after}. Throws ValueError listing the valid names, or the tensor's
-/// size for an index out of range.
+/// Applies `p` to the tensor of `names[i] == p.param` in `tensors` (float32 CPU tensors, same
+/// length as names). Returns {before, after}. Throws ValueError listing the valid names, or the
+/// tensor's size for an index out of range.
 std::pair<float, float> apply_init_perturb(const InitPerturb& p,
                                            const std::vector<std::string>& names,
                                            const std::vector<Tensor>& tensors);
@@ -84,25 +70,18 @@ struct SiteSetting {
 };
 using SiteSettings = std::array<SiteSetting, kNumReduceSites>;
 
-/// A mode as typed in --impl-site: tree | atomic | kahan | exact | permuted:<seed> |
-/// permuted:random. Throws ValueError naming `flag` and the valid modes.
-SiteSetting parse_site_setting(const std::string& flag, const std::string& text);
-std::string site_setting_text(const SiteSetting& s);  // "tree", "permuted:7", "permuted:random"
-
-/// --impl: "deterministic" (tree at every site; the default), "fast" (atomic at the sites where
-/// reduce_site_atomic_in_fast, tree elsewhere), "exact" (exact at the cross-sample sites, which
-/// makes a step invariant to the order of samples; tree at the within-sample sites, whose fixed
-/// order already makes them independent of threads and batch order), "exact-all" (exact at every
-/// site), or any other mode of parse_site_setting at every site ("kahan", "atomic",
-/// "permuted:7", ...). Throws ValueError listing the valid values.
-SiteSettings impl_preset(const std::string& text);
-/// Applies "site=mode[,site=mode...]" (--impl-site) to `sites`, left to right.
-void apply_impl_sites(SiteSettings& sites, const std::string& list);
+/// The implementation presets: "deterministic" (tree at every site), "fast" (atomic at the sites
+/// where reduce_site_atomic_in_fast, tree elsewhere), "exact" (exact at the cross-sample sites,
+/// which makes a step invariant to the order of samples; tree at the within-sample sites, whose
+/// fixed order already makes them independent of threads and batch order), "exact-all" (exact at
+/// every site). nullopt for another name.
+std::optional<SiteSettings> impl_preset(std::string_view name);
+const std::vector<std::string>& impl_preset_names();  // in that order
 
 /// The whole resolved noise configuration of a run.
 struct NoiseConfig {
-    std::string preset;                  // --noise: control | algo | impl | algo+impl | "" (none)
-    std::string impl = "deterministic";  // the --impl preset the sites started from
+    std::string preset;                  // the noise preset, or "" (none)
+    std::string impl = "deterministic";  // the implementation preset (or mode) the sites began as
     SourceSetting init, shuffle, augment, dropout;  // default fixed:0
     std::optional<InitPerturb> init_perturb;
     SiteSettings sites{};  // default tree everywhere
@@ -110,20 +89,15 @@ struct NoiseConfig {
     bool operator==(const NoiseConfig&) const = default;
 };
 
-/// --noise presets, in order: control, algo, impl, algo+impl.
-const std::vector<std::string>& noise_preset_names();
-
-/// The noise flags as typed ("" = not given).
-struct NoiseFlags {
-    std::string noise, seed, seed_init, seed_shuffle, seed_augment, seed_dropout;
-    bool no_shuffle = false;
-    std::string init_perturb, impl, shuffle_within_batch;
-    std::vector<std::string> impl_site;  // every --impl-site, in command-line order
+/// A noise preset of Zhuang et al. 2021: the seeds of the four sources and the implementation
+/// preset. control = fixed:0 + deterministic, algo = random + deterministic, impl = fixed:0 +
+/// fast, algo+impl = random + fast.
+struct NoisePreset {
+    SourceSetting seeds;
+    const char* impl;
 };
-
-/// Builds the configuration from the flags by the precedence in the file header. Random seeds
-/// are not drawn yet (resolve_noise_config). Throws ValueError naming the flag.
-NoiseConfig noise_config_from_flags(const NoiseFlags& flags);
+std::optional<NoisePreset> noise_preset(std::string_view name);
+const std::vector<std::string>& noise_preset_names();  // control, algo, impl, algo+impl
 
 /// 64 bits of OS entropy: two 32-bit draws of std::random_device (high word first).
 uint64_t os_entropy64();
@@ -137,13 +111,5 @@ bool noise_config_resolved(const NoiseConfig& cfg);
 /// The specs to install in the reduce-site registry (kPermuted: permute_key = the run seed).
 /// The configuration must be resolved.
 ReduceSiteSpecs reduce_site_specs(const NoiseConfig& cfg);
-
-/// result.json's "noise" block (docs/formats.md) and back. from_json marks random seeds drawn,
-/// so a replay never draws again; it throws ValueError for a malformed block.
-nlohmann::ordered_json to_json(const NoiseConfig& cfg);
-NoiseConfig noise_config_from_json(const nlohmann::json& j);
-
-/// Human-readable lines for the start banner ("init      fixed:0", ...).
-std::vector<std::string> describe_noise(const NoiseConfig& cfg);
 
 }  // namespace dt

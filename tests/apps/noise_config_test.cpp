@@ -2,7 +2,7 @@
 // The noise switchboard's configuration layer (engine/noise/): parsing of every switch, errors
 // naming flag / value / valid values, presets and precedence, random draws recorded once, the
 // JSON round trip and the tape's finite check (registry: reduce_sites_test).
-#include "engine/noise/noise_config.h"
+#include "apps/noise_flags.h"
 
 #include <gtest/gtest.h>
 
@@ -91,7 +91,7 @@ TEST(InitPerturb, ParsesAndApplies) {
     expect_mentions(error_of([&] { apply_init_perturb({"conv9.weight", 0, 1}, names, ts); }),
                     {"conv9.weight", "w, b"});
     expect_mentions(error_of([&] { apply_init_perturb({"w", 4, 1}, names, ts); }),
-                    {"--init-perturb", "index 4", "4 elements", "[0, 4)"});
+                    {"index 4", "4 elements", "[0, 4)"});
 }
 
 TEST(ImplSites, ParseModes) {
@@ -113,19 +113,19 @@ TEST(ImplSites, ParseModes) {
 }
 
 TEST(ImplSites, Presets) {
-    for (const SiteSetting& s : impl_preset("deterministic")) EXPECT_EQ(s.mode, AccumMode::kTree);
-    for (const SiteSetting& s : impl_preset("exact-all")) EXPECT_EQ(s.mode, AccumMode::kExact);
-    const SiteSettings exact = impl_preset("exact");
+    for (const SiteSetting& s : impl_sites("deterministic")) EXPECT_EQ(s.mode, AccumMode::kTree);
+    for (const SiteSetting& s : impl_sites("exact-all")) EXPECT_EQ(s.mode, AccumMode::kExact);
+    const SiteSettings exact = impl_sites("exact");
     for (ReduceSite site : all_reduce_sites()) {  // exact where sample order matters, else tree
         EXPECT_EQ(exact[kSite(site)].mode,
                   reduce_site_crosses_samples(site) ? AccumMode::kExact : AccumMode::kTree);
     }
-    for (const SiteSetting& s : impl_preset("kahan")) EXPECT_EQ(s.mode, AccumMode::kKahan);
-    for (const SiteSetting& s : impl_preset("permuted:3")) {
+    for (const SiteSetting& s : impl_sites("kahan")) EXPECT_EQ(s.mode, AccumMode::kKahan);
+    for (const SiteSetting& s : impl_sites("permuted:3")) {
         EXPECT_EQ(s.mode, AccumMode::kPermuted);
         EXPECT_EQ(s.permute.seed, 3u);
     }
-    const SiteSettings fast = impl_preset("fast");
+    const SiteSettings fast = impl_sites("fast");
     for (ReduceSite site : all_reduce_sites()) {
         SCOPED_TRACE(reduce_site_name(site));
         const bool atomic = reduce_site_atomic_in_fast(site);
@@ -133,13 +133,29 @@ TEST(ImplSites, Presets) {
         // Atomic exactly at the cross-sample sites (few outputs, long sums).
         EXPECT_EQ(atomic, reduce_site_crosses_samples(site));
     }
-    expect_mentions(error_of([] { impl_preset("quick"); }),
+    expect_mentions(error_of([] { impl_sites("quick"); }),
                     {"--impl", "'quick'", "fast", "deterministic", "exact", "exact-all",
                      "permuted:<seed>"});
 }
 
+TEST(ImplSites, TheEngineKnowsThePresetsByName) {
+    for (const std::string& name : impl_preset_names()) {
+        ASSERT_TRUE(impl_preset(name).has_value()) << name;
+        EXPECT_EQ(*impl_preset(name), impl_sites(name)) << name;
+    }
+    EXPECT_FALSE(impl_preset("kahan").has_value());  // a mode, not a preset: the flag's business
+    for (const std::string& name : noise_preset_names()) {
+        const std::optional<NoisePreset> p = noise_preset(name);
+        ASSERT_TRUE(p.has_value()) << name;
+        EXPECT_EQ(p->seeds.kind, name.rfind("algo", 0) == 0 ? SourceKind::kRandom
+                                                             : SourceKind::kFixed);
+        EXPECT_STREQ(p->impl, name.find("impl") != std::string::npos ? "fast" : "deterministic");
+    }
+    EXPECT_FALSE(noise_preset("quiet").has_value());
+}
+
 TEST(ImplSites, OverridesAndErrors) {
-    SiteSettings s = impl_preset("fast");
+    SiteSettings s = impl_sites("fast");
     apply_impl_sites(s, "conv.wgrad=tree,bn.stats=exact,loss=permuted:7");
     apply_impl_sites(s, "bn.stats=kahan");  // a later list wins for its sites
     EXPECT_EQ(s[kSite(ReduceSite::kConvWgrad)].mode, AccumMode::kTree);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// result.json's "noise" block (docs/formats.md) and the banner lines of a NoiseConfig.
+// result.json's "noise" block (docs/formats.md) and the banner lines of a NoiseConfig (contract
+// in noise_flags.h).
 #include <nlohmann/json.hpp>
 
+#include "apps/noise_flags.h"
 #include "engine/core/error.h"
-#include "engine/noise/noise_config.h"
 
 namespace dt {
 
