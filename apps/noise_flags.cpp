@@ -43,6 +43,14 @@ std::string site_modes_text() {
 
 }  // namespace
 
+const std::vector<std::string>& noise_flag_names() {
+    static const std::vector<std::string> v = {
+        "--noise",        "--seed",         "--seed-init",  "--seed-shuffle", "--seed-augment",
+        "--seed-dropout", "--no-shuffle",   "--init-perturb", "--impl",       "--impl-site",
+        "--shuffle-within-batch"};
+    return v;
+}
+
 // ---- seeded sources ----
 
 SourceSetting parse_source_setting(const std::string& flag, const std::string& text,

@@ -25,6 +25,9 @@ struct NoiseFlags {
     std::vector<std::string> impl_site;  // every --impl-site, in command-line order
 };
 
+/// The noise flags, as typed on the command line (what NoiseFlags holds), in flag order.
+const std::vector<std::string>& noise_flag_names();
+
 /// "N" | "fixed:N" (N decimal in [0, 2^64)) | "random" | "off" (only when allow_off).
 /// Throws ValueError "<flag>: got 'X', expected ...".
 SourceSetting parse_source_setting(const std::string& flag, const std::string& text,

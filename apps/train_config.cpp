@@ -64,10 +64,10 @@ std::pair<int, double> parse_imbalance(const std::string& text) {
 }
 }  // namespace
 
-int TrainConfig::imbalance_class() const {
+int TrainRecipe::imbalance_class() const {
     return imbalance.empty() ? -1 : parse_imbalance(imbalance).first;
 }
-double TrainConfig::imbalance_fraction() const {
+double TrainRecipe::imbalance_fraction() const {
     return imbalance.empty() ? 1.0 : parse_imbalance(imbalance).second;
 }
 

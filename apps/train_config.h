@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // TrainConfig: every flag of `detrain train`, with the defaults of Zhuang et al. 2021 (Adam,
-// lr 4e-4, batch 128, Glorot-uniform init, inputs scaled to [0, 1]). The flag names are a public
-// interface (scripts, result.json "config"). Flow: add_train_flags() registers the flags on a
+// lr 4e-4, batch 128, Glorot-uniform init, inputs scaled to [0, 1]), split into the recipe (what
+// decides the bits) and the run options (how the run is carried out). The flag names are a
+// public interface (scripts, result.json "config"). Flow: add_train_flags() registers the flags on a
 // CLI11 app, parsing fills the struct, finalize_train_config() resolves the derived defaults
 // (noise switches and seeds, data dir, output dir) and validates; invalid values throw
 // dt::ValueError naming the flag, the value given and the valid range (malformed noise flags
@@ -24,16 +25,19 @@ namespace dt {
 /// All logical cores (omp_get_num_procs()), the default of --threads.
 int default_thread_count();
 
-struct TrainConfig {
+/// The recipe: everything that decides the bits of a run's weights. Recorded in result.json
+/// ("config" and "noise") and in checkpoints; --resume requires the same, --replay re-runs it.
+/// The same recipe (and recipe version, apps/version.h) gives the same weights_sha256 on any
+/// x86-64 machine, thread count and instruction set (docs/noise.md).
+struct TrainRecipe {
     // ---- model ----
-    std::string model = "smallcnn";  // smallcnn | smallcnn-bn | mediumcnn | resnet18
+    std::string model = "smallcnn";  // one of model_names() (models/model.h)
     int kernel_size = 3;             // mediumcnn only: 1, 3, 5 or 7
     std::string init = "glorot";     // glorot | he
     double dropout = 0.0;            // in [0, 1)
 
-    // ---- data ----
-    std::string dataset = "fashion-mnist";  // fashion-mnist | mnist | cifar10 | cifar100
-    std::string data_dir;                   // "" -> default_data_dir(dataset)
+    // ---- data (which files: RunOptions::data_dir) ----
+    std::string dataset = "fashion-mnist";  // one of dataset_names() (datasets/dataset.h)
     std::string augment = "none";           // none | crop | flip | crop+flip
     int crop_padding = 4;
     std::string normalize = "unit";  // unit: x/255; standard: per-channel mean/std of train split
@@ -51,37 +55,22 @@ struct TrainConfig {
     int batch_size = 128;
     int eval_batch_size = 1000;
     double lr = 4e-4;
-    std::string optimizer = "adam";  // sgd | adam | adamw
+    std::string optimizer = "adam";  // one of optimizer_names() (engine/optim/optimizer.h)
     double momentum = 0.9;           // sgd only
     bool nesterov = false;           // sgd only
     double weight_decay = 0.0;
-    std::string schedule = "constant";  // constant | step | cosine
+    std::string schedule = "constant";  // one of schedule_names() (engine/optim/schedule.h)
     double step_epochs = 30;            // step
     double gamma = 0.1;                 // step
     double warmup_epochs = 0;           // cosine
     double min_lr = 0;                  // cosine
 
-    // ---- noise (engine/noise/noise_config.h, docs/noise.md) ----
+    // ---- noise (apps/noise_flags.h, docs/noise.md) ----
     // --noise, --seed, --seed-<source>, --no-shuffle, --init-perturb, --impl, --impl-site,
     // --shuffle-within-batch as typed; finalize_train_config resolves them into `noise`.
     NoiseFlags noise_flags;
-
-    // ---- run ----
-    int threads = default_thread_count();
-    // GEMM instruction set: auto (DT_ISA if set, else the best this CPU has) | scalar | avx2 |
-    // avx512. Results do not depend on it (every path gives the same bits); tests force each.
-    std::string isa = "auto";
-    std::string progress = "auto";  // auto | bar | plain | none
-    std::string out;                // "" -> runs/<model>-<dataset>
-    std::string replay;             // --replay FILE: re-run the configuration a result.json records
-    int64_t checkpoint_every = 0;   // write --out/checkpoint.safetensors every N steps; 0 = never
-    std::string resume;             // --resume DIR: continue the run checkpointed in DIR
-    bool force = false;             // --force: resume even with flags that differ from the run's
-
-    // ---- resolved (finalize_train_config, or --replay) ----
-    NoiseConfig noise;               // every noise switch; random seeds drawn
-    bool noise_from_record = false;  // `noise` was loaded from a result.json: do not re-derive
-    std::string replay_of_sha256;    // --replay: the recorded weights_sha256
+    NoiseConfig noise;               // every noise switch, resolved: random seeds drawn
+    bool noise_from_record = false;  // `noise` was loaded from a record: do not re-derive
 
     // Seeds in effect (valid after finalize_train_config; 0 for a source that is off).
     uint64_t init_seed() const { return noise.init.seed; }
@@ -92,6 +81,30 @@ struct TrainConfig {
     bool augment_on() const { return !noise.augment.is_off() && augment != "none"; }
     bool dropout_on() const { return !noise.dropout.is_off() && dropout > 0; }
 };
+
+/// The run options: how a run is carried out (where its data and files are, how fast, how
+/// verbosely, when it checkpoints), never which bits it computes (--threads aside under atomic
+/// accumulation). A replayed or resumed run takes them from its command line
+/// (run_option_flags(), apps/train_record.h).
+struct RunOptions {
+    int threads = default_thread_count();
+    // CPU instruction set of the GEMM and convolution kernels: auto (DT_ISA if set, else the best
+    // this CPU has) | scalar | avx2 | avx512 (engine/runtime/isa.h).
+    std::string isa = "auto";
+    std::string progress = "auto";  // auto | bar | plain | none
+    std::string data_dir;           // "" -> default_data_dir(dataset)
+    std::string out;                // "" -> runs/<model>-<dataset>
+    int64_t checkpoint_every = 0;   // write --out/checkpoint.safetensors every N steps; 0 = never
+
+    // ---- what this command does with a record ----
+    std::string replay;            // --replay FILE: re-run the recipe a result.json records
+    std::string replay_of_sha256;  // --replay: the recorded weights_sha256
+    std::string resume;            // --resume DIR: continue the run checkpointed in DIR
+    bool force = false;            // --force: resume even with flags that differ from the run's
+};
+
+/// Every flag of `detrain train`: the recipe and the run options.
+struct TrainConfig : TrainRecipe, RunOptions {};
 
 /// Accepted values of the enumerated flags (also used in --help and error messages). The others
 /// come from the floor that knows them: --model model_names() (models/model.h), --dataset

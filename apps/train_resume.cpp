@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "apps/train_record.h"
 #include "engine/core/error.h"
 #include "engine/core/text.h"
 
@@ -14,30 +15,20 @@ namespace dt {
 
 namespace {
 
-const std::vector<std::string>& noise_flags() {
-    static const std::vector<std::string> v = {
-        "--noise",        "--seed",         "--seed-init",           "--seed-shuffle",
-        "--seed-augment", "--seed-dropout", "--no-shuffle",          "--init-perturb",
-        "--impl",         "--impl-site",    "--shuffle-within-batch"};
-    return v;
-}
-
 bool contains(const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-/// A run's configuration from its recorded "config" and "noise" objects.
+/// A run's configuration from its checkpoint's "config" and "noise" objects, with this command's
+/// run options (recorded_config, the reading --replay shares). IoError: the checkpoint's fault.
 TrainConfig run_config(const std::string& path, const nlohmann::json& config,
-                       const nlohmann::json& noise) {
-    TrainConfig c;
+                       const nlohmann::json& noise, const TrainConfig& given,
+                       const std::vector<std::string>& flags) {
     try {
-        c = train_config_from_json(config);
-        c.noise = noise_config_from_json(noise);
+        return recorded_config("checkpoint " + path, config, noise, given, flags);
     } catch (const ValueError& e) {
-        throw IoError(str("checkpoint ", path, ": its configuration cannot be read: ", e.what()));
+        throw IoError(str(e.what(), " (the checkpoint's configuration cannot be read)"));
     }
-    c.noise_from_record = true;
-    return c;
 }
 
 /// The noise configuration the given noise flags make; a `random` setting that is random in the
@@ -63,7 +54,7 @@ nlohmann::json plain(const nlohmann::ordered_json& j) { return nlohmann::json::p
 std::string given_noise_flags(const std::vector<std::string>& flags) {
     std::vector<std::string> v;
     for (const std::string& f : flags) {
-        if (contains(noise_flags(), f)) v.push_back(f);
+        if (contains(noise_flag_names(), f)) v.push_back(f);
     }
     return join_text(v);
 }
@@ -101,9 +92,13 @@ std::string restart_note(const std::string& dir) {
 }
 
 const std::vector<std::string>& resume_compatible_flags() {
-    static const std::vector<std::string> v = {
-        "--resume",   "--force",    "--threads",         "--isa",
-        "--progress", "--data-dir", "--checkpoint-every"};
+    static const std::vector<std::string> v = [] {
+        std::vector<std::string> flags = {"--resume", "--force"};
+        for (const std::string& f : run_option_flags()) {
+            if (f != "--out") flags.push_back(f);  // a resumed run writes into its DIR
+        }
+        return flags;
+    }();
     return v;
 }
 
@@ -122,7 +117,7 @@ Differences differences(const Checkpoint& ck, const TrainConfig& given,
     const nlohmann::json given_json = plain(to_json(given));
     Differences d;
     for (const std::string& flag : flags) {
-        if (contains(resume_compatible_flags(), flag) || contains(noise_flags(), flag)) continue;
+        if (contains(resume_compatible_flags(), flag) || contains(noise_flag_names(), flag)) continue;
         const std::string key = flag.substr(2);
         if (flag == "--out") {
             namespace fs = std::filesystem;
@@ -140,7 +135,7 @@ Differences differences(const Checkpoint& ck, const TrainConfig& given,
         }
     }
     if (given_noise_flags(flags).empty()) return d;
-    d.noise = given_noise(given, run_config(ck.path, ck.config, ck.noise).noise);
+    d.noise = given_noise(given, run_config(ck.path, ck.config, ck.noise, given, {}).noise);
     const nlohmann::json mine = plain(to_json(*d.noise));
     const nlohmann::json& theirs = ck.noise;
     auto differ = [&](const std::string& key, const nlohmann::json* had,
@@ -184,16 +179,10 @@ TrainConfig resume_config(const Checkpoint& ck, const TrainConfig& given,
     nlohmann::json config = ck.config;  // with --force, the given values win
     const nlohmann::json given_json = plain(to_json(given));
     for (const std::string& key : d.config_keys) config[key] = given_json.at(key);
-    TrainConfig c = run_config(ck.path, config, ck.noise);
+    TrainConfig c = run_config(ck.path, config, ck.noise, given, flags);
     if (given.force && d.noise) c.noise = *d.noise;
     if (forced) *forced = d.lines;
-    auto has = [&](const char* f) { return contains(flags, f); };
-    c.progress = given.progress;  // how verbose this run is: never the record's
-    if (has("--threads")) c.threads = given.threads;
-    if (has("--isa")) c.isa = given.isa;
-    if (has("--data-dir")) c.data_dir = given.data_dir;
-    if (has("--checkpoint-every")) c.checkpoint_every = given.checkpoint_every;
-    c.out = given.resume;
+    c.out = given.resume;  // a resumed run writes into its DIR (a differing --out is refused)
     c.resume = given.resume;
     c.force = given.force;
     finalize_train_config(c);

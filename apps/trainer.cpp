@@ -44,7 +44,7 @@ double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-LoaderConfig train_loader_config(const TrainConfig& cfg, Normalization norm) {
+LoaderConfig train_loader_config(const TrainRecipe& cfg, Normalization norm) {
     LoaderConfig lc;
     lc.batch_size = cfg.batch_size;
     lc.shuffle = cfg.shuffle_on();  // --seed-shuffle off: data-set order
@@ -59,7 +59,7 @@ LoaderConfig train_loader_config(const TrainConfig& cfg, Normalization norm) {
     return lc;
 }
 
-OptimizerConfig optimizer_config(const TrainConfig& cfg) {
+OptimizerConfig optimizer_config(const TrainRecipe& cfg) {
     OptimizerConfig oc;
     oc.kind = cfg.optimizer;
     if (cfg.optimizer == "sgd") {  // momentum and nesterov mean nothing to adam/adamw
@@ -70,7 +70,7 @@ OptimizerConfig optimizer_config(const TrainConfig& cfg) {
     return oc;
 }
 
-ScheduleConfig schedule_config(const TrainConfig& cfg) {
+ScheduleConfig schedule_config(const TrainRecipe& cfg) {
     ScheduleConfig sc;
     sc.kind = cfg.schedule;
     sc.step_epochs = cfg.step_epochs;
@@ -131,15 +131,16 @@ Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test
     return ev;
 }
 
-/// Both splits with --limit-train, --limit-test and --imbalance applied (datasets/subset.h); a
-/// load failure names --data-dir, a class that does not exist names --imbalance.
-DatasetSplits load_splits(const TrainConfig& cfg) {
+/// Both splits of the recipe's data set, read from `data_dir`, with --limit-train, --limit-test
+/// and --imbalance applied (datasets/subset.h); a load failure names --data-dir, a class that does
+/// not exist names --imbalance.
+DatasetSplits load_splits(const TrainRecipe& cfg, const std::string& data_dir) {
     DatasetSplits data;
     try {
-        data = load_dataset(cfg.dataset, cfg.data_dir);
+        data = load_dataset(cfg.dataset, data_dir);
     } catch (const IoError& e) {
         throw IoError(
-            str("cannot load ", cfg.dataset, " from --data-dir ", cfg.data_dir, ": ", e.what()));
+            str("cannot load ", cfg.dataset, " from --data-dir ", data_dir, ": ", e.what()));
     }
     limit_dataset(data.train, cfg.limit_train);
     limit_dataset(data.test, cfg.limit_test);
@@ -150,14 +151,14 @@ DatasetSplits load_splits(const TrainConfig& cfg) {
             throw ValueError(str("--imbalance ", cfg.imbalance, ": ", e.what()));
         }
     }
-    DT_CHECK_VALUE(data.train.size > 0, "data set ", cfg.dataset, " in ", cfg.data_dir,
+    DT_CHECK_VALUE(data.train.size > 0, "data set ", cfg.dataset, " in ", data_dir,
                    " has no training examples");
     return data;
 }
 
 /// The model of --model for images shaped like `ds`, initialised from --seed-init, then
 /// --init-perturb applied. `perturb_note` says what the perturbation changed.
-std::unique_ptr<Model> make_initialised_model(const TrainConfig& cfg, const Dataset& ds,
+std::unique_ptr<Model> make_initialised_model(const TrainRecipe& cfg, const Dataset& ds,
                                               std::string& perturb_note) {
     ModelConfig mc;
     mc.name = cfg.model;
@@ -266,7 +267,7 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     const FiniteCheckGuard finite_check;
     if (cfg.checkpoint_every > 0) io::prepare_output_dir(cfg.out);  // checkpoints go there
 
-    const DatasetSplits data = load_splits(cfg);
+    const DatasetSplits data = load_splits(cfg, cfg.data_dir);
     const Normalization norm =
         cfg.normalize == "standard" ? channel_statistics(data.train) : Normalization{};
     const BatchLoader train_loader(data.train, train_loader_config(cfg, norm));

@@ -15,6 +15,7 @@
 
 #include "apps/train_cmd.h"
 #include "apps/train_config.h"
+#include "apps/train_record.h"
 #include "apps/trainer_noise.h"
 #include "engine/core/error.h"
 #include "tests/support/train_args.h"
