@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// detrain: command-line entry point. Subcommands: train (apps/train_cmd.cpp), study
-// (apps/study_cmd.cpp), info (below).
+// detrain: command-line entry point. Subcommands: train (apps/train/train_cmd.cpp), study
+// (apps/study/study_cmd.cpp), info (below).
 // Exit status: 0 success, 1 a dt::Error (bad data, bad value, I/O failure, diverged training),
 // 2 a command-line parse error (unknown flag, missing value, ...).
 #include <omp.h>
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "apps/study_cmd.h"
-#include "apps/train_cmd.h"
-#include "apps/train_config.h"
-#include "apps/version.h"
+#include "apps/common/version.h"
+#include "apps/study/study_cmd.h"
+#include "apps/train/train_cmd.h"
+#include "apps/train/train_config.h"
 #include "datasets/dataset.h"
 #include "engine/core/error.h"
 #include "engine/runtime/isa.h"
@@ -45,7 +45,9 @@ int run_info() {
     std::printf("  openmp threads  %d max (%d logical cores; --threads default %d)\n",
                 omp_get_max_threads(), omp_get_num_procs(), dt::default_thread_count());
     std::string have;
-    for (dt::CpuIsa isa : dt::supported_cpu_isas()) have += std::string(" ") + dt::cpu_isa_name(isa);
+    for (dt::CpuIsa isa : dt::supported_cpu_isas()) {
+        have += std::string(" ") + dt::cpu_isa_name(isa);
+    }
     std::printf("  cpu isa         in force %s (--isa, $DT_ISA); this CPU runs:%s\n",
                 dt::cpu_isa_name(dt::cpu_isa()), have.c_str());
     std::printf("  data            default directories (--data-dir overrides):\n");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Presets, the init perturbation and the resolution of the noise switchboard (contract in
-// noise_config.h). Parsing the flags that set it: apps/noise_flags.cpp.
+// noise_config.h). Parsing the flags that set it: apps/common/noise_flags.cpp.
 #include "engine/noise/noise_config.h"
 
 #include <cmath>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The noise switchboard (issue 3; user guide docs/noise.md): one switch per source of training
 // noise, as the engine sees it. The flags that set it, their text forms and the JSON of the noise
-// block are the apps' vocabulary (apps/noise_flags.h).
+// block are the apps' vocabulary (apps/common/noise_flags.h).
 //   algorithmic sources  init, shuffle, augment, dropout: fixed:<seed> | random | off (not init)
 //   init-perturb         one initial weight moved to the adjacent float32 (Summers & Dinneen 2021)
 //   implementation       one setting per reduce site; presets set them all at once

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-#include "apps/checkpoint.h"
+#include "apps/train/checkpoint.h"
 #include "tests/support/synthetic_idx.h"
 
 namespace {

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// End to end, crash safety of `detrain train` (issue 6): a run killed with SIGKILL 20 times,
-// half of them while a checkpoint is being written and half during training steps, and resumed
-// with --resume after each kill, ends with the weights_sha256 and the epoch losses of a run never
+// End to end, crash safety of `detrain train` (issue 6): a run killed with SIGKILL 20 times, half
+// of them while a checkpoint is being written and half during training steps, and resumed with
+// --resume after each kill, ends with the weights_sha256 and the epoch losses of a run never
 // interrupted; after every kill the checkpoint on disk is complete and valid. A run killed before
-// its first checkpoint restarts from the beginning with the same --resume command (issue 19). Also the messages
-// of a bad --resume, and a full disk (writes past a file-size limit fail) that leaves the previous
-// run's files intact. Synthetic data (tests/support/synthetic_idx.h). Budget: ~20 s on 2 cores.
+// its first checkpoint restarts from the beginning with the same --resume command (issue 19). Also
+// the messages of a bad --resume, and a full disk (writes past a file-size limit fail) that leaves
+// the previous run's files intact. Synthetic data (tests/support/synthetic_idx.h). Budget: ~20 s on
+// 2 cores.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -20,7 +21,7 @@
 #include <string>
 #include <thread>
 
-#include "apps/checkpoint.h"
+#include "apps/train/checkpoint.h"
 #include "kernels/common/philox.h"
 #include "tests/support/rng.h"
 #include "tests/support/synthetic_idx.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer target: checkpoint reading and restoring (apps/checkpoint.h) on arbitrary bytes.
+// libFuzzer target: checkpoint reading and restoring (apps/train/checkpoint.h) on arbitrary bytes.
 // The checksum would reject almost every mutation at once, so an input that decodes as
 // safetensors gets its checksum recomputed before the checkpoint reader sees it: the fuzzer
 // then reaches the metadata parsing (position, history, config JSON) and the restore into a
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "apps/checkpoint.h"
+#include "apps/train/checkpoint.h"
 #include "engine/core/error.h"
 #include "engine/io/sha256.h"
 #include "engine/noise/reduce_sites.h"

@@ -7,7 +7,7 @@
 // so a change of bits that is the same on every thread count passes there unseen; here it fails,
 // on whatever x86-64 machine the suite runs (docs/noise.md, "What you can rely on").
 //
-// A change that alters these bits on purpose bumps kRecipeVersion (apps/version.h) and this
+// A change that alters these bits on purpose bumps kRecipeVersion (apps/common/version.h) and this
 // file's kGoldenRecipe and hashes in the same commit, with the reason in the commit message.
 // A failing case prints the hash the run gave and the command line to reproduce it.
 #include <gtest/gtest.h>
@@ -173,8 +173,8 @@ TEST_P(Golden, WeightsMatchTheRecipe) {
     EXPECT_EQ(result.at("weights_sha256").get<std::string>(), c.sha256)
         << "golden case " << c.name << " gave other weights than recipe " << kGoldenRecipe
         << " promises.\n  reproduce: detrain " << cmd
-        << "\n  If the change of bits is on purpose, bump kRecipeVersion (apps/version.h) and "
-           "the hashes here, and say why in the commit message.";
+        << "\n  If the change of bits is on purpose, bump kRecipeVersion (apps/common/version.h) "
+           "and the hashes here, and say why in the commit message.";
 }
 
 INSTANTIATE_TEST_SUITE_P(Recipe, Golden, ::testing::ValuesIn(kCases),

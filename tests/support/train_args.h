@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-// The TrainConfig of `detrain train <args>`: the flags of apps/train_config.h parsed by CLI11 as
-// the command does, then finalized (seeds resolved, values validated). Throws what they throw.
+// The TrainConfig of `detrain train <args>`: the flags of apps/train/train_config.h parsed by CLI11
+// as the command does, then finalized (seeds resolved, values validated). Throws what they throw.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
-#include "apps/train_config.h"
+#include "apps/train/train_config.h"
 
 namespace dt::test {
 

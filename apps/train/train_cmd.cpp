@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+// Glue of `detrain train`: flags (or --replay FILE) -> TrainConfig -> run_training -> files in
+// --out.
+#include "apps/train/train_cmd.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "apps/train/checkpoint.h"
+#include "apps/train/progress.h"
+#include "apps/train/run_outputs.h"
+#include "apps/train/train_config.h"
+#include "apps/train/train_record.h"
+#include "apps/train/train_resume.h"
+#include "apps/train/trainer.h"
+#include "engine/core/error.h"
+#include "engine/io/atomic_file.h"
+
+namespace dt {
+
+namespace {
+
+/// The long names ("--lr") of the options given on the command line of `app`.
+std::vector<std::string> given_flags(const CLI::App& app) {
+    std::vector<std::string> names;
+    for (const CLI::Option* o : app.get_options()) {
+        if (o->count() > 0) names.push_back(o->get_name());
+    }
+    return names;
+}
+
+}  // namespace
+
+CLI::App* add_train_command(CLI::App& app, TrainConfig& cfg) {
+    CLI::App* train = app.add_subcommand(
+        "train",
+        "Train a model on an image classification data set and write result.json, "
+        "predictions.csv and weights.safetensors into --out");
+    train->footer(
+        "Defaults follow Zhuang et al. 2021: Adam, lr 4e-4, batch 128, Glorot-uniform init, "
+        "inputs in [0,1].\nThe same flags and seeds give bitwise identical weights on any "
+        "--threads (except with atomic accumulation).\nNoise switches: docs/noise.md. "
+        "Precedence: --noise preset < --seed < --seed-<source>; --noise < --impl < --impl-site.");
+    add_train_flags(*train, cfg);
+    return train;
+}
+
+int run_train_command(const CLI::App& train, TrainConfig& cfg,
+                      const std::vector<std::string>& command_line) {
+    std::vector<std::string> notes, notices;  // notices show with --progress none too
+    std::optional<Checkpoint> checkpoint;
+    if (!cfg.resume.empty()) {
+        DT_CHECK_VALUE(cfg.replay.empty(), "--resume and --replay cannot be combined: --replay "
+                       "starts a run anew, --resume continues one");
+        if (resume_has_checkpoint(cfg.resume)) {
+            checkpoint = read_checkpoint(cfg.resume);
+            std::vector<std::string> forced;  // differences refused unless --force
+            cfg = resume_config(*checkpoint, cfg, given_flags(train), &forced);
+            for (const std::string& d : forced) notes.push_back("--force: " + d);
+        } else {  // stopped before its first checkpoint: the same command starts it anew
+            notices.push_back(restart_note(cfg.resume));
+            cfg = restart_config(cfg, given_flags(train));
+        }
+    } else if (!cfg.replay.empty()) {
+        const nlohmann::json record = read_record(cfg.replay);
+        cfg = replay_config(cfg.replay, record, cfg, given_flags(train));
+        notes = replay_notes(cfg, record);
+    }
+    if (!checkpoint) finalize_train_config(cfg);  // resume_config has finalized it
+    io::prepare_output_dir(cfg.out);  // an unusable --out fails now, not after training
+    Progress progress(Progress::parse_mode(cfg.progress, stderr), stderr);
+    for (const std::string& n : notices) progress.notice(n);
+    for (const std::string& n : notes) progress.note(n);
+    TrainResult result = run_training(cfg, progress, checkpoint ? &*checkpoint : nullptr);
+    const RunFiles files = write_run_outputs(cfg, result, command_line);
+    print_summary(stdout, result, files);
+    if (!cfg.replay.empty()) {
+        const bool same = result.weights_sha256 == cfg.replay_of_sha256;
+        std::printf("replay          %s the recorded weights_sha256 of %s\n",
+                    same ? "matches" : "DIFFERS FROM", cfg.replay.c_str());
+    }
+    return 0;
+}
+
+}  // namespace dt

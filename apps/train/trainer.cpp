@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+// The training loop of `detrain train` (contract in trainer.h). Reference for the recipe:
+// Zhuang et al. 2021, "Randomness in neural network training" (Adam, lr 4e-4, batch 128).
+#include "apps/train/trainer.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "apps/common/noise_flags.h"
+#include "apps/train/checkpoint.h"
+#include "apps/train/trainer_noise.h"
+#include "datasets/dataset.h"
+#include "datasets/loader.h"
+#include "datasets/normalization.h"
+#include "datasets/sampler.h"
+#include "datasets/subset.h"
+#include "engine/autograd/tape.h"
+#include "engine/core/error.h"
+#include "engine/io/atomic_file.h"
+#include "engine/ops/softmax_xent.h"
+#include "engine/optim/optimizer.h"
+#include "engine/optim/schedule.h"
+#include "engine/runtime/isa.h"
+#include "engine/runtime/threads.h"
+#include "models/weights_hash.h"
+
+namespace dt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Peak resident set size of this process (getrusage: Linux reports kilobytes); 0 if unknown.
+int64_t peak_rss_bytes() {
+    struct rusage u {};
+    if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+    return static_cast<int64_t>(u.ru_maxrss) * 1024;
+}
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+LoaderConfig train_loader_config(const TrainRecipe& cfg, Normalization norm) {
+    LoaderConfig lc;
+    lc.batch_size = cfg.batch_size;
+    lc.shuffle = cfg.shuffle_on();  // --seed-shuffle off: data-set order
+    lc.shuffle_seed = cfg.shuffle_seed();
+    // --seed-augment off: no augmentation, whatever --augment says.
+    const bool crop = cfg.augment == "crop" || cfg.augment == "crop+flip";
+    lc.augment.crop_padding = cfg.augment_on() && crop ? cfg.crop_padding : 0;
+    lc.augment.hflip = cfg.augment_on() && (cfg.augment == "flip" || cfg.augment == "crop+flip");
+    lc.augment.seed = cfg.augment_seed();
+    lc.norm = std::move(norm);
+    lc.drop_last = false;
+    return lc;
+}
+
+OptimizerConfig optimizer_config(const TrainRecipe& cfg) {
+    OptimizerConfig oc;
+    oc.kind = cfg.optimizer;
+    if (cfg.optimizer == "sgd") {  // momentum and nesterov mean nothing to adam/adamw
+        oc.momentum = static_cast<float>(cfg.momentum);
+        oc.nesterov = cfg.nesterov;
+    }
+    oc.weight_decay = static_cast<float>(cfg.weight_decay);
+    return oc;
+}
+
+ScheduleConfig schedule_config(const TrainRecipe& cfg) {
+    ScheduleConfig sc;
+    sc.kind = cfg.schedule;
+    sc.step_epochs = cfg.step_epochs;
+    sc.gamma = cfg.gamma;
+    sc.warmup_epochs = cfg.warmup_epochs;
+    sc.min_lr = cfg.min_lr;
+    return sc;
+}
+
+struct Evaluation {
+    double accuracy = 0;
+    std::vector<double> per_class;     // NaN for a class without test examples
+    std::vector<int64_t> predictions;  // by test index
+    std::vector<float> logits;         // (test size, classes) by test index
+};
+
+/// Predictions for every test example (training = false, no tape) and the accuracies.
+Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test, uint64_t epoch,
+                    uint64_t dropout_seed) {
+    autograd::NoGradGuard no_grad;
+    Evaluation ev;
+    ev.predictions.assign(static_cast<std::size_t>(test.size), -1);
+    const auto K = static_cast<std::size_t>(test.num_classes);
+    ev.logits.assign(static_cast<std::size_t>(test.size) * K, 0.0f);
+    for (int64_t b = 0; b < loader.num_batches(); ++b) {
+        Batch batch = loader.batch(0, b);
+        ForwardContext ctx;
+        ctx.training = false;
+        ctx.epoch = epoch;
+        ctx.dropout_seed = dropout_seed;
+        ctx.sample_ids = batch.sample_ids;
+        const Tensor logits = model.forward(batch.images, ctx);
+        const std::vector<int64_t> pred = argmax_rows(logits);
+        const float* lp = logits.data<float>();
+        for (std::size_t i = 0; i < pred.size(); ++i) {
+            const auto id = static_cast<std::size_t>(batch.sample_ids[i]);
+            ev.predictions[id] = pred[i];
+            std::copy_n(lp + i * K, K, ev.logits.begin() + static_cast<std::ptrdiff_t>(id * K));
+        }
+    }
+    std::vector<int64_t> correct(static_cast<std::size_t>(test.num_classes), 0);
+    std::vector<int64_t> total(static_cast<std::size_t>(test.num_classes), 0);
+    int64_t all_correct = 0;
+    for (int64_t i = 0; i < test.size; ++i) {
+        const auto label = static_cast<std::size_t>(test.labels[static_cast<std::size_t>(i)]);
+        const bool ok = ev.predictions[static_cast<std::size_t>(i)] == static_cast<int64_t>(label);
+        ++total[label];
+        correct[label] += ok;
+        all_correct += ok;
+    }
+    ev.accuracy =
+        test.size > 0 ? static_cast<double>(all_correct) / static_cast<double>(test.size) : 0.0;
+    for (std::size_t c = 0; c < total.size(); ++c) {
+        ev.per_class.push_back(total[c] > 0
+                                   ? static_cast<double>(correct[c]) / static_cast<double>(total[c])
+                                   : std::nan(""));
+    }
+    return ev;
+}
+
+/// Both splits of the recipe's data set, read from `data_dir`, with --limit-train, --limit-test
+/// and --imbalance applied (datasets/subset.h); a load failure names --data-dir, a class that does
+/// not exist names --imbalance.
+DatasetSplits load_splits(const TrainRecipe& cfg, const std::string& data_dir) {
+    DatasetSplits data;
+    try {
+        data = load_dataset(cfg.dataset, data_dir);
+    } catch (const IoError& e) {
+        throw IoError(
+            str("cannot load ", cfg.dataset, " from --data-dir ", data_dir, ": ", e.what()));
+    }
+    limit_dataset(data.train, cfg.limit_train);
+    limit_dataset(data.test, cfg.limit_test);
+    if (!cfg.imbalance.empty()) {
+        try {
+            keep_fraction_of_class(data.train, cfg.imbalance_class(), cfg.imbalance_fraction());
+        } catch (const ValueError& e) {
+            throw ValueError(str("--imbalance ", cfg.imbalance, ": ", e.what()));
+        }
+    }
+    DT_CHECK_VALUE(data.train.size > 0, "data set ", cfg.dataset, " in ", data_dir,
+                   " has no training examples");
+    return data;
+}
+
+/// The model of --model for images shaped like `ds`, initialised from --seed-init, then
+/// --init-perturb applied. `perturb_note` says what the perturbation changed.
+std::unique_ptr<Model> make_initialised_model(const TrainRecipe& cfg, const Dataset& ds,
+                                              std::string& perturb_note) {
+    ModelConfig mc;
+    mc.name = cfg.model;
+    mc.kernel_size = cfg.kernel_size;
+    mc.in_channels = ds.channels;
+    mc.height = ds.height;
+    mc.width = ds.width;
+    mc.num_classes = ds.num_classes;
+    // --seed-dropout off: no dropout layer at all (dropout has no parameters, so the weights and
+    // their canonical order are those of the model with dropout).
+    mc.dropout = cfg.dropout_on() ? static_cast<float>(cfg.dropout) : 0.0f;
+    std::unique_ptr<Model> model = make_model(mc);
+    model->init(cfg.init == "he" ? InitScheme::kHeUniform : InitScheme::kGlorotUniform,
+                cfg.init_seed());
+    if (cfg.noise.init_perturb) {
+        perturb_note = perturb_initial_weight(*model, *cfg.noise.init_perturb);
+    }
+    return model;
+}
+
+/// What the training steps of a run use.
+struct StepLoop {
+    const TrainConfig& cfg;
+    Model& model;
+    Optimizer& optimizer;
+    const BatchLoader& loader;
+    const ScheduleConfig& schedule;
+    Progress& progress;
+    TrainPosition& pos;
+    int64_t& last_checkpoint;  // global step of the last checkpoint in cfg.out (0: none)
+};
+
+/// The remaining training steps of epoch pos.epoch, from batch pos.batch on; pos follows every
+/// step. Writes a checkpoint after every cfg.checkpoint_every-th step of the run.
+void train_epoch(const StepLoop& L) {
+    const TrainConfig& cfg = L.cfg;
+    TrainPosition& pos = L.pos;
+    const int e = pos.epoch;
+    const Clock::time_point start = Clock::now();
+    const double seconds_before = pos.epoch_train_seconds;  // of a resumed epoch's first part
+    const int64_t steps = L.loader.num_batches();
+    for (int64_t b = pos.batch; b < steps; ++b) {
+        Batch batch = L.loader.batch(static_cast<uint64_t>(e), b);
+        if (!cfg.noise.shuffle_within_batch.is_off()) {
+            batch = permute_rows(batch, within_batch_permutation(
+                                            batch.size(), cfg.noise.shuffle_within_batch.seed,
+                                            static_cast<uint64_t>(e), b));
+        }
+        ForwardContext ctx;
+        ctx.training = true;
+        ctx.epoch = static_cast<uint64_t>(e);
+        ctx.dropout_seed = cfg.dropout_seed();
+        ctx.sample_ids = batch.sample_ids;
+        Tensor loss = softmax_cross_entropy(L.model.forward(batch.images, ctx), batch.labels);
+        const float loss_value = loss.item();
+        const int64_t step = e * steps + b;  // global, 0-based
+        if (!std::isfinite(loss_value)) {
+            autograd::clear_tape();
+            throw TrainingDiverged(str("training diverged: the loss (op softmax_cross_entropy) is ",
+                                       loss_value, " ", step_text(e, b, steps),
+                                       "; try a smaller --lr (now ", cfg.lr, ")"));
+        }
+        L.optimizer.zero_grad();
+        backward_checked(loss, L.model, cfg.lr, e, b, steps);
+        L.optimizer.step(static_cast<float>(
+            learning_rate(L.schedule, cfg.lr, step, steps, steps * cfg.epochs)));
+        pos.epoch_loss_sum += loss_value;  // ORDER: batch order, in double
+        pos.epoch_images += batch.size();
+        pos.batch = b + 1;
+        ++pos.global_step;
+        pos.epoch_train_seconds = seconds_before + seconds_since(start);
+        L.progress.step(e + 1, b + 1, pos.epoch_loss_sum / static_cast<double>(b + 1),
+                        static_cast<double>(pos.epoch_images) / pos.epoch_train_seconds);
+        if (cfg.checkpoint_every > 0 && pos.global_step % cfg.checkpoint_every == 0) {
+            save_checkpoint(cfg, L.model, L.optimizer, pos);
+            L.last_checkpoint = pos.global_step;
+        }
+    }
+}
+
+/// The message of a diverged run, with where its last checkpoint is.
+std::string with_checkpoint_note(const TrainConfig& cfg, int64_t last_checkpoint,
+                                 const std::string& what) {
+    if (cfg.checkpoint_every <= 0) return what;
+    if (last_checkpoint == 0) return what + "; no checkpoint had been written yet";
+    return str(what, "; the last good checkpoint (after global step ", last_checkpoint,
+               ") is kept in ", checkpoint_path(cfg.out), " (resume it with --resume ", cfg.out,
+               " --force and a smaller --lr)");
+}
+
+}  // namespace
+
+TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Checkpoint* resume) {
+    const Clock::time_point run_start = Clock::now();
+    TrainResult r;
+    set_num_threads(cfg.threads);
+    r.threads = num_threads();
+    // --isa auto keeps the process default ($DT_ISA or the best path); validate_train_config has
+    // checked that a named path is supported.
+    if (cfg.isa != "auto") set_cpu_isa(cpu_isa_from_name(cfg.isa));
+    r.isa = cpu_isa_name(cpu_isa());
+    DT_CHECK(noise_config_resolved(cfg.noise),
+             "run_training: the noise configuration is not resolved (call finalize_train_config)");
+    // The implementation switches of this run, counters at 0; restored when the run ends.
+    const ScopedReduceConfig reduce_config(reduce_site_specs(cfg.noise));
+    const FiniteCheckGuard finite_check;
+    if (cfg.checkpoint_every > 0) io::prepare_output_dir(cfg.out);  // checkpoints go there
+
+    const DatasetSplits data = load_splits(cfg, cfg.data_dir);
+    const Normalization norm =
+        cfg.normalize == "standard" ? channel_statistics(data.train) : Normalization{};
+    const BatchLoader train_loader(data.train, train_loader_config(cfg, norm));
+    const BatchLoader test_loader(data.test, eval_loader_config(cfg.eval_batch_size, norm));
+    std::string perturb_note;
+    r.model = make_initialised_model(cfg, data.train, perturb_note);
+    const std::unique_ptr<Optimizer> optimizer =
+        make_optimizer(optimizer_config(cfg), r.model->trainable());
+    const ScheduleConfig schedule = schedule_config(cfg);
+
+    r.class_names = data.train.class_names;
+    r.info = RunInfo{data.train.size,
+                     data.test.size,
+                     data.train.channels,
+                     data.train.height,
+                     data.train.width,
+                     data.train.num_classes,
+                     train_loader.num_batches(),
+                     r.model->num_trainable(),
+                     perturb_note};
+    r.num_parameters = r.info.num_parameters;
+    progress.start(cfg, r.info);
+
+    TrainPosition pos;
+    if (resume) {
+        restore_checkpoint(*resume, *r.model, *optimizer);
+        pos = resume->position;
+        DT_CHECK_VALUE(pos.epoch < cfg.epochs && pos.batch <= train_loader.num_batches(),
+                       "--resume: the checkpoint is at epoch ", pos.epoch + 1, ", batch ",
+                       pos.batch, ", beyond a run of ", cfg.epochs, " epochs of ",
+                       train_loader.num_batches(), " batches");
+        progress.note(str("resuming ", resume->path, " at epoch ", pos.epoch + 1, ", step ",
+                          pos.batch + 1, " (global step ", pos.global_step + 1, ")"));
+    }
+    int64_t last_checkpoint = resume ? pos.global_step : 0;
+    const StepLoop loop{cfg,      *r.model, *optimizer, train_loader, schedule,
+                        progress, pos,      last_checkpoint};
+    Evaluation ev;
+    while (pos.epoch < cfg.epochs) {
+        try {
+            train_epoch(loop);
+        } catch (const TrainingDiverged& d) {
+            throw TrainingDiverged(with_checkpoint_note(cfg, last_checkpoint, d.what()));
+        }
+        const int e = pos.epoch;
+        progress.evaluating(e + 1);
+        const Clock::time_point train_end = Clock::now();
+        ev = evaluate(*r.model, test_loader, data.test, static_cast<uint64_t>(e),
+                      cfg.dropout_seed());
+        EpochStats s;
+        s.epoch = e + 1;
+        s.train_loss = pos.epoch_loss_sum / static_cast<double>(train_loader.num_batches());
+        s.test_accuracy = ev.accuracy;
+        s.train_seconds = pos.epoch_train_seconds;
+        s.seconds = pos.epoch_train_seconds + seconds_since(train_end);
+        s.images_per_second = static_cast<double>(pos.epoch_images) / s.train_seconds;
+        pos.train_seconds_all += pos.epoch_train_seconds;
+        pos.train_images_all += pos.epoch_images;
+        pos.history.push_back(s);
+        pos.epoch = e + 1, pos.batch = 0;
+        pos.epoch_loss_sum = 0, pos.epoch_images = 0, pos.epoch_train_seconds = 0;
+        progress.epoch_end(s);
+    }
+
+    r.history = pos.history;
+    r.final_train_loss = r.history.back().train_loss;
+    r.images_per_second = static_cast<double>(pos.train_images_all) / pos.train_seconds_all;
+    r.test_accuracy = ev.accuracy;
+    r.per_class_accuracy = std::move(ev.per_class);
+    r.predictions = std::move(ev.predictions);
+    r.test_logits = std::move(ev.logits);
+    r.test_labels = data.test.labels;
+    r.weights_sha256 = weights_sha256(*r.model);
+    r.wall_time_seconds = seconds_since(run_start);
+    r.peak_rss_bytes = peak_rss_bytes();
+    return r;
+}
+
+}  // namespace dt
