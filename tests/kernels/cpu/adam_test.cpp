@@ -6,7 +6,6 @@
 #include "kernels/adam.h"
 
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "kernels/ref/adam_ref.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
+#include "tests/support/threads.h"
 
 namespace dt::kernels {
 namespace {
@@ -103,17 +103,11 @@ TEST(Adam, WithinAFewRoundingsOfTheDoubleReference) {
 TEST(Adam, ThreadCountChangesNoBit) {
     const int64_t n = 50000;  // above the parallel threshold, 13 blocks
     const AdamParams q = params(n, 1e-3f, 0.01f, true, 3);
-    omp_set_num_threads(1);
-    State want = make(n, 7);
-    run(want, q);
-    for (int t : {2, 3, 7}) {
-        omp_set_num_threads(t);
+    test::expect_same_bits_at_thread_counts([&] {
         State s = make(n, 7);
         run(s, q);
-        EXPECT_TRUE(test::bitwise_equal(s.p, want.p)) << t << " threads";
-        EXPECT_TRUE(test::bitwise_equal(s.v, want.v)) << t << " threads";
-    }
-    omp_set_num_threads(omp_get_num_procs());
+        return std::vector<Vec>{s.p, s.m, s.v};
+    });
 }
 
 }  // namespace

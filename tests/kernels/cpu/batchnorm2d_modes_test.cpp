@@ -21,6 +21,7 @@
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/ref/batchnorm2d_ref.h"
+#include "tests/support/batchnorm_bounds.h"
 #include "tests/support/compare.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
@@ -180,38 +181,15 @@ void expect_within_bound(const BatchNorm2dParams& p, const Inputs& in, const Out
     ref::batchnorm2d_backward(dy.data(), x.data(), mean.data(), is.data(), g.data(), dx.data(),
                               dg.data(), db.data(), true, p);
     const bool any_order = m == AccumMode::kPermuted || m == AccumMode::kAtomic;
-    const double count = static_cast<double>(p.N * p.HW);
     const double L =
         p.HW + 2 +
         (any_order ? static_cast<double>(p.N) : std::ceil(std::log2(static_cast<double>(p.N))));
-    VecD bm(p.C), bv(p.C), bis(p.C), bdb(p.C), bdg(p.C), bxh(n);
-    VecD abs_x(p.C), abs_dy(p.C), abs_dyxh(p.C), prop(p.C);
-    for (int64_t k = 0; k < n; ++k) {
-        const int64_t c = (k / p.HW) % p.C;
-        abs_x[c] += std::fabs(x[k]);
-        abs_dy[c] += std::fabs(dy[k]);
-        abs_dyxh[c] += std::fabs(dy[k] * (x[k] - mean[c]) * is[c]);
-    }
-    for (int64_t c = 0; c < p.C; ++c) {
-        bm[c] = L * kEps32 * abs_x[c] / count;
-        bv[c] = (L + 3) * kEps32 * var[c] + bm[c] * bm[c];
-        bis[c] = is[c] * (0.5 * bv[c] / (var[c] + p.eps) + 2 * kEps32);
-    }
-    for (int64_t k = 0; k < n; ++k) {
-        const int64_t c = (k / p.HW) % p.C;
-        const double d = std::fabs(x[k] - mean[c]), xh = d * is[c];
-        bxh[k] = d * bis[c] + is[c] * bm[c] + 2 * kEps32 * xh;
-        prop[c] += std::fabs(dy[k]) * bxh[k];
-    }
-    for (int64_t c = 0; c < p.C; ++c) {
-        bdb[c] = L * kEps32 * abs_dy[c];
-        bdg[c] = (L + 1) * kEps32 * abs_dyxh[c] + prop[c];
-    }
-    EXPECT_TRUE(test::within_bound(r.mean.data(), mean.data(), bm.data(), p.C));
-    EXPECT_TRUE(test::within_bound(r.var.data(), var.data(), bv.data(), p.C));
-    EXPECT_TRUE(test::within_bound(r.invstd.data(), is.data(), bis.data(), p.C));
-    EXPECT_TRUE(test::within_bound(r.dbeta.data(), db.data(), bdb.data(), p.C));
-    EXPECT_TRUE(test::within_bound(r.dgamma.data(), dg.data(), bdg.data(), p.C));
+    const test::BatchNormBounds bd = test::batchnorm_bounds(p, L, x, dy, mean, var, is);
+    EXPECT_TRUE(test::within_bound(r.mean.data(), mean.data(), bd.mean.data(), p.C));
+    EXPECT_TRUE(test::within_bound(r.var.data(), var.data(), bd.var.data(), p.C));
+    EXPECT_TRUE(test::within_bound(r.invstd.data(), is.data(), bd.invstd.data(), p.C));
+    EXPECT_TRUE(test::within_bound(r.dbeta.data(), db.data(), bd.dbeta.data(), p.C));
+    EXPECT_TRUE(test::within_bound(r.dgamma.data(), dg.data(), bd.dgamma.data(), p.C));
 }
 
 TEST(BatchNorm2dModes, WithinBoundOfDoubleReference) {

@@ -15,6 +15,7 @@
 
 #include "kernels/common/reduce_tree.h"
 #include "kernels/ref/batchnorm2d_ref.h"
+#include "tests/support/batchnorm_bounds.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
 
@@ -140,47 +141,25 @@ TEST(BatchNorm2d, CpuWithinBoundOfDoubleReference) {
                                   dg.data(), db.data(), true, p);
         const double count = static_cast<double>(p.N * p.HW);
         const double L = p.HW + std::ceil(std::log2(static_cast<double>(p.N))) + 2;
-        VecD bm(p.C), bv(p.C), bis(p.C), bdb(p.C), bdg(p.C), bxh(n), by(n), bdx(n);
-        VecD abs_x(p.C), abs_dy(p.C), abs_dyxh(p.C);
-        for (int64_t k = 0; k < n; ++k) {
-            const int64_t c = (k / p.HW) % p.C;
-            abs_x[c] += std::fabs(x[k]);
-            abs_dy[c] += std::fabs(dy[k]);
-            abs_dyxh[c] += std::fabs(dy[k] * (x[k] - mean[c]) * is[c]);
-        }
-        for (int64_t c = 0; c < p.C; ++c) {
-            bm[c] = L * kEps32 * abs_x[c] / count;
-            bv[c] = (L + 3) * kEps32 * var[c] + bm[c] * bm[c];
-            bis[c] = is[c] * (0.5 * bv[c] / (var[c] + p.eps) + 2 * kEps32);
-        }
-        for (int64_t k = 0; k < n; ++k) {
-            const int64_t c = (k / p.HW) % p.C;
-            const double d = std::fabs(x[k] - mean[c]), xh = d * is[c];
-            bxh[k] = d * bis[c] + is[c] * bm[c] + 2 * kEps32 * xh;
-            by[k] = g[c] * bxh[k] + 2 * kEps32 * (xh * g[c] + std::fabs(b[c]));
-        }
-        for (int64_t c = 0; c < p.C; ++c) {
-            double prop = 0;
-            for (int64_t k = 0; k < n; ++k)
-                if ((k / p.HW) % p.C == c) prop += std::fabs(dy[k]) * bxh[k];
-            bdb[c] = L * kEps32 * abs_dy[c];
-            bdg[c] = (L + 1) * kEps32 * abs_dyxh[c] + prop;
-        }
+        const test::BatchNormBounds bd = test::batchnorm_bounds(p, L, x, dy, mean, var, is);
+        VecD by(n), bdx(n);
         for (int64_t k = 0; k < n; ++k) {
             const int64_t c = (k / p.HW) % p.C;
             const double xh = std::fabs(x[k] - mean[c]) * is[c];
+            by[k] = g[c] * bd.xhat[k] + 2 * kEps32 * (xh * g[c] + std::fabs(b[c]));
             const double kk = g[c] * is[c] / count;
             const double inner =
                 count * std::fabs(dy[k]) + std::fabs(db[c]) + xh * std::fabs(dg[c]);
-            bdx[k] = kk * (bdb[c] + xh * bdg[c] + std::fabs(dg[c]) * bxh[k] + 3 * kEps32 * inner) +
-                     std::fabs(dx[k]) * (bis[c] / is[c] + 4 * kEps32);
+            bdx[k] = kk * (bd.dbeta[c] + xh * bd.dgamma[c] + std::fabs(dg[c]) * bd.xhat[k] +
+                           3 * kEps32 * inner) +
+                     std::fabs(dx[k]) * (bd.invstd[c] / is[c] + 4 * kEps32);
         }
-        EXPECT_TRUE(test::within_bound(r.mean.data(), mean.data(), bm.data(), p.C));
-        EXPECT_TRUE(test::within_bound(r.var.data(), var.data(), bv.data(), p.C));
-        EXPECT_TRUE(test::within_bound(r.invstd.data(), is.data(), bis.data(), p.C));
+        EXPECT_TRUE(test::within_bound(r.mean.data(), mean.data(), bd.mean.data(), p.C));
+        EXPECT_TRUE(test::within_bound(r.var.data(), var.data(), bd.var.data(), p.C));
+        EXPECT_TRUE(test::within_bound(r.invstd.data(), is.data(), bd.invstd.data(), p.C));
         EXPECT_TRUE(test::within_bound(r.y.data(), y.data(), by.data(), n));
-        EXPECT_TRUE(test::within_bound(r.dbeta.data(), db.data(), bdb.data(), p.C));
-        EXPECT_TRUE(test::within_bound(r.dgamma.data(), dg.data(), bdg.data(), p.C));
+        EXPECT_TRUE(test::within_bound(r.dbeta.data(), db.data(), bd.dbeta.data(), p.C));
+        EXPECT_TRUE(test::within_bound(r.dgamma.data(), dg.data(), bd.dgamma.data(), p.C));
         EXPECT_TRUE(test::within_bound(r.dx.data(), dx.data(), bdx.data(), n));
     }
 }

@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +27,7 @@
 #include "tests/support/conv2d_shapes.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
+#include "tests/support/threads.h"
 
 namespace dt::kernels {
 namespace {
@@ -36,7 +36,7 @@ using common::AccumMode;
 using enum common::AccumMode;
 using test::absd, test::eps_scaled;
 using test::geom, test::xsize, test::wsize, test::ysize, test::describe;
-using test::kAllModes, test::kDeterministicModes, test::accum_mode_name, test::bits_of;
+using test::kAllModes, test::kDeterministicModes, test::accum_mode_name;
 
 constexpr uint64_t kKey = 0x1234abcdull;
 
@@ -415,26 +415,16 @@ TEST(Conv2dModes, AtomicStaysWithinItsBoundUnderContention) {
         const Reference r = reference(d, p);
         const bool two = p.n <= 2 * kConv2dAtomicGroup && p.kh <= 2;
         const Grads want = two ? own_atomic(d, p) : Grads{};
-        for (int threads : {2, 4}) {
-            SCOPED_TRACE("threads=" + std::to_string(threads));
-            omp_set_num_threads(threads);
-            std::set<std::string> dw, dx;
-            for (int i = 0; i < 5; ++i) {
-                const Grads g = run(d, p, AccumMode::kAtomic);
+        test::atomic_calls_under_contention(
+            "conv " + describe(p), [&] { return run(d, p, AccumMode::kAtomic); },
+            [&](const Grads& g) {
                 expect_within_bound(g, r, p, AccumMode::kAtomic);
                 if (two) {
                     EXPECT_TRUE(test::bitwise_equal(g.dw, want.dw)) << "wgrad";
                     EXPECT_TRUE(test::bitwise_equal(g.dx, want.dx)) << "dgrad";
                 }
-                dw.insert(bits_of(g.dw));
-                dx.insert(bits_of(g.dx));
-            }
-            std::cout << "[ atomic   ] conv " << describe(p) << ": wgrad " << dw.size()
-                      << " distinct of 5 calls, dgrad " << dx.size() << " (" << threads
-                      << " threads)\n";
-        }
+            });
     }
-    omp_set_num_threads(omp_get_num_procs());
 }
 
 }  // namespace

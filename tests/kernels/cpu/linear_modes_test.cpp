@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -33,13 +32,14 @@
 #include "tests/support/compare.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
+#include "tests/support/threads.h"
 
 namespace dt::kernels {
 namespace {
 
 using common::AccumMode;
 using test::absd, test::eps_scaled;
-using test::bits_of, test::total_error;
+using test::total_error;
 using test::kAllModes, test::kDeterministicModes, test::accum_mode_name;
 
 constexpr uint64_t kKey = 0x5eedull;
@@ -321,26 +321,16 @@ TEST(LinearModes, AtomicStaysWithinItsBoundUnderContention) {
         const Reference r = reference(d, p);
         const bool two = p.n <= 2 * kLinearAtomicGroup && p.out <= 2 * kLinearAtomicChunk;
         const Grads want = own_atomic(d, p);
-        for (int threads : {2, 4}) {
-            SCOPED_TRACE("threads=" + std::to_string(threads));
-            omp_set_num_threads(threads);
-            std::set<std::string> dw, dx;
-            for (int i = 0; i < 5; ++i) {
-                const Grads g = run(d, p, AccumMode::kAtomic);
+        test::atomic_calls_under_contention(
+            "linear " + describe(p), [&] { return run(d, p, AccumMode::kAtomic); },
+            [&](const Grads& g) {
                 expect_within_bound(g, r, p, AccumMode::kAtomic);
                 if (two) {
                     EXPECT_TRUE(test::bitwise_equal(g.dw, want.dw)) << "wgrad";
                     EXPECT_TRUE(test::bitwise_equal(g.dx, want.dx)) << "dgrad";
                 }
-                dw.insert(bits_of(g.dw));
-                dx.insert(bits_of(g.dx));
-            }
-            std::cout << "[ atomic   ] linear " << describe(p) << ": wgrad " << dw.size()
-                      << " distinct of 5 calls, dgrad " << dx.size() << " (" << threads
-                      << " threads)\n";
-        }
+            });
     }
-    omp_set_num_threads(omp_get_num_procs());
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 #include "kernels/sgd.h"
 
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "kernels/ref/sgd_ref.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
+#include "tests/support/threads.h"
 
 namespace dt::kernels {
 namespace {
@@ -97,17 +97,11 @@ TEST(Sgd, ThreadCountChangesNoBit) {
     const int64_t n = 100000;  // above the parallel threshold
     const SgdParams q{.n = n, .lr = 0.1f, .momentum = 0.9f, .weight_decay = 1e-4f,
                       .nesterov = true};
-    omp_set_num_threads(1);
-    State want = make(n, 7);
-    run(want, q);
-    for (int t : {2, 3, 7}) {
-        omp_set_num_threads(t);
+    test::expect_same_bits_at_thread_counts([&] {
         State s = make(n, 7);
         run(s, q);
-        EXPECT_TRUE(test::bitwise_equal(s.p, want.p)) << t << " threads";
-        EXPECT_TRUE(test::bitwise_equal(s.buf, want.buf)) << t << " threads";
-    }
-    omp_set_num_threads(omp_get_num_procs());
+        return std::vector<Vec>{s.p, s.buf};
+    });
 }
 
 }  // namespace
