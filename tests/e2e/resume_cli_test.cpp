@@ -149,25 +149,40 @@ TEST_F(ResumeCli, TwentyKillsAndResumesGiveTheUninterruptedWeights) {
 TEST_F(ResumeCli, AKillBeforeTheFirstCheckpointRestartsWithTheSameCommand) {
     const CliRun ref = detrain(train_args("ref0") + " --epochs 1");
     ASSERT_EQ(ref.status, 0) << ref.err;
-    const std::string resume = train_args("early") + " --epochs 1 --resume " +
-                               (root_ / "early").string();
-    // Killed at once: no checkpoint (and perhaps no directory) yet. The restart command is the
-    // one a job system would repeat after every kill: the run's flags with --resume DIR.
-    for (int delay_ms : {0, 30}) {
-        Child child(resume);
-        ASSERT_GT(child.pid, 0);
-        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-        ::kill(child.pid, SIGKILL);
-        int status = 0;
-        ASSERT_EQ(::waitpid(child.pid, &status, 0), child.pid);
-        ASSERT_FALSE(fs::exists(dt::checkpoint_path((root_ / "early").string())));
+    // The restart command is the one a job system would repeat after every kill: the run's flags
+    // with --resume DIR. A kill before the first checkpoint leaves one of three states, made here
+    // on purpose (a timed kill cannot promise to land before the first checkpoint on a fast
+    // machine): no directory yet, an empty one, or one with a half-written first checkpoint.
+    const fs::path dir = root_ / "early";
+    const std::string resume = train_args("early") + " --epochs 1 --resume " + dir.string();
+    for (int state = 0; state < 3; ++state) {
+        fs::remove_all(dir);
+        if (state >= 1) fs::create_directories(dir);
+        if (state == 2) {
+            std::ofstream(dt::checkpoint_path(dir.string()) + ".tmp", std::ios::binary)
+                << "DTCKPT half written";
+        }
+        const CliRun r = detrain(resume);
+        ASSERT_EQ(r.status, 0) << "state " << state << ": " << r.err;
+        EXPECT_NE(r.err.find("starting the run from the beginning"), std::string::npos)
+            << "state " << state << ": " << r.err;
+        EXPECT_EQ(result("early").at("weights_sha256"), result("ref0").at("weights_sha256"))
+            << "state " << state;
+        EXPECT_EQ(result("early").at("history").at(0).at("train_loss"),
+                  result("ref0").at("history").at(0).at("train_loss"))
+            << "state " << state;
     }
-    const CliRun r = detrain(resume);
-    ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_NE(r.err.find("starting the run from the beginning"), std::string::npos) << r.err;
+    // And a real SIGKILL at once: whether or not a checkpoint made it to disk, the same command
+    // finishes the run with the bits of one never interrupted.
+    fs::remove_all(dir);
+    Child child(resume);
+    ASSERT_GT(child.pid, 0);
+    ::kill(child.pid, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child.pid, &status, 0), child.pid);
+    const CliRun again = detrain(resume);
+    ASSERT_EQ(again.status, 0) << again.err;
     EXPECT_EQ(result("early").at("weights_sha256"), result("ref0").at("weights_sha256"));
-    EXPECT_EQ(result("early").at("history").at(0).at("train_loss"),
-              result("ref0").at("history").at(0).at("train_loss"));
     // Once finished (a result.json, no checkpoint left to continue: --checkpoint-every 0), a
     // DIR is no run to resume.
     ASSERT_EQ(detrain(train_args("fin") + " --epochs 1 --checkpoint-every 0").status, 0);
