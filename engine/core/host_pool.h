@@ -2,12 +2,14 @@
 // Caching allocator for tensor storage on the host. A training step allocates the same sizes as
 // the step before it (activations, gradients, optimizer temporaries); freeing a big block hands
 // it back to the OS (glibc maps blocks of 128 KiB and more) and the next step faults every page
-// in again. Blocks of at least kPoolMinBytes are kept on a free list per size and handed out
-// again; smaller ones go straight to aligned_alloc/free. Thread-safe (one mutex; big blocks only).
-// Contents of a reused block are whatever it held before, as with malloc: Tensor::empty is
-// uninitialised either way, and kernels write every output element they own.
+// in again. A BlockCache (block_cache.h) over aligned_alloc/free: blocks of at least
+// kPoolMinBytes are kept on a free list per size and handed out again. Contents of a reused
+// block are whatever it held before, as with malloc: Tensor::empty is uninitialised either way,
+// and kernels write every output element they own.
 #pragma once
 #include <cstddef>
+
+#include "engine/core/block_cache.h"
 
 namespace dt::host_pool {
 
@@ -25,11 +27,7 @@ void* allocate(std::size_t bytes);
 /// cache is below its cap, freed otherwise.
 void release(void* p, std::size_t bytes);
 
-struct Stats {
-    std::size_t cached_bytes = 0;  // held on the free lists now
-    std::size_t hits = 0;          // allocations served from a free list
-    std::size_t misses = 0;        // big allocations that went to the system
-};
+using Stats = BlockCache::Stats;
 Stats stats();
 
 /// Frees every cached block (e.g. before measuring memory, or at the end of a phase).
