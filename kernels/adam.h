@@ -12,7 +12,10 @@
 //   ORDER: p = p + (neg_step * m) / denom        (p.addcdiv_(m, denom, value=-step_size))
 // sqrt is IEEE correctly rounded on every backend.
 #pragma once
+#include <cmath>
 #include <cstdint>
+
+#include "kernels/common/hd.h"
 
 namespace dt::kernels {
 
@@ -28,6 +31,23 @@ struct AdamParams {
     bool decoupled = false;  // AdamW
 };
 
+/// The recipe above for element k: what cpu:: and cuda:: run per element (host-device; sqrtf
+/// is correctly rounded on the host and, without fast math, on the device).
+DT_HD void adam_update_element(int64_t k, float* p, const float* grad, float* m, float* v,
+                               const AdamParams& q) {
+    const bool l2 = q.wd != 0.0f && !q.decoupled, decoupled = q.wd != 0.0f && q.decoupled;
+    float g = grad[k];
+    float pk = p[k];
+    if (decoupled) pk = pk * q.decay;  // ORDER: AdamW decay before the Adam step
+    if (l2) g = g + q.wd * pk;         // ORDER: L2 term rounded, then added
+    const float mk = m[k] * q.b1 + q.k1 * g;           // ORDER: (m*b1) + (k1*g)
+    const float vk = v[k] * q.b2 + (q.k2 * g) * g;     // ORDER: (v*b2) + ((k2*g)*g)
+    const float denom = sqrtf(vk) / q.c2s + q.eps;     // ORDER: (sqrt(v)/c2s) + eps
+    m[k] = mk;
+    v[k] = vk;
+    p[k] = pk + (q.neg_step * mk) / denom;  // ORDER: pk + ((-step_size*m)/denom)
+}
+
 namespace ref {
 inline void adam_update(double* p, const double* grad, double* m, double* v, const AdamParams& q);
 }  // namespace ref
@@ -36,5 +56,9 @@ namespace cpu {
 /// p, m, v (n) updated in place from grad (n).
 void adam_update(float* p, const float* grad, float* m, float* v, const AdamParams& q);
 }  // namespace cpu
+
+namespace cuda {  // kernels/cuda/elementwise.cu (device pointers; the engine's stream)
+void adam_update(float* p, const float* grad, float* m, float* v, const AdamParams& q);
+}  // namespace cuda
 
 }  // namespace dt::kernels

@@ -5,7 +5,13 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/common/hd.h"
+
 namespace dt::kernels {
+
+/// The recipe per element (host-device): x itself or +0 (NaN kept); dy itself or +0.
+DT_HD float relu_forward_element(float x) { return x <= 0.0f ? 0.0f : x; }
+DT_HD float relu_backward_element(float x, float dy) { return x > 0.0f ? dy : 0.0f; }
 
 namespace ref {
 inline void relu_forward(const double* x, double* y, int64_t n);
@@ -16,5 +22,10 @@ namespace cpu {
 void relu_forward(const float* x, float* y, int64_t n);                    // (n) -> (n)
 void relu_backward(const float* x, const float* dy, float* dx, int64_t n);  // (n),(n) -> (n)
 }  // namespace cpu
+
+namespace cuda {  // kernels/cuda/elementwise.cu (device pointers; the engine's stream)
+void relu_forward(const float* x, float* y, int64_t n);
+void relu_backward(const float* x, const float* dy, float* dx, int64_t n);
+}  // namespace cuda
 
 }  // namespace dt::kernels

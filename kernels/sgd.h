@@ -11,6 +11,8 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/common/hd.h"
+
 namespace dt::kernels {
 
 struct SgdParams {
@@ -19,6 +21,19 @@ struct SgdParams {
     bool nesterov = false;  // needs momentum != 0
     bool first = false;     // the parameter's first update: the buffer starts as g
 };
+
+/// The recipe above for element k: what cpu:: and cuda:: run per element (host-device).
+DT_HD void sgd_update_element(int64_t k, float* p, const float* grad, float* buf,
+                              const SgdParams& q) {
+    float g = grad[k];
+    if (q.weight_decay != 0.0f) g = g + q.weight_decay * p[k];  // ORDER: L2 term rounded, added
+    if (buf != nullptr) {
+        const float b = q.first ? g : q.momentum * buf[k] + g;  // ORDER: (mom*buf) + g
+        buf[k] = b;
+        g = q.nesterov ? g + q.momentum * b : b;  // ORDER: g + (mom*buf)
+    }
+    p[k] = p[k] - q.lr * g;  // ORDER: (lr*g) rounded, then subtracted
+}
 
 namespace ref {
 inline void sgd_update(double* p, const double* grad, double* buf, const SgdParams& q);
@@ -29,5 +44,9 @@ namespace cpu {
 /// q.momentum == 0.
 void sgd_update(float* p, const float* grad, float* buf, const SgdParams& q);
 }  // namespace cpu
+
+namespace cuda {  // kernels/cuda/elementwise.cu (device pointers; the engine's stream)
+void sgd_update(float* p, const float* grad, float* buf, const SgdParams& q);
+}  // namespace cuda
 
 }  // namespace dt::kernels

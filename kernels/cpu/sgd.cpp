@@ -1,25 +1,30 @@
 // SPDX-License-Identifier: MIT
-// SGD update on the CPU (recipe in kernels/sgd.h). Elements are independent, so the static
-// OpenMP split over elements cannot change a bit.
+// SGD update on the CPU (recipe in kernels/sgd.h): fixed blocks of elements split statically over
+// the threads. Elements are independent, so the split cannot change a bit.
+#include <algorithm>
+
 #include "kernels/sgd.h"
 
 namespace dt::kernels::cpu {
 
+namespace {
+
+/// The elementwise pass over [lo, hi); q by value, so its fields are loop invariants the
+/// vectoriser can see (no store through p, grad or buf can change them).
+void sgd_range(const SgdParams q, float* p, const float* grad, float* buf, int64_t lo,
+               int64_t hi) {
+    for (int64_t k = lo; k < hi; ++k) sgd_update_element(k, p, grad, buf, q);
+}
+
+}  // namespace
+
 void sgd_update(float* p, const float* grad, float* buf, const SgdParams& q) {
-    const float mom = q.momentum, wd = q.weight_decay, lr = q.lr;
-    const bool nesterov = q.nesterov, first = q.first;
     const int64_t n = q.n;
+    constexpr int64_t kBlock = 4096;  // elements per work item
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
 #pragma omp parallel for schedule(static) if (n >= (1 << 15))
-    for (int64_t k = 0; k < n; ++k) {
-        float g = grad[k];
-        if (wd != 0.0f) g = g + wd * p[k];  // ORDER: L2 term rounded, then added
-        if (buf != nullptr) {
-            const float b = first ? g : mom * buf[k] + g;  // ORDER: (mom*buf) + g
-            buf[k] = b;
-            g = nesterov ? g + mom * b : b;  // ORDER: g + (mom*buf)
-        }
-        p[k] = p[k] - lr * g;  // ORDER: (lr*g) rounded, then subtracted
-    }
+    for (int64_t bk = 0; bk < blocks; ++bk)
+        sgd_range(q, p, grad, buf, bk * kBlock, std::min(n, (bk + 1) * kBlock));
 }
 
 }  // namespace dt::kernels::cpu
