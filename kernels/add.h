@@ -14,4 +14,8 @@ namespace cpu {
 void add_forward(const float* a, const float* b, float* y, int64_t n);  // (n),(n) -> (n)
 }  // namespace cpu
 
+namespace cuda {  // kernels/cuda/elementwise.cu (device pointers; the engine's stream)
+void add_forward(const float* a, const float* b, float* y, int64_t n);
+}  // namespace cuda
+
 }  // namespace dt::kernels

@@ -18,4 +18,8 @@ namespace cpu {
 int64_t first_non_finite(const float* p, int64_t n);
 }  // namespace cpu
 
+namespace cuda {  // kernels/cuda/elementwise.cu (device pointers; the engine's stream)
+int64_t first_non_finite(const float* p, int64_t n);
+}  // namespace cuda
+
 }  // namespace dt::kernels

@@ -66,4 +66,10 @@ namespace cpu {
 const KernelTable& kernel_table();
 }  // namespace cpu
 
+namespace cuda {
+/// The CUDA table (kernels/cuda/kernel_table.cpp): the entries written so far; the engine
+/// completes the rest with entries that throw (engine/core/backend.cpp).
+const KernelTable& kernel_table();
+}  // namespace cuda
+
 }  // namespace dt::kernels

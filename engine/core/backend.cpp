@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The device registry of engine/core/backend.h: the CPU's memory (the host pool) and kernel
-// table; no other device has a backend in this build yet.
+// table, and in a CUDA build the cuda device's (engine/runtime/cuda_device.h,
+// kernels::cuda::kernel_table()), served once a device is found.
 #include "engine/core/backend.h"
 
 #include <array>
@@ -8,6 +9,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/host_pool.h"
+#include "engine/runtime/cuda_device.h"
 
 namespace dt {
 
@@ -19,10 +21,15 @@ void host_copy(void* dst, const void* src, std::size_t n) { std::memcpy(dst, src
 constexpr DeviceMemory kHostMemory{host_pool::allocate, host_pool::release, host_zero,
                                    host_copy,           host_copy,          host_copy};
 
+/// The cuda table completed with throwing entries for what it leaves empty (a backend is
+/// filled op by op); nullptr in a build without CUDA.
+const kernels::KernelTable* cuda_table();
+
 /// The table serving each device (indexed by Device); nullptr: no backend in this build.
 /// A function-local static, so that it is ready for tensors created during static initialisation.
 std::array<const kernels::KernelTable*, 2>& tables() {
-    static std::array<const kernels::KernelTable*, 2> t = {&kernels::cpu::kernel_table(), nullptr};
+    static std::array<const kernels::KernelTable*, 2> t = {&kernels::cpu::kernel_table(),
+                                                           cuda_table()};
     return t;
 }
 
@@ -54,18 +61,43 @@ kernels::KernelTable completed(kernels::KernelTable t) {
     return t;
 }
 
+const kernels::KernelTable* cuda_table() {
+#if DT_WITH_CUDA
+    static const kernels::KernelTable t = completed<Device::kCuda>(kernels::cuda::kernel_table());
+    return &t;
+#else
+    return nullptr;
+#endif
+}
+
+/// Memory of a device other than the CPU: a test's (ScopedDeviceMemory) or the cuda device's.
+const DeviceMemory*& memory_override(Device d) {
+    static std::array<const DeviceMemory*, 2> m = {nullptr, nullptr};
+    return m[static_cast<std::size_t>(d)];
+}
+
 }  // namespace
 
 const DeviceMemory& device_memory(Device d) {
-    if (d != Device::kCpu) no_backend(d);
-    return kHostMemory;
+    if (const DeviceMemory* m = memory_override(d)) return *m;
+    if (d == Device::kCpu) return kHostMemory;
+    if (!cuda_device::built()) no_backend(d);
+    return cuda_device::memory();  // throws when there is no device
 }
 
 const kernels::KernelTable& device_kernels(Device d) {
     const kernels::KernelTable* t = tables()[static_cast<std::size_t>(d)];
     if (t == nullptr) no_backend(d);
+    if (d == Device::kCuda && t == cuda_table()) cuda_device::require();  // a device, not a test's
     return *t;
 }
+
+ScopedDeviceMemory::ScopedDeviceMemory(Device d, const DeviceMemory& memory)
+    : device_(d), previous_(memory_override(d)) {
+    memory_override(d) = &memory;
+}
+
+ScopedDeviceMemory::~ScopedDeviceMemory() { memory_override(device_) = previous_; }
 
 ScopedKernelTable::ScopedKernelTable(Device d, const kernels::KernelTable& table)
     : device_(d),

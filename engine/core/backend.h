@@ -47,4 +47,19 @@ class ScopedKernelTable {
     const kernels::KernelTable* previous_;
 };
 
+/// For tests: `memory` serves device d for the guard's lifetime (with ScopedKernelTable, a
+/// stand-in device: e.g. host memory and the CPU's kernels posing as cuda, to test that data
+/// reaches the device and comes back where it should). Not thread-safe. Nests.
+class ScopedDeviceMemory {
+ public:
+    ScopedDeviceMemory(Device d, const DeviceMemory& memory);
+    ~ScopedDeviceMemory();
+    ScopedDeviceMemory(const ScopedDeviceMemory&) = delete;
+    ScopedDeviceMemory& operator=(const ScopedDeviceMemory&) = delete;
+
+ private:
+    Device device_;
+    const DeviceMemory* previous_;
+};
+
 }  // namespace dt

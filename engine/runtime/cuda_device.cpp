@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+#include "engine/runtime/cuda_device.h"
+
+#include "engine/core/error.h"
+
+#if DT_WITH_CUDA
+#include "kernels/cuda/runtime.h"
+#endif
+
+namespace dt::cuda_device {
+
+#if DT_WITH_CUDA
+
+namespace {
+
+namespace kc = kernels::cuda;
+
+struct Probe {
+    bool ok = false;
+    kc::DeviceInfo info;
+    std::string why;
+};
+
+const Probe& probe() {
+    static const Probe p = [] {
+        Probe q;
+        q.ok = kc::probe_device(&q.info, &q.why);
+        return q;
+    }();
+    return p;
+}
+
+constexpr std::size_t kAlignment = 256;  // cudaMalloc's own alignment; vector loads need 16
+constexpr std::size_t kCacheMin = 0;     // every size: a cudaFree stalls the device
+constexpr std::size_t kCacheMax = std::size_t{64} << 30;
+
+std::size_t block_size(std::size_t bytes) {
+    const std::size_t n = bytes == 0 ? 1 : bytes;
+    return (n + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+BlockCache& cache() {
+    static BlockCache* c =
+        new BlockCache({kc::device_malloc, kc::device_free}, kCacheMin, kCacheMax);
+    return *c;
+}
+
+void* allocate(std::size_t bytes) { return cache().allocate(block_size(bytes)); }
+void release(void* p, std::size_t bytes) { cache().release(p, block_size(bytes)); }
+void zero(void* p, std::size_t n) { kc::device_zero(p, n); }
+void copy(void* d, const void* s, std::size_t n) { kc::device_copy(d, s, n); }
+void to_host(void* d, const void* s, std::size_t n) {
+    kc::copy_to_host(d, s, n);
+    check();
+}
+void from_host(void* d, const void* s, std::size_t n) {
+    kc::copy_from_host(d, s, n);
+    check();
+}
+
+constexpr DeviceMemory kCudaMemory{allocate, release, zero, copy, to_host, from_host};
+
+}  // namespace
+
+bool built() { return true; }
+
+bool available(std::string* why) {
+    const Probe& p = probe();
+    if (!p.ok && why != nullptr) *why = str("no usable CUDA device (", p.why, ")");
+    return p.ok;
+}
+
+std::string describe() {
+    const Probe& p = probe();
+    if (!p.ok) return str("none (", p.why, ")");
+    const kc::DeviceInfo& d = p.info;
+    return str(d.name, ", sm_", d.major, d.minor, ", ",
+               static_cast<double>(d.memory_bytes) / double(1u << 30), " GiB, ",
+               d.multiprocessors, " SMs, driver ", d.driver_version / 1000, ".",
+               d.driver_version % 1000 / 10, ", runtime ", d.runtime_version / 1000, ".",
+               d.runtime_version % 1000 / 10);
+}
+
+void require() {
+    std::string why;
+    if (!available(&why)) {
+        throw DeviceError(str("device cuda: ", why, " (hint: run on a machine with an NVIDIA GPU ",
+                              "and driver, or use --device cpu)"));
+    }
+}
+
+const DeviceMemory& memory() {
+    require();
+    return kCudaMemory;
+}
+
+void check() {
+    const std::string e = kc::take_error();
+    if (!e.empty()) throw DeviceError(str("device cuda: ", e));
+}
+
+BlockCache::Stats memory_stats() { return cache().stats(); }
+void trim() { cache().trim(); }
+
+#else  // no CUDA in this build
+
+namespace {
+constexpr const char* kNotBuilt =
+    "this build of detrain has no CUDA backend (it was configured without nvcc; hint: install "
+    "the CUDA toolkit and rebuild with -DDT_ENABLE_CUDA=ON, or use --device cpu)";
+}
+
+bool built() { return false; }
+bool available(std::string* why) {
+    if (why != nullptr) *why = kNotBuilt;
+    return false;
+}
+std::string describe() { return str("none (", kNotBuilt, ")"); }
+void require() { throw DeviceError(str("device cuda: ", kNotBuilt)); }
+const DeviceMemory& memory() { require(); }
+void check() {}
+BlockCache::Stats memory_stats() { return {}; }
+void trim() {}
+
+#endif
+
+}  // namespace dt::cuda_device

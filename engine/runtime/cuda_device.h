@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// The cuda device as the engine sees it: whether this build and this machine have one, what it
+// is, and its memory (a BlockCache over cudaMalloc: blocks are kept per size and reused, since
+// cudaFree synchronises the device). engine/core/backend.cpp serves Device::kCuda from here.
+// In a build without CUDA everything reports "not built with CUDA" and memory() throws.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "engine/core/backend.h"
+#include "engine/core/block_cache.h"
+
+namespace dt::cuda_device {
+
+/// Whether this binary was compiled with the CUDA backend.
+bool built();
+
+/// Whether kernels can run on a CUDA device now; when not, `why` says what is missing (the
+/// build, the driver, the device). Probed once.
+bool available(std::string* why = nullptr);
+
+/// One line for `detrain info`: the device (name, compute capability, memory, SMs, driver and
+/// runtime) or why there is none.
+std::string describe();
+
+/// Throws DeviceError saying what is missing (the build, the driver, the device) and what to do
+/// instead when !available().
+void require();
+
+/// The device's memory; throws as require() does.
+const DeviceMemory& memory();
+
+/// Throws DeviceError when the device reported an error since the last check (engine
+/// synchronisation points call it: copies to the host, the end of a step).
+void check();
+
+BlockCache::Stats memory_stats();
+void trim();
+
+}  // namespace dt::cuda_device

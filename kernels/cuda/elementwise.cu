@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+// The elementwise CUDA kernels: relu, add, bias add, dropout, the SGD and Adam updates and the
+// non-finite scan. Each __global__ function maps blockIdx/threadIdx onto its body in
+// elementwise_bodies.h (tested on the host over whole grids); the launchers run on the engine's
+// stream and record launch errors for the engine (kernels/cuda/runtime.h). Parameter structs go
+// by value into the kernels.
+#include "kernels/cuda/elementwise_bodies.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/finite.h"
+
+namespace dt::kernels::cuda {
+
+namespace {
+
+__global__ void relu_forward_kernel(const float* x, float* y, int64_t n) {
+    relu_forward_body(GridPos::here(), x, y, n);
+}
+__global__ void relu_backward_kernel(const float* x, const float* dy, float* dx, int64_t n) {
+    relu_backward_body(GridPos::here(), x, dy, dx, n);
+}
+__global__ void add_forward_kernel(const float* a, const float* b, float* y, int64_t n) {
+    add_forward_body(GridPos::here(), a, b, y, n);
+}
+__global__ void bias_add_forward_kernel(const float* x, const float* b, float* y,
+                                        BiasAddParams p) {
+    bias_add_forward_body(GridPos::here(), x, b, y, p);
+}
+__global__ void dropout_forward_kernel(const float* x, const int64_t* ids, float* y,
+                                       uint8_t* mask, DropoutParams p) {
+    dropout_forward_body(GridPos::here(), x, ids, y, mask, p);
+}
+__global__ void dropout_backward_kernel(const float* dy, const uint8_t* mask, float* dx,
+                                        DropoutParams p) {
+    dropout_backward_body(GridPos::here(), dy, mask, dx, p);
+}
+__global__ void sgd_update_kernel(float* p, const float* grad, float* buf, SgdParams q) {
+    sgd_update_body(GridPos::here(), p, grad, buf, q);
+}
+__global__ void adam_update_kernel(float* p, const float* grad, float* m, float* v,
+                                   AdamParams q) {
+    adam_update_body(GridPos::here(), p, grad, m, v, q);
+}
+__global__ void first_non_finite_kernel(const float* p, int64_t n, unsigned long long* first) {
+    first_non_finite_body(GridPos::here(), p, n, first);
+}
+
+/// Launches kernel over n elements (nothing when n == 0) and records a launch failure.
+template <typename... KArgs, typename... Args>
+void launch(const char* name, void (*kernel)(KArgs...), int64_t n, Args... args) {
+    if (n <= 0) return;
+    kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(args...);
+    check_launch(name);
+}
+
+}  // namespace
+
+void relu_forward(const float* x, float* y, int64_t n) {
+    launch("relu_forward", relu_forward_kernel, n, x, y, n);
+}
+void relu_backward(const float* x, const float* dy, float* dx, int64_t n) {
+    launch("relu_backward", relu_backward_kernel, n, x, dy, dx, n);
+}
+void add_forward(const float* a, const float* b, float* y, int64_t n) {
+    launch("add_forward", add_forward_kernel, n, a, b, y, n);
+}
+void bias_add_forward(const float* x, const float* b, float* y, const BiasAddParams& p) {
+    launch("bias_add_forward", bias_add_forward_kernel, p.n * p.c * p.p, x, b, y, p);
+}
+void dropout_forward(const float* x, const int64_t* sample_ids, float* y, uint8_t* mask,
+                     const DropoutParams& p) {
+    launch("dropout_forward", dropout_forward_kernel, p.N * dropout_groups(p), x, sample_ids, y,
+           mask, p);
+}
+void dropout_backward(const float* dy, const uint8_t* mask, float* dx, const DropoutParams& p) {
+    launch("dropout_backward", dropout_backward_kernel, p.N * p.D, dy, mask, dx, p);
+}
+void sgd_update(float* p, const float* grad, float* buf, const SgdParams& q) {
+    launch("sgd_update", sgd_update_kernel, q.n, p, grad, buf, q);
+}
+void adam_update(float* p, const float* grad, float* m, float* v, const AdamParams& q) {
+    launch("adam_update", adam_update_kernel, q.n, p, grad, m, v, q);
+}
+
+int64_t first_non_finite(const float* p, int64_t n) {
+    if (n <= 0) return -1;
+    // One device word for the answer, kept for the process (the scan runs every step).
+    static unsigned long long* first = static_cast<unsigned long long*>(
+        device_malloc(sizeof(unsigned long long)));
+    if (first == nullptr) return -1;  // recorded by device_malloc; the engine's check reports it
+    const unsigned long long none = ~0ull;
+    cudaMemcpyAsync(first, &none, sizeof none, cudaMemcpyHostToDevice, stream());
+    launch("first_non_finite", first_non_finite_kernel, n, p, n, first);
+    unsigned long long found = none;
+    copy_to_host(&found, first, sizeof found);
+    return found == none ? -1 : static_cast<int64_t>(found);
+}
+
+}  // namespace dt::kernels::cuda

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// Per-thread bodies of the CUDA elementwise kernels (kernels/cuda/elementwise.cu), host-device:
+// each maps its grid position onto the elements it owns (a grid-stride loop) and applies the
+// contract's per-element recipe, the same function the CPU kernel runs (relu_forward_element,
+// sgd_update_element, ...), so the bits are the CPU's by construction. The CPU suite runs these
+// bodies over whole launch grids (tests/kernels/cuda/elementwise_bodies_test.cpp).
+#pragma once
+#include <cstdint>
+
+#include "kernels/adam.h"
+#include "kernels/add.h"
+#include "kernels/bias_add.h"
+#include "kernels/common/atomic_min.h"
+#include "kernels/common/grid.h"
+#include "kernels/dropout.h"
+#include "kernels/relu.h"
+#include "kernels/sgd.h"
+
+namespace dt::kernels::cuda {
+
+using common::GridPos;
+
+/// The launch of every elementwise kernel: kElementwiseThreads per block, enough blocks for one
+/// element per thread up to a cap (the bodies stride over the grid, so any grid covers all).
+inline constexpr uint32_t kElementwiseThreads = 256;
+inline constexpr uint32_t kElementwiseMaxBlocks = 65535;
+DT_HD uint32_t elementwise_blocks(int64_t n) {
+    const int64_t b = (n + kElementwiseThreads - 1) / kElementwiseThreads;
+    return static_cast<uint32_t>(b < 1 ? 1 : (b > kElementwiseMaxBlocks ? kElementwiseMaxBlocks : b));
+}
+
+DT_HD void relu_forward_body(const GridPos& t, const float* x, float* y, int64_t n) {
+    common::grid_stride(t, n, [&](int64_t i) { y[i] = relu_forward_element(x[i]); });
+}
+
+DT_HD void relu_backward_body(const GridPos& t, const float* x, const float* dy, float* dx,
+                              int64_t n) {
+    common::grid_stride(t, n, [&](int64_t i) { dx[i] = relu_backward_element(x[i], dy[i]); });
+}
+
+DT_HD void add_forward_body(const GridPos& t, const float* a, const float* b, float* y,
+                            int64_t n) {
+    common::grid_stride(t, n, [&](int64_t i) { y[i] = a[i] + b[i]; });  // ORDER: a + b
+}
+
+/// x (N, C, P) + b (C): element i is in channel (i / P) % C.
+DT_HD void bias_add_forward_body(const GridPos& t, const float* x, const float* b, float* y,
+                                 const BiasAddParams& p) {
+    common::grid_stride(t, p.n * p.c * p.p, [&](int64_t i) {
+        y[i] = x[i] + b[(i / p.p) % p.c];  // ORDER: x + b
+    });
+}
+
+/// One thread per group of 4 elements of a sample (one Philox draw), as on the CPU.
+DT_HD void dropout_forward_body(const GridPos& t, const float* x, const int64_t* sample_ids,
+                                float* y, uint8_t* mask, const DropoutParams& p) {
+    const float scale = dropout_scale(p.p);
+    common::grid_stride(t, p.N * dropout_groups(p), [&](int64_t g) {
+        dropout_forward_group(g, x, sample_ids, y, mask, p, scale);
+    });
+}
+
+DT_HD void dropout_backward_body(const GridPos& t, const float* dy, const uint8_t* mask,
+                                 float* dx, const DropoutParams& p) {
+    const float scale = dropout_scale(p.p);
+    common::grid_stride(t, p.N * p.D, [&](int64_t i) {
+        dx[i] = dropout_backward_element(dy[i], mask[i], scale);
+    });
+}
+
+DT_HD void sgd_update_body(const GridPos& t, float* p, const float* grad, float* buf,
+                           const SgdParams& q) {
+    common::grid_stride(t, q.n, [&](int64_t k) { sgd_update_element(k, p, grad, buf, q); });
+}
+
+DT_HD void adam_update_body(const GridPos& t, float* p, const float* grad, float* m, float* v,
+                            const AdamParams& q) {
+    common::grid_stride(t, q.n, [&](int64_t k) { adam_update_element(k, p, grad, m, v, q); });
+}
+
+/// *first = min(*first, i) for every non-finite p[i]: the minimum does not depend on which thread
+/// gets there first, so the answer is deterministic. *first starts at ~0ull (none).
+DT_HD void first_non_finite_body(const GridPos& t, const float* p, int64_t n,
+                                 unsigned long long* first) {
+    common::grid_stride(t, n, [&](int64_t i) {
+        constexpr uint32_t kExp = 0x7f800000u;
+        if ((common::float_to_bits(p[i]) & kExp) == kExp)
+            common::atomic_min_u64(first, static_cast<unsigned long long>(i));
+    });
+}
+
+}  // namespace dt::kernels::cuda

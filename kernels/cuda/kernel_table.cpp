@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+// The CUDA kernel table (kernels/kernel_table.h): the entries written so far, each the cuda::
+// function of the same name (same signature as cpu::, checked by the assignment). The engine
+// completes the others with entries that throw a DeviceError naming the op
+// (engine/core/backend.cpp), so a run stops with a clear message rather than a wrong result.
+#include "kernels/kernel_table.h"
+
+namespace dt::kernels::cuda {
+
+const KernelTable& kernel_table() {
+    static const KernelTable table = [] {
+        KernelTable t;
+        t.device = "cuda";
+        // elementwise (kernels/cuda/elementwise.cu)
+        t.relu_forward = &cuda::relu_forward;
+        t.relu_backward = &cuda::relu_backward;
+        t.add_forward = &cuda::add_forward;
+        t.bias_add_forward = &cuda::bias_add_forward;
+        t.dropout_forward = &cuda::dropout_forward;
+        t.dropout_backward = &cuda::dropout_backward;
+        t.sgd_update = &cuda::sgd_update;
+        t.adam_update = &cuda::adam_update;
+        t.first_non_finite = &cuda::first_non_finite;
+        return t;
+    }();
+    return table;
+}
+
+}  // namespace dt::kernels::cuda

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+// kernels/cuda/runtime.h over the CUDA runtime API.
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <string>
+
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/runtime.h"
+
+namespace dt::kernels::cuda {
+
+namespace {
+
+std::mutex& error_mutex() {
+    static std::mutex mu;
+    return mu;
+}
+std::string& first_error() {
+    static std::string e;
+    return e;
+}
+
+/// Keeps the first error; returns whether `e` was a success.
+bool ok(cudaError_t e, const char* api) {
+    if (e == cudaSuccess) return true;
+    note_error(api, static_cast<int>(e));
+    return false;
+}
+
+}  // namespace
+
+void note_error(const char* what, int code) {
+    const cudaError_t e = static_cast<cudaError_t>(code);
+    std::lock_guard<std::mutex> lock(error_mutex());
+    if (first_error().empty()) {
+        first_error() = std::string(what) + ": " + cudaGetErrorName(e) + ": " +
+                        cudaGetErrorString(e);
+    }
+}
+
+std::string take_error() {
+    // A launch error not yet seen by a launcher's check, or an asynchronous one.
+    const cudaError_t pending = cudaGetLastError();
+    if (pending != cudaSuccess) note_error("kernel", static_cast<int>(pending));
+    std::lock_guard<std::mutex> lock(error_mutex());
+    std::string e;
+    e.swap(first_error());
+    return e;
+}
+
+bool probe_device(DeviceInfo* info, std::string* why) {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        cudaGetLastError();  // not sticky: clear it
+        if (e == cudaErrorInsufficientDriver) {
+            *why = "no NVIDIA driver on this machine, or one older than this build's CUDA " +
+                   std::to_string(CUDART_VERSION / 1000) + "." +
+                   std::to_string(CUDART_VERSION % 1000 / 10) + " runtime";
+        } else if (e == cudaErrorNoDevice || count == 0) {
+            *why = "the NVIDIA driver sees no GPU";
+        } else {
+            *why = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+        }
+        return false;
+    }
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || cudaSetDevice(0) != cudaSuccess) {
+        const cudaError_t e2 = cudaGetLastError();
+        *why = std::string("device 0: ") + cudaGetErrorName(e2) + ": " + cudaGetErrorString(e2);
+        return false;
+    }
+    info->name = prop.name;
+    info->major = prop.major;
+    info->minor = prop.minor;
+    info->memory_bytes = prop.totalGlobalMem;
+    info->multiprocessors = prop.multiProcessorCount;
+    cudaDriverGetVersion(&info->driver_version);
+    cudaRuntimeGetVersion(&info->runtime_version);
+    return true;
+}
+
+cudaStream_t stream() {
+    static cudaStream_t s = [] {
+        cudaStream_t t = nullptr;
+        ok(cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking), "cudaStreamCreate");
+        return t;
+    }();
+    return s;
+}
+
+void* device_malloc(std::size_t bytes) {
+    void* p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();  // out of memory is an answer, not an error to keep
+        return nullptr;
+    }
+    return ok(e, "cudaMalloc") ? p : nullptr;
+}
+
+void device_free(void* p) {
+    // The block may still be in use by work issued on the stream: cudaFree synchronises the
+    // device, which is why the engine caches blocks (engine/core/block_cache.h).
+    ok(cudaFree(p), "cudaFree");
+}
+
+void device_zero(void* p, std::size_t bytes) {
+    ok(cudaMemsetAsync(p, 0, bytes, stream()), "cudaMemsetAsync");
+}
+
+void device_copy(void* dst, const void* src, std::size_t bytes) {
+    ok(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream()), "cudaMemcpyAsync");
+}
+
+void copy_from_host(void* dst, const void* host_src, std::size_t bytes) {
+    // From pageable memory the copy is staged before the call returns; waiting keeps the rule
+    // simple for pinned buffers too.
+    if (ok(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream()),
+           "cudaMemcpyAsync(host to device)")) {
+        ok(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
+    }
+}
+
+void copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
+    if (ok(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream()),
+           "cudaMemcpyAsync(device to host)")) {
+        ok(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
+    }
+}
+
+void synchronize() { ok(cudaStreamSynchronize(stream()), "cudaStreamSynchronize"); }
+
+}  // namespace dt::kernels::cuda

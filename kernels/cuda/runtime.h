@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+// The CUDA runtime as detrain uses it, behind a plain C++ header (no CUDA headers), so that the
+// engine (compiled by the host compiler) can hold device memory: device discovery, raw memory,
+// copies and the one stream every kernel and copy runs on, in issue order. Nothing here throws:
+// failures return nullptr/false, and the first error is kept for take_error(), which the engine
+// turns into a DeviceError at its synchronisation points (engine/runtime/cuda_device.h).
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace dt::kernels::cuda {
+
+struct DeviceInfo {
+    std::string name;       // e.g. "NVIDIA H100 80GB HBM3"
+    int major = 0, minor = 0;  // compute capability
+    std::size_t memory_bytes = 0;
+    int multiprocessors = 0;
+    int driver_version = 0, runtime_version = 0;  // e.g. 13000 for 13.0
+};
+
+/// Device 0 when the driver reports one (true), else false with `why` saying what is missing
+/// (no driver, no device, a driver too old for this build's runtime).
+bool probe_device(DeviceInfo* info, std::string* why);
+
+/// Raw device memory (cudaMalloc, never managed memory); nullptr when out of memory.
+void* device_malloc(std::size_t bytes);
+void device_free(void* p);
+
+// ---- on the stream, in issue order ----
+void device_zero(void* p, std::size_t bytes);
+void device_copy(void* dst, const void* src, std::size_t bytes);
+/// Host to device; returns when the host buffer may be reused.
+void copy_from_host(void* dst, const void* host_src, std::size_t bytes);
+/// Device to host; waits for everything issued before it.
+void copy_to_host(void* host_dst, const void* src, std::size_t bytes);
+/// Waits for everything issued so far.
+void synchronize();
+
+/// The first CUDA error since the last call ("" when none), as "<api>: <name>: <description>";
+/// clears it (a sticky device error stays in the device and comes back on every later call).
+std::string take_error();
+
+/// Records a failure of a launcher (called by the kernels' launch code, never throws).
+void note_error(const char* what, int cuda_error);
+
+}  // namespace dt::kernels::cuda

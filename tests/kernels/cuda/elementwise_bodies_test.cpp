@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+// The per-thread bodies of the CUDA elementwise kernels (kernels/cuda/elementwise_bodies.h) run
+// on the host over every thread of a launch grid, and compared bitwise with the CPU kernels:
+// the grid the launcher uses (elementwise_blocks(n) x kElementwiseThreads) and a small grid that
+// makes each thread stride over many elements. Outputs start as a NaN pattern, so an element no
+// thread writes shows; in-place updates (SGD, Adam) run once per element or differ. Sizes cover
+// empty, partial and several blocks. The same bodies run on a GPU in tests/kernels/cuda/*.cu.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "kernels/cuda/elementwise_bodies.h"
+#include "kernels/finite.h"
+#include "tests/support/compare.h"
+#include "tests/support/rng.h"
+
+namespace dt::kernels {
+namespace {
+
+using common::for_each_thread;
+using common::GridPos;
+
+struct Grid {
+    uint32_t blocks, threads;
+};
+
+/// The launcher's grid for n elements, and a 3 x 32 grid (strides of 96).
+std::vector<Grid> grids(int64_t n) {
+    return {{cuda::elementwise_blocks(n), cuda::kElementwiseThreads}, {3, 32}};
+}
+
+const int64_t kSizes[] = {0, 1, 255, 256, 257, 1000, 70001};
+
+std::vector<float> random_values(int64_t n, uint64_t seed, float lo = -2.0f, float hi = 2.0f) {
+    return test::uniform_floats(n, lo, hi, test::test_seed(), static_cast<uint32_t>(seed));
+}
+
+std::vector<float> nan_filled(int64_t n) {
+    return std::vector<float>(static_cast<std::size_t>(n), std::numeric_limits<float>::quiet_NaN());
+}
+
+TEST(CudaElementwiseBodies, ReluAndAddEqualTheCpuOnEveryGrid) {
+    for (int64_t n : kSizes) {
+        SCOPED_TRACE(n);
+        std::vector<float> x = random_values(n, 1), dy = random_values(n, 2);
+        if (n > 3) x[3] = -0.0f, x[2] = std::numeric_limits<float>::quiet_NaN();
+        std::vector<float> want_y = nan_filled(n), want_dx = nan_filled(n), want_s = nan_filled(n);
+        cpu::relu_forward(x.data(), want_y.data(), n);
+        cpu::relu_backward(x.data(), dy.data(), want_dx.data(), n);
+        cpu::add_forward(x.data(), dy.data(), want_s.data(), n);
+        for (const Grid& g : grids(n)) {
+            std::vector<float> y = nan_filled(n), dx = nan_filled(n), s = nan_filled(n);
+            for_each_thread(g.blocks, g.threads, [&](const GridPos& t) {
+                cuda::relu_forward_body(t, x.data(), y.data(), n);
+                cuda::relu_backward_body(t, x.data(), dy.data(), dx.data(), n);
+                cuda::add_forward_body(t, x.data(), dy.data(), s.data(), n);
+            });
+            EXPECT_TRUE(test::bitwise_equal(y.data(), want_y.data(), n));
+            EXPECT_TRUE(test::bitwise_equal(dx.data(), want_dx.data(), n));
+            EXPECT_TRUE(test::bitwise_equal(s.data(), want_s.data(), n));
+        }
+    }
+}
+
+TEST(CudaElementwiseBodies, BiasAddForwardEqualsTheCpu) {
+    for (BiasAddParams p : {BiasAddParams{2, 3, 5}, BiasAddParams{7, 16, 49},
+                            BiasAddParams{3, 10, 1}, BiasAddParams{0, 4, 4}}) {
+        const int64_t n = p.n * p.c * p.p;
+        const std::vector<float> x = random_values(n, 3), b = random_values(p.c, 4);
+        std::vector<float> want = nan_filled(n);
+        cpu::bias_add_forward(x.data(), b.data(), want.data(), p);
+        for (const Grid& g : grids(n)) {
+            std::vector<float> y = nan_filled(n);
+            for_each_thread(g.blocks, g.threads, [&](const GridPos& t) {
+                cuda::bias_add_forward_body(t, x.data(), b.data(), y.data(), p);
+            });
+            EXPECT_TRUE(test::bitwise_equal(y.data(), want.data(), n)) << p.n << "x" << p.c;
+        }
+    }
+}
+
+TEST(CudaElementwiseBodies, DropoutDrawsTheCpuMask) {
+    // D not a multiple of 4 (a short last group); sample ids out of order.
+    for (int64_t D : {1, 6, 64, 1001}) {
+        DropoutParams p{5, D, 0.4f, 99, dropout_sub(3, 2)};
+        const int64_t n = p.N * p.D;
+        const std::vector<float> x = random_values(n, 5), dy = random_values(n, 6);
+        const std::vector<int64_t> ids = {17, 3, 250, 4, 9};
+        std::vector<float> want_y = nan_filled(n), want_dx = nan_filled(n);
+        std::vector<uint8_t> want_mask(static_cast<std::size_t>(n), 7);
+        cpu::dropout_forward(x.data(), ids.data(), want_y.data(), want_mask.data(), p);
+        cpu::dropout_backward(dy.data(), want_mask.data(), want_dx.data(), p);
+        for (const Grid& g : grids(p.N * dropout_groups(p))) {
+            std::vector<float> y = nan_filled(n), dx = nan_filled(n);
+            std::vector<uint8_t> mask(static_cast<std::size_t>(n), 7);
+            for_each_thread(g.blocks, g.threads, [&](const GridPos& t) {
+                cuda::dropout_forward_body(t, x.data(), ids.data(), y.data(), mask.data(), p);
+            });
+            for_each_thread(g.blocks, g.threads, [&](const GridPos& t) {
+                cuda::dropout_backward_body(t, dy.data(), mask.data(), dx.data(), p);
+            });
+            EXPECT_EQ(mask, want_mask) << "D " << D;
+            EXPECT_TRUE(test::bitwise_equal(y.data(), want_y.data(), n)) << "D " << D;
+            EXPECT_TRUE(test::bitwise_equal(dx.data(), want_dx.data(), n)) << "D " << D;
+        }
+    }
+}
+
+TEST(CudaElementwiseBodies, OptimizerUpdatesEqualTheCpu) {
+    for (int64_t n : kSizes) {
+        SCOPED_TRACE(n);
+        const std::vector<float> p0 = random_values(n, 7), g = random_values(n, 8),
+                                 m0 = random_values(n, 9), v0 = random_values(n, 10, 0.0f, 1.0f);
+        // SGD: momentum + Nesterov + weight decay, a later (not first) step.
+        SgdParams sq{n, 0.05f, 0.9f, 1e-4f, true, false};
+        std::vector<float> want_p = p0, want_buf = m0;
+        cpu::sgd_update(want_p.data(), g.data(), want_buf.data(), sq);
+        // AdamW at step 3.
+        AdamParams aq;
+        aq.n = n, aq.c2s = 0.0547f, aq.neg_step = -0.0037f, aq.wd = 0.01f, aq.decay = 0.99999f;
+        aq.decoupled = true;
+        std::vector<float> want_ap = p0, want_m = m0, want_v = v0;
+        cpu::adam_update(want_ap.data(), g.data(), want_m.data(), want_v.data(), aq);
+        for (const Grid& grid : grids(n)) {
+            std::vector<float> p = p0, buf = m0, ap = p0, m = m0, v = v0;
+            for_each_thread(grid.blocks, grid.threads, [&](const GridPos& t) {
+                cuda::sgd_update_body(t, p.data(), g.data(), buf.data(), sq);
+                cuda::adam_update_body(t, ap.data(), g.data(), m.data(), v.data(), aq);
+            });
+            EXPECT_TRUE(test::bitwise_equal(p.data(), want_p.data(), n));
+            EXPECT_TRUE(test::bitwise_equal(buf.data(), want_buf.data(), n));
+            EXPECT_TRUE(test::bitwise_equal(ap.data(), want_ap.data(), n));
+            EXPECT_TRUE(test::bitwise_equal(m.data(), want_m.data(), n));
+            EXPECT_TRUE(test::bitwise_equal(v.data(), want_v.data(), n));
+        }
+    }
+}
+
+TEST(CudaElementwiseBodies, NonFiniteScanFindsTheFirstOnAnyGrid) {
+    const int64_t n = 70001;
+    std::vector<float> x = random_values(n, 11);
+    auto scan = [&](const Grid& g) {
+        unsigned long long first = ~0ull;
+        for_each_thread(g.blocks, g.threads, [&](const GridPos& t) {
+            cuda::first_non_finite_body(t, x.data(), n, &first);
+        });
+        return first == ~0ull ? int64_t{-1} : static_cast<int64_t>(first);
+    };
+    for (const Grid& g : grids(n)) EXPECT_EQ(scan(g), -1);
+    // Threads of later blocks find theirs first in the grid's order; the minimum still wins.
+    x[69000] = std::numeric_limits<float>::infinity();
+    x[40000] = -std::numeric_limits<float>::infinity();
+    x[1234] = std::numeric_limits<float>::quiet_NaN();
+    for (const Grid& g : grids(n)) {
+        EXPECT_EQ(scan(g), cpu::first_non_finite(x.data(), n));
+        EXPECT_EQ(scan(g), 1234);
+    }
+}
+
+}  // namespace
+}  // namespace dt::kernels
