@@ -19,6 +19,7 @@
 #include "apps/train/train_config.h"
 #include "datasets/dataset.h"
 #include "engine/core/error.h"
+#include "engine/runtime/cuda_device.h"
 #include "engine/runtime/isa.h"
 
 namespace {
@@ -33,15 +34,12 @@ const char* kDescription =
 const char* end_of_bar() { return isatty(fileno(stderr)) ? "\r\033[K" : ""; }
 
 int run_info() {
-#ifdef DT_WITH_CUDA
-    const char* cuda = "compiled in (no device is used yet: training runs on the CPU)";
-#else
-    const char* cuda =
-        "not compiled (configure with -DDT_ENABLE_CUDA=ON and nvcc on PATH); "
-        "no device is used yet";
-#endif
     std::printf("detrain %s\n", dt::version_string());
-    std::printf("  cuda backend    %s\n", cuda);
+    std::printf("  cuda backend    %s\n",
+                dt::cuda_device::built()
+                    ? "compiled in (--device cuda; ops it lacks yet stop a run naming them)"
+                    : "not compiled (configure with -DDT_ENABLE_CUDA=ON and nvcc on PATH)");
+    std::printf("  cuda device     %s\n", dt::cuda_device::describe().c_str());
     std::printf("  openmp threads  %d max (%d logical cores; --threads default %d)\n",
                 omp_get_max_threads(), omp_get_num_procs(), dt::default_thread_count());
     std::string have;

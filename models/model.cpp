@@ -23,6 +23,12 @@ int64_t Model::num_trainable() const {
     return n;
 }
 
+void Model::to(Device device) {
+    for (NamedParam& p : params_) p.tensor.move_to(device);
+}
+
+Device Model::device() const { return params_.empty() ? Device::kCpu : params_[0].tensor.device(); }
+
 Tensor& Model::add_param(NamedParam p) {
     for (const NamedParam& q : params_) {
         DT_CHECK(q.name != p.name, "model ", name_, ": parameter name ", p.name, " used twice");

@@ -63,6 +63,10 @@ class Model {
     /// (seed, kInit, index = i, sub = k); biases and beta are 0, gamma 1, running stats 0/1.
     void init(InitScheme scheme, uint64_t seed);
     int64_t num_trainable() const;  // element count
+    /// Moves every parameter and buffer to `device` (in place: layers see the moved tensors).
+    /// Before an optimizer is made over trainable().
+    void to(Device device);
+    Device device() const;  // of the parameters (cpu for a model without any)
 
  protected:
     explicit Model(std::string name) : name_(std::move(name)) {}

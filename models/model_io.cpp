@@ -8,7 +8,7 @@ namespace dt {
 io::NamedTensors model_named_tensors(const Model& model) {
     io::NamedTensors out;
     out.reserve(model.params().size());
-    for (const NamedParam& p : model.params()) out.emplace_back(p.name, p.tensor);
+    for (const NamedParam& p : model.params()) out.emplace_back(p.name, p.tensor.to(Device::kCpu));
     return out;
 }
 

@@ -11,7 +11,8 @@
 
 namespace dt {
 
-/// All of model.params() in canonical order, as (name, tensor) pairs sharing storage.
+/// All of model.params() in canonical order, as (name, tensor) pairs: the tensors themselves
+/// (sharing storage) for a model on the cpu, copies on the cpu for a model elsewhere.
 io::NamedTensors model_named_tensors(const Model& model);
 
 /// Writes model_named_tensors(model) and `metadata` to `path` atomically (see save_safetensors).

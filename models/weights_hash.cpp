@@ -5,6 +5,10 @@
 
 namespace dt {
 
-std::string weights_sha256(const Model& model) { return io::weights_sha256(model.trainable()); }
+std::string weights_sha256(const Model& model) {
+    std::vector<Tensor> host;  // the bytes of the cpu copies, wherever the model lives
+    for (const Tensor& t : model.trainable()) host.push_back(t.to(Device::kCpu));
+    return io::weights_sha256(host);
+}
 
 }  // namespace dt

@@ -122,7 +122,8 @@ void save_checkpoint(const TrainConfig& cfg, const Model& model, Optimizer& opti
                      const TrainPosition& pos) {
     io::NamedTensors tensors;
     for (auto& [name, t] : model_named_tensors(model)) tensors.emplace_back(kModelPrefix + name, t);
-    for (auto& [name, t] : optimizer.state()) tensors.emplace_back(kOptimPrefix + name, t);
+    for (auto& [name, t] : optimizer.state())
+        tensors.emplace_back(kOptimPrefix + name, t.to(Device::kCpu));  // from any device
     std::vector<int64_t> calls;
     for (ReduceSite s : all_reduce_sites())
         calls.push_back(static_cast<int64_t>(reduce_call_count(s)));

@@ -16,6 +16,7 @@
 #include "engine/core/text.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
+#include "engine/runtime/cuda_device.h"
 #include "engine/runtime/isa.h"
 #include "models/model.h"
 
@@ -69,6 +70,12 @@ int TrainRecipe::imbalance_class() const {
 }
 double TrainRecipe::imbalance_fraction() const {
     return imbalance.empty() ? 1.0 : parse_imbalance(imbalance).second;
+}
+
+const std::vector<std::string>& device_names() {
+    static const std::vector<std::string> v = {device_name(Device::kCpu),
+                                               device_name(Device::kCuda)};
+    return v;
 }
 
 const std::vector<std::string>& isa_names() {
@@ -253,6 +260,11 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
                        "their vector variant when the program loads instead. Results do not "
                        "depend on either")
         ->capture_default_str();
+    app.add_option("--device", cfg.device,
+                   "Where the tensors live and the kernels run" + choice(device_names()) +
+                       ". cuda needs a CUDA build and an NVIDIA GPU; ops the cuda backend does "
+                       "not have yet stop the run with a message naming them (docs/gpu.md)")
+        ->capture_default_str();
     app.add_option("--progress", cfg.progress,
                    "Progress output" + choice(progress_names()) +
                        "; auto = live bar on a terminal, plain lines otherwise")
@@ -260,7 +272,8 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
     app.add_option("--out", cfg.out, "Output directory (default: runs/<model>-<dataset>)");
     app.add_option("--replay", cfg.replay,
                    "Re-run the configuration recorded in a result.json, random seeds as drawn; "
-                   "only --out, --progress, --threads, --isa, --data-dir, --checkpoint-every may "
+                   "only --out, --progress, --threads, --isa, --device, --data-dir, "
+                   "--checkpoint-every may "
                    "be given with it "
                    "(default --out: <its directory>-replay)");
     app.add_option("--checkpoint-every", cfg.checkpoint_every,
@@ -270,7 +283,7 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
     app.add_option("--resume", cfg.resume,
                    "Continue the run checkpointed in DIR (its --out), with its configuration; "
                    "other flags must repeat the run's values (or --force), except --threads, "
-                   "--isa, --progress, --data-dir, --checkpoint-every. With no checkpoint in DIR "
+                   "--isa, --device, --progress, --data-dir, --checkpoint-every. With no checkpoint in DIR "
                    "yet (a run killed before its first), starts the run there from the "
                    "beginning with the given flags, so one restart command always works; a DIR "
                    "holding a finished run and no checkpoint is refused")
@@ -329,6 +342,10 @@ void validate_train_config(const TrainConfig& c) {
         reject("--threads", c.threads, "an integer in [1, 4096]");
     check_member("--progress", c.progress, progress_names());
     check_member("--isa", c.isa, isa_names());
+    check_member("--device", c.device, device_names());
+    // Without a CUDA build or device: DeviceError naming what is missing, before anything is
+    // written.
+    if (c.device == device_name(Device::kCuda)) cuda_device::require();
     if (c.isa != "auto" && !cpu_isa_supported(cpu_isa_from_name(c.isa))) {
         std::vector<std::string> have;
         for (CpuIsa isa : supported_cpu_isas()) have.emplace_back(cpu_isa_name(isa));

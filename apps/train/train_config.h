@@ -91,6 +91,9 @@ struct RunOptions {
     // CPU instruction set of the GEMM and convolution kernels: auto (DT_ISA if set, else the best
     // this CPU has) | scalar | avx2 | avx512 (engine/runtime/isa.h).
     std::string isa = "auto";
+    // Where tensors live and kernels run: cpu | cuda (engine/runtime/cuda_device.h). Under the
+    // deterministic modes the bits do not depend on it (docs/gpu.md).
+    std::string device = "cpu";
     std::string progress = "auto";  // auto | bar | plain | none
     std::string data_dir;           // "" -> default_data_dir(dataset)
     std::string out;                // "" -> runs/<model>-<dataset>
@@ -115,6 +118,7 @@ const std::vector<std::string>& augment_names();
 const std::vector<std::string>& normalize_names();
 const std::vector<std::string>& progress_names();
 const std::vector<std::string>& isa_names();  // auto, scalar, avx2, avx512
+const std::vector<std::string>& device_names();  // cpu, cuda
 
 /// Registers every flag of `detrain train` on `app`, writing into `cfg` (which must outlive the
 /// parse). Defaults shown in --help are the current values of `cfg`.

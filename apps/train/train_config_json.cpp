@@ -79,6 +79,7 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
     j["shuffle-within-batch"] = seed_json(n.shuffle_within_batch);
     j["threads"] = c.threads;
     j["isa"] = c.isa;
+    j["device"] = c.device;
     j["progress"] = c.progress;
     j["out"] = c.out;
     j["checkpoint-every"] = c.checkpoint_every;
@@ -115,6 +116,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     read(j, "min-lr", c.min_lr);
     read(j, "threads", c.threads);
     if (j.contains("isa")) read(j, "isa", c.isa);
+    if (j.contains("device")) read(j, "device", c.device);
     read(j, "progress", c.progress);
     read(j, "out", c.out);
     if (j.contains("checkpoint-every")) read(j, "checkpoint-every", c.checkpoint_every);

@@ -22,7 +22,7 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }  // namespace
 
 const std::vector<std::string>& run_option_flags() {
-    static const std::vector<std::string> v = {"--threads",  "--isa", "--progress",
+    static const std::vector<std::string> v = {"--threads",  "--isa", "--device", "--progress",
                                                "--data-dir", "--checkpoint-every", "--out"};
     return v;
 }
@@ -43,6 +43,7 @@ TrainConfig recorded_config(const std::string& source, const nlohmann::json& con
     run.progress = mine.progress;  // how verbose this run is: never the record's
     if (contains(flags, "--threads")) run.threads = mine.threads;
     if (contains(flags, "--isa")) run.isa = mine.isa;
+    if (contains(flags, "--device")) run.device = mine.device;
     if (contains(flags, "--data-dir")) run.data_dir = mine.data_dir;
     if (contains(flags, "--checkpoint-every")) run.checkpoint_every = mine.checkpoint_every;
     if (contains(flags, "--out")) run.out = mine.out;

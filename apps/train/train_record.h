@@ -13,14 +13,14 @@
 
 namespace dt {
 
-/// The flags of RunOptions that may accompany a recorded recipe: --threads, --isa, --progress,
-/// --data-dir, --checkpoint-every, --out. None of them changes what is computed (--threads
-/// aside under atomic accumulation).
+/// The flags of RunOptions that may accompany a recorded recipe: --threads, --isa, --device,
+/// --progress, --data-dir, --checkpoint-every, --out. None of them changes what is computed
+/// (--threads and --device aside under atomic accumulation).
 const std::vector<std::string>& run_option_flags();
 
 /// The configuration recorded in `config` and `noise` (the objects of result.json, also in
 /// checkpoints) with this command's run options: --progress always (how verbose this run is),
-/// --threads, --isa, --data-dir, --checkpoint-every and --out where `flags` holds them; the
+/// --threads, --isa, --device, --data-dir, --checkpoint-every and --out where `flags` holds them; the
 /// record's own values otherwise. Not finalized. Throws ValueError "<source>: ..." for a record
 /// that cannot be read.
 TrainConfig recorded_config(const std::string& source, const nlohmann::json& config,

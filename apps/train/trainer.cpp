@@ -102,7 +102,8 @@ Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test
         ctx.epoch = epoch;
         ctx.dropout_seed = dropout_seed;
         ctx.sample_ids = batch.sample_ids;
-        const Tensor logits = model.forward(batch.images, ctx);
+        // Predictions are read on the host: the logits come back from the model's device.
+        const Tensor logits = model.forward(batch.images.to(model.device()), ctx).to(Device::kCpu);
         const std::vector<int64_t> pred = argmax_rows(logits);
         const float* lp = logits.data<float>();
         for (std::size_t i = 0; i < pred.size(); ++i) {
@@ -212,7 +213,10 @@ void train_epoch(const StepLoop& L) {
         ctx.epoch = static_cast<uint64_t>(e);
         ctx.dropout_seed = cfg.dropout_seed();
         ctx.sample_ids = batch.sample_ids;
-        Tensor loss = softmax_cross_entropy(L.model.forward(batch.images, ctx), batch.labels);
+        // The batch is prepared on the host (as the CPU run's) and uploaded.
+        const Device dev = L.model.device();
+        Tensor loss = softmax_cross_entropy(L.model.forward(batch.images.to(dev), ctx),
+                                            batch.labels.to(dev));
         const float loss_value = loss.item();
         const int64_t step = e * steps + b;  // global, 0-based
         if (!std::isfinite(loss_value)) {
@@ -274,6 +278,9 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     const BatchLoader test_loader(data.test, eval_loader_config(cfg.eval_batch_size, norm));
     std::string perturb_note;
     r.model = make_initialised_model(cfg, data.train, perturb_note);
+    // Initialised on the host (the same bits for every device), then moved.
+    r.device = cfg.device;
+    r.model->to(device_from_name(cfg.device));
     const std::unique_ptr<Optimizer> optimizer =
         make_optimizer(optimizer_config(cfg), r.model->trainable());
     const ScheduleConfig schedule = schedule_config(cfg);

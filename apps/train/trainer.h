@@ -40,6 +40,7 @@ struct TrainResult {
     int64_t peak_rss_bytes = 0;       // the process's peak resident memory at the end of training
     int threads = 0;
     std::string isa;  // GEMM instruction set used: scalar | avx2 | avx512
+    std::string device;  // where it trained: cpu | cuda
 
     // ---- final evaluation (test split, data-set order) ----
     double test_accuracy = 0;                // fraction in [0, 1]

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace dt {
 
@@ -20,6 +21,10 @@ constexpr const char* dtype_name(DType t) {
                               : "uint8";
 }
 constexpr const char* device_name(Device d) { return d == Device::kCpu ? "cpu" : "cuda"; }
+/// The device named "cpu" or "cuda" (callers validate the name first; others give cpu).
+inline Device device_from_name(const std::string& name) {
+    return name == "cuda" ? Device::kCuda : Device::kCpu;
+}
 
 template <typename T> struct DTypeOf;
 template <> struct DTypeOf<float> { static constexpr DType value = DType::kF32; };

@@ -92,6 +92,11 @@ Tensor Tensor::to(Device target) const {
     return t;
 }
 
+void Tensor::move_to(Device target) {
+    if (device() == target) return;
+    impl().storage = to(target).impl().storage;
+}
+
 Tensor Tensor::view(const Shape& new_shape) const {
     DT_CHECK_SHAPE(shape_numel(new_shape) == numel(), "view: cannot view ", str(), " as ",
                    shape_str(new_shape), " (element counts differ)");

@@ -89,6 +89,9 @@ class Tensor {
     // ---- copies and views ----
     Tensor clone() const;  // deep copy of data on the same device; no autograd history
     Tensor to(Device device) const;  // a copy on `device` (this tensor itself when already there)
+    /// Moves the data to `device` in place: every copy of this tensor (they share one impl)
+    /// follows; views made earlier keep the old buffer. For parameters held by layers.
+    void move_to(Device device);
     /// Same buffer, new shape (element counts must match). No autograd history: for ops and
     /// kernels. Differentiable reshaping is dt::flatten / dt::reshape in engine/ops.
     Tensor view(const Shape& shape) const;

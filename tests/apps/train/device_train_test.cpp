@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// Training on a device other than the cpu, checked without a GPU: run_training with --device
+// cuda under a stand-in cuda device (tests/support/fake_cuda.h: the CPU's kernels, memory that
+// faults on any host access outside a kernel or a copy). What this proves is the plumbing of the
+// trainer: parameters, optimizer state, batches and labels live on the device; logits, losses,
+// hashes, weights and checkpoints come back through copies; and the bits equal the cpu run's,
+// also for a checkpoint written on one device and resumed on the other. The CUDA kernels
+// themselves are checked on a GPU (tests/kernels/cuda/, scripts/gpu_check.sh).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "apps/train/checkpoint.h"
+#include "apps/train/train_resume.h"
+#include "apps/train/trainer.h"
+#include "tests/support/fake_cuda.h"
+#include "tests/support/synthetic_idx.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/train_args.h"
+
+namespace dt {
+namespace {
+
+struct Crash {};
+
+/// No output; throws Crash after global step `crash_after` (0: never).
+class CrashingProgress : public Progress {
+ public:
+    explicit CrashingProgress(int64_t crash_after) : Progress(Mode::kNone), crash_(crash_after) {}
+    void step(int, int64_t, double, double) override {
+        if (++steps_ == crash_) throw Crash{};
+    }
+
+ private:
+    int64_t crash_, steps_ = 0;
+};
+
+class DeviceTraining : public ::testing::Test {
+ protected:
+    DeviceTraining() : dir_("detrain-device-") {
+        test::write_synthetic_idx(dir_.path / "data", 128, 48);
+    }
+
+    /// The TrainConfig of these flags (validated on the cpu), then set to run on `device`.
+    TrainConfig config(const std::string& out, const std::string& extra,
+                       const std::string& device) const {
+        TrainConfig c = test::parse_train(
+            "--data-dir " + dir_ / "data" + " --out " + dir_ / out +
+            " --epochs 2 --batch-size 32 --lr 2e-3 --eval-batch-size 20 --threads 2 " + extra);
+        c.device = device;
+        return c;
+    }
+
+    static TrainResult train(const TrainConfig& cfg, int64_t crash_after = 0,
+                             const Checkpoint* from = nullptr) {
+        CrashingProgress progress(crash_after);
+        return run_training(cfg, progress, from);
+    }
+
+    test::TempDir dir_;
+};
+
+void expect_same_run(const TrainResult& a, const TrainResult& b) {
+    EXPECT_EQ(a.weights_sha256, b.weights_sha256);
+    ASSERT_EQ(a.history.size(), b.history.size());
+    for (std::size_t e = 0; e < a.history.size(); ++e) {
+        EXPECT_EQ(std::memcmp(&a.history[e].train_loss, &b.history[e].train_loss, 8), 0)
+            << "epoch " << e + 1;
+        EXPECT_EQ(a.history[e].test_accuracy, b.history[e].test_accuracy);
+    }
+    EXPECT_EQ(a.predictions, b.predictions);
+    EXPECT_EQ(a.test_logits, b.test_logits);
+}
+
+TEST_F(DeviceTraining, HostAccessToDeviceMemoryFaults) {
+    // The guard the other tests rely on: touching a device tensor's data from the host crashes.
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            const test::ScopedFakeCuda device;
+            Tensor t = Tensor::zeros({4}, DType::kF32, Device::kCuda);
+            t.f32()[1] = 1.0f;
+        },
+        "");
+    const test::ScopedFakeCuda device;
+    Tensor t = Tensor::full({4}, 2.0f, Device::kCuda);  // through a copy: fine
+    EXPECT_EQ(t.to_vector(), std::vector<float>(4, 2.0f));
+}
+
+TEST_F(DeviceTraining, ARunOnTheDeviceGivesTheCpuBits) {
+    // Batch-norm (buffers), dropout (mask and sample ids on the device), AdamW, augmentation on
+    // the host, checkpoints written from device tensors.
+    const std::string flags =
+        "--model smallcnn-bn --dropout 0.3 --optimizer adamw --augment crop+flip "
+        "--checkpoint-every 3 --impl deterministic";
+    const TrainResult cpu = train(config("cpu", flags, "cpu"));
+    const test::ScopedFakeCuda device;
+    const TrainResult dev = train(config("dev", flags, "cuda"));
+    EXPECT_EQ(dev.device, "cuda");
+    EXPECT_EQ(dev.model->device(), Device::kCuda);
+    EXPECT_GT(test::ScopedFakeCuda::kernel_calls(), 100u);
+    expect_same_run(cpu, dev);
+}
+
+TEST_F(DeviceTraining, ACheckpointResumesOnTheOtherDevice) {
+    const std::string flags = "--model smallcnn --optimizer sgd --momentum 0.9 --checkpoint-every 3";
+    const TrainResult whole = train(config("whole", flags, "cpu"));
+    for (const char* first : {"cpu", "cuda"}) {
+        SCOPED_TRACE(first);
+        const std::string second = std::string(first) == "cpu" ? "cuda" : "cpu";
+        const std::string out = std::string("from-") + first;
+        {
+            const test::ScopedFakeCuda device;
+            EXPECT_THROW(train(config(out, flags, first), 5), Crash);
+        }
+        const Checkpoint ck = read_checkpoint(dir_ / out);
+        const test::ScopedFakeCuda device;
+        TrainConfig again = config(out, flags, second);
+        expect_same_run(whole, train(again, 0, &ck));
+    }
+}
+
+}  // namespace
+}  // namespace dt

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+// Every op, forward and backward, and the optimizer updates, on the cuda device against the cpu,
+// bitwise, in every deterministic accumulation mode (tree, kahan, exact, permuted; atomic: close,
+// since its bits are not fixed on either device). Run twice: on a stand-in cuda device (the CPU's
+// kernels behind memory that faults on host access, tests/support/fake_cuda.h), which checks in
+// CI that each op keeps its data on the device; and on a real CUDA device, which checks the CUDA
+// kernels (skipped, saying so, on a machine without one). An op the CUDA table lacks fails here
+// on a GPU with the DeviceError naming it: the list of what is missing is this test's output.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/autograd/tape.h"
+#include "engine/noise/reduce_sites.h"
+#include "engine/ops/add.h"
+#include "engine/ops/batchnorm2d.h"
+#include "engine/ops/bias_add.h"
+#include "engine/ops/conv2d.h"
+#include "engine/ops/dropout.h"
+#include "engine/ops/linear.h"
+#include "engine/ops/non_finite_scan.h"
+#include "engine/ops/pool2d.h"
+#include "engine/ops/relu.h"
+#include "engine/ops/softmax_xent.h"
+#include "engine/optim/optimizer.h"
+#include "engine/runtime/cuda_device.h"
+#include "tests/support/compare.h"
+#include "tests/support/fake_cuda.h"
+#include "tests/support/modes.h"
+#include "tests/support/rng.h"
+
+namespace dt {
+namespace {
+
+using kernels::common::AccumMode;
+using kernels::common::AccumSpec;
+
+enum class Stand { kFake, kCuda };
+
+class DeviceOps : public ::testing::TestWithParam<Stand> {
+ protected:
+    void SetUp() override {
+        if (GetParam() == Stand::kFake) {
+            fake_ = std::make_unique<test::ScopedFakeCuda>();
+            return;
+        }
+        std::string why;
+        if (!cuda_device::available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
+    }
+    void TearDown() override {
+        autograd::clear_tape();
+        if (GetParam() == Stand::kCuda && cuda_device::available()) cuda_device::check();
+    }
+    std::unique_ptr<test::ScopedFakeCuda> fake_;
+};
+
+Tensor uniform(const Shape& shape, uint32_t tag, float lo = -1.0f, float hi = 1.0f) {
+    return Tensor::from_vector(shape,
+                               test::uniform_floats(shape_numel(shape), lo, hi, test::test_seed(), tag));
+}
+
+using Op = std::function<Tensor(const std::vector<Tensor>&)>;
+
+/// The op's output and the gradients of its inputs for a fixed dy, on device d, on the host, with
+/// every reduction site in mode `spec` (call counters from 0: permuted keys each call's order).
+std::vector<std::vector<float>> run_op(Device d, const AccumSpec& spec, const Op& op,
+                                       const std::vector<Tensor>& inputs) {
+    const ScopedReduceConfig modes(spec);
+    std::vector<Tensor> on;
+    for (const Tensor& t : inputs) {
+        Tensor x = t.to(d).clone();
+        if (x.dtype() == DType::kF32) x.set_requires_grad(true);
+        on.push_back(x);
+    }
+    const Tensor y = op(on);
+    std::vector<std::vector<float>> out = {y.to_vector()};
+    if (y.impl().grad_fn) {
+        const Tensor dy = uniform(y.shape(), 77).to(d);
+        for (const Tensor& g : y.impl().grad_fn->backward(dy))
+            out.push_back(g.defined() ? g.to_vector() : std::vector<float>{});
+    }
+    autograd::clear_tape();
+    return out;
+}
+
+/// op on the cuda device equals op on the cpu: bitwise in every deterministic mode, within
+/// `atomic_tol` (relative to the largest magnitude) under atomic.
+void expect_device_equals_cpu(const Op& op, const std::vector<Tensor>& inputs,
+                              double atomic_tol = 1e-5) {
+    for (const AccumSpec& spec : test::all_mode_specs(11)) {
+        SCOPED_TRACE(test::accum_mode_name(spec.mode));
+        const auto want = run_op(Device::kCpu, spec, op, inputs);
+        const auto got = run_op(Device::kCuda, spec, op, inputs);
+        ASSERT_EQ(got.size(), want.size());
+        for (std::size_t k = 0; k < want.size(); ++k) {
+            SCOPED_TRACE(k == 0 ? std::string("output") : "gradient of input " + std::to_string(k - 1));
+            ASSERT_EQ(got[k].size(), want[k].size());
+            const auto n = static_cast<int64_t>(want[k].size());
+            if (spec.mode != AccumMode::kAtomic) {
+                EXPECT_TRUE(test::bitwise_equal(got[k].data(), want[k].data(), n));
+                continue;
+            }
+            double scale = 0;
+            for (float v : want[k]) scale = std::max(scale, std::fabs(double(v)));
+            for (int64_t i = 0; i < n; ++i)
+                ASSERT_NEAR(got[k][i], want[k][i], atomic_tol * (scale + 1e-30)) << "at " << i;
+        }
+    }
+}
+
+TEST_P(DeviceOps, Elementwise) {
+    const Tensor a = uniform({3, 5, 7}, 1), b = uniform({3, 5, 7}, 2);
+    expect_device_equals_cpu([](const auto& in) { return add(in[0], in[1]); }, {a, b});
+    expect_device_equals_cpu([](const auto& in) { return relu(in[0]); }, {a});
+    const Tensor x = uniform({4, 6, 5, 5}, 3), bias = uniform({6}, 4);
+    expect_device_equals_cpu([](const auto& in) { return bias_add(in[0], in[1]); }, {x, bias});
+    DropoutKey key{5, 2, 1, {9, 3, 100, 7}};
+    expect_device_equals_cpu([&](const auto& in) { return dropout(in[0], 0.3f, true, key); },
+                             {x});
+}
+
+TEST_P(DeviceOps, Conv2dAndLinear) {
+    const Tensor x = uniform({4, 3, 9, 9}, 5), w = uniform({8, 3, 3, 3}, 6), b = uniform({8}, 7);
+    for (Conv2dOptions o : {Conv2dOptions{1, 1}, Conv2dOptions{2, 0}}) {
+        SCOPED_TRACE(o.stride);
+        expect_device_equals_cpu([&](const auto& in) { return conv2d(in[0], in[1], in[2], o); },
+                                 {x, w, b});
+    }
+    const Tensor xl = uniform({6, 40}, 8), wl = uniform({10, 40}, 9), bl = uniform({10}, 10);
+    expect_device_equals_cpu([](const auto& in) { return linear(in[0], in[1], in[2]); },
+                             {xl, wl, bl});
+}
+
+TEST_P(DeviceOps, BatchNormInTrainingAndEvaluation) {
+    const Tensor x = uniform({5, 4, 6, 6}, 11, -3.0f, 5.0f), g = uniform({4}, 12), be = uniform({4}, 13);
+    for (bool training : {true, false}) {
+        SCOPED_TRACE(training);
+        std::vector<std::vector<float>> stats;  // running statistics after the op, per device
+        expect_device_equals_cpu(
+            [&](const auto& in) {
+                Tensor rm = uniform({4}, 14).to(in[0].device()),
+                       rv = uniform({4}, 15, 0.5f, 2.0f).to(in[0].device());
+                Tensor y = batchnorm2d(in[0], in[1], in[2], rm, rv, {training, 0.1f, 1e-5f});
+                stats.push_back(rm.to_vector());
+                stats.push_back(rv.to_vector());
+                return y;
+            },
+            {x, g, be});
+        // cpu then cuda for each of the five modes: the running statistics agree pairwise.
+        for (std::size_t i = 0; i + 3 < stats.size(); i += 4) {
+            if (i / 4 == 4) break;  // atomic
+            EXPECT_EQ(stats[i], stats[i + 2]);
+            EXPECT_EQ(stats[i + 1], stats[i + 3]);
+        }
+    }
+}
+
+TEST_P(DeviceOps, Pooling) {
+    const Tensor x = uniform({3, 4, 9, 9}, 16);
+    for (Pool2dOptions o : {Pool2dOptions{2, 2, 0}, Pool2dOptions{3, 2, 1}}) {
+        SCOPED_TRACE(o.kernel);
+        expect_device_equals_cpu([&](const auto& in) { return maxpool2d(in[0], o); }, {x});
+        expect_device_equals_cpu([&](const auto& in) { return relu_maxpool2d(in[0], o); }, {x});
+        expect_device_equals_cpu([&](const auto& in) { return avgpool2d(in[0], o); }, {x});
+    }
+    expect_device_equals_cpu([](const auto& in) { return global_avgpool(in[0]); }, {x});
+}
+
+TEST_P(DeviceOps, LossArgmaxAndTheNonFiniteScan) {
+    const Tensor logits = uniform({9, 10}, 17, -4.0f, 4.0f);
+    const Tensor labels = Tensor::from_vector_i64({9}, {0, 3, 9, 2, 2, 5, 7, 1, 4});
+    expect_device_equals_cpu(
+        [&](const auto& in) { return softmax_cross_entropy(in[0], labels.to(in[0].device())); },
+        {logits});
+    EXPECT_EQ(argmax_rows(logits.to(Device::kCuda)), argmax_rows(logits));
+    std::vector<float> v = logits.to_vector();
+    EXPECT_EQ(first_non_finite(Tensor::from_vector({90}, v).to(Device::kCuda)), -1);
+    v[61] = NAN, v[80] = INFINITY;
+    EXPECT_EQ(first_non_finite(Tensor::from_vector({90}, v).to(Device::kCuda)), 61);
+}
+
+TEST_P(DeviceOps, OptimizerUpdates) {
+    for (const char* kind : {"sgd", "adam", "adamw"}) {
+        SCOPED_TRACE(kind);
+        OptimizerConfig cfg;
+        cfg.kind = kind, cfg.momentum = 0.9f, cfg.nesterov = true, cfg.weight_decay = 0.01f;
+        std::vector<std::vector<float>> result[2];
+        for (Device d : {Device::kCpu, Device::kCuda}) {
+            Tensor p = uniform({300}, 18).to(d).clone();
+            p.set_requires_grad(true);
+            std::unique_ptr<Optimizer> opt = make_optimizer(cfg, {p});
+            for (uint32_t step = 0; step < 3; ++step) {
+                p.set_grad(uniform({300}, 19 + step).to(d));
+                opt->step(0.01f);
+            }
+            auto& r = result[d == Device::kCuda];
+            r.push_back(p.to_vector());
+            for (auto& [name, t] : opt->state())
+                if (t.dtype() == DType::kF32) r.push_back(t.to_vector());
+        }
+        ASSERT_EQ(result[0].size(), result[1].size());
+        for (std::size_t k = 0; k < result[0].size(); ++k)
+            EXPECT_TRUE(test::bitwise_equal(result[1][k].data(), result[0][k].data(),
+                                            static_cast<int64_t>(result[0][k].size())));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Device, DeviceOps, ::testing::Values(Stand::kFake, Stand::kCuda),
+                         [](const auto& info) {
+                             return std::string(info.param == Stand::kFake ? "StandIn" : "Cuda");
+                         });
+
+}  // namespace
+}  // namespace dt
