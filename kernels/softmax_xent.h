@@ -26,7 +26,13 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_mode.h"
+#include "kernels/common/accum_permuted.h"
+#include "kernels/common/fast_math.h"
+#include "kernels/common/hd.h"
+#include "kernels/common/reduce_tree.h"
 
 namespace dt::kernels {
 
@@ -34,6 +40,64 @@ struct SoftmaxXentParams {
     int64_t N = 0, K = 0;
     common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);  // site loss (forward)
 };
+
+// ---- the recipe's pieces, host-device: what cpu:: and cuda:: both run ----
+
+/// Row n: m_n, s_n and loss_n (returned), as the recipe above.
+DT_HD float softmax_xent_row(const float* logits, const int64_t* labels, float* rowmax,
+                             float* rowsum, int64_t n, int64_t K) {
+    const float* l = logits + n * K;
+    float m = l[0];
+    for (int64_t k = 1; k < K; ++k) m = l[k] > m ? l[k] : m;  // first maximum
+    float s = 0.0f;
+    for (int64_t k = 0; k < K; ++k) s = s + common::dt_expf(l[k] - m);  // ORDER: class order
+    rowmax[n] = m;
+    rowsum[n] = s;
+    return common::dt_logf(s) - (l[labels[n]] - m);  // ORDER: log(s) - (l_label - m)
+}
+
+/// Site loss, every mode but kAtomic (summed as the rows are computed): the total of
+/// loss_rows[0..N). `order` is scratch for N indices (kPermuted only).
+DT_HD float softmax_xent_total(const float* loss_rows, const SoftmaxXentParams& p,
+                               uint32_t* order) {
+    switch (p.accum.mode) {
+        case common::AccumMode::kTree:
+            return common::reduce_tree_combine(loss_rows, p.N);  // ORDER: T
+        case common::AccumMode::kKahan: {
+            // ORDER: leaves (loss_n, +0) combined by the kahan tree, then kahan_value.
+            common::KahanTreeSum t;
+            common::kahan_tree_sum_init(t);
+            for (int64_t n = 0; n < p.N; ++n) {
+                common::KahanSum leaf = common::kahan_zero();
+                common::kahan_add(leaf, loss_rows[n]);
+                common::kahan_tree_sum_push(t, leaf);
+            }
+            return common::kahan_value(common::kahan_tree_sum_finish(t));
+        }
+        case common::AccumMode::kExact: return common::exact_sum(loss_rows, p.N);  // ORDER: none
+        case common::AccumMode::kPermuted:
+            common::permute_order(order, p.N, p.accum.permute_key);
+            return common::permuted_sum(loss_rows, order, p.N);  // ORDER: permuted
+        case common::AccumMode::kAtomic: break;
+    }
+    return 0.0f;
+}
+
+/// dlogits[n, k], with g = dloss / N.
+DT_HD float softmax_xent_grad(const float* logits, const int64_t* labels, const float* rowmax,
+                              const float* rowsum, float g, int64_t n, int64_t k, int64_t K) {
+    const float prob = common::dt_expf(logits[n * K + k] - rowmax[n]) / rowsum[n];
+    return (prob - (k == labels[n] ? 1.0f : 0.0f)) * g;  // ORDER: (prob - onehot) * g
+}
+
+/// Index of the first maximum of row n of x (N, K) (strict >: the first one wins).
+DT_HD int64_t argmax_row(const float* x, int64_t n, int64_t K) {
+    const float* r = x + n * K;
+    int64_t best = 0;
+    for (int64_t k = 1; k < K; ++k)
+        if (r[k] > r[best]) best = k;
+    return best;
+}
 
 namespace ref {
 inline void softmax_xent_forward(const double* logits, const int64_t* labels, double* rowmax,
@@ -54,5 +118,15 @@ void softmax_xent_backward(const float* logits, const int64_t* labels, const flo
 /// out[n] = index of the first maximum of row n of x (N, K).
 void argmax_rows(const float* x, int64_t* out, int64_t N, int64_t K);
 }  // namespace cpu
+
+namespace cuda {  // kernels/cuda/softmax_xent.cu
+void softmax_xent_forward(const float* logits, const int64_t* labels, float* rowmax,
+                          float* rowsum, float* loss_rows, float* loss,
+                          const SoftmaxXentParams& p);
+void softmax_xent_backward(const float* logits, const int64_t* labels, const float* rowmax,
+                           const float* rowsum, float dloss, float* dlogits,
+                           const SoftmaxXentParams& p);
+void argmax_rows(const float* x, int64_t* out, int64_t N, int64_t K);
+}  // namespace cuda
 
 }  // namespace dt::kernels

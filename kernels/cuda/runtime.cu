@@ -132,4 +132,21 @@ void copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
 
 void synchronize() { ok(cudaStreamSynchronize(stream()), "cudaStreamSynchronize"); }
 
+void* scratch(std::size_t bytes) {
+    static void* block = nullptr;
+    static std::size_t size = 0;
+    if (bytes > size) {
+        // Work still queued may use the old block: cudaFree waits for the device first.
+        if (block != nullptr) device_free(block);
+        size = 0;
+        block = device_malloc(bytes < 4096 ? 4096 : bytes);
+        if (block == nullptr) {
+            note_error("scratch (cudaMalloc)", static_cast<int>(cudaErrorMemoryAllocation));
+            return nullptr;
+        }
+        size = bytes < 4096 ? 4096 : bytes;
+    }
+    return block;
+}
+
 }  // namespace dt::kernels::cuda

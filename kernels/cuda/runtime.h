@@ -36,6 +36,11 @@ void copy_to_host(void* host_dst, const void* src, std::size_t bytes);
 /// Waits for everything issued so far.
 void synchronize();
 
+/// Device scratch memory of at least `bytes` for one launch sequence of a launcher (its contents
+/// are undefined; valid until the next scratch() call). Grown on demand, never shrunk; nullptr
+/// when out of memory (the error is kept for take_error()).
+void* scratch(std::size_t bytes);
+
 /// The first CUDA error since the last call ("" when none), as "<api>: <name>: <description>";
 /// clears it (a sticky device error stays in the device and comes back on every later call).
 std::string take_error();
