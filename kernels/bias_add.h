@@ -46,8 +46,9 @@ void bias_add_forward(const float* x, const float* b, float* y, const BiasAddPar
 void bias_add_backward(const float* dy, float* db, const BiasAddParams& p);
 }  // namespace cpu
 
-namespace cuda {  // kernels/cuda/elementwise.cu (device pointers; the engine's stream)
+namespace cuda {  // kernels/cuda/elementwise.cu, bias_grad.cu (device pointers, the engine's stream)
 void bias_add_forward(const float* x, const float* b, float* y, const BiasAddParams& p);
+void bias_add_backward(const float* dy, float* db, const BiasAddParams& p);
 }  // namespace cuda
 
 }  // namespace dt::kernels

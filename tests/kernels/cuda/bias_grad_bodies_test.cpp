@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+// The per-thread bodies of the CUDA bias.grad kernels (kernels/cuda/bias_grad_bodies.h) over
+// every thread of their launch grids on the host, against the CPU kernel: bitwise in tree, kahan,
+// exact and permuted; close under atomic (the grid's order of the group partials, on purpose).
+// Shapes: a (N, C) matrix, conv-like (N, C, P) with N not a multiple of the CPU's 8-sample
+// groups, and one with more samples than an atomic group.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/cuda/bias_grad_bodies.h"
+#include "kernels/cuda/elementwise_bodies.h"
+#include "tests/support/compare.h"
+#include "tests/support/modes.h"
+#include "tests/support/rng.h"
+
+namespace dt::kernels {
+namespace {
+
+using common::for_each_thread;
+using common::GridPos;
+
+/// The launcher's sequence (kernels/cuda/bias_grad.cu) with its grids, on the host.
+std::vector<float> bias_grad_on_grid(const std::vector<float>& dy, const BiasAddParams& p) {
+    std::vector<float> db(static_cast<std::size_t>(p.c), NAN);
+    const uint32_t threads = cuda::kElementwiseThreads;
+    if (p.accum.mode == common::AccumMode::kAtomic) {
+        std::fill(db.begin(), db.end(), 0.0f);
+        const int64_t work = (p.n + kBiasAddAtomicGroup - 1) / kBiasAddAtomicGroup * p.c;
+        for_each_thread(cuda::elementwise_blocks(work), threads, [&](const GridPos& t) {
+            cuda::bias_grad_atomic_body(t, dy.data(), db.data(), p);
+        });
+        return db;
+    }
+    const auto nc = static_cast<std::size_t>(p.n * p.c);
+    std::vector<float> leaves(nc);
+    std::vector<common::KahanSum> kleaves(nc);
+    std::vector<common::ExactAcc> accs(nc);
+    std::vector<uint32_t> order(static_cast<std::size_t>(p.n));
+    for_each_thread(cuda::elementwise_blocks(p.n * p.c), threads, [&](const GridPos& t) {
+        if (p.accum.mode == common::AccumMode::kKahan)
+            cuda::bias_grad_kahan_leaves_body(t, dy.data(), kleaves.data(), p);
+        else if (p.accum.mode == common::AccumMode::kExact)
+            cuda::bias_grad_exact_leaves_body(t, dy.data(), accs.data(), p);
+        else
+            cuda::bias_grad_leaves_body(t, dy.data(), leaves.data(), p);
+    });
+    for_each_thread(1, 1, [&](const GridPos& t) { cuda::bias_grad_order_body(t, order.data(), p); });
+    for_each_thread(cuda::elementwise_blocks(p.c), threads, [&](const GridPos& t) {
+        cuda::bias_grad_combine_body(t, leaves.data(), kleaves.data(), accs.data(), order.data(),
+                                     db.data(), p);
+    });
+    return db;
+}
+
+TEST(CudaBiasGradBodies, EveryModeEqualsTheCpu) {
+    for (BiasAddParams shape : {BiasAddParams{37, 10, 1}, BiasAddParams{13, 6, 49},
+                                BiasAddParams{40, 3, 7}}) {
+        const int64_t n = shape.n * shape.c * shape.p;
+        std::vector<float> dy = test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), 3);
+        dy[5] = 3e7f, dy[6] = -3e7f;  // cancellation: the modes round differently
+        for (const common::AccumSpec& spec : test::all_mode_specs(31)) {
+            SCOPED_TRACE(test::accum_mode_name(spec.mode));
+            BiasAddParams p = shape;
+            p.accum = spec;
+            std::vector<float> want(static_cast<std::size_t>(p.c), NAN);
+            cpu::bias_add_backward(dy.data(), want.data(), p);
+            const std::vector<float> got = bias_grad_on_grid(dy, p);
+            if (spec.mode == common::AccumMode::kAtomic) {
+                for (int64_t c = 0; c < p.c; ++c) EXPECT_NEAR(got[c], want[c], 8.0f) << c;
+            } else {
+                EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), p.c))
+                    << p.n << "x" << p.c << "x" << p.p;
+            }
+        }
+    }
+}
+
+}  // namespace
+}  // namespace dt::kernels
