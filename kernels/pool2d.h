@@ -77,4 +77,13 @@ void global_avgpool_forward(const float* x, float* y, int64_t planes, int64_t hw
 void global_avgpool_backward(const float* dy, float* dx, int64_t planes, int64_t hw);
 }  // namespace cpu
 
+namespace cuda {  // kernels/cuda/pool2d.cu (device pointers, the engine's stream)
+void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const Pool2dParams& p);
+void maxpool2d_backward(const float* dy, const int32_t* argmax, float* dx, const Pool2dParams& p);
+void avgpool2d_forward(const float* x, float* y, const Pool2dParams& p);
+void avgpool2d_backward(const float* dy, float* dx, const Pool2dParams& p);
+void global_avgpool_forward(const float* x, float* y, int64_t planes, int64_t hw);
+void global_avgpool_backward(const float* dy, float* dx, int64_t planes, int64_t hw);
+}  // namespace cuda
+
 }  // namespace dt::kernels

@@ -16,11 +16,23 @@ const KernelTable& kernel_table() {
         t.relu_backward = &cuda::relu_backward;
         t.add_forward = &cuda::add_forward;
         t.bias_add_forward = &cuda::bias_add_forward;
+        t.bias_add_backward = &cuda::bias_add_backward;  // bias_grad.cu
         t.dropout_forward = &cuda::dropout_forward;
         t.dropout_backward = &cuda::dropout_backward;
         t.sgd_update = &cuda::sgd_update;
         t.adam_update = &cuda::adam_update;
         t.first_non_finite = &cuda::first_non_finite;
+        // pooling (kernels/cuda/pool2d.cu)
+        t.maxpool2d_forward = &cuda::maxpool2d_forward;
+        t.maxpool2d_backward = &cuda::maxpool2d_backward;
+        t.avgpool2d_forward = &cuda::avgpool2d_forward;
+        t.avgpool2d_backward = &cuda::avgpool2d_backward;
+        t.global_avgpool_forward = &cuda::global_avgpool_forward;
+        t.global_avgpool_backward = &cuda::global_avgpool_backward;
+        // loss and evaluation (kernels/cuda/softmax_xent.cu)
+        t.softmax_xent_forward = &cuda::softmax_xent_forward;
+        t.softmax_xent_backward = &cuda::softmax_xent_backward;
+        t.argmax_rows = &cuda::argmax_rows;
         return t;
     }();
     return table;
