@@ -10,9 +10,17 @@ Best settings for the peer (set by compare.py, reported in its output): torch.se
 OPENBLAS_NUM_THREADS=1 (no oversubscription from BLAS), ATEN_CPU_CAPABILITY=avx512 where the CPU
 has it, no autograd anomaly detection, torch.backends.mkldnn enabled (the default).
 
+On a GPU (--device cuda, scripts/gpu_check.sh): eager mode with cuDNN; by default its fastest
+settings (cudnn.benchmark autotuning, no determinism); --deterministic switches on
+torch.use_deterministic_algorithms (cudnn.deterministic, no autotuning, CUBLAS_WORKSPACE_CONFIG);
+--tf32 allows TF32 in matmuls and convolutions (off by default: detrain computes in float32).
+Each step is timed with CUDA events. All settings are reported.
+
 usage: pytorch_train.py --model smallcnn|smallcnn-bn|mediumcnn|resnet18 [--kernel-size K]
                         [--threads T] [--batch B] [--steps S] [--warmup W]
+                        [--device cpu|cuda] [--deterministic] [--tf32]
 """
+import os
 import argparse
 import json
 import statistics
@@ -127,31 +135,60 @@ def main():
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--deterministic", action="store_true")
+    ap.add_argument("--tf32", action="store_true")
     a = ap.parse_args()
+    cuda = a.device == "cuda"
+    if cuda:
+        if a.deterministic:
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(a.deterministic)
+        torch.backends.cudnn.deterministic = a.deterministic
+        torch.backends.cudnn.benchmark = not a.deterministic
+        torch.backends.cuda.matmul.allow_tf32 = a.tf32
+        torch.backends.cudnn.allow_tf32 = a.tf32
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     net, (ch, hw) = build(a.model, a.kernel_size)
+    net = net.to(a.device)
     net.train()
     opt = torch.optim.Adam(net.parameters(), lr=4e-4)
-    x = torch.rand(a.batch, ch, hw, hw) * 2 - 1
-    y = torch.arange(a.batch) % 10
+    x = (torch.rand(a.batch, ch, hw, hw) * 2 - 1).to(a.device)
+    y = (torch.arange(a.batch) % 10).to(a.device)
     times = []
     for i in range(a.warmup + a.steps):
-        t0 = time.perf_counter()
+        if cuda:
+            t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            t0.record()
+        else:
+            t0 = time.perf_counter()
         loss = F.cross_entropy(net(x), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        if cuda:
+            t1.record()
+            t1.synchronize()
+            dt = t0.elapsed_time(t1) / 1e3
+        else:
+            dt = time.perf_counter() - t0
         if i >= a.warmup:
-            times.append(time.perf_counter() - t0)
+            times.append(dt)
     med = statistics.median(times)
-    print(json.dumps({
+    info = {
         "peer": "pytorch", "torch_version": torch.__version__, "model": a.model,
         "kernel_size": a.kernel_size, "threads": a.threads, "batch": a.batch,
         "steps": a.steps, "step_ms_min": 1e3 * min(times), "step_ms_median": 1e3 * med,
-        "images_per_second": a.batch / med,
-        "cpu_capability": cpu_capability(),
-    }))
+        "images_per_second": a.batch / med, "device": a.device,
+    }
+    if cuda:
+        info.update({"gpu": torch.cuda.get_device_name(0), "deterministic": a.deterministic,
+                     "cudnn_benchmark": torch.backends.cudnn.benchmark, "tf32": a.tf32,
+                     "cudnn_version": torch.backends.cudnn.version()})
+    else:
+        info["cpu_capability"] = cpu_capability()
+    print(json.dumps(info))
     return 0
 
 

@@ -18,6 +18,7 @@
 
 #include "engine/io/safetensors.h"
 #include "engine/io/sha256.h"
+#include "engine/runtime/cuda_device.h"
 #include "tests/support/synthetic_idx.h"
 
 namespace {
@@ -269,6 +270,23 @@ TEST_F(TrainCli, BadInputFailsWithoutResult) {
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find("/proc/x"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists("/proc/x/result.json"));
+}
+
+TEST_F(TrainCli, CudaWithoutAGpuSaysWhatIsMissingAndWritesNothing) {
+    if (dt::cuda_device::available()) GTEST_SKIP() << "this machine has a CUDA device";
+    const fs::path out = root_ / "no-gpu";
+    const CliRun r = detrain("train --data-dir " + (root_ / "data").string() +
+                             " --epochs 1 --progress none --device cuda --out " + out.string());
+    EXPECT_EQ(r.status, 1);
+    // The build (no CUDA compiled in) or the machine (no driver, no GPU), and the way out.
+    EXPECT_NE(r.err.find(dt::cuda_device::built() ? "no usable CUDA device" : "no CUDA backend"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("--device cpu"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+    const CliRun info = detrain("info");
+    EXPECT_EQ(info.status, 0);
+    EXPECT_NE(info.out.find("cuda device     none ("), std::string::npos) << info.out;
 }
 
 }  // namespace

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The GPU check, run on a GPU host from the repository root after scripts/gpu_kit.sh built the kit
+# (gpu-kit/, or KIT_DIR) here or anywhere: the CUDA tests (device twins of the numeric core, every
+# op x mode on the device against the cpu), CPU-vs-GPU training runs whose weights_sha256 must
+# agree under the deterministic presets, and the PyTorch-CUDA peer step (deterministic algorithms
+# on and off, TF32 off and on). Writes check.log, summary.json and the tests' XML into the output
+# folder: $1, else $OUT (the device tool's), else gpu-check-out/. Ends within 6 minutes: every step
+# has a time limit, and steps that would start after the budget are skipped (and listed so).
+# Exit status: 0 when every step that ran passed, 1 otherwise. Without a GPU everything runs and
+# the device parts report what is missing (useful to check the kit itself).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+kit=${KIT_DIR:-gpu-kit}
+out=${1:-${OUT:-gpu-check-out}}
+budget=${GPU_CHECK_BUDGET_S:-340}
+mkdir -p "$out"
+log="$out/check.log"
+: > "$log"
+steps=$(mktemp)
+work=$(mktemp -d)
+export LD_LIBRARY_PATH="$PWD/$kit/lib:${LD_LIBRARY_PATH:-}"
+export OMP_WAIT_POLICY=passive
+start=$(date +%s)
+
+if [[ ! -x "$kit/bin/detrain" ]]; then
+    echo "gpu_check.sh: no kit in $kit (build it with scripts/gpu_kit.sh)" | tee -a "$log" >&2
+    exit 2
+fi
+
+# step NAME LIMIT_S COMMAND...: runs COMMAND with its output in the log, under min(LIMIT, what is
+# left of the budget); records name, exit status and seconds.
+step() {
+    local name=$1 limit=$2
+    shift 2
+    local left=$((budget - ($(date +%s) - start)))
+    if ((left < 5)); then
+        echo "== $name: skipped (the ${budget} s budget is spent)" >>"$log"
+        printf '%s\tskipped\t0\n' "$name" >>"$steps"
+        return
+    fi
+    ((limit > left)) && limit=$left
+    echo "== $name (limit ${limit} s): $*" >>"$log"
+    local t0 rc
+    t0=$(date +%s%N)
+    timeout -k 5 "$limit" "$@" >>"$log" 2>&1
+    rc=$?
+    printf '%s\t%s\t%s\n' "$name" "$rc" "$((($(date +%s%N) - t0) / 1000000))" >>"$steps"
+}
+
+step nvidia-smi 15 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+step detrain-info 15 "$kit/bin/detrain" info
+step cuda-core-tests 60 "$kit/bin/dt_test_cuda" "--gtest_output=xml:$out/tests_cuda.xml"
+step cuda-host-grid-tests 30 "$kit/bin/dt_test_kernels" --gtest_filter='CudaElementwise*'
+step device-ops-tests 100 "$kit/bin/dt_test_engine" --gtest_filter='Device/DeviceOps.*' \
+    "--gtest_output=xml:$out/tests_device_ops.xml"
+
+# CPU vs GPU: the same run on each device; the deterministic presets promise the same bits.
+data="$kit/data/fashion-mnist"
+for impl in deterministic exact; do
+    for dev in cpu cuda; do
+        step "train-$impl-$dev" 40 "$kit/bin/detrain" train --data-dir "$data" --model smallcnn \
+            --epochs 1 --batch-size 128 --eval-batch-size 500 --impl "$impl" --device "$dev" \
+            --progress none --out "$work/$impl-$dev"
+    done
+done
+
+# The PyTorch-CUDA peer (its best settings, each reported): step time on the same GPU.
+peers="$work/peers.jsonl"
+for model in smallcnn resnet18; do
+    for mode in "" "--deterministic" "--tf32"; do
+        step "pytorch-$model${mode:+-${mode#--}}" 30 sh -c \
+            "python3 bench/peers/pytorch_train.py --device cuda --model $model --batch 128 \
+             --steps 30 $mode >> '$peers'"
+    done
+done
+
+python3 - "$out" "$steps" "$work" "$kit" "$budget" "$start" <<'PY'
+import json, os, subprocess, sys, time
+out, steps_file, work, kit, budget, start = sys.argv[1:7]
+steps = []
+for line in open(steps_file):
+    name, rc, secs = line.rstrip("\n").split("\t")
+    steps.append({"step": name, "status": rc, "seconds": round(int(secs or 0) / 1000, 2)})
+def result(impl, dev):
+    p = os.path.join(work, f"{impl}-{dev}", "result.json")
+    if not os.path.exists(p):
+        return {"error": "no result.json (see check.log)"}
+    r = json.load(open(p))
+    return {k: r.get(k) for k in ("weights_sha256", "test_accuracy", "images_per_second",
+                                   "device", "recipe")}
+hashes = {}
+for impl in ("deterministic", "exact"):
+    cpu, cuda = result(impl, "cpu"), result(impl, "cuda")
+    same = cpu.get("weights_sha256") is not None and cpu.get("weights_sha256") == cuda.get("weights_sha256")
+    hashes[impl] = {"cpu": cpu, "cuda": cuda, "bitwise_equal": same}
+peers = []
+pj = os.path.join(work, "peers.jsonl")
+if os.path.exists(pj):
+    peers = [json.loads(l) for l in open(pj) if l.strip().startswith("{")]
+try:
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True, timeout=10).stdout.strip()
+except Exception as e:
+    gpu = f"none ({e})"
+summary = {
+    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    "commit": open(os.path.join(kit, "COMMIT")).read().strip(),
+    "gpu": gpu,
+    "seconds": round(time.time() - float(start), 1),
+    "budget_seconds": int(budget),
+    "steps": steps,
+    "cpu_vs_gpu": hashes,
+    "pytorch_cuda": peers,
+    "detrain_gpu_benchmarks": "not built yet (issue 20: CUDA kernel benchmarks to come)",
+}
+json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
+print(json.dumps({"steps": [f"{s['step']}:{s['status']}" for s in steps],
+                  "cpu_vs_gpu": {k: v["bitwise_equal"] for k, v in hashes.items()}}))
+sys.exit(0 if all(s["status"] in ("0", "skipped") for s in steps) else 1)
+PY
+rc=$?
+rm -rf "$work" "$steps"
+exit $rc

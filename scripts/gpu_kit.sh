@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds the GPU kit on this machine (no GPU needed): detrain and the tests that use a device,
+# compiled for the lent GPUs (Hopper, sm_90 plus compute_90 PTX for newer chips), with the few
+# shared libraries a GPU host may lack, a small Fashion-MNIST subset (the CPU-vs-GPU runs), into
+# one ignored folder (default gpu-kit/, override with KIT_DIR) kept well under 64 MiB. Run
+# scripts/gpu_check.sh from the repository root on the GPU host (docs/gpu.md says how).
+#   scripts/gpu_kit.sh            # build into build-gpu/ and assemble gpu-kit/
+# CUDA runtime: linked statically (cmake: CUDA::cudart_static), so the host needs only a driver.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kit=${KIT_DIR:-gpu-kit}
+build=${GPU_BUILD_DIR:-build-gpu}
+data_src=${DT_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
+
+gen=()
+if command -v ninja >/dev/null && [[ ! -f "$build/CMakeCache.txt" ]]; then gen=(-G Ninja); fi
+cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DDT_ENABLE_CUDA=ON \
+      "-DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual" -DDT_BUILD_BENCH=OFF \
+      "-DCMAKE_EXE_LINKER_FLAGS=-static-libstdc++ -static-libgcc" >/dev/null
+cmake --build "$build" -j "$(nproc)" --target detrain dt_test_cuda dt_test_engine dt_test_kernels
+
+rm -rf "$kit"
+mkdir -p "$kit/bin" "$kit/lib" "$kit/data/fashion-mnist"
+cp "$build/detrain" "$build/tests/dt_test_cuda" "$build/tests/dt_test_engine" \
+   "$build/tests/dt_test_kernels" "$kit/bin/"
+# Shared libraries outside glibc that the binaries load (libgomp, zlib): copied beside them.
+for lib in $(ldd "$kit"/bin/* | awk '/=> \//{print $3}' | sort -u); do
+    case "$(basename "$lib")" in
+        libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+        *) cp -L "$lib" "$kit/lib/" ;;
+    esac
+done
+# Fashion-MNIST subset: the first 2048 training and 1000 test images, uncompressed IDX.
+python3 - "$data_src" "$kit/data/fashion-mnist" <<'PY'
+import gzip, os, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+def read(stem):
+    for name in (stem, stem + ".gz"):
+        p = os.path.join(src, name)
+        if os.path.exists(p):
+            return (gzip.open if name.endswith(".gz") else open)(p, "rb").read()
+    sys.exit(f"gpu_kit.sh: {stem}(.gz) not found in {src} (run scripts/setup.sh, or set DT_FASHION_MNIST)")
+for split, keep in (("train", 2048), ("t10k", 1000)):
+    img, lab = read(f"{split}-images-idx3-ubyte"), read(f"{split}-labels-idx1-ubyte")
+    _, n, r, c = struct.unpack(">IIII", img[:16])
+    with open(os.path.join(dst, f"{split}-images-idx3-ubyte"), "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, keep, r, c) + img[16:16 + keep * r * c])
+    with open(os.path.join(dst, f"{split}-labels-idx1-ubyte"), "wb") as f:
+        f.write(struct.pack(">II", 0x801, keep) + lab[8:8 + keep])
+PY
+git rev-parse HEAD > "$kit/COMMIT" 2>/dev/null || echo unknown > "$kit/COMMIT"
+size=$(du -sm "$kit" | cut -f1)
+echo "gpu_kit.sh: $kit is ${size} MiB (commit $(cat "$kit/COMMIT"))"
+if (( size >= 48 )); then
+    echo "gpu_kit.sh: the kit must stay well under 64 MiB (the device tool's limit)" >&2
+    exit 1
+fi
