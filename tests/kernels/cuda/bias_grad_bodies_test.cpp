@@ -11,6 +11,7 @@
 
 #include "kernels/cuda/bias_grad_bodies.h"
 #include "kernels/cuda/elementwise_bodies.h"
+#include "tests/support/channel_totals_grid.h"
 #include "tests/support/compare.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
@@ -23,34 +24,13 @@ using common::GridPos;
 
 /// The launcher's sequence (kernels/cuda/bias_grad.cu) with its grids, on the host.
 std::vector<float> bias_grad_on_grid(const std::vector<float>& dy, const BiasAddParams& p) {
-    std::vector<float> db(static_cast<std::size_t>(p.c), NAN);
-    const uint32_t threads = cuda::kElementwiseThreads;
-    if (p.accum.mode == common::AccumMode::kAtomic) {
-        std::fill(db.begin(), db.end(), 0.0f);
-        const int64_t work = (p.n + kBiasAddAtomicGroup - 1) / kBiasAddAtomicGroup * p.c;
-        for_each_thread(cuda::elementwise_blocks(work), threads, [&](const GridPos& t) {
-            cuda::bias_grad_atomic_body(t, dy.data(), db.data(), p);
-        });
-        return db;
-    }
-    const auto nc = static_cast<std::size_t>(p.n * p.c);
-    std::vector<float> leaves(nc);
-    std::vector<common::KahanSum> kleaves(nc);
-    std::vector<common::ExactAcc> accs(nc);
-    std::vector<uint32_t> order(static_cast<std::size_t>(p.n));
-    for_each_thread(cuda::elementwise_blocks(p.n * p.c), threads, [&](const GridPos& t) {
-        if (p.accum.mode == common::AccumMode::kKahan)
-            cuda::bias_grad_kahan_leaves_body(t, dy.data(), kleaves.data(), p);
-        else if (p.accum.mode == common::AccumMode::kExact)
-            cuda::bias_grad_exact_leaves_body(t, dy.data(), accs.data(), p);
-        else
-            cuda::bias_grad_leaves_body(t, dy.data(), leaves.data(), p);
-    });
-    for_each_thread(1, 1, [&](const GridPos& t) { cuda::bias_grad_order_body(t, order.data(), p); });
-    for_each_thread(cuda::elementwise_blocks(p.c), threads, [&](const GridPos& t) {
-        cuda::bias_grad_combine_body(t, leaves.data(), kleaves.data(), accs.data(), order.data(),
-                                     db.data(), p);
-    });
+    if (p.accum.mode != common::AccumMode::kAtomic)
+        return test::channel_totals_on_grid<1>(cuda::BiasGradTerm{dy.data(), p.p},
+                                               cuda::bias_grad_totals(p));
+    std::vector<float> db(static_cast<std::size_t>(p.c), 0.0f);
+    const int64_t work = (p.n + kBiasAddAtomicGroup - 1) / kBiasAddAtomicGroup * p.c;
+    for_each_thread(cuda::elementwise_blocks(work), cuda::kElementwiseThreads,
+                    [&](const GridPos& t) { cuda::bias_grad_atomic_body(t, dy.data(), db.data(), p); });
     return db;
 }
 

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+// Per-channel totals over the samples of a batch, the shape of the bias.grad, bn.stats and
+// bn.backward sites: x viewed as rows r = n * C + c of `len` contiguous positions, S sums of
+// terms term(r, i) per row, total_s(c) over every row of channel c. Host-device bodies of the
+// CUDA kernels (used by kernels/cuda/bias_grad.cu and batchnorm2d.cu), tested on the host over
+// whole grids. Per mode, as the contracts (kernels/bias_add.h, kernels/batchnorm2d.h) define:
+//   leaves   one thread per row: tree, permuted, atomic: +0 + t(r, 0) + t(r, 1) + ... (index
+//            order); kahan: kahan_add from (+0, +0); exact: an ExactAcc of every term.
+//   combine  one thread per (sum, channel): tree T over the N sample leaves in sample order;
+//            kahan: the same tree with kahan_merge, then kahan_value; permuted: +0 + leaf(o[0])
+//            + leaf(o[1]) + ..., o drawn once per call; exact: the leaves' accumulators merged
+//            (integer sums, any grouping) and rounded once.
+//   atomic   (batch-norm's) each row's leaf atomic-added into the zeroed total as soon as it is
+//            computed: no combine, no ORDER on purpose. (bias.grad's atomic mode groups samples
+//            instead: bias_grad_atomic_body.)
+// Layout of the scratch: leaves of sum s at [s * rows + r]; totals at [s * C + c].
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_kahan.h"
+#include "kernels/common/accum_mode.h"
+#include "kernels/common/accum_permuted.h"
+#include "kernels/common/atomic_add.h"
+#include "kernels/common/grid.h"
+#include "kernels/common/reduce_tree.h"
+
+namespace dt::kernels::cuda {
+
+using common::GridPos;
+
+struct ChannelTotals {
+    int64_t N = 0, C = 0, len = 0;  // rows = N * C
+    common::AccumSpec accum;
+};
+
+/// Per-row leaves of the S sums of `term` (term(r, i, t) writes t[0..S)).
+template <int S, class Term>
+DT_HD void channel_leaves_body(const GridPos& t, const Term& term, const ChannelTotals& q,
+                               float* leaves, common::KahanSum* kleaves, common::ExactAcc* accs,
+                               float* atomic_totals) {
+    const int64_t rows = q.N * q.C;
+    common::grid_stride(t, rows, [&](int64_t r) {
+        float v[S];
+        switch (q.accum.mode) {
+            case common::AccumMode::kKahan: {
+                common::KahanSum k[S];
+                for (int s = 0; s < S; ++s) k[s] = common::kahan_zero();
+                for (int64_t i = 0; i < q.len; ++i) {
+                    term(r, i, v);
+                    for (int s = 0; s < S; ++s) common::kahan_add(k[s], v[s]);
+                }
+                for (int s = 0; s < S; ++s) kleaves[s * rows + r] = k[s];
+                return;
+            }
+            case common::AccumMode::kExact: {
+                common::ExactAcc e[S];
+                for (int s = 0; s < S; ++s) common::exact_init(e[s]);
+                for (int64_t i = 0; i < q.len; ++i) {
+                    term(r, i, v);
+                    for (int s = 0; s < S; ++s) common::exact_add(e[s], v[s]);
+                    // exact_add needs a normalisation every 2^31 terms (accum_exact.h)
+                    if ((i & ((int64_t{1} << 30) - 1)) == (int64_t{1} << 30) - 1)
+                        for (int s = 0; s < S; ++s) common::exact_normalise(e[s]);
+                }
+                for (int s = 0; s < S; ++s) {
+                    common::exact_normalise(e[s]);
+                    accs[s * rows + r] = e[s];
+                }
+                return;
+            }
+            default: {
+                float a[S];
+                for (int s = 0; s < S; ++s) a[s] = 0.0f;
+                for (int64_t i = 0; i < q.len; ++i) {  // ORDER: index order from +0
+                    term(r, i, v);
+                    for (int s = 0; s < S; ++s) a[s] = a[s] + v[s];
+                }
+                for (int s = 0; s < S; ++s) {
+                    if (q.accum.mode == common::AccumMode::kAtomic) {
+                        common::atomic_add_float(atomic_totals + s * q.C + r % q.C, a[s]);
+                    } else {
+                        leaves[s * rows + r] = a[s];
+                    }
+                }
+                return;
+            }
+        }
+    });
+}
+
+/// Global thread 0: the sample order of kPermuted.
+DT_HD void channel_order_body(const GridPos& t, uint32_t* order, const ChannelTotals& q) {
+    if (t.global() == 0) common::permute_order(order, q.N, q.accum.permute_key);
+}
+
+/// totals[s * C + c] from the leaves, one thread per (sum, channel); every mode but atomic.
+DT_HD void channel_combine_body(const GridPos& t, int S, const ChannelTotals& q,
+                                const float* leaves, const common::KahanSum* kleaves,
+                                const common::ExactAcc* accs, const uint32_t* order,
+                                float* totals) {
+    const int64_t rows = q.N * q.C;
+    common::grid_stride(t, S * q.C, [&](int64_t i) {
+        const int64_t s = i / q.C, c = i % q.C, base = s * rows + c;
+        switch (q.accum.mode) {
+            case common::AccumMode::kTree:  // ORDER: T over the samples' leaves
+                totals[i] = common::reduce_tree_combine(leaves + base, q.N, q.C);
+                return;
+            case common::AccumMode::kPermuted:  // ORDER: +0 + leaf(o[0]) + leaf(o[1]) + ...
+                totals[i] = common::permuted_sum(leaves + base, order, q.N, q.C);
+                return;
+            case common::AccumMode::kKahan:  // ORDER: T_k, then kahan_value
+                totals[i] = common::kahan_value(common::kahan_tree_combine(kleaves + base, q.N, q.C));
+                return;
+            case common::AccumMode::kExact: {  // ORDER: none, rounded once
+                common::ExactAcc a;
+                common::exact_init(a);
+                for (int64_t n = 0; n < q.N; ++n) common::exact_merge(a, accs[base + n * q.C]);
+                totals[i] = common::exact_value(a);
+                return;
+            }
+            case common::AccumMode::kAtomic: return;
+        }
+    });
+}
+
+}  // namespace dt::kernels::cuda
