@@ -85,4 +85,17 @@ void batchnorm2d_backward(const float* dy, const float* x, const float* mean, co
                           bool training, const BatchNorm2dParams& p);
 }  // namespace cpu
 
+namespace cuda {  // kernels/cuda/batchnorm2d.cu (device pointers, the engine's stream)
+void batchnorm2d_stats(const float* x, float* mean, float* var, float* invstd,
+                       const BatchNorm2dParams& p);
+void batchnorm2d_invstd(const float* var, float* invstd, const BatchNorm2dParams& p);
+void batchnorm2d_apply(const float* x, const float* mean, const float* invstd, const float* gamma,
+                       const float* beta, float* y, const BatchNorm2dParams& p);
+void batchnorm2d_update_running(float* running_mean, float* running_var, const float* mean,
+                                const float* var, float momentum, const BatchNorm2dParams& p);
+void batchnorm2d_backward(const float* dy, const float* x, const float* mean, const float* invstd,
+                          const float* gamma, float* dx, float* dgamma, float* dbeta,
+                          bool training, const BatchNorm2dParams& p);
+}  // namespace cuda
+
 }  // namespace dt::kernels

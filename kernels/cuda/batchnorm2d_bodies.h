@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+// Per-thread bodies of the CUDA batch-norm kernels (kernels/cuda/batchnorm2d.cu), host-device,
+// tested on the host over whole grids against the CPU (kernels/batchnorm2d.h's recipe). The
+// per-channel totals of the sites bn.stats and bn.backward are channel_totals_bodies.h over the
+// terms below (a row per (sample, channel)); every other step is elementwise, per channel or per
+// element, with the CPU's formula and order.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/batchnorm2d.h"
+#include "kernels/cuda/channel_totals_bodies.h"
+
+namespace dt::kernels::cuda {
+
+DT_HD ChannelTotals batchnorm_totals(const BatchNorm2dParams& p) {
+    return ChannelTotals{p.N, p.C, p.HW, p.accum};
+}
+
+struct BnMeanTerm {  // t = x
+    const float* x;
+    int64_t HW;
+    DT_HD void operator()(int64_t r, int64_t i, float* t) const { t[0] = x[r * HW + i]; }
+};
+struct BnVarTerm {  // t = (x - mean) * (x - mean)
+    const float* x;
+    const float* mean;
+    int64_t C, HW;
+    DT_HD void operator()(int64_t r, int64_t i, float* t) const {
+        const float d = x[r * HW + i] - mean[r % C];
+        t[0] = d * d;
+    }
+};
+struct BnBackwardTerm {  // t0 = dy, t1 = dy * ((x - mean) * invstd)
+    const float* x;
+    const float* dy;
+    const float* mean;
+    const float* invstd;
+    int64_t C, HW;
+    DT_HD void operator()(int64_t r, int64_t i, float* t) const {
+        const int64_t c = r % C;
+        const float g = dy[r * HW + i];
+        t[0] = g;
+        t[1] = g * ((x[r * HW + i] - mean[c]) * invstd[c]);
+    }
+};
+
+DT_HD float bn_count(const BatchNorm2dParams& p) { return static_cast<float>(p.N * p.HW); }
+
+/// mean[c] = total / count, in place (the total was written into mean).
+DT_HD void bn_mean_body(const GridPos& t, float* mean, const BatchNorm2dParams& p) {
+    common::grid_stride(t, p.C, [&](int64_t c) { mean[c] = mean[c] / bn_count(p); });
+}
+
+/// var[c] = total / count in place, then invstd[c] = 1 / sqrt(var + eps).
+DT_HD void bn_var_invstd_body(const GridPos& t, float* var, float* invstd,
+                              const BatchNorm2dParams& p) {
+    common::grid_stride(t, p.C, [&](int64_t c) {
+        var[c] = var[c] / bn_count(p);
+        invstd[c] = 1.0f / sqrtf(var[c] + p.eps);  // ORDER: sqrt, division correctly rounded
+    });
+}
+
+DT_HD void bn_invstd_body(const GridPos& t, const float* var, float* invstd,
+                          const BatchNorm2dParams& p) {
+    common::grid_stride(t, p.C, [&](int64_t c) { invstd[c] = 1.0f / sqrtf(var[c] + p.eps); });
+}
+
+DT_HD void bn_apply_body(const GridPos& t, const float* x, const float* mean, const float* invstd,
+                         const float* gamma, const float* beta, float* y,
+                         const BatchNorm2dParams& p) {
+    common::grid_stride(t, p.N * p.C * p.HW, [&](int64_t i) {
+        const int64_t c = (i / p.HW) % p.C;
+        y[i] = ((x[i] - mean[c]) * invstd[c]) * gamma[c] + beta[c];  // ORDER: as the CPU
+    });
+}
+
+DT_HD void bn_update_running_body(const GridPos& t, float* running_mean, float* running_var,
+                                  const float* mean, const float* var, float momentum,
+                                  const BatchNorm2dParams& p) {
+    const float count = bn_count(p);
+    const float keep = 1.0f - momentum;
+    const float unbias = count / (count - 1.0f);
+    common::grid_stride(t, p.C, [&](int64_t c) {
+        // ORDER: (keep * running) + (momentum * batch), batch var unbiased as var * unbias.
+        running_mean[c] = keep * running_mean[c] + momentum * mean[c];
+        running_var[c] = keep * running_var[c] + momentum * (var[c] * unbias);
+    });
+}
+
+/// dx per element from the totals (totals[c] = total(dy) = dbeta, totals[C + c] = dgamma).
+DT_HD void bn_backward_dx_body(const GridPos& t, const float* dy, const float* x,
+                               const float* mean, const float* invstd, const float* gamma,
+                               const float* dbeta, const float* dgamma, float* dx, bool training,
+                               const BatchNorm2dParams& p) {
+    const float count = bn_count(p);
+    common::grid_stride(t, p.N * p.C * p.HW, [&](int64_t i) {
+        const int64_t c = (i / p.HW) % p.C;
+        if (!training) {
+            dx[i] = dy[i] * (gamma[c] * invstd[c]);  // ORDER: dy * (gamma * invstd)
+            return;
+        }
+        const float k = (gamma[c] * invstd[c]) / count;
+        const float xhat = (x[i] - mean[c]) * invstd[c];
+        // ORDER: k * (((count * dy) - dbeta) - (xhat * dgamma))
+        dx[i] = k * (((count * dy[i]) - dbeta[c]) - xhat * dgamma[c]);
+    });
+}
+
+}  // namespace dt::kernels::cuda

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+// The CUDA batch-norm kernels' bodies (kernels/cuda/batchnorm2d_bodies.h, with the per-channel
+// totals of channel_totals_bodies.h) over every thread of their launch grids on the host, in the
+// launcher's order, against the CPU kernels: statistics, normalisation, running statistics and
+// the backward (training and evaluation) bitwise in tree, kahan, exact and permuted; close under
+// atomic. Inputs with a large offset, so that the modes round differently.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/cuda/batchnorm2d_bodies.h"
+#include "kernels/cuda/elementwise_bodies.h"
+#include "tests/support/channel_totals_grid.h"
+#include "tests/support/compare.h"
+#include "tests/support/modes.h"
+#include "tests/support/rng.h"
+
+namespace dt::kernels {
+namespace {
+
+using common::for_each_thread;
+using common::GridPos;
+
+void expect_equal(const std::vector<float>& got, const std::vector<float>& want, bool atomic,
+                  const char* what) {
+    SCOPED_TRACE(what);
+    ASSERT_EQ(got.size(), want.size());
+    if (!atomic) {
+        EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), static_cast<int64_t>(got.size())));
+        return;
+    }
+    for (std::size_t i = 0; i < got.size(); ++i)
+        EXPECT_NEAR(got[i], want[i], 1e-3f * (std::fabs(want[i]) + 1.0f)) << i;
+}
+
+TEST(CudaBatchNormBodies, EveryStepAndModeEqualsTheCpu) {
+    BatchNorm2dParams shape{11, 5, 13, 1e-5f};
+    const int64_t n = shape.N * shape.C * shape.HW, C = shape.C;
+    std::vector<float> x = test::uniform_floats(n, 99.0f, 101.0f, test::test_seed(), 6);
+    const std::vector<float> dy = test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), 7),
+                             gamma = test::uniform_floats(C, 0.5f, 1.5f, test::test_seed(), 8),
+                             beta = test::uniform_floats(C, -1.0f, 1.0f, test::test_seed(), 9),
+                             run0 = test::uniform_floats(C, 0.5f, 1.5f, test::test_seed(), 10);
+    const uint32_t threads = cuda::kElementwiseThreads;
+    for (const common::AccumSpec& spec : test::all_mode_specs(51)) {
+        SCOPED_TRACE(test::accum_mode_name(spec.mode));
+        const bool atomic = spec.mode == common::AccumMode::kAtomic;
+        BatchNorm2dParams p = shape;
+        p.accum = spec;
+        // CPU
+        std::vector<float> wm(C), wv(C), wis(C), wy(n), wrm = run0, wrv = run0, wdx(n), wdg(C),
+            wdb(C), wedx(n), wedg(C), wedb(C);
+        cpu::batchnorm2d_stats(x.data(), wm.data(), wv.data(), wis.data(), p);
+        cpu::batchnorm2d_apply(x.data(), wm.data(), wis.data(), gamma.data(), beta.data(),
+                               wy.data(), p);
+        cpu::batchnorm2d_update_running(wrm.data(), wrv.data(), wm.data(), wv.data(), 0.1f, p);
+        cpu::batchnorm2d_backward(dy.data(), x.data(), wm.data(), wis.data(), gamma.data(),
+                                  wdx.data(), wdg.data(), wdb.data(), true, p);
+        cpu::batchnorm2d_backward(dy.data(), x.data(), wm.data(), wis.data(), gamma.data(),
+                                  wedx.data(), wedg.data(), wedb.data(), false, p);
+        // the CUDA launchers' sequences on the host
+        std::vector<float> mean =
+            test::channel_totals_on_grid<1>(cuda::BnMeanTerm{x.data(), p.HW}, cuda::batchnorm_totals(p));
+        for_each_thread(1, 32, [&](const GridPos& t) { cuda::bn_mean_body(t, mean.data(), p); });
+        std::vector<float> var = test::channel_totals_on_grid<1>(
+            cuda::BnVarTerm{x.data(), mean.data(), p.C, p.HW}, cuda::batchnorm_totals(p));
+        std::vector<float> invstd(C);
+        for_each_thread(1, 32, [&](const GridPos& t) {
+            cuda::bn_var_invstd_body(t, var.data(), invstd.data(), p);
+        });
+        std::vector<float> y(n), rm = run0, rv = run0, dx(n), edx(n);
+        for_each_thread(cuda::elementwise_blocks(n), threads, [&](const GridPos& t) {
+            cuda::bn_apply_body(t, x.data(), mean.data(), invstd.data(), gamma.data(), beta.data(),
+                                y.data(), p);
+        });
+        for_each_thread(1, 2, [&](const GridPos& t) {
+            cuda::bn_update_running_body(t, rm.data(), rv.data(), mean.data(), var.data(), 0.1f, p);
+        });
+        const std::vector<float> totals = test::channel_totals_on_grid<2>(
+            cuda::BnBackwardTerm{x.data(), dy.data(), mean.data(), invstd.data(), p.C, p.HW},
+            cuda::batchnorm_totals(p));
+        const std::vector<float> db(totals.begin(), totals.begin() + C),
+            dg(totals.begin() + C, totals.end());
+        for (bool training : {true, false}) {
+            for_each_thread(3, 64, [&](const GridPos& t) {
+                cuda::bn_backward_dx_body(t, dy.data(), x.data(), mean.data(), invstd.data(),
+                                          gamma.data(), db.data(), dg.data(),
+                                          training ? dx.data() : edx.data(), training, p);
+            });
+        }
+        expect_equal(mean, wm, atomic, "mean");
+        expect_equal(var, wv, atomic, "var");
+        expect_equal(invstd, wis, atomic, "invstd");
+        expect_equal(y, wy, atomic, "y");
+        expect_equal(rm, wrm, atomic, "running_mean");
+        expect_equal(rv, wrv, atomic, "running_var");
+        expect_equal(db, wdb, atomic, "dbeta");
+        expect_equal(dg, wdg, atomic, "dgamma");
+        expect_equal(dx, wdx, atomic, "dx");
+        expect_equal(edx, wedx, atomic, "eval dx");
+    }
+}
+
+}  // namespace
+}  // namespace dt::kernels
