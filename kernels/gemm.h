@@ -83,4 +83,8 @@ int64_t gemm_packed_a_size(CpuIsa isa, const GemmParams& p);
 GemmPackedA gemm_pack_a(CpuIsa isa, const float* a, float* buffer, const GemmParams& p);
 }  // namespace cpu
 
+namespace cuda {  // kernels/cuda/linear.cu: the same recipe, one thread per C element
+void gemm(const float* a, const float* b, float* c, const GemmParams& p);
+}  // namespace cuda
+
 }  // namespace dt::kernels

@@ -70,4 +70,11 @@ void linear_backward_data(const float* dy, const float* w, float* dx, const Line
 void linear_backward_weight(const float* x, const float* dy, float* dw, const LinearParams& p);
 }  // namespace cpu
 
+namespace cuda {  // kernels/cuda/linear.cu (device pointers, the engine's stream)
+void linear_forward(const float* x, const float* w, const float* b, float* y,
+                    const LinearParams& p);
+void linear_backward_data(const float* dy, const float* w, float* dx, const LinearParams& p);
+void linear_backward_weight(const float* x, const float* dy, float* dw, const LinearParams& p);
+}  // namespace cuda
+
 }  // namespace dt::kernels

@@ -22,6 +22,16 @@ const KernelTable& kernel_table() {
         t.sgd_update = &cuda::sgd_update;
         t.adam_update = &cuda::adam_update;
         t.first_non_finite = &cuda::first_non_finite;
+        // linear (kernels/cuda/linear.cu)
+        t.linear_forward = &cuda::linear_forward;
+        t.linear_backward_data = &cuda::linear_backward_data;
+        t.linear_backward_weight = &cuda::linear_backward_weight;
+        // batch normalisation (kernels/cuda/batchnorm2d.cu)
+        t.batchnorm2d_stats = &cuda::batchnorm2d_stats;
+        t.batchnorm2d_invstd = &cuda::batchnorm2d_invstd;
+        t.batchnorm2d_apply = &cuda::batchnorm2d_apply;
+        t.batchnorm2d_update_running = &cuda::batchnorm2d_update_running;
+        t.batchnorm2d_backward = &cuda::batchnorm2d_backward;
         // pooling (kernels/cuda/pool2d.cu)
         t.maxpool2d_forward = &cuda::maxpool2d_forward;
         t.maxpool2d_backward = &cuda::maxpool2d_backward;

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+// Linear (and its GEMM) on the GPU: the launchers of linear_bodies.h on the engine's stream.
+// The permuted modes draw their order once per call (one thread) into scratch.
+#include "kernels/cuda/elementwise_bodies.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/linear_bodies.h"
+
+namespace dt::kernels::cuda {
+
+namespace {
+
+__global__ void gemm_kernel(const float* a, const float* b, float* c, GemmParams p) {
+    gemm_body(GridPos::here(), a, b, c, p);
+}
+__global__ void bias_kernel(const float* b, float* y, LinearParams p) {
+    linear_bias_body(GridPos::here(), b, y, p);
+}
+__global__ void order_kernel(uint32_t* order, int64_t n, uint64_t key) {
+    permute_order_body(GridPos::here(), order, n, key);
+}
+__global__ void dgrad_kernel(const float* dy, const float* w, float* dx, const uint32_t* order,
+                             LinearParams p) {
+    linear_dgrad_body(GridPos::here(), dy, w, dx, order, p);
+}
+__global__ void dgrad_atomic_kernel(const float* dy, const float* w, float* dx, LinearParams p) {
+    linear_dgrad_atomic_body(GridPos::here(), dy, w, dx, p);
+}
+__global__ void wgrad_kernel(const float* x, const float* dy, float* dw, const uint32_t* order,
+                             LinearParams p) {
+    linear_wgrad_body(GridPos::here(), x, dy, dw, order, p);
+}
+__global__ void wgrad_atomic_kernel(const float* x, const float* dy, float* dw, LinearParams p) {
+    linear_wgrad_atomic_body(GridPos::here(), x, dy, dw, p);
+}
+
+/// The order of n items for the permuted mode, drawn on the device; nullptr otherwise.
+uint32_t* permuted_order(const LinearParams& p, int64_t n) {
+    if (p.accum.mode != common::AccumMode::kPermuted) return nullptr;
+    uint32_t* order = static_cast<uint32_t*>(scratch(sizeof(uint32_t) * static_cast<std::size_t>(n)));
+    if (order == nullptr) return nullptr;
+    order_kernel<<<1, 1, 0, stream()>>>(order, n, p.accum.permute_key);
+    check_launch("permute_order");
+    return order;
+}
+
+}  // namespace
+
+void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
+    const int64_t n = p.m * p.n;
+    if (n <= 0) return;
+    gemm_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(a, b, c, p);
+    check_launch("gemm");
+}
+
+void linear_forward(const float* x, const float* w, const float* b, float* y,
+                    const LinearParams& p) {
+    // ORDER: the fma chain over i ascending (B = W^T), then + b[o] once.
+    gemm(x, w, y, GemmParams{.m = p.n, .n = p.out, .k = p.in, .trans_b = true});
+    if (b == nullptr || p.n * p.out <= 0) return;
+    bias_kernel<<<elementwise_blocks(p.n * p.out), kElementwiseThreads, 0, stream()>>>(b, y, p);
+    check_launch("linear_forward (bias)");
+}
+
+void linear_backward_data(const float* dy, const float* w, float* dx, const LinearParams& p) {
+    const int64_t n = p.n * p.in;
+    if (n <= 0) return;
+    if (p.accum.mode == common::AccumMode::kAtomic) {
+        cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
+        const int64_t work = (p.out + kLinearAtomicChunk - 1) / kLinearAtomicChunk * n;
+        if (work <= 0) return;
+        dgrad_atomic_kernel<<<elementwise_blocks(work), kElementwiseThreads, 0, stream()>>>(
+            dy, w, dx, p);
+        check_launch("linear_backward_data (atomic)");
+        return;
+    }
+    const uint32_t* order = permuted_order(p, p.out);
+    dgrad_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(dy, w, dx, order, p);
+    check_launch("linear_backward_data");
+}
+
+void linear_backward_weight(const float* x, const float* dy, float* dw, const LinearParams& p) {
+    const int64_t n = p.out * p.in;
+    if (n <= 0) return;
+    if (p.accum.mode == common::AccumMode::kAtomic) {
+        cudaMemsetAsync(dw, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
+        const int64_t work = (p.n + kLinearAtomicGroup - 1) / kLinearAtomicGroup * n;
+        if (work <= 0) return;
+        wgrad_atomic_kernel<<<elementwise_blocks(work), kElementwiseThreads, 0, stream()>>>(
+            x, dy, dw, p);
+        check_launch("linear_backward_weight (atomic)");
+        return;
+    }
+    const uint32_t* order = permuted_order(p, p.n);
+    wgrad_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(x, dy, dw, order, p);
+    check_launch("linear_backward_weight");
+}
+
+}  // namespace dt::kernels::cuda
