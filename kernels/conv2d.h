@@ -71,6 +71,7 @@
 #include <cstdint>
 
 #include "kernels/common/accum_mode.h"
+#include "kernels/common/hd.h"
 
 namespace dt::kernels {
 
@@ -95,7 +96,7 @@ constexpr int64_t kConv2dAtomicGroup = 16;
 /// which threads share evenly (SmallCNN's 7x7 map: 4 leaves of 32, not 7 of 21). Shape-only: the
 /// same for every thread count and ISA.
 constexpr int64_t kConv2dTreeLeafTerms = 1024;
-constexpr int64_t conv2d_tree_group(int64_t positions) {
+DT_HD constexpr int64_t conv2d_tree_group(int64_t positions) {
     const int64_t p = positions > 0 ? positions : 1;
     int64_t g = 16;
     while (g * p < kConv2dTreeLeafTerms) g *= 2;
@@ -103,7 +104,7 @@ constexpr int64_t conv2d_tree_group(int64_t positions) {
 }
 
 /// conv.dgrad tree takes the transposed-forward recipe (above) on these shapes.
-constexpr bool conv2d_dgrad_is_forward(const Conv2dParams& p) {
+DT_HD constexpr bool conv2d_dgrad_is_forward(const Conv2dParams& p) {
     return p.stride == 1 && p.kh == p.kw && p.pad >= 0 && p.pad < p.kh;
 }
 
@@ -125,5 +126,12 @@ void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv
 /// conv.wgrad: x (N,Ci,H,W), dy (N,Co,Ho,Wo) -> dw (Co,Ci,Kh,Kw), overwritten.
 void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p);
 }  // namespace cpu
+
+namespace cuda {  // kernels/cuda/conv2d.cu (device pointers, the engine's stream)
+void conv2d_forward(const float* x, const float* w, const float* b, float* y,
+                    const Conv2dParams& p);
+void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p);
+void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p);
+}  // namespace cuda
 
 }  // namespace dt::kernels

@@ -22,6 +22,10 @@ const KernelTable& kernel_table() {
         t.sgd_update = &cuda::sgd_update;
         t.adam_update = &cuda::adam_update;
         t.first_non_finite = &cuda::first_non_finite;
+        // conv2d (kernels/cuda/conv2d.cu)
+        t.conv2d_forward = &cuda::conv2d_forward;
+        t.conv2d_backward_data = &cuda::conv2d_backward_data;
+        t.conv2d_backward_weight = &cuda::conv2d_backward_weight;
         // linear (kernels/cuda/linear.cu)
         t.linear_forward = &cuda::linear_forward;
         t.linear_backward_data = &cuda::linear_backward_data;

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+// conv2d on the GPU: the launchers of conv2d_bodies.h on the engine's stream, one thread per
+// output element (forward), per dx element (dgrad; per element and kernel row in the atomic
+// mode) and per dw element (wgrad; per element and sample group in the atomic mode). The
+// permuted modes draw their order once per call (one thread) into scratch. A direct convolution:
+// the recipe's order is the point here; a tiled implicit GEMM keeping the same chains is the
+// speed work that follows (docs/gpu.md).
+#include "kernels/cuda/conv2d_bodies.h"
+#include "kernels/cuda/elementwise_bodies.h"
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/linear_bodies.h"
+
+namespace dt::kernels::cuda {
+
+namespace {
+
+__global__ void forward_kernel(const float* x, const float* w, const float* b, float* y,
+                               Conv2dParams p) {
+    conv2d_forward_body(GridPos::here(), x, w, b, y, p);
+}
+__global__ void dgrad_kernel(const float* dy, const float* w, float* dx, const uint32_t* order,
+                             Conv2dParams p) {
+    conv2d_dgrad_body(GridPos::here(), dy, w, dx, order, p);
+}
+__global__ void dgrad_atomic_kernel(const float* dy, const float* w, float* dx, Conv2dParams p) {
+    conv2d_dgrad_atomic_body(GridPos::here(), dy, w, dx, p);
+}
+__global__ void wgrad_kernel(const float* x, const float* dy, float* dw, const uint32_t* order,
+                             Conv2dParams p) {
+    conv2d_wgrad_body(GridPos::here(), x, dy, dw, order, p);
+}
+__global__ void wgrad_atomic_kernel(const float* x, const float* dy, float* dw, Conv2dParams p) {
+    conv2d_wgrad_atomic_body(GridPos::here(), x, dy, dw, p);
+}
+__global__ void order_kernel(uint32_t* order, int64_t n, uint64_t key) {
+    permute_order_body(GridPos::here(), order, n, key);
+}
+
+/// The permutation of n items for the permuted mode, drawn on the device; nullptr otherwise.
+const uint32_t* permuted_order(const Conv2dParams& p, int64_t n) {
+    if (p.accum.mode != common::AccumMode::kPermuted) return nullptr;
+    uint32_t* order = static_cast<uint32_t*>(scratch(sizeof(uint32_t) * static_cast<std::size_t>(n)));
+    if (order == nullptr) return nullptr;
+    order_kernel<<<1, 1, 0, stream()>>>(order, n, p.accum.permute_key);
+    check_launch("permute_order");
+    return order;
+}
+
+}  // namespace
+
+void conv2d_forward(const float* x, const float* w, const float* b, float* y,
+                    const Conv2dParams& p) {
+    const int64_t n = p.n * p.co * p.ho * p.wo;
+    if (n <= 0) return;
+    forward_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(x, w, b, y, p);
+    check_launch("conv2d_forward");
+}
+
+void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
+    const int64_t n = p.n * p.ci * p.h * p.w;
+    if (n <= 0) return;
+    if (p.accum.mode == common::AccumMode::kAtomic) {
+        cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
+        dgrad_atomic_kernel<<<elementwise_blocks(p.kh * n), kElementwiseThreads, 0, stream()>>>(
+            dy, w, dx, p);
+        check_launch("conv2d_backward_data (atomic)");
+        return;
+    }
+    const uint32_t* order = permuted_order(p, p.kh * p.kw);
+    dgrad_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(dy, w, dx, order, p);
+    check_launch("conv2d_backward_data");
+}
+
+void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
+    const int64_t n = p.co * p.ci * p.kh * p.kw;
+    if (n <= 0) return;
+    if (p.accum.mode == common::AccumMode::kAtomic) {
+        cudaMemsetAsync(dw, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
+        const int64_t work = (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup * n;
+        if (work <= 0) return;
+        wgrad_atomic_kernel<<<elementwise_blocks(work), kElementwiseThreads, 0, stream()>>>(
+            x, dy, dw, p);
+        check_launch("conv2d_backward_weight (atomic)");
+        return;
+    }
+    const uint32_t* order = permuted_order(p, p.n);
+    wgrad_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(x, dy, dw, order, p);
+    check_launch("conv2d_backward_weight");
+}
+
+}  // namespace dt::kernels::cuda

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+// Per-thread bodies of the CUDA conv2d kernels (kernels/cuda/conv2d.cu), host-device, tested on
+// the host over whole grids against the CPU. Every element is one thread running the chain or
+// sum that kernels/conv2d.h defines for it (no im2col, no column buffer), so the order is the
+// recipe's by construction:
+//   forward   y[s,o,p] = (fma chain from +0 over the live taps r ascending of w[o,r] * xpad) + b
+//   dgrad     tree on conv2d_dgrad_is_forward shapes: the forward chain of the transposed
+//             convolution (o ascending, then taps descending, its dead taps left out); otherwise
+//             per dx element the per-tap values t (fma chain over o ascending) of the taps whose
+//             output position exists, combined in tap order (tree), with kahan_add (kahan), an
+//             ExactAcc (exact), in the call's tap permutation (permuted); atomic: one thread per
+//             (element, kernel row) sums its row's taps and atomic-adds the partial
+//   wgrad     per dw element over samples: tree: fma chains continued over groups of
+//             conv2d_tree_group(P) samples, the group leaves in the left-complete tree; kahan:
+//             per-sample leaves (fma chains over p) as (leaf, +0) in the kahan tree; exact: an
+//             ExactAcc of the per-sample leaves; permuted: +0 + leaves in the sample permutation;
+//             atomic: one thread per (element, group of kConv2dAtomicGroup samples) atomic-adds
+//             its group chain. Dead taps give dw = +0.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_kahan.h"
+#include "kernels/common/atomic_add.h"
+#include "kernels/common/grid.h"
+#include "kernels/common/reduce_tree.h"
+#include "kernels/conv2d.h"
+
+namespace dt::kernels::cuda {
+
+using common::GridPos;
+
+/// Kernel offset k reads the image (not the padding) at some output position along one axis:
+/// the first output o with o*stride - pad + k >= 0 exists and still reads inside.
+DT_HD bool conv_tap_live(int64_t k, int64_t n_in, int64_t n_out, int64_t pad, int64_t stride) {
+    const int64_t need = pad - k;
+    const int64_t o0 = need <= 0 ? 0 : (need + stride - 1) / stride;
+    return o0 < n_out && o0 * stride - pad + k < n_in;
+}
+
+/// The forward value of output (s, o, oh, ow) of the convolution q, with weights read through
+/// `wt(o, c, ki, kj)` (the weights themselves, or dgrad's flipped and transposed ones).
+template <class Weight>
+DT_HD float conv_forward_value(const float* x, const Weight& wt, const Conv2dParams& q, int64_t s,
+                               int64_t o, int64_t oh, int64_t ow) {
+    float acc = 0.0f;
+    for (int64_t c = 0; c < q.ci; ++c) {
+        for (int64_t ki = 0; ki < q.kh; ++ki) {
+            if (!conv_tap_live(ki, q.h, q.ho, q.pad, q.stride)) continue;
+            const int64_t ih = oh * q.stride - q.pad + ki;
+            for (int64_t kj = 0; kj < q.kw; ++kj) {  // ORDER: live r ascending, one fma each
+                if (!conv_tap_live(kj, q.w, q.wo, q.pad, q.stride)) continue;
+                const int64_t iw = ow * q.stride - q.pad + kj;
+                const bool in = ih >= 0 && ih < q.h && iw >= 0 && iw < q.w;
+                const float xv = in ? x[((s * q.ci + c) * q.h + ih) * q.w + iw] : 0.0f;
+                acc = fmaf(wt(o, c, ki, kj), xv, acc);
+            }
+        }
+    }
+    return acc;
+}
+
+struct ConvWeight {  // w (Co, Ci, Kh, Kw)
+    const float* w;
+    int64_t ci, kh, kw;
+    DT_HD float operator()(int64_t o, int64_t c, int64_t ki, int64_t kj) const {
+        return w[((o * ci + c) * kh + ki) * kw + kj];
+    }
+};
+
+DT_HD void conv2d_forward_body(const GridPos& t, const float* x, const float* w, const float* b,
+                               float* y, const Conv2dParams& p) {
+    const int64_t P = p.ho * p.wo;
+    const ConvWeight wt{w, p.ci, p.kh, p.kw};
+    common::grid_stride(t, p.n * p.co * P, [&](int64_t e) {
+        const int64_t s = e / (p.co * P), o = (e / P) % p.co, q = e % P;
+        const float acc = conv_forward_value(x, wt, p, s, o, q / p.wo, q % p.wo);
+        y[e] = b != nullptr ? acc + b[o] : acc;  // ORDER: then + b[o], once
+    });
+}
+
+/// The transposed convolution whose forward is dgrad on conv2d_dgrad_is_forward shapes.
+DT_HD Conv2dParams conv_dgrad_as_forward(const Conv2dParams& p) {
+    Conv2dParams q = p;
+    q.ci = p.co, q.h = p.ho, q.w = p.wo, q.co = p.ci, q.pad = p.kh - 1 - p.pad;
+    q.ho = p.h, q.wo = p.w, q.stride = 1;
+    return q;
+}
+
+struct FlippedWeight {  // w'[c, o, ki, kj] = w[o, c, K-1-ki, K-1-kj], indexed (o', c') = (c, o)
+    const float* w;
+    int64_t ci, k;
+    DT_HD float operator()(int64_t oq, int64_t cq, int64_t ki, int64_t kj) const {
+        // In the transposed convolution, output channel oq is the input channel c of w and
+        // input channel cq is its output channel o.
+        return w[((cq * ci + oq) * k + (k - 1 - ki)) * k + (k - 1 - kj)];
+    }
+};
+
+/// The per-tap value t: fma chain from +0 over o ascending of w[o,c,ki,kj] * dy[s,o,oh,ow].
+DT_HD float conv_dgrad_tap(const float* dy, const float* w, const Conv2dParams& p, int64_t s,
+                           int64_t c, int64_t ki, int64_t kj, int64_t oh, int64_t ow) {
+    float acc = 0.0f;
+    for (int64_t o = 0; o < p.co; ++o)
+        acc = fmaf(w[((o * p.ci + c) * p.kh + ki) * p.kw + kj],
+                   dy[((s * p.co + o) * p.ho + oh) * p.wo + ow], acc);
+    return acc;
+}
+
+/// The output position of tap k for input coordinate i along one axis, or -1 when none.
+DT_HD int64_t conv_out_of(int64_t i, int64_t k, int64_t pad, int64_t stride, int64_t n_out) {
+    const int64_t num = i + pad - k;
+    if (num < 0 || num % stride != 0) return -1;
+    const int64_t o = num / stride;
+    return o < n_out ? o : -1;
+}
+
+/// dx elements, every mode but atomic. `order`: the permutation of the Kh*Kw taps (kPermuted).
+DT_HD void conv2d_dgrad_body(const GridPos& t, const float* dy, const float* w, float* dx,
+                             const uint32_t* order, const Conv2dParams& p) {
+    const int64_t HW = p.h * p.w, taps = p.kh * p.kw;
+    const common::AccumMode mode = p.accum.mode;
+    const bool as_forward = mode == common::AccumMode::kTree && conv2d_dgrad_is_forward(p);
+    const Conv2dParams q = conv_dgrad_as_forward(p);
+    const FlippedWeight fw{w, p.ci, p.kh};
+    common::grid_stride(t, p.n * p.ci * HW, [&](int64_t e) {
+        const int64_t s = e / (p.ci * HW), c = (e / HW) % p.ci, ih = (e % HW) / p.w,
+                      iw = e % p.w;
+        if (as_forward) {  // ORDER: the transposed convolution's forward chain
+            dx[e] = conv_forward_value(dy, fw, q, s, c, ih, iw);
+            return;
+        }
+        float sum = 0.0f;
+        common::KahanSum k = common::kahan_zero();
+        common::ExactAcc a;
+        common::exact_init(a);
+        for (int64_t j = 0; j < taps; ++j) {
+            const int64_t tap = mode == common::AccumMode::kPermuted ? order[j] : j;
+            const int64_t ki = tap / p.kw, kj = tap % p.kw;
+            const int64_t oh = conv_out_of(ih, ki, p.pad, p.stride, p.ho);
+            const int64_t ow = conv_out_of(iw, kj, p.pad, p.stride, p.wo);
+            if (oh < 0 || ow < 0) continue;
+            const float v = conv_dgrad_tap(dy, w, p, s, c, ki, kj, oh, ow);
+            if (mode == common::AccumMode::kKahan) {
+                common::kahan_add(k, v);
+            } else if (mode == common::AccumMode::kExact) {
+                common::exact_add(a, v);
+            } else {
+                sum = sum + v;  // ORDER: +0 + t in tap order (tree) or the permutation's
+            }
+        }
+        dx[e] = mode == common::AccumMode::kKahan   ? common::kahan_value(k)
+                : mode == common::AccumMode::kExact ? common::exact_value(a)
+                                                    : sum;
+    });
+}
+
+/// kAtomic dgrad: one thread per (kernel row ki, element): +0 + t(ki, 0) + t(ki, 1) + ... over
+/// the row's taps that exist, atomic-added into the zeroed dx. No ORDER on purpose.
+DT_HD void conv2d_dgrad_atomic_body(const GridPos& t, const float* dy, const float* w, float* dx,
+                                    const Conv2dParams& p) {
+    const int64_t elems = p.n * p.ci * p.h * p.w, HW = p.h * p.w;
+    common::grid_stride(t, p.kh * elems, [&](int64_t u) {
+        const int64_t ki = u / elems, e = u % elems;
+        const int64_t s = e / (p.ci * HW), c = (e / HW) % p.ci, ih = (e % HW) / p.w,
+                      iw = e % p.w;
+        const int64_t oh = conv_out_of(ih, ki, p.pad, p.stride, p.ho);
+        if (oh < 0) return;
+        float part = 0.0f;
+        bool any = false;
+        for (int64_t kj = 0; kj < p.kw; ++kj) {
+            const int64_t ow = conv_out_of(iw, kj, p.pad, p.stride, p.wo);
+            if (ow < 0) continue;
+            part = part + conv_dgrad_tap(dy, w, p, s, c, ki, kj, oh, ow);
+            any = true;
+        }
+        if (any) common::atomic_add_float(dx + e, part);
+    });
+}
+
+/// The wgrad chain of dw element (o, r = (c, ki, kj)) over samples [s0, s1), positions
+/// ascending, continued from `acc`: acc = fma(dy[s,o,p], xpad[s,r,p], acc).
+DT_HD float conv_wgrad_chain(const float* x, const float* dy, const Conv2dParams& p, int64_t o,
+                             int64_t c, int64_t ki, int64_t kj, int64_t s0, int64_t s1,
+                             float acc) {
+    for (int64_t s = s0; s < s1; ++s) {
+        for (int64_t oh = 0; oh < p.ho; ++oh) {
+            const int64_t ih = oh * p.stride - p.pad + ki;
+            for (int64_t ow = 0; ow < p.wo; ++ow) {
+                const int64_t iw = ow * p.stride - p.pad + kj;
+                const bool in = ih >= 0 && ih < p.h && iw >= 0 && iw < p.w;
+                const float xv = in ? x[((s * p.ci + c) * p.h + ih) * p.w + iw] : 0.0f;
+                acc = fmaf(dy[((s * p.co + o) * p.ho + oh) * p.wo + ow], xv, acc);
+            }
+        }
+    }
+    return acc;
+}
+
+/// dw elements, every mode but atomic. `order`: the permutation of the N samples (kPermuted).
+DT_HD void conv2d_wgrad_body(const GridPos& t, const float* x, const float* dy, float* dw,
+                             const uint32_t* order, const Conv2dParams& p) {
+    const int64_t R = p.ci * p.kh * p.kw;
+    common::grid_stride(t, p.co * R, [&](int64_t e) {
+        const int64_t o = e / R, r = e % R, c = r / (p.kh * p.kw), ki = (r / p.kw) % p.kh,
+                      kj = r % p.kw;
+        if (!conv_tap_live(ki, p.h, p.ho, p.pad, p.stride) ||
+            !conv_tap_live(kj, p.w, p.wo, p.pad, p.stride)) {
+            dw[e] = 0.0f;  // a dead tap
+            return;
+        }
+        auto leaf = [&](int64_t s) { return conv_wgrad_chain(x, dy, p, o, c, ki, kj, s, s + 1, 0.0f); };
+        switch (p.accum.mode) {
+            case common::AccumMode::kKahan: {  // ORDER: the tree over (leaf, +0), kahan_merge
+                common::KahanTreeSum tree;
+                common::kahan_tree_sum_init(tree);
+                for (int64_t s = 0; s < p.n; ++s)
+                    common::kahan_tree_sum_push(tree, common::KahanSum{leaf(s), 0.0f});
+                dw[e] = p.n == 0 ? 0.0f : common::kahan_value(common::kahan_tree_sum_finish(tree));
+                return;
+            }
+            case common::AccumMode::kExact: {
+                common::ExactAcc a;
+                common::exact_init(a);
+                for (int64_t s = 0; s < p.n; ++s) common::exact_add(a, leaf(s));
+                dw[e] = common::exact_value(a);
+                return;
+            }
+            case common::AccumMode::kPermuted: {
+                float acc = 0.0f;  // ORDER: +0 + leaf_pi[0] + leaf_pi[1] + ...
+                for (int64_t k = 0; k < p.n; ++k) acc = acc + leaf(order[k]);
+                dw[e] = acc;
+                return;
+            }
+            default: {  // ORDER: group chains, combined by the left-complete tree
+                const int64_t G = conv2d_tree_group(p.ho * p.wo);
+                common::TreeSum tree;
+                common::tree_sum_init(tree);
+                for (int64_t s0 = 0; s0 < p.n; s0 += G) {
+                    const int64_t s1 = s0 + G < p.n ? s0 + G : p.n;
+                    common::tree_sum_push(tree, conv_wgrad_chain(x, dy, p, o, c, ki, kj, s0, s1, 0.0f));
+                }
+                dw[e] = common::tree_sum_finish(tree);
+                return;
+            }
+        }
+    });
+}
+
+/// kAtomic wgrad: one thread per (sample group, element); dw zeroed first. No ORDER on purpose.
+DT_HD void conv2d_wgrad_atomic_body(const GridPos& t, const float* x, const float* dy, float* dw,
+                                    const Conv2dParams& p) {
+    const int64_t R = p.ci * p.kh * p.kw, L = p.co * R;
+    const int64_t groups = (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup;
+    common::grid_stride(t, groups * L, [&](int64_t u) {
+        const int64_t g = u / L, e = u % L, o = e / R, r = e % R, c = r / (p.kh * p.kw),
+                      ki = (r / p.kw) % p.kh, kj = r % p.kw;
+        if (!conv_tap_live(ki, p.h, p.ho, p.pad, p.stride) ||
+            !conv_tap_live(kj, p.w, p.wo, p.pad, p.stride))
+            return;  // a dead tap: dw stays +0
+        const int64_t s0 = g * kConv2dAtomicGroup;
+        const int64_t s1 = s0 + kConv2dAtomicGroup < p.n ? s0 + kConv2dAtomicGroup : p.n;
+        common::atomic_add_float(dw + e, conv_wgrad_chain(x, dy, p, o, c, ki, kj, s0, s1, 0.0f));
+    });
+}
+
+}  // namespace dt::kernels::cuda

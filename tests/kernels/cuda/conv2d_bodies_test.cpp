@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// The per-thread bodies of the CUDA conv2d kernels (kernels/cuda/conv2d_bodies.h) over every
+// thread of a grid on the host, against the CPU kernels: forward with and without bias, dgrad and
+// wgrad in tree, kahan, exact and permuted bitwise, atomic close. Shapes: 3x3 'same' (dgrad as
+// the transposed forward), 3x3 stride 2 (dgrad's tap sums), 7x7 on a 2x2 map (dead taps), 1x1,
+// and a batch of 40 on an 8x8 map (three tree groups of conv.wgrad).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/cuda/conv2d_bodies.h"
+#include "kernels/cuda/linear_bodies.h"
+#include "tests/support/compare.h"
+#include "tests/support/modes.h"
+#include "tests/support/rng.h"
+
+namespace dt::kernels {
+namespace {
+
+using common::for_each_thread;
+using common::GridPos;
+
+Conv2dParams conv(int64_t n, int64_t ci, int64_t hw, int64_t co, int64_t k, int64_t stride,
+                  int64_t pad) {
+    Conv2dParams p{n, ci, hw, hw, co, k, k, stride, pad};
+    p.ho = (hw + 2 * pad - k) / stride + 1;
+    p.wo = p.ho;
+    return p;
+}
+
+std::vector<float> uniform(int64_t n, uint32_t tag) {
+    return test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), tag);
+}
+
+TEST(CudaConv2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
+    for (const Conv2dParams& shape : {conv(3, 2, 6, 4, 3, 1, 1), conv(3, 2, 7, 3, 3, 2, 1),
+                                      conv(2, 3, 2, 2, 7, 1, 3), conv(3, 4, 5, 2, 1, 1, 0),
+                                      conv(40, 2, 8, 3, 3, 1, 1)}) {
+        SCOPED_TRACE(testing::Message() << "n" << shape.n << " hw" << shape.h << " k" << shape.kh
+                                        << " s" << shape.stride << " p" << shape.pad);
+        const int64_t X = shape.n * shape.ci * shape.h * shape.w,
+                      Y = shape.n * shape.co * shape.ho * shape.wo,
+                      Wn = shape.co * shape.ci * shape.kh * shape.kw;
+        const std::vector<float> x = uniform(X, 1), w = uniform(Wn, 2), b = uniform(shape.co, 3),
+                                 dy = uniform(Y, 4);
+        for (bool bias : {true, false}) {
+            std::vector<float> want(Y), got(Y, NAN);
+            cpu::conv2d_forward(x.data(), w.data(), bias ? b.data() : nullptr, want.data(), shape);
+            for_each_thread(3, 32, [&](const GridPos& t) {
+                cuda::conv2d_forward_body(t, x.data(), w.data(), bias ? b.data() : nullptr,
+                                          got.data(), shape);
+            });
+            EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), Y)) << "forward " << bias;
+        }
+        for (const common::AccumSpec& spec : test::all_mode_specs(71)) {
+            SCOPED_TRACE(test::accum_mode_name(spec.mode));
+            Conv2dParams p = shape;
+            p.accum = spec;
+            std::vector<float> want_dx(X), want_dw(Wn), dx(X, 0.0f), dw(Wn, 0.0f);
+            cpu::conv2d_backward_data(dy.data(), w.data(), want_dx.data(), p);
+            cpu::conv2d_backward_weight(x.data(), dy.data(), want_dw.data(), p);
+            if (spec.mode == common::AccumMode::kAtomic) {
+                for_each_thread(3, 32, [&](const GridPos& t) {
+                    cuda::conv2d_dgrad_atomic_body(t, dy.data(), w.data(), dx.data(), p);
+                    cuda::conv2d_wgrad_atomic_body(t, x.data(), dy.data(), dw.data(), p);
+                });
+                for (int64_t i = 0; i < X; ++i) EXPECT_NEAR(dx[i], want_dx[i], 1e-4f) << i;
+                for (int64_t i = 0; i < Wn; ++i) EXPECT_NEAR(dw[i], want_dw[i], 1e-3f) << i;
+                continue;
+            }
+            std::vector<uint32_t> taps(p.kh * p.kw), samples(p.n);
+            for_each_thread(1, 1, [&](const GridPos& t) {
+                cuda::permute_order_body(t, taps.data(), p.kh * p.kw, spec.permute_key);
+                cuda::permute_order_body(t, samples.data(), p.n, spec.permute_key);
+            });
+            std::fill(dx.begin(), dx.end(), NAN);
+            std::fill(dw.begin(), dw.end(), NAN);
+            for_each_thread(3, 32, [&](const GridPos& t) {
+                cuda::conv2d_dgrad_body(t, dy.data(), w.data(), dx.data(), taps.data(), p);
+                cuda::conv2d_wgrad_body(t, x.data(), dy.data(), dw.data(), samples.data(), p);
+            });
+            EXPECT_TRUE(test::bitwise_equal(dx.data(), want_dx.data(), X)) << "dgrad";
+            EXPECT_TRUE(test::bitwise_equal(dw.data(), want_dw.data(), Wn)) << "wgrad";
+        }
+    }
+}
+
+}  // namespace
+}  // namespace dt::kernels
