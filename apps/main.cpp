@@ -37,7 +37,7 @@ int run_info() {
     std::printf("detrain %s\n", dt::version_string());
     std::printf("  cuda backend    %s\n",
                 dt::cuda_device::built()
-                    ? "compiled in (--device cuda; ops it lacks yet stop a run naming them)"
+                    ? "compiled in (--device cuda)"
                     : "not compiled (configure with -DDT_ENABLE_CUDA=ON and nvcc on PATH)");
     std::printf("  cuda device     %s\n", dt::cuda_device::describe().c_str());
     std::printf("  openmp threads  %d max (%d logical cores; --threads default %d)\n",

@@ -50,19 +50,24 @@ step() {
 step nvidia-smi 15 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
 step detrain-info 15 "$kit/bin/detrain" info
 step cuda-core-tests 60 "$kit/bin/dt_test_cuda" "--gtest_output=xml:$out/tests_cuda.xml"
-step cuda-host-grid-tests 30 "$kit/bin/dt_test_kernels" --gtest_filter='CudaElementwise*'
 step device-ops-tests 100 "$kit/bin/dt_test_engine" --gtest_filter='Device/DeviceOps.*' \
     "--gtest_output=xml:$out/tests_device_ops.xml"
 
 # CPU vs GPU: the same run on each device; the deterministic presets promise the same bits.
 data="$kit/data/fashion-mnist"
-for impl in deterministic exact; do
+runs="smallcnn:deterministic smallcnn:exact smallcnn-bn:exact-all"
+for run in $runs; do
+    model=${run%%:*} impl=${run#*:}
     for dev in cpu cuda; do
-        step "train-$impl-$dev" 40 "$kit/bin/detrain" train --data-dir "$data" --model smallcnn \
-            --epochs 1 --batch-size 128 --eval-batch-size 500 --impl "$impl" --device "$dev" \
-            --progress none --out "$work/$impl-$dev"
+        step "train-$model-$impl-$dev" 40 "$kit/bin/detrain" train --data-dir "$data" \
+            --model "$model" --epochs 1 --batch-size 128 --eval-batch-size 500 --impl "$impl" \
+            --dropout 0.2 --device "$dev" --progress none --out "$work/$model-$impl-$dev"
     done
 done
+
+# detrain's training step per model x preset against the atomic baseline (issue 20's targets).
+step detrain-step-bench 90 sh -c "'$kit/bin/dt_gpu_step_bench' --steps 10 --budget-s 75 \
+    > '$work/steps.jsonl'"
 
 # The PyTorch-CUDA peer (its best settings, each reported): step time on the same GPU.
 peers="$work/peers.jsonl"
@@ -74,25 +79,28 @@ for model in smallcnn resnet18; do
     done
 done
 
-python3 - "$out" "$steps" "$work" "$kit" "$budget" "$start" <<'PY'
+python3 - "$out" "$steps" "$work" "$kit" "$budget" "$start" "$runs" <<'PY'
 import json, os, subprocess, sys, time
-out, steps_file, work, kit, budget, start = sys.argv[1:7]
+out, steps_file, work, kit, budget, start, runs = sys.argv[1:8]
 steps = []
 for line in open(steps_file):
     name, rc, secs = line.rstrip("\n").split("\t")
     steps.append({"step": name, "status": rc, "seconds": round(int(secs or 0) / 1000, 2)})
-def result(impl, dev):
-    p = os.path.join(work, f"{impl}-{dev}", "result.json")
+def result(run, dev):
+    p = os.path.join(work, f"{run.replace(':', '-')}-{dev}", "result.json")
     if not os.path.exists(p):
         return {"error": "no result.json (see check.log)"}
     r = json.load(open(p))
     return {k: r.get(k) for k in ("weights_sha256", "test_accuracy", "images_per_second",
                                    "device", "recipe")}
 hashes = {}
-for impl in ("deterministic", "exact"):
-    cpu, cuda = result(impl, "cpu"), result(impl, "cuda")
+for run in runs.split():
+    cpu, cuda = result(run, "cpu"), result(run, "cuda")
     same = cpu.get("weights_sha256") is not None and cpu.get("weights_sha256") == cuda.get("weights_sha256")
-    hashes[impl] = {"cpu": cpu, "cuda": cuda, "bitwise_equal": same}
+    hashes[run] = {"cpu": cpu, "cuda": cuda, "bitwise_equal": same}
+def jsonl(name):
+    p = os.path.join(work, name)
+    return [json.loads(l) for l in open(p) if l.strip().startswith("{")] if os.path.exists(p) else []
 peers = []
 pj = os.path.join(work, "peers.jsonl")
 if os.path.exists(pj):
@@ -111,7 +119,7 @@ summary = {
     "steps": steps,
     "cpu_vs_gpu": hashes,
     "pytorch_cuda": peers,
-    "detrain_gpu_benchmarks": "not built yet (issue 20: CUDA kernel benchmarks to come)",
+    "detrain_step": jsonl("steps.jsonl"),
 }
 json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
 print(json.dumps({"steps": [f"{s['step']}:{s['status']}" for s in steps],

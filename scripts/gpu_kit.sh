@@ -15,14 +15,14 @@ data_src=${DT_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
 gen=()
 if command -v ninja >/dev/null && [[ ! -f "$build/CMakeCache.txt" ]]; then gen=(-G Ninja); fi
 cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DDT_ENABLE_CUDA=ON \
-      "-DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual" -DDT_BUILD_BENCH=OFF \
+      "-DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual" -DDT_BUILD_BENCH=ON \
       "-DCMAKE_EXE_LINKER_FLAGS=-static-libstdc++ -static-libgcc" >/dev/null
-cmake --build "$build" -j "$(nproc)" --target detrain dt_test_cuda dt_test_engine dt_test_kernels
+cmake --build "$build" -j "$(nproc)" --target detrain dt_test_cuda dt_test_engine dt_gpu_step_bench
 
 rm -rf "$kit"
 mkdir -p "$kit/bin" "$kit/lib" "$kit/data/fashion-mnist"
 cp "$build/detrain" "$build/tests/dt_test_cuda" "$build/tests/dt_test_engine" \
-   "$build/tests/dt_test_kernels" "$kit/bin/"
+   "$build/bench/dt_gpu_step_bench" "$kit/bin/"
 # Shared libraries outside glibc that the binaries load (libgomp, zlib): copied beside them.
 for lib in $(ldd "$kit"/bin/* | awk '/=> \//{print $3}' | sort -u); do
     case "$(basename "$lib")" in
@@ -48,7 +48,7 @@ for split, keep in (("train", 2048), ("t10k", 1000)):
     with open(os.path.join(dst, f"{split}-labels-idx1-ubyte"), "wb") as f:
         f.write(struct.pack(">II", 0x801, keep) + lab[8:8 + keep])
 PY
-git rev-parse HEAD > "$kit/COMMIT" 2>/dev/null || echo unknown > "$kit/COMMIT"
+git describe --always --dirty --abbrev=40 > "$kit/COMMIT" 2>/dev/null || echo unknown > "$kit/COMMIT"
 size=$(du -sm "$kit" | cut -f1)
 echo "gpu_kit.sh: $kit is ${size} MiB (commit $(cat "$kit/COMMIT"))"
 if (( size >= 48 )); then

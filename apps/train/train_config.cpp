@@ -262,8 +262,8 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
         ->capture_default_str();
     app.add_option("--device", cfg.device,
                    "Where the tensors live and the kernels run" + choice(device_names()) +
-                       ". cuda needs a CUDA build and an NVIDIA GPU; ops the cuda backend does "
-                       "not have yet stop the run with a message naming them (docs/gpu.md)")
+                       ". cuda needs a CUDA build and an NVIDIA GPU (docs/gpu.md); under the "
+                       "deterministic modes the weights do not depend on it")
         ->capture_default_str();
     app.add_option("--progress", cfg.progress,
                    "Progress output" + choice(progress_names()) +

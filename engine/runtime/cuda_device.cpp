@@ -99,6 +99,11 @@ void check() {
     if (!e.empty()) throw DeviceError(str("device cuda: ", e));
 }
 
+void synchronize() {
+    kc::synchronize();
+    check();
+}
+
 BlockCache::Stats memory_stats() { return cache().stats(); }
 void trim() { cache().trim(); }
 
@@ -119,6 +124,7 @@ std::string describe() { return str("none (", kNotBuilt, ")"); }
 void require() { throw DeviceError(str("device cuda: ", kNotBuilt)); }
 const DeviceMemory& memory() { throw DeviceError(str("device cuda: ", kNotBuilt)); }
 void check() {}
+void synchronize() {}
 BlockCache::Stats memory_stats() { return {}; }
 void trim() {}
 

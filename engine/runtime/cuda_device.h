@@ -34,6 +34,9 @@ const DeviceMemory& memory();
 /// synchronisation points call it: copies to the host, the end of a step).
 void check();
 
+/// Waits for every kernel and copy issued so far, then check()s (for timing; no-op without CUDA).
+void synchronize();
+
 BlockCache::Stats memory_stats();
 void trim();
 

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+// Training-step time on the cuda device per model x --impl preset, against the atomic baseline
+// (`fast`) in the same run: every iteration runs one step under `fast` and one under the preset,
+// on two models initialised alike, each timed from a device synchronisation to the next (the step
+// is a sequence of kernels and a few small copies; CUDA events around it would time the same
+// span). Prints one JSON object per case: median and minimum step (ms), the baseline's, their
+// ratios, images per second. For scripts/gpu_check.sh and the targets of issue 20
+// (deterministic <= 1.10x and exact <= 1.3x atomic). Without a GPU it says so and exits 2.
+//   dt_gpu_step_bench [--models smallcnn,smallcnn-bn,resnet18] [--presets fast,deterministic,
+//                      exact,exact-all] [--steps N] [--budget-s S]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench/trainee.h"
+#include "engine/core/error.h"
+#include "engine/core/text.h"
+#include "engine/runtime/cuda_device.h"
+
+namespace {
+
+using dt::bench::Shape;
+using dt::bench::Trainee;
+using Clock = std::chrono::steady_clock;
+
+const Shape kShapes[] = {
+    {"smallcnn", 3, 1, 28, 128, 0},
+    {"smallcnn-bn", 3, 1, 28, 128, 0},
+    {"mediumcnn", 3, 3, 32, 64, 0},
+    {"resnet18", 3, 3, 32, 128, 0},
+};
+
+double timed_step(Trainee& t, const dt::ReduceSiteSpecs& specs) {
+    const dt::ScopedReduceConfig scope(specs);
+    dt::cuda_device::synchronize();
+    const Clock::time_point t0 = Clock::now();
+    t.step();
+    dt::cuda_device::synchronize();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int run(int argc, char** argv) {
+    std::vector<std::string> models = {"smallcnn", "smallcnn-bn", "resnet18"};
+    std::vector<std::string> presets = {"fast", "deterministic", "exact", "exact-all"};
+    int steps = 20;
+    double budget = 120;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        const bool has = i + 1 < argc;
+        if (a == "--models" && has) models = dt::split_text(argv[++i], ',');
+        else if (a == "--presets" && has) presets = dt::split_text(argv[++i], ',');
+        else if (a == "--steps" && has) steps = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--budget-s" && has) budget = std::atof(argv[++i]);
+        else {
+            std::fprintf(stderr, "usage: dt_gpu_step_bench [--models a,b] [--presets a,b] "
+                                 "[--steps N] [--budget-s S]\n");
+            return 2;
+        }
+    }
+    std::string why;
+    if (!dt::cuda_device::available(&why)) {
+        std::fprintf(stderr, "dt_gpu_step_bench: %s\n", why.c_str());
+        return 2;
+    }
+    std::fprintf(stderr, "dt_gpu_step_bench on %s\n", dt::cuda_device::describe().c_str());
+    const Clock::time_point start = Clock::now();
+    for (const std::string& model : models) {
+        const Shape* shape = nullptr;
+        for (const Shape& s : kShapes)
+            if (model == s.model) shape = &s;
+        if (shape == nullptr) {
+            std::fprintf(stderr, "dt_gpu_step_bench: unknown model %s\n", model.c_str());
+            return 2;
+        }
+        const dt::ReduceSiteSpecs fast = dt::bench::preset_specs("fast");
+        for (const std::string& preset : presets) {
+            if (std::chrono::duration<double>(Clock::now() - start).count() > budget) {
+                std::printf("{\"model\": \"%s\", \"preset\": \"%s\", \"skipped\": \"budget\"}\n",
+                            model.c_str(), preset.c_str());
+                continue;
+            }
+            const dt::ReduceSiteSpecs mine = dt::bench::preset_specs(preset);
+            Trainee base(*shape, dt::Device::kCuda), trainee(*shape, dt::Device::kCuda);
+            timed_step(base, fast);  // warm-up: allocations (the block cache), first launches
+            timed_step(trainee, mine);
+            std::vector<double> tf, tm;
+            for (int k = 0; k < steps; ++k) {
+                tf.push_back(timed_step(base, fast));
+                tm.push_back(timed_step(trainee, mine));
+            }
+            const double mf = median(tf), mm = median(tm);
+            std::printf("{\"model\": \"%s\", \"preset\": \"%s\", \"batch\": %d, \"steps\": %d, "
+                        "\"med_ms\": %.4f, \"min_ms\": %.4f, \"fast_med_ms\": %.4f, "
+                        "\"med_vs_fast\": %.4f, \"min_vs_fast\": %.4f, \"img_per_s\": %.1f}\n",
+                        model.c_str(), preset.c_str(), shape->batch, steps, mm * 1e3,
+                        *std::min_element(tm.begin(), tm.end()) * 1e3, mf * 1e3, mm / mf,
+                        *std::min_element(tm.begin(), tm.end()) /
+                            *std::min_element(tf.begin(), tf.end()),
+                        shape->batch / mm);
+            std::fflush(stdout);
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "dt_gpu_step_bench: error: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// What the training-step benchmarks share (bench/train_step_bench.cpp on the CPU,
+// bench/gpu/gpu_step_bench.cpp on a GPU): a model with its Adam optimizer and a fixed synthetic
+// batch (Philox pixels, labels i % 10), all from seed 0, and the reduce-site specs of a preset.
+// One step = forward (training mode) -> softmax cross-entropy -> zero_grad -> backward -> Adam.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/autograd/tape.h"
+#include "engine/noise/noise_config.h"
+#include "engine/noise/reduce_sites.h"
+#include "engine/ops/softmax_xent.h"
+#include "engine/optim/optimizer.h"
+#include "kernels/common/philox.h"
+#include "models/model.h"
+
+namespace dt::bench {
+
+using dt::Tensor;
+
+struct Shape {
+    const char* model;
+    int kernel_size;
+    int channels, hw, batch;
+    int iterations;  // adjacent step pairs per case (the slow models get few)
+};
+
+/// A model, its optimizer and the fixed batch, all from seed 0.
+struct Trainee {
+    std::unique_ptr<dt::Model> model;
+    std::unique_ptr<dt::Optimizer> optimizer;
+    Tensor images, labels;
+    dt::ForwardContext ctx;
+
+    /// On `device`: the model initialised on the host and moved, the batch uploaded.
+    explicit Trainee(const Shape& s, dt::Device device = dt::Device::kCpu) {
+        dt::ModelConfig mc;
+        mc.name = s.model;
+        mc.kernel_size = s.kernel_size;
+        mc.in_channels = s.channels;
+        mc.height = mc.width = s.hw;
+        mc.num_classes = 10;
+        model = dt::make_model(mc);
+        model->init(dt::InitScheme::kGlorotUniform, 0);
+        dt::OptimizerConfig oc;
+        oc.kind = "adam";
+        model->to(device);
+        optimizer = dt::make_optimizer(oc, model->trainable());
+        namespace c = dt::kernels::common;
+        const int64_t n = int64_t{s.batch} * s.channels * s.hw * s.hw;
+        std::vector<float> px(static_cast<std::size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+            const c::Philox4 r = c::philox_draw(0, c::RngStream::kTest, static_cast<uint64_t>(i), 0);
+            px[static_cast<std::size_t>(i)] = 2.0f * c::uniform01(r.v[0]) - 1.0f;
+        }
+        std::vector<int64_t> lab(static_cast<std::size_t>(s.batch));
+        for (int i = 0; i < s.batch; ++i) lab[static_cast<std::size_t>(i)] = i % 10;
+        images = Tensor::from_vector({s.batch, s.channels, s.hw, s.hw}, px).to(device);
+        labels = Tensor::from_vector_i64({s.batch}, lab).to(device);
+        ctx.training = true;
+        for (int i = 0; i < s.batch; ++i) ctx.sample_ids.push_back(i);
+    }
+
+    void step() {
+        Tensor loss = dt::softmax_cross_entropy(model->forward(images, ctx), labels);
+        optimizer->zero_grad();
+        dt::autograd::backward(loss);
+        optimizer->step(1e-4f);  // small: the weights stay in range over thousands of steps
+    }
+};
+
+/// An implementation preset, or one mode (kahan, ...) at every site, as --impl takes them.
+inline dt::ReduceSiteSpecs preset_specs(const std::string& preset) {
+    dt::NoiseConfig cfg;
+    cfg.impl = preset;
+    if (const auto sites = dt::impl_preset(preset)) {
+        cfg.sites = *sites;
+    } else {
+        for (dt::SiteSetting& s : cfg.sites) s.mode = dt::accum_mode_from_name(preset).value();
+    }
+    return dt::reduce_site_specs(cfg);
+}
+
+}  // namespace dt::bench
