@@ -79,6 +79,10 @@ for model in smallcnn resnet18; do
     done
 done
 
+# Each op's kernels per mode, last: the budget cuts it first (CUDA events, L2 flushed).
+step detrain-kernel-bench 60 sh -c "'$kit/bin/dt_gpu_kernel_bench' --reps 5 --budget-s 50 \
+    > '$work/kernels.jsonl'"
+
 python3 - "$out" "$steps" "$work" "$kit" "$budget" "$start" "$runs" <<'PY'
 import json, os, subprocess, sys, time
 out, steps_file, work, kit, budget, start, runs = sys.argv[1:8]
@@ -120,6 +124,7 @@ summary = {
     "cpu_vs_gpu": hashes,
     "pytorch_cuda": peers,
     "detrain_step": jsonl("steps.jsonl"),
+    "detrain_kernels": jsonl("kernels.jsonl"),
 }
 json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
 print(json.dumps({"steps": [f"{s['step']}:{s['status']}" for s in steps],

@@ -17,12 +17,13 @@ if command -v ninja >/dev/null && [[ ! -f "$build/CMakeCache.txt" ]]; then gen=(
 cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DDT_ENABLE_CUDA=ON \
       "-DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual" -DDT_BUILD_BENCH=ON \
       "-DCMAKE_EXE_LINKER_FLAGS=-static-libstdc++ -static-libgcc" >/dev/null
-cmake --build "$build" -j "$(nproc)" --target detrain dt_test_cuda dt_test_engine dt_gpu_step_bench
+cmake --build "$build" -j "$(nproc)" --target detrain dt_test_cuda dt_test_engine dt_gpu_step_bench \
+    dt_gpu_kernel_bench
 
 rm -rf "$kit"
 mkdir -p "$kit/bin" "$kit/lib" "$kit/data/fashion-mnist"
 cp "$build/detrain" "$build/tests/dt_test_cuda" "$build/tests/dt_test_engine" \
-   "$build/bench/dt_gpu_step_bench" "$kit/bin/"
+   "$build/bench/dt_gpu_step_bench" "$build/bench/dt_gpu_kernel_bench" "$kit/bin/"
 # Shared libraries outside glibc that the binaries load (libgomp, zlib): copied beside them.
 for lib in $(ldd "$kit"/bin/* | awk '/=> \//{print $3}' | sort -u); do
     case "$(basename "$lib")" in

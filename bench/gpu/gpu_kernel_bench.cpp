@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+// Each op's CUDA kernels per accumulation mode of its sites: forward and backward of one engine
+// op on the cuda device, timed with CUDA events on the engine's stream, the L2 cache flushed
+// (a 256 MiB memset) before every timed run. Prints one JSON object per (op, shape, mode): the
+// median forward and backward times (ms) over the repetitions and the backward's ratio to the
+// atomic mode's. For scripts/gpu_check.sh; without a GPU it says so and exits 2.
+//   dt_gpu_kernel_bench [--reps N] [--budget-s S]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/autograd/tape.h"
+#include "engine/noise/reduce_sites.h"
+#include "engine/ops/batchnorm2d.h"
+#include "engine/ops/conv2d.h"
+#include "engine/ops/linear.h"
+#include "engine/ops/pool2d.h"
+#include "engine/ops/softmax_xent.h"
+#include "engine/runtime/cuda_device.h"
+#include "kernels/common/philox.h"
+#include "kernels/cuda/launch.cuh"
+
+namespace {
+
+using dt::Device;
+using dt::Tensor;
+namespace kc = dt::kernels::common;
+
+Tensor uniform(const dt::Shape& shape, uint32_t tag) {
+    std::vector<float> v(static_cast<std::size_t>(dt::shape_numel(shape)));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const kc::Philox4 r = kc::philox_draw(7, kc::RngStream::kTest, i, tag);
+        v[i] = 2.0f * kc::uniform01(r.v[0]) - 1.0f;
+    }
+    Tensor t = Tensor::from_vector(shape, v).to(Device::kCuda);
+    t.set_requires_grad(true);
+    return t;
+}
+
+struct Case {
+    std::string op, shape;
+    std::function<Tensor()> forward;  // builds the op's output (recording its backward)
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+class Timer {
+ public:
+    Timer() {
+        cudaEventCreate(&a_);
+        cudaEventCreate(&b_);
+        flush_ = nullptr;
+        cudaMalloc(&flush_, kFlushBytes);
+    }
+    ~Timer() {
+        cudaEventDestroy(a_);
+        cudaEventDestroy(b_);
+        cudaFree(flush_);
+    }
+    void flush_l2() { cudaMemsetAsync(flush_, 0, kFlushBytes, dt::kernels::cuda::stream()); }
+    double time(const std::function<void()>& fn) {
+        cudaEventRecord(a_, dt::kernels::cuda::stream());
+        fn();
+        cudaEventRecord(b_, dt::kernels::cuda::stream());
+        cudaEventSynchronize(b_);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, a_, b_);
+        dt::cuda_device::check();
+        return ms;
+    }
+
+ private:
+    static constexpr std::size_t kFlushBytes = std::size_t{256} << 20;
+    cudaEvent_t a_, b_;
+    void* flush_;
+};
+
+std::vector<Case> cases() {
+    std::vector<Case> c;
+    // SmallCNN's second convolution and ResNet-18's layer3 convolution (batch 128).
+    const Tensor x1 = uniform({128, 16, 14, 14}, 1), w1 = uniform({32, 16, 3, 3}, 2),
+                 b1 = uniform({32}, 3);
+    c.push_back({"conv2d", "128x16x14x14 k3 co32", [=] { return dt::conv2d(x1, w1, b1, {1, 1}); }});
+    const Tensor x2 = uniform({128, 256, 8, 8}, 4), w2 = uniform({256, 256, 3, 3}, 5);
+    c.push_back({"conv2d", "128x256x8x8 k3 co256", [=] { return dt::conv2d(x2, w2, Tensor(), {1, 1}); }});
+    const Tensor xl = uniform({128, 1568}, 6), wl = uniform({32, 1568}, 7), bl = uniform({32}, 8);
+    c.push_back({"linear", "128x1568 -> 32", [=] { return dt::linear(xl, wl, bl); }});
+    const Tensor xb = uniform({128, 32, 14, 14}, 9), g = uniform({32}, 10), be = uniform({32}, 11);
+    c.push_back({"batchnorm2d", "128x32x14x14", [=] {
+                     Tensor rm = Tensor::zeros({32}, dt::DType::kF32, Device::kCuda);
+                     Tensor rv = Tensor::full({32}, 1.0f, Device::kCuda);
+                     return dt::batchnorm2d(xb, g, be, rm, rv, {true, 0.1f, 1e-5f});
+                 }});
+    const Tensor xp = uniform({128, 16, 28, 28}, 12);
+    c.push_back({"maxpool2d", "128x16x28x28 2x2", [=] { return dt::maxpool2d(xp, {2, 2, 0}); }});
+    c.push_back({"maxpool2d", "128x16x28x28 3x3 s1", [=] { return dt::maxpool2d(xp, {3, 1, 1}); }});
+    const Tensor logits = uniform({128, 10}, 13);
+    std::vector<int64_t> lab(128);
+    for (int i = 0; i < 128; ++i) lab[static_cast<std::size_t>(i)] = i % 10;
+    const Tensor labels = Tensor::from_vector_i64({128}, lab).to(Device::kCuda);
+    c.push_back({"softmax_cross_entropy", "128x10",
+                 [=] { return dt::softmax_cross_entropy(logits, labels); }});
+    return c;
+}
+
+int run(int argc, char** argv) {
+    int reps = 7;
+    double budget = 60;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--budget-s" && i + 1 < argc) budget = std::atof(argv[++i]);
+        else {
+            std::fprintf(stderr, "usage: dt_gpu_kernel_bench [--reps N] [--budget-s S]\n");
+            return 2;
+        }
+    }
+    std::string why;
+    if (!dt::cuda_device::available(&why)) {
+        std::fprintf(stderr, "dt_gpu_kernel_bench: %s\n", why.c_str());
+        return 2;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    Timer timer;
+    const kc::AccumSpec modes[] = {kc::accum_spec(kc::AccumMode::kAtomic),
+                                   kc::accum_spec(kc::AccumMode::kTree),
+                                   kc::accum_spec(kc::AccumMode::kKahan),
+                                   kc::accum_spec(kc::AccumMode::kExact),
+                                   kc::accum_spec(kc::AccumMode::kPermuted, 1)};
+    for (const Case& c : cases()) {
+        double atomic_backward = 0;
+        for (const kc::AccumSpec& spec : modes) {
+            const char* mode = kc::accum_mode_name(spec.mode);
+            if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+                budget) {
+                std::printf("{\"op\": \"%s\", \"shape\": \"%s\", \"mode\": \"%s\", \"skipped\": "
+                            "\"budget\"}\n", c.op.c_str(), c.shape.c_str(), mode);
+                continue;
+            }
+            std::vector<double> fw, bw;
+            for (int r = 0; r <= reps; ++r) {  // the first run warms up (block cache, JIT)
+                const dt::ScopedReduceConfig scope(spec);
+                Tensor y;
+                timer.flush_l2();
+                const double f = timer.time([&] { y = c.forward(); });
+                const Tensor dy = Tensor::full(y.shape(), 0.5f, Device::kCuda);
+                timer.flush_l2();
+                const double b = timer.time([&] { y.impl().grad_fn->backward(dy); });
+                dt::autograd::clear_tape();
+                if (r > 0) fw.push_back(f), bw.push_back(b);
+            }
+            const double mb = median(bw);
+            if (spec.mode == kc::AccumMode::kAtomic) atomic_backward = mb;
+            std::printf("{\"op\": \"%s\", \"shape\": \"%s\", \"mode\": \"%s\", \"forward_ms\": "
+                        "%.4f, \"backward_ms\": %.4f, \"backward_vs_atomic\": %.3f}\n",
+                        c.op.c_str(), c.shape.c_str(), mode, median(fw), mb,
+                        atomic_backward > 0 ? mb / atomic_backward : 0.0);
+            std::fflush(stdout);
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "dt_gpu_kernel_bench: error: %s\n", e.what());
+        return 1;
+    }
+}
