@@ -52,7 +52,8 @@ struct Trainee {
         const int64_t n = int64_t{s.batch} * s.channels * s.hw * s.hw;
         std::vector<float> px(static_cast<std::size_t>(n));
         for (int64_t i = 0; i < n; ++i) {
-            const c::Philox4 r = c::philox_draw(0, c::RngStream::kTest, static_cast<uint64_t>(i), 0);
+            const c::Philox4 r =
+                c::philox_draw(0, c::RngStream::kTest, static_cast<uint64_t>(i), 0);
             px[static_cast<std::size_t>(i)] = 2.0f * c::uniform01(r.v[0]) - 1.0f;
         }
         std::vector<int64_t> lab(static_cast<std::size_t>(s.batch));

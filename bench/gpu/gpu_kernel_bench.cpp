@@ -91,7 +91,9 @@ std::vector<Case> cases() {
                  b1 = uniform({32}, 3);
     c.push_back({"conv2d", "128x16x14x14 k3 co32", [=] { return dt::conv2d(x1, w1, b1, {1, 1}); }});
     const Tensor x2 = uniform({128, 256, 8, 8}, 4), w2 = uniform({256, 256, 3, 3}, 5);
-    c.push_back({"conv2d", "128x256x8x8 k3 co256", [=] { return dt::conv2d(x2, w2, Tensor(), {1, 1}); }});
+    c.push_back({"conv2d", "128x256x8x8 k3 co256", [=] {
+                     return dt::conv2d(x2, w2, Tensor(), {1, 1});
+                 }});
     const Tensor xl = uniform({128, 1568}, 6), wl = uniform({32, 1568}, 7), bl = uniform({32}, 8);
     c.push_back({"linear", "128x1568 -> 32", [=] { return dt::linear(xl, wl, bl); }});
     const Tensor xb = uniform({128, 32, 14, 14}, 9), g = uniform({32}, 10), be = uniform({32}, 11);
@@ -117,8 +119,10 @@ int run(int argc, char** argv) {
     double budget = 60;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-        else if (a == "--budget-s" && i + 1 < argc) budget = std::atof(argv[++i]);
+        if (a == "--reps" && i + 1 < argc)
+            reps = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--budget-s" && i + 1 < argc)
+            budget = std::atof(argv[++i]);
         else {
             std::fprintf(stderr, "usage: dt_gpu_kernel_bench [--reps N] [--budget-s S]\n");
             return 2;
@@ -131,19 +135,20 @@ int run(int argc, char** argv) {
     }
     const auto start = std::chrono::steady_clock::now();
     Timer timer;
-    const kc::AccumSpec modes[] = {kc::accum_spec(kc::AccumMode::kAtomic),
-                                   kc::accum_spec(kc::AccumMode::kTree),
-                                   kc::accum_spec(kc::AccumMode::kKahan),
-                                   kc::accum_spec(kc::AccumMode::kExact),
-                                   kc::accum_spec(kc::AccumMode::kPermuted, 1)};
+    const kc::AccumSpec modes[] = {
+        kc::accum_spec(kc::AccumMode::kAtomic), kc::accum_spec(kc::AccumMode::kTree),
+        kc::accum_spec(kc::AccumMode::kKahan), kc::accum_spec(kc::AccumMode::kExact),
+        kc::accum_spec(kc::AccumMode::kPermuted, 1)};
     for (const Case& c : cases()) {
         double atomic_backward = 0;
         for (const kc::AccumSpec& spec : modes) {
             const char* mode = kc::accum_mode_name(spec.mode);
             if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
                 budget) {
-                std::printf("{\"op\": \"%s\", \"shape\": \"%s\", \"mode\": \"%s\", \"skipped\": "
-                            "\"budget\"}\n", c.op.c_str(), c.shape.c_str(), mode);
+                std::printf(
+                    "{\"op\": \"%s\", \"shape\": \"%s\", \"mode\": \"%s\", \"skipped\": "
+                    "\"budget\"}\n",
+                    c.op.c_str(), c.shape.c_str(), mode);
                 continue;
             }
             std::vector<double> fw, bw;
@@ -160,10 +165,11 @@ int run(int argc, char** argv) {
             }
             const double mb = median(bw);
             if (spec.mode == kc::AccumMode::kAtomic) atomic_backward = mb;
-            std::printf("{\"op\": \"%s\", \"shape\": \"%s\", \"mode\": \"%s\", \"forward_ms\": "
-                        "%.4f, \"backward_ms\": %.4f, \"backward_vs_atomic\": %.3f}\n",
-                        c.op.c_str(), c.shape.c_str(), mode, median(fw), mb,
-                        atomic_backward > 0 ? mb / atomic_backward : 0.0);
+            std::printf(
+                "{\"op\": \"%s\", \"shape\": \"%s\", \"mode\": \"%s\", \"forward_ms\": "
+                "%.4f, \"backward_ms\": %.4f, \"backward_vs_atomic\": %.3f}\n",
+                c.op.c_str(), c.shape.c_str(), mode, median(fw), mb,
+                atomic_backward > 0 ? mb / atomic_backward : 0.0);
             std::fflush(stdout);
         }
     }

@@ -56,13 +56,18 @@ int run(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const bool has = i + 1 < argc;
-        if (a == "--models" && has) models = dt::split_text(argv[++i], ',');
-        else if (a == "--presets" && has) presets = dt::split_text(argv[++i], ',');
-        else if (a == "--steps" && has) steps = std::max(1, std::atoi(argv[++i]));
-        else if (a == "--budget-s" && has) budget = std::atof(argv[++i]);
+        if (a == "--models" && has)
+            models = dt::split_text(argv[++i], ',');
+        else if (a == "--presets" && has)
+            presets = dt::split_text(argv[++i], ',');
+        else if (a == "--steps" && has)
+            steps = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--budget-s" && has)
+            budget = std::atof(argv[++i]);
         else {
-            std::fprintf(stderr, "usage: dt_gpu_step_bench [--models a,b] [--presets a,b] "
-                                 "[--steps N] [--budget-s S]\n");
+            std::fprintf(stderr,
+                         "usage: dt_gpu_step_bench [--models a,b] [--presets a,b] "
+                         "[--steps N] [--budget-s S]\n");
             return 2;
         }
     }
@@ -98,14 +103,14 @@ int run(int argc, char** argv) {
                 tm.push_back(timed_step(trainee, mine));
             }
             const double mf = median(tf), mm = median(tm);
-            std::printf("{\"model\": \"%s\", \"preset\": \"%s\", \"batch\": %d, \"steps\": %d, "
-                        "\"med_ms\": %.4f, \"min_ms\": %.4f, \"fast_med_ms\": %.4f, "
-                        "\"med_vs_fast\": %.4f, \"min_vs_fast\": %.4f, \"img_per_s\": %.1f}\n",
-                        model.c_str(), preset.c_str(), shape->batch, steps, mm * 1e3,
-                        *std::min_element(tm.begin(), tm.end()) * 1e3, mf * 1e3, mm / mf,
-                        *std::min_element(tm.begin(), tm.end()) /
-                            *std::min_element(tf.begin(), tf.end()),
-                        shape->batch / mm);
+            std::printf(
+                "{\"model\": \"%s\", \"preset\": \"%s\", \"batch\": %d, \"steps\": %d, "
+                "\"med_ms\": %.4f, \"min_ms\": %.4f, \"fast_med_ms\": %.4f, "
+                "\"med_vs_fast\": %.4f, \"min_vs_fast\": %.4f, \"img_per_s\": %.1f}\n",
+                model.c_str(), preset.c_str(), shape->batch, steps, mm * 1e3,
+                *std::min_element(tm.begin(), tm.end()) * 1e3, mf * 1e3, mm / mf,
+                *std::min_element(tm.begin(), tm.end()) / *std::min_element(tf.begin(), tf.end()),
+                shape->batch / mm);
             std::fflush(stdout);
         }
     }

@@ -75,10 +75,9 @@ std::string describe() {
     if (!p.ok) return str("none (", p.why, ")");
     const kc::DeviceInfo& d = p.info;
     return str(d.name, ", sm_", d.major, d.minor, ", ",
-               static_cast<double>(d.memory_bytes) / double(1u << 30), " GiB, ",
-               d.multiprocessors, " SMs, driver ", d.driver_version / 1000, ".",
-               d.driver_version % 1000 / 10, ", runtime ", d.runtime_version / 1000, ".",
-               d.runtime_version % 1000 / 10);
+               static_cast<double>(d.memory_bytes) / double(1u << 30), " GiB, ", d.multiprocessors,
+               " SMs, driver ", d.driver_version / 1000, ".", d.driver_version % 1000 / 10,
+               ", runtime ", d.runtime_version / 1000, ".", d.runtime_version % 1000 / 10);
 }
 
 void require() {

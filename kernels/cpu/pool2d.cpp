@@ -27,33 +27,10 @@ using common::AccumMode;
 
 constexpr int64_t kParallelMin = 32768;  // elements below which one thread is faster
 
-// The max-pool order relation: v replaces the current best iff it is larger, or it is the first
-// NaN (NaN propagates, as in PyTorch). Strictness makes the first maximum win. Written as
-// !(v <= best) && best == best (same truth table as v > best || (v is NaN && best is not)),
-// which compiles to two compares and one and: 20% faster in the 2x2 fast path.
-inline bool max_better(float v, float best) { return !(v <= best) && best == best; }
-
-// Window rows [kh0, kh1) and columns [kw0, kw1) that fall inside the input.
-struct Window {
-    int64_t ih0, iw0;
-    int kh0, kh1, kw0, kw1;
-};
-
-inline Window window_at(int64_t oh, int64_t ow, const Pool2dParams& p) {
-    Window w;
-    w.ih0 = oh * p.stride - p.padding;
-    w.iw0 = ow * p.stride - p.padding;
-    w.kh0 = static_cast<int>(std::max<int64_t>(0, -w.ih0));
-    w.kh1 = static_cast<int>(std::min<int64_t>(p.kernel, p.H - w.ih0));
-    w.kw0 = static_cast<int>(std::max<int64_t>(0, -w.iw0));
-    w.kw1 = static_cast<int>(std::min<int64_t>(p.kernel, p.W - w.iw0));
-    return w;
-}
-
 void maxpool_plane_general(const float* x, float* y, int32_t* am, const Pool2dParams& p) {
     for (int64_t oh = 0; oh < p.Ho; ++oh) {
         for (int64_t ow = 0; ow < p.Wo; ++ow) {
-            const Window w = window_at(oh, ow, p);
+            const PoolWindow w = pool_window(oh, ow, p);
             // Start from the first in-range cell (it never beats itself), then select without
             // branches: random data makes the comparisons unpredictable.
             int64_t at = (w.ih0 + w.kh0) * p.W + (w.iw0 + w.kw0);
@@ -62,7 +39,7 @@ void maxpool_plane_general(const float* x, float* y, int32_t* am, const Pool2dPa
                 for (int kw = w.kw0; kw < w.kw1; ++kw) {  // row-major window order
                     const int64_t off = (w.ih0 + kh) * p.W + (w.iw0 + kw);
                     const float v = x[off];
-                    const bool t = max_better(v, best);
+                    const bool t = pool_max_better(v, best);
                     best = t ? v : best;
                     at = t ? off : at;
                 }
@@ -82,13 +59,13 @@ void maxpool_row_2x2s2(const float* r0, const float* r1, float* yr, int32_t* ar,
         const float a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];
         float best = a;
         int32_t k = 0;
-        bool t = max_better(b, best);
+        bool t = pool_max_better(b, best);
         best = t ? b : best;
         k = t ? 1 : k;
-        t = max_better(c, best);
+        t = pool_max_better(c, best);
         best = t ? c : best;
         k = t ? w32 : k;
-        t = max_better(d, best);
+        t = pool_max_better(d, best);
         best = t ? d : best;
         k = t ? w32 + 1 : k;
         yr[ow] = best;
@@ -103,11 +80,11 @@ __attribute__((target("avx512f"))) inline __mmask16 better(__m512 v, __m512 best
 
 // The same selects, 16 windows at a time (the last group of a row masked, so rows as short as
 // SmallCNN's 14, 7 and 3 windows vectorise too); the even and odd columns of each row pair are
-// split with one two-source permute each. max_better(v, best) = !(v <= best) && best == best is
-// _CMP_NLE_UQ(v, best) & _CMP_ORD_Q(best, best). Masked lanes load +0 and are never stored.
-__attribute__((target("avx512f"))) void maxpool_row_2x2s2_avx512(
-    const float* r0, const float* r1, float* yr, int32_t* ar, int64_t Wo, int32_t base,
-    int32_t w32) {
+// split with one two-source permute each. pool_max_better(v, best) = !(v <= best) && best == best
+// is _CMP_NLE_UQ(v, best) & _CMP_ORD_Q(best, best). Masked lanes load +0 and are never stored.
+__attribute__((target("avx512f"))) void maxpool_row_2x2s2_avx512(const float* r0, const float* r1,
+                                                                 float* yr, int32_t* ar, int64_t Wo,
+                                                                 int32_t base, int32_t w32) {
     const __m512i even =
         _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
@@ -187,7 +164,7 @@ struct AvgContrib {  // window o contributes g = dy[o] / (k*k) to each in-range 
     float divisor;
     template <typename F>
     void at(int64_t pl, int64_t oh, int64_t ow, const Pool2dParams& p, F&& f) const {
-        const Window w = window_at(oh, ow, p);
+        const PoolWindow w = pool_window(oh, ow, p);
         const float g = dy[(pl * p.Ho + oh) * p.Wo + ow] / divisor;  // ORDER: once per window
         for (int kh = w.kh0; kh < w.kh1; ++kh) {
             const int64_t row = (w.ih0 + kh) * p.W + w.iw0;
@@ -214,9 +191,8 @@ void backward_atomic(float* dx, const Pool2dParams& p, const Contrib& src) {
             const int64_t pl = r / p.Ho, oh = r % p.Ho;
             float* d = dx + pl * in;
             for (int64_t ow = 0; ow < p.Wo; ++ow)
-                src.at(pl, oh, ow, p, [d](int64_t cell, float v) {
-                    common::atomic_add_float(d + cell, v);
-                });
+                src.at(pl, oh, ow, p,
+                       [d](int64_t cell, float v) { common::atomic_add_float(d + cell, v); });
         }
     }
 }
@@ -372,7 +348,7 @@ void avgpool2d_forward(const float* x, float* y, const Pool2dParams& p) {
         const float* xp = x + pl * in;
         for (int64_t oh = 0; oh < p.Ho; ++oh) {
             for (int64_t ow = 0; ow < p.Wo; ++ow) {
-                const Window w = window_at(oh, ow, p);
+                const PoolWindow w = pool_window(oh, ow, p);
                 float s = 0.0f;
                 // ORDER: in-range cells in row-major window order from +0, then one division.
                 for (int kh = w.kh0; kh < w.kh1; ++kh)

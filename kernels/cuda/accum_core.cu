@@ -2,12 +2,11 @@
 // Device build of the accumulation modes: each kernel runs functions of kernels/common/ on the
 // device, a host launcher copies the result back; tests/kernels/cuda/accum_device_test.cu compares
 // them bitwise with the host build.
-#include "kernels/cuda/accum_core.h"
-
 #include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/atomic_add.h"
+#include "kernels/cuda/accum_core.h"
 
 namespace dt::kernels::cuda {
 namespace {

@@ -19,8 +19,7 @@ __global__ void invstd_kernel(const float* var, float* invstd, BatchNorm2dParams
     bn_invstd_body(GridPos::here(), var, invstd, p);
 }
 __global__ void apply_kernel(const float* x, const float* mean, const float* invstd,
-                             const float* gamma, const float* beta, float* y,
-                             BatchNorm2dParams p) {
+                             const float* gamma, const float* beta, float* y, BatchNorm2dParams p) {
     bn_apply_body(GridPos::here(), x, mean, invstd, gamma, beta, y, p);
 }
 __global__ void running_kernel(float* rm, float* rv, const float* mean, const float* var,
@@ -51,8 +50,8 @@ void batchnorm2d_stats(const float* x, float* mean, float* var, float* invstd,
     channel_totals<1>("batchnorm2d_stats (mean)", BnMeanTerm{x, p.HW}, batchnorm_totals(p), mean);
     mean_kernel<<<blocks(p.C), kElementwiseThreads, 0, stream()>>>(mean, p);
     check_launch("batchnorm2d_stats (mean)");
-    channel_totals<1>("batchnorm2d_stats (var)", BnVarTerm{x, mean, p.C, p.HW},
-                      batchnorm_totals(p), var);
+    channel_totals<1>("batchnorm2d_stats (var)", BnVarTerm{x, mean, p.C, p.HW}, batchnorm_totals(p),
+                      var);
     var_invstd_kernel<<<blocks(p.C), kElementwiseThreads, 0, stream()>>>(var, invstd, p);
     check_launch("batchnorm2d_stats (var)");
 }
@@ -81,18 +80,20 @@ void batchnorm2d_update_running(float* running_mean, float* running_var, const f
 }
 
 void batchnorm2d_backward(const float* dy, const float* x, const float* mean, const float* invstd,
-                          const float* gamma, float* dx, float* dgamma, float* dbeta,
-                          bool training, const BatchNorm2dParams& p) {
+                          const float* gamma, float* dx, float* dgamma, float* dbeta, bool training,
+                          const BatchNorm2dParams& p) {
     if (p.C <= 0) return;
     // The 2C totals need a buffer of their own: channel_totals uses the runtime's scratch.
     static float* totals = nullptr;
     static int64_t capacity = 0;
     if (2 * p.C > capacity) {
         if (totals != nullptr) device_free(totals);
-        totals = static_cast<float*>(device_malloc(sizeof(float) * 2 * static_cast<std::size_t>(p.C)));
+        totals =
+            static_cast<float*>(device_malloc(sizeof(float) * 2 * static_cast<std::size_t>(p.C)));
         capacity = totals != nullptr ? 2 * p.C : 0;
         if (totals == nullptr) {
-            note_error("batchnorm2d_backward (cudaMalloc)", static_cast<int>(cudaErrorMemoryAllocation));
+            note_error("batchnorm2d_backward (cudaMalloc)",
+                       static_cast<int>(cudaErrorMemoryAllocation));
             return;
         }
     }

@@ -89,9 +89,9 @@ DT_HD void bn_update_running_body(const GridPos& t, float* running_mean, float* 
 }
 
 /// dx per element from the totals (totals[c] = total(dy) = dbeta, totals[C + c] = dgamma).
-DT_HD void bn_backward_dx_body(const GridPos& t, const float* dy, const float* x,
-                               const float* mean, const float* invstd, const float* gamma,
-                               const float* dbeta, const float* dgamma, float* dx, bool training,
+DT_HD void bn_backward_dx_body(const GridPos& t, const float* dy, const float* x, const float* mean,
+                               const float* invstd, const float* gamma, const float* dbeta,
+                               const float* dgamma, float* dx, bool training,
                                const BatchNorm2dParams& p) {
     const float count = bn_count(p);
     common::grid_stride(t, p.N * p.C * p.HW, [&](int64_t i) {

@@ -23,8 +23,8 @@ __global__ inline void channel_order_kernel(uint32_t* order, ChannelTotals q) {
 
 __global__ inline void channel_combine_kernel(int S, ChannelTotals q, const float* leaves,
                                               const common::KahanSum* kleaves,
-                                              const common::ExactAcc* accs,
-                                              const uint32_t* order, float* totals) {
+                                              const common::ExactAcc* accs, const uint32_t* order,
+                                              float* totals) {
     channel_combine_body(GridPos::here(), S, q, leaves, kleaves, accs, order, totals);
 }
 
@@ -36,8 +36,9 @@ void channel_totals(const char* name, const Term& term, const ChannelTotals& q, 
     if (mode == common::AccumMode::kAtomic) {
         cudaMemsetAsync(totals, 0, sizeof(float) * static_cast<std::size_t>(S * q.C), stream());
         if (rows > 0) {
-            channel_leaves_kernel<S><<<elementwise_blocks(rows), kElementwiseThreads, 0,
-                                       stream()>>>(term, q, nullptr, nullptr, nullptr, totals);
+            channel_leaves_kernel<S>
+                <<<elementwise_blocks(rows), kElementwiseThreads, 0, stream()>>>(
+                    term, q, nullptr, nullptr, nullptr, totals);
             check_launch(name);
         }
         return;
@@ -47,7 +48,8 @@ void channel_totals(const char* name, const Term& term, const ChannelTotals& q, 
                                                                  : sizeof(float);
     const std::size_t leaves = static_cast<std::size_t>(S * rows) * leaf;
     const std::size_t offset = (leaves + 255) / 256 * 256;
-    char* s = static_cast<char*>(scratch(offset + sizeof(uint32_t) * static_cast<std::size_t>(q.N)));
+    char* s =
+        static_cast<char*>(scratch(offset + sizeof(uint32_t) * static_cast<std::size_t>(q.N)));
     if (s == nullptr) return;  // recorded; the engine's next check reports it
     uint32_t* order = reinterpret_cast<uint32_t*>(s + offset);
     if (rows > 0) {

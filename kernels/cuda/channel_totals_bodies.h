@@ -110,7 +110,8 @@ DT_HD void channel_combine_body(const GridPos& t, int S, const ChannelTotals& q,
                 totals[i] = common::permuted_sum(leaves + base, order, q.N, q.C);
                 return;
             case common::AccumMode::kKahan:  // ORDER: T_k, then kahan_value
-                totals[i] = common::kahan_value(common::kahan_tree_combine(kleaves + base, q.N, q.C));
+                totals[i] =
+                    common::kahan_value(common::kahan_tree_combine(kleaves + base, q.N, q.C));
                 return;
             case common::AccumMode::kExact: {  // ORDER: none, rounded once
                 common::ExactAcc a;
@@ -119,7 +120,8 @@ DT_HD void channel_combine_body(const GridPos& t, int S, const ChannelTotals& q,
                 totals[i] = common::exact_value(a);
                 return;
             }
-            case common::AccumMode::kAtomic: return;
+            case common::AccumMode::kAtomic:
+                return;
         }
     });
 }

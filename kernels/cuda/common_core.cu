@@ -2,10 +2,9 @@
 // Device build of the shared numeric core: one kernel per header of kernels/common/ runs the
 // functions on the device, and a host launcher copies the results back. The CUDA tests compare
 // them bitwise with the host build (tests/kernels/cuda/common_device_test.cu).
-#include "kernels/cuda/common_core.h"
-
 #include "kernels/common/philox.h"
 #include "kernels/common/reduce_tree.h"
+#include "kernels/cuda/common_core.h"
 
 namespace dt::kernels::cuda {
 namespace {

@@ -32,18 +32,11 @@ __global__ void wgrad_kernel(const float* x, const float* dy, float* dw, const u
 __global__ void wgrad_atomic_kernel(const float* x, const float* dy, float* dw, Conv2dParams p) {
     conv2d_wgrad_atomic_body(GridPos::here(), x, dy, dw, p);
 }
-__global__ void order_kernel(uint32_t* order, int64_t n, uint64_t key) {
-    permute_order_body(GridPos::here(), order, n, key);
-}
 
 /// The permutation of n items for the permuted mode, drawn on the device; nullptr otherwise.
 const uint32_t* permuted_order(const Conv2dParams& p, int64_t n) {
     if (p.accum.mode != common::AccumMode::kPermuted) return nullptr;
-    uint32_t* order = static_cast<uint32_t*>(scratch(sizeof(uint32_t) * static_cast<std::size_t>(n)));
-    if (order == nullptr) return nullptr;
-    order_kernel<<<1, 1, 0, stream()>>>(order, n, p.accum.permute_key);
-    check_launch("permute_order");
-    return order;
+    return permutation_on_device(n, p.accum.permute_key);
 }
 
 }  // namespace
@@ -78,8 +71,8 @@ void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Co
         cudaMemsetAsync(dw, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
         const int64_t work = (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup * n;
         if (work <= 0) return;
-        wgrad_atomic_kernel<<<elementwise_blocks(work), kElementwiseThreads, 0, stream()>>>(
-            x, dy, dw, p);
+        wgrad_atomic_kernel<<<elementwise_blocks(work), kElementwiseThreads, 0, stream()>>>(x, dy,
+                                                                                            dw, p);
         check_launch("conv2d_backward_weight (atomic)");
         return;
     }

@@ -26,6 +26,7 @@
 #include "kernels/common/grid.h"
 #include "kernels/common/reduce_tree.h"
 #include "kernels/conv2d.h"
+#include "kernels/cuda/sample_leaves.h"
 
 namespace dt::kernels::cuda {
 
@@ -125,8 +126,7 @@ DT_HD void conv2d_dgrad_body(const GridPos& t, const float* dy, const float* w, 
     const Conv2dParams q = conv_dgrad_as_forward(p);
     const FlippedWeight fw{w, p.ci, p.kh};
     common::grid_stride(t, p.n * p.ci * HW, [&](int64_t e) {
-        const int64_t s = e / (p.ci * HW), c = (e / HW) % p.ci, ih = (e % HW) / p.w,
-                      iw = e % p.w;
+        const int64_t s = e / (p.ci * HW), c = (e / HW) % p.ci, ih = (e % HW) / p.w, iw = e % p.w;
         if (as_forward) {  // ORDER: the transposed convolution's forward chain
             dx[e] = conv_forward_value(dy, fw, q, s, c, ih, iw);
             return;
@@ -163,8 +163,7 @@ DT_HD void conv2d_dgrad_atomic_body(const GridPos& t, const float* dy, const flo
     const int64_t elems = p.n * p.ci * p.h * p.w, HW = p.h * p.w;
     common::grid_stride(t, p.kh * elems, [&](int64_t u) {
         const int64_t ki = u / elems, e = u % elems;
-        const int64_t s = e / (p.ci * HW), c = (e / HW) % p.ci, ih = (e % HW) / p.w,
-                      iw = e % p.w;
+        const int64_t s = e / (p.ci * HW), c = (e / HW) % p.ci, ih = (e % HW) / p.w, iw = e % p.w;
         const int64_t oh = conv_out_of(ih, ki, p.pad, p.stride, p.ho);
         if (oh < 0) return;
         float part = 0.0f;
@@ -182,8 +181,7 @@ DT_HD void conv2d_dgrad_atomic_body(const GridPos& t, const float* dy, const flo
 /// The wgrad chain of dw element (o, r = (c, ki, kj)) over samples [s0, s1), positions
 /// ascending, continued from `acc`: acc = fma(dy[s,o,p], xpad[s,r,p], acc).
 DT_HD float conv_wgrad_chain(const float* x, const float* dy, const Conv2dParams& p, int64_t o,
-                             int64_t c, int64_t ki, int64_t kj, int64_t s0, int64_t s1,
-                             float acc) {
+                             int64_t c, int64_t ki, int64_t kj, int64_t s0, int64_t s1, float acc) {
     for (int64_t s = s0; s < s1; ++s) {
         for (int64_t oh = 0; oh < p.ho; ++oh) {
             const int64_t ih = oh * p.stride - p.pad + ki;
@@ -210,41 +208,20 @@ DT_HD void conv2d_wgrad_body(const GridPos& t, const float* x, const float* dy, 
             dw[e] = 0.0f;  // a dead tap
             return;
         }
-        auto leaf = [&](int64_t s) { return conv_wgrad_chain(x, dy, p, o, c, ki, kj, s, s + 1, 0.0f); };
-        switch (p.accum.mode) {
-            case common::AccumMode::kKahan: {  // ORDER: the tree over (leaf, +0), kahan_merge
-                common::KahanTreeSum tree;
-                common::kahan_tree_sum_init(tree);
-                for (int64_t s = 0; s < p.n; ++s)
-                    common::kahan_tree_sum_push(tree, common::KahanSum{leaf(s), 0.0f});
-                dw[e] = p.n == 0 ? 0.0f : common::kahan_value(common::kahan_tree_sum_finish(tree));
-                return;
-            }
-            case common::AccumMode::kExact: {
-                common::ExactAcc a;
-                common::exact_init(a);
-                for (int64_t s = 0; s < p.n; ++s) common::exact_add(a, leaf(s));
-                dw[e] = common::exact_value(a);
-                return;
-            }
-            case common::AccumMode::kPermuted: {
-                float acc = 0.0f;  // ORDER: +0 + leaf_pi[0] + leaf_pi[1] + ...
-                for (int64_t k = 0; k < p.n; ++k) acc = acc + leaf(order[k]);
-                dw[e] = acc;
-                return;
-            }
-            default: {  // ORDER: group chains, combined by the left-complete tree
-                const int64_t G = conv2d_tree_group(p.ho * p.wo);
-                common::TreeSum tree;
-                common::tree_sum_init(tree);
-                for (int64_t s0 = 0; s0 < p.n; s0 += G) {
-                    const int64_t s1 = s0 + G < p.n ? s0 + G : p.n;
-                    common::tree_sum_push(tree, conv_wgrad_chain(x, dy, p, o, c, ki, kj, s0, s1, 0.0f));
-                }
-                dw[e] = common::tree_sum_finish(tree);
-                return;
-            }
+        if (p.accum.mode == common::AccumMode::kTree) {
+            // ORDER: fma chains continued over groups of G samples, the group leaves in the tree
+            const int64_t G = conv2d_tree_group(p.ho * p.wo);
+            auto group = [&](int64_t g) {
+                const int64_t s0 = g * G, s1 = s0 + G < p.n ? s0 + G : p.n;
+                return conv_wgrad_chain(x, dy, p, o, c, ki, kj, s0, s1, 0.0f);
+            };
+            dw[e] = combine_sample_leaves(group, (p.n + G - 1) / G, p.accum.mode, order);
+            return;
         }
+        auto leaf = [&](int64_t s) {
+            return conv_wgrad_chain(x, dy, p, o, c, ki, kj, s, s + 1, 0.0f);
+        };
+        dw[e] = combine_sample_leaves(leaf, p.n, p.accum.mode, order);
     });
 }
 

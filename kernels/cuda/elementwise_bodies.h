@@ -26,7 +26,8 @@ inline constexpr uint32_t kElementwiseThreads = 256;
 inline constexpr uint32_t kElementwiseMaxBlocks = 65535;
 DT_HD uint32_t elementwise_blocks(int64_t n) {
     const int64_t b = (n + kElementwiseThreads - 1) / kElementwiseThreads;
-    return static_cast<uint32_t>(b < 1 ? 1 : (b > kElementwiseMaxBlocks ? kElementwiseMaxBlocks : b));
+    return static_cast<uint32_t>(b < 1 ? 1
+                                       : (b > kElementwiseMaxBlocks ? kElementwiseMaxBlocks : b));
 }
 
 DT_HD void relu_forward_body(const GridPos& t, const float* x, float* y, int64_t n) {
@@ -38,8 +39,7 @@ DT_HD void relu_backward_body(const GridPos& t, const float* x, const float* dy,
     common::grid_stride(t, n, [&](int64_t i) { dx[i] = relu_backward_element(x[i], dy[i]); });
 }
 
-DT_HD void add_forward_body(const GridPos& t, const float* a, const float* b, float* y,
-                            int64_t n) {
+DT_HD void add_forward_body(const GridPos& t, const float* a, const float* b, float* y, int64_t n) {
     common::grid_stride(t, n, [&](int64_t i) { y[i] = a[i] + b[i]; });  // ORDER: a + b
 }
 
@@ -60,12 +60,11 @@ DT_HD void dropout_forward_body(const GridPos& t, const float* x, const int64_t*
     });
 }
 
-DT_HD void dropout_backward_body(const GridPos& t, const float* dy, const uint8_t* mask,
-                                 float* dx, const DropoutParams& p) {
+DT_HD void dropout_backward_body(const GridPos& t, const float* dy, const uint8_t* mask, float* dx,
+                                 const DropoutParams& p) {
     const float scale = dropout_scale(p.p);
-    common::grid_stride(t, p.N * p.D, [&](int64_t i) {
-        dx[i] = dropout_backward_element(dy[i], mask[i], scale);
-    });
+    common::grid_stride(
+        t, p.N * p.D, [&](int64_t i) { dx[i] = dropout_backward_element(dy[i], mask[i], scale); });
 }
 
 DT_HD void sgd_update_body(const GridPos& t, float* p, const float* grad, float* buf,

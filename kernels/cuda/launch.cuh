@@ -13,6 +13,10 @@ namespace dt::kernels::cuda {
 /// The stream every kernel and copy of the engine runs on (created on first use).
 cudaStream_t stream();
 
+/// order[0..n) = permute_order(n, key) drawn on the device by one thread, in the runtime's
+/// scratch (valid until the next scratch user); nullptr when out of memory (recorded).
+const uint32_t* permutation_on_device(int64_t n, uint64_t key);
+
 /// Records a launch failure of `what` (a kernel's name) for take_error().
 inline void check_launch(const char* what) {
     const cudaError_t e = cudaGetLastError();

@@ -15,9 +15,6 @@ __global__ void gemm_kernel(const float* a, const float* b, float* c, GemmParams
 __global__ void bias_kernel(const float* b, float* y, LinearParams p) {
     linear_bias_body(GridPos::here(), b, y, p);
 }
-__global__ void order_kernel(uint32_t* order, int64_t n, uint64_t key) {
-    permute_order_body(GridPos::here(), order, n, key);
-}
 __global__ void dgrad_kernel(const float* dy, const float* w, float* dx, const uint32_t* order,
                              LinearParams p) {
     linear_dgrad_body(GridPos::here(), dy, w, dx, order, p);
@@ -33,14 +30,10 @@ __global__ void wgrad_atomic_kernel(const float* x, const float* dy, float* dw, 
     linear_wgrad_atomic_body(GridPos::here(), x, dy, dw, p);
 }
 
-/// The order of n items for the permuted mode, drawn on the device; nullptr otherwise.
-uint32_t* permuted_order(const LinearParams& p, int64_t n) {
+/// The permutation of n items for the permuted mode, drawn on the device; nullptr otherwise.
+const uint32_t* permuted_order(const LinearParams& p, int64_t n) {
     if (p.accum.mode != common::AccumMode::kPermuted) return nullptr;
-    uint32_t* order = static_cast<uint32_t*>(scratch(sizeof(uint32_t) * static_cast<std::size_t>(n)));
-    if (order == nullptr) return nullptr;
-    order_kernel<<<1, 1, 0, stream()>>>(order, n, p.accum.permute_key);
-    check_launch("permute_order");
-    return order;
+    return permutation_on_device(n, p.accum.permute_key);
 }
 
 }  // namespace
@@ -68,8 +61,8 @@ void linear_backward_data(const float* dy, const float* w, float* dx, const Line
         cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
         const int64_t work = (p.out + kLinearAtomicChunk - 1) / kLinearAtomicChunk * n;
         if (work <= 0) return;
-        dgrad_atomic_kernel<<<elementwise_blocks(work), kElementwiseThreads, 0, stream()>>>(
-            dy, w, dx, p);
+        dgrad_atomic_kernel<<<elementwise_blocks(work), kElementwiseThreads, 0, stream()>>>(dy, w,
+                                                                                            dx, p);
         check_launch("linear_backward_data (atomic)");
         return;
     }
@@ -85,8 +78,8 @@ void linear_backward_weight(const float* x, const float* dy, float* dw, const Li
         cudaMemsetAsync(dw, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
         const int64_t work = (p.n + kLinearAtomicGroup - 1) / kLinearAtomicGroup * n;
         if (work <= 0) return;
-        wgrad_atomic_kernel<<<elementwise_blocks(work), kElementwiseThreads, 0, stream()>>>(
-            x, dy, dw, p);
+        wgrad_atomic_kernel<<<elementwise_blocks(work), kElementwiseThreads, 0, stream()>>>(x, dy,
+                                                                                            dw, p);
         check_launch("linear_backward_weight (atomic)");
         return;
     }

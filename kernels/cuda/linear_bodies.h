@@ -23,6 +23,7 @@
 #include "kernels/common/atomic_add.h"
 #include "kernels/common/grid.h"
 #include "kernels/common/reduce_tree.h"
+#include "kernels/cuda/sample_leaves.h"
 #include "kernels/gemm.h"
 #include "kernels/linear.h"
 
@@ -93,8 +94,8 @@ DT_HD void linear_dgrad_body(const GridPos& t, const float* dy, const float* w, 
 }
 
 /// kAtomic dgrad: one thread per (chunk, element); dx zeroed first. No ORDER on purpose.
-DT_HD void linear_dgrad_atomic_body(const GridPos& t, const float* dy, const float* w,
-                                    float* dx, const LinearParams& p) {
+DT_HD void linear_dgrad_atomic_body(const GridPos& t, const float* dy, const float* w, float* dx,
+                                    const LinearParams& p) {
     const int64_t chunks = (p.out + kLinearAtomicChunk - 1) / kLinearAtomicChunk;
     common::grid_stride(t, chunks * p.n * p.in, [&](int64_t e) {
         const int64_t ch = e / (p.n * p.in), el = e % (p.n * p.in);
@@ -112,42 +113,13 @@ DT_HD void linear_wgrad_body(const GridPos& t, const float* x, const float* dy, 
     common::grid_stride(t, p.out * p.in, [&](int64_t e) {
         const int64_t o = e / p.in, i = e % p.in;
         auto leaf = [&](int64_t s) { return dy[s * p.out + o] * x[s * p.in + i]; };
-        switch (p.accum.mode) {
-            case common::AccumMode::kKahan: {  // ORDER: the tree over (leaf, +0), kahan_merge
-                common::KahanTreeSum tree;
-                common::kahan_tree_sum_init(tree);
-                for (int64_t s = 0; s < p.n; ++s)
-                    common::kahan_tree_sum_push(tree, common::KahanSum{leaf(s), 0.0f});
-                dw[e] = p.n == 0 ? 0.0f : common::kahan_value(common::kahan_tree_sum_finish(tree));
-                return;
-            }
-            case common::AccumMode::kExact: {
-                common::ExactAcc a;
-                common::exact_init(a);
-                for (int64_t s = 0; s < p.n; ++s) common::exact_add(a, leaf(s));
-                dw[e] = common::exact_value(a);
-                return;
-            }
-            case common::AccumMode::kPermuted: {
-                float acc = 0.0f;  // ORDER: +0 + leaf_pi[0] + leaf_pi[1] + ...
-                for (int64_t k = 0; k < p.n; ++k) acc = acc + leaf(order[k]);
-                dw[e] = acc;
-                return;
-            }
-            default: {  // ORDER: the left-complete tree in sample order
-                common::TreeSum tree;
-                common::tree_sum_init(tree);
-                for (int64_t s = 0; s < p.n; ++s) common::tree_sum_push(tree, leaf(s));
-                dw[e] = common::tree_sum_finish(tree);
-                return;
-            }
-        }
+        dw[e] = combine_sample_leaves(leaf, p.n, p.accum.mode, order);
     });
 }
 
 /// kAtomic wgrad: one thread per (sample group, element); dw zeroed first. No ORDER on purpose.
-DT_HD void linear_wgrad_atomic_body(const GridPos& t, const float* x, const float* dy,
-                                    float* dw, const LinearParams& p) {
+DT_HD void linear_wgrad_atomic_body(const GridPos& t, const float* x, const float* dy, float* dw,
+                                    const LinearParams& p) {
     const int64_t groups = (p.n + kLinearAtomicGroup - 1) / kLinearAtomicGroup;
     common::grid_stride(t, groups * p.out * p.in, [&](int64_t e) {
         const int64_t g = e / (p.out * p.in), el = e % (p.out * p.in);
@@ -157,11 +129,6 @@ DT_HD void linear_wgrad_atomic_body(const GridPos& t, const float* x, const floa
         for (int64_t s = s0; s < s1; ++s) part = part + dy[s * p.out + o] * x[s * p.in + i];
         common::atomic_add_float(dw + el, part);
     });
-}
-
-/// Global thread 0: order[0..n) = permute_order(n, key).
-DT_HD void permute_order_body(const GridPos& t, uint32_t* order, int64_t n, uint64_t key) {
-    if (t.global() == 0) common::permute_order(order, n, key);
 }
 
 }  // namespace dt::kernels::cuda

@@ -51,8 +51,10 @@ void backward(PoolContrib src, float* dx, const Pool2dParams& p, const char* nam
     if (mode == common::AccumMode::kPermuted) {
         const int64_t cover = (p.kernel + p.stride - 1) / p.stride;
         if (cover * cover > kPoolMaxCover) {
-            note_error("pooling backward (permuted): more windows cover a cell than the gather "
-                       "sorts", static_cast<int>(cudaErrorInvalidValue));
+            note_error(
+                "pooling backward (permuted): more windows cover a cell than the gather "
+                "sorts",
+                static_cast<int>(cudaErrorInvalidValue));
             return;
         }
         uint32_t* s = static_cast<uint32_t*>(scratch(sizeof(uint32_t) * 2 * out));

@@ -28,26 +28,6 @@ using common::GridPos;
 /// (ceil(kernel / stride)^2); the op layer's shapes stay far below (3x3 stride 1: 9).
 inline constexpr int kPoolMaxCover = 64;
 
-/// The max-pool order relation of the CPU: v wins iff larger, or the first NaN.
-DT_HD bool pool_max_better(float v, float best) { return !(v <= best) && best == best; }
-
-/// Window (oh, ow)'s first input row/column and its in-range kernel rows [kh0, kh1), columns
-/// [kw0, kw1).
-struct PoolWindow {
-    int64_t ih0, iw0;
-    int kh0, kh1, kw0, kw1;
-};
-DT_HD PoolWindow pool_window(int64_t oh, int64_t ow, const Pool2dParams& p) {
-    PoolWindow w;
-    w.ih0 = oh * p.stride - p.padding;
-    w.iw0 = ow * p.stride - p.padding;
-    w.kh0 = static_cast<int>(w.ih0 < 0 ? -w.ih0 : 0);
-    w.kh1 = static_cast<int>(p.H - w.ih0 < p.kernel ? p.H - w.ih0 : p.kernel);
-    w.kw0 = static_cast<int>(w.iw0 < 0 ? -w.iw0 : 0);
-    w.kw1 = static_cast<int>(p.W - w.iw0 < p.kernel ? p.W - w.iw0 : p.kernel);
-    return w;
-}
-
 DT_HD void maxpool2d_forward_body(const GridPos& t, const float* x, float* y, int32_t* argmax,
                                   const Pool2dParams& p) {
     const int64_t out = p.Ho * p.Wo, in = p.H * p.W;
@@ -84,8 +64,8 @@ DT_HD void avgpool2d_forward_body(const GridPos& t, const float* x, float* y,
     });
 }
 
-DT_HD void global_avgpool_forward_body(const GridPos& t, const float* x, float* y,
-                                       int64_t planes, int64_t hw) {
+DT_HD void global_avgpool_forward_body(const GridPos& t, const float* x, float* y, int64_t planes,
+                                       int64_t hw) {
     const float divisor = static_cast<float>(hw);
     common::grid_stride(t, planes, [&](int64_t pl) {
         float s = 0.0f;
@@ -131,8 +111,7 @@ DT_HD void pool_cover(int64_t i, int64_t padding, int64_t stride, int64_t kernel
 DT_HD void pool_backward_gather_body(const GridPos& t, PoolContrib src, const uint32_t* rank,
                                      float* dx, const Pool2dParams& p) {
     const int64_t in = p.H * p.W;
-    const common::AccumMode mode =
-        p.stride < p.kernel ? p.accum.mode : common::AccumMode::kTree;
+    const common::AccumMode mode = p.stride < p.kernel ? p.accum.mode : common::AccumMode::kTree;
     common::grid_stride(t, p.N * p.C * in, [&](int64_t i) {
         const int64_t pl = i / in, cell = i % in, ih = cell / p.W, iw = cell % p.W;
         int64_t oh0, oh1, ow0, ow1;
@@ -151,8 +130,12 @@ DT_HD void pool_backward_gather_body(const GridPos& t, PoolContrib src, const ui
                 float v;
                 if (!src.at(pl, o, cell, p, &v)) continue;
                 switch (mode) {
-                    case common::AccumMode::kKahan: common::kahan_add(k, v); break;
-                    case common::AccumMode::kExact: common::exact_add(e, v); break;
+                    case common::AccumMode::kKahan:
+                        common::kahan_add(k, v);
+                        break;
+                    case common::AccumMode::kExact:
+                        common::exact_add(e, v);
+                        break;
                     case common::AccumMode::kPermuted:
                         if (n < kPoolMaxCover) {  // insertion by rank: the permuted order
                             int j = n++;
@@ -164,18 +147,26 @@ DT_HD void pool_backward_gather_body(const GridPos& t, PoolContrib src, const ui
                             vals[j] = v;
                         }
                         break;
-                    default: sum = sum + v; break;  // ORDER: tree: row-major, from +0
+                    default:
+                        sum = sum + v;
+                        break;  // ORDER: tree: row-major, from +0
                 }
             }
         }
         switch (mode) {
-            case common::AccumMode::kKahan: dx[i] = common::kahan_value(k); return;
-            case common::AccumMode::kExact: dx[i] = common::exact_value(e); return;
+            case common::AccumMode::kKahan:
+                dx[i] = common::kahan_value(k);
+                return;
+            case common::AccumMode::kExact:
+                dx[i] = common::exact_value(e);
+                return;
             case common::AccumMode::kPermuted:
                 for (int j = 0; j < n; ++j) sum = sum + vals[j];  // ORDER: permuted window order
                 dx[i] = sum;
                 return;
-            default: dx[i] = sum; return;
+            default:
+                dx[i] = sum;
+                return;
         }
     });
 }

@@ -34,8 +34,8 @@ void note_error(const char* what, int code) {
     const cudaError_t e = static_cast<cudaError_t>(code);
     std::lock_guard<std::mutex> lock(error_mutex());
     if (first_error().empty()) {
-        first_error() = std::string(what) + ": " + cudaGetErrorName(e) + ": " +
-                        cudaGetErrorString(e);
+        first_error() =
+            std::string(what) + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
     }
 }
 

@@ -11,7 +11,7 @@
 namespace dt::kernels::cuda {
 
 struct DeviceInfo {
-    std::string name;       // e.g. "NVIDIA H100 80GB HBM3"
+    std::string name;          // e.g. "NVIDIA H100 80GB HBM3"
     int major = 0, minor = 0;  // compute capability
     std::size_t memory_bytes = 0;
     int multiprocessors = 0;

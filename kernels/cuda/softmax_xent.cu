@@ -13,16 +13,15 @@ namespace {
 __global__ void rows_kernel(const float* logits, const int64_t* labels, float* rowmax,
                             float* rowsum, float* loss_rows, float* atomic_total,
                             SoftmaxXentParams p) {
-    softmax_xent_rows_body(GridPos::here(), logits, labels, rowmax, rowsum, loss_rows,
-                           atomic_total, p);
+    softmax_xent_rows_body(GridPos::here(), logits, labels, rowmax, rowsum, loss_rows, atomic_total,
+                           p);
 }
 __global__ void total_kernel(const float* loss_rows, const float* atomic_total, float* loss,
                              uint32_t* order, SoftmaxXentParams p) {
     softmax_xent_total_body(GridPos::here(), loss_rows, atomic_total, loss, order, p);
 }
 __global__ void backward_kernel(const float* logits, const int64_t* labels, const float* rowmax,
-                                const float* rowsum, float g, float* dlogits,
-                                SoftmaxXentParams p) {
+                                const float* rowsum, float g, float* dlogits, SoftmaxXentParams p) {
     softmax_xent_backward_body(GridPos::here(), logits, labels, rowmax, rowsum, g, dlogits, p);
 }
 __global__ void argmax_kernel(const float* x, int64_t* out, int64_t N, int64_t K) {
@@ -31,9 +30,8 @@ __global__ void argmax_kernel(const float* x, int64_t* out, int64_t N, int64_t K
 
 }  // namespace
 
-void softmax_xent_forward(const float* logits, const int64_t* labels, float* rowmax,
-                          float* rowsum, float* loss_rows, float* loss,
-                          const SoftmaxXentParams& p) {
+void softmax_xent_forward(const float* logits, const int64_t* labels, float* rowmax, float* rowsum,
+                          float* loss_rows, float* loss, const SoftmaxXentParams& p) {
     // Scratch: [atomic total (float), pad to 16 bytes][order: N uint32].
     char* s = static_cast<char*>(scratch(16 + sizeof(uint32_t) * static_cast<std::size_t>(p.N)));
     if (s == nullptr) return;  // recorded; the engine's next check reports it

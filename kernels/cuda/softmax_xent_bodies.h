@@ -40,17 +40,15 @@ DT_HD void softmax_xent_total_body(const GridPos& t, const float* loss_rows,
 }
 
 /// dlogits (N, K), one element per thread; g = dloss / N computed once by the launcher.
-DT_HD void softmax_xent_backward_body(const GridPos& t, const float* logits,
-                                      const int64_t* labels, const float* rowmax,
-                                      const float* rowsum, float g, float* dlogits,
-                                      const SoftmaxXentParams& p) {
+DT_HD void softmax_xent_backward_body(const GridPos& t, const float* logits, const int64_t* labels,
+                                      const float* rowmax, const float* rowsum, float g,
+                                      float* dlogits, const SoftmaxXentParams& p) {
     common::grid_stride(t, p.N * p.K, [&](int64_t i) {
         dlogits[i] = softmax_xent_grad(logits, labels, rowmax, rowsum, g, i / p.K, i % p.K, p.K);
     });
 }
 
-DT_HD void argmax_rows_body(const GridPos& t, const float* x, int64_t* out, int64_t N,
-                            int64_t K) {
+DT_HD void argmax_rows_body(const GridPos& t, const float* x, int64_t* out, int64_t N, int64_t K) {
     common::grid_stride(t, N, [&](int64_t n) { out[n] = argmax_row(x, n, K); });
 }
 

@@ -25,7 +25,7 @@ namespace fake_cuda_detail {
 struct State {
     std::mutex mu;
     std::map<void*, std::size_t> blocks;  // live allocations, by mapped address
-    int open = 0;                          // nesting depth of Open
+    int open = 0;                         // nesting depth of Open
     std::size_t kernel_calls = 0, copies = 0;
 };
 inline State& state() {

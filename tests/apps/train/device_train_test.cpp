@@ -19,23 +19,14 @@
 #include "tests/support/synthetic_idx.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/train_args.h"
+#include "tests/support/train_runs.h"
 
 namespace dt {
 namespace {
 
-struct Crash {};
-
-/// No output; throws Crash after global step `crash_after` (0: never).
-class CrashingProgress : public Progress {
- public:
-    explicit CrashingProgress(int64_t crash_after) : Progress(Mode::kNone), crash_(crash_after) {}
-    void step(int, int64_t, double, double) override {
-        if (++steps_ == crash_) throw Crash{};
-    }
-
- private:
-    int64_t crash_, steps_ = 0;
-};
+using test::Crash;
+using test::CrashingProgress;
+using test::expect_same_run;
 
 class DeviceTraining : public ::testing::Test {
  protected:
@@ -61,18 +52,6 @@ class DeviceTraining : public ::testing::Test {
 
     test::TempDir dir_;
 };
-
-void expect_same_run(const TrainResult& a, const TrainResult& b) {
-    EXPECT_EQ(a.weights_sha256, b.weights_sha256);
-    ASSERT_EQ(a.history.size(), b.history.size());
-    for (std::size_t e = 0; e < a.history.size(); ++e) {
-        EXPECT_EQ(std::memcmp(&a.history[e].train_loss, &b.history[e].train_loss, 8), 0)
-            << "epoch " << e + 1;
-        EXPECT_EQ(a.history[e].test_accuracy, b.history[e].test_accuracy);
-    }
-    EXPECT_EQ(a.predictions, b.predictions);
-    EXPECT_EQ(a.test_logits, b.test_logits);
-}
 
 TEST_F(DeviceTraining, HostAccessToDeviceMemoryFaults) {
     // The guard the other tests rely on: touching a device tensor's data from the host crashes.
@@ -105,7 +84,8 @@ TEST_F(DeviceTraining, ARunOnTheDeviceGivesTheCpuBits) {
 }
 
 TEST_F(DeviceTraining, ACheckpointResumesOnTheOtherDevice) {
-    const std::string flags = "--model smallcnn --optimizer sgd --momentum 0.9 --checkpoint-every 3";
+    const std::string flags =
+        "--model smallcnn --optimizer sgd --momentum 0.9 --checkpoint-every 3";
     const TrainResult whole = train(config("whole", flags, "cpu"));
     for (const char* first : {"cpu", "cuda"}) {
         SCOPED_TRACE(first);

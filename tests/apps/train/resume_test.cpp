@@ -21,25 +21,14 @@
 #include "tests/support/synthetic_idx.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/train_args.h"
+#include "tests/support/train_runs.h"
 
 namespace dt {
 namespace {
 
-struct Crash {
-    int64_t after_step;
-};
-
-/// No output; throws Crash after global step `crash_after` (0: never).
-class CrashingProgress : public Progress {
- public:
-    explicit CrashingProgress(int64_t crash_after) : Progress(Mode::kNone), crash_(crash_after) {}
-    void step(int, int64_t, double, double) override {
-        if (++steps_ == crash_) throw Crash{steps_};
-    }
-
- private:
-    int64_t crash_, steps_ = 0;
-};
+using test::Crash;
+using test::CrashingProgress;
+using test::expect_same_run;
 
 class Resume : public ::testing::Test {
  protected:
@@ -72,19 +61,6 @@ class Resume : public ::testing::Test {
 
     test::TempDir dir_;
 };
-
-void expect_same_run(const TrainResult& a, const TrainResult& b) {
-    EXPECT_EQ(a.weights_sha256, b.weights_sha256);
-    ASSERT_EQ(a.history.size(), b.history.size());
-    for (std::size_t e = 0; e < a.history.size(); ++e) {
-        // Bitwise: the epoch loss is a double sum carried through the checkpoint.
-        EXPECT_EQ(std::memcmp(&a.history[e].train_loss, &b.history[e].train_loss, 8), 0)
-            << "epoch " << e + 1 << ": " << a.history[e].train_loss << " vs "
-            << b.history[e].train_loss;
-        EXPECT_EQ(a.history[e].test_accuracy, b.history[e].test_accuracy);
-    }
-    EXPECT_EQ(a.predictions, b.predictions);
-}
 
 TEST_F(Resume, ResumedRunEqualsTheUninterruptedOneInEveryDeterministicMode) {
     // permuted: the reduce-site call counters key each call's order, so they must be restored.

@@ -143,8 +143,8 @@ TEST(Replay, TakesTheRecordAndOnlyHarmlessFlags) {
     record["weights_sha256"] = "abc";
 
     TrainConfig given = parse_train("--threads 1 --progress none");
-    TrainConfig c = replay_config("runs/a/result.json", record, given,
-                                  {"--replay", "--threads", "--progress"});
+    TrainConfig c =
+        replay_config("runs/a/result.json", record, given, {"--replay", "--threads", "--progress"});
     EXPECT_EQ(c.noise, rec.noise);  // random seeds as drawn
     EXPECT_TRUE(c.noise_from_record);
     EXPECT_EQ(c.epochs, 2);

@@ -59,8 +59,8 @@ class DeviceOps : public ::testing::TestWithParam<Stand> {
 };
 
 Tensor uniform(const Shape& shape, uint32_t tag, float lo = -1.0f, float hi = 1.0f) {
-    return Tensor::from_vector(shape,
-                               test::uniform_floats(shape_numel(shape), lo, hi, test::test_seed(), tag));
+    return Tensor::from_vector(
+        shape, test::uniform_floats(shape_numel(shape), lo, hi, test::test_seed(), tag));
 }
 
 using Op = std::function<Tensor(const std::vector<Tensor>&)>;
@@ -97,7 +97,8 @@ void expect_device_equals_cpu(const Op& op, const std::vector<Tensor>& inputs,
         const auto got = run_op(Device::kCuda, spec, op, inputs);
         ASSERT_EQ(got.size(), want.size());
         for (std::size_t k = 0; k < want.size(); ++k) {
-            SCOPED_TRACE(k == 0 ? std::string("output") : "gradient of input " + std::to_string(k - 1));
+            SCOPED_TRACE(k == 0 ? std::string("output")
+                                : "gradient of input " + std::to_string(k - 1));
             ASSERT_EQ(got[k].size(), want[k].size());
             const auto n = static_cast<int64_t>(want[k].size());
             if (spec.mode != AccumMode::kAtomic) {
@@ -119,8 +120,7 @@ TEST_P(DeviceOps, Elementwise) {
     const Tensor x = uniform({4, 6, 5, 5}, 3), bias = uniform({6}, 4);
     expect_device_equals_cpu([](const auto& in) { return bias_add(in[0], in[1]); }, {x, bias});
     DropoutKey key{5, 2, 1, {9, 3, 100, 7}};
-    expect_device_equals_cpu([&](const auto& in) { return dropout(in[0], 0.3f, true, key); },
-                             {x});
+    expect_device_equals_cpu([&](const auto& in) { return dropout(in[0], 0.3f, true, key); }, {x});
 }
 
 TEST_P(DeviceOps, Conv2dAndLinear) {
@@ -136,7 +136,8 @@ TEST_P(DeviceOps, Conv2dAndLinear) {
 }
 
 TEST_P(DeviceOps, BatchNormInTrainingAndEvaluation) {
-    const Tensor x = uniform({5, 4, 6, 6}, 11, -3.0f, 5.0f), g = uniform({4}, 12), be = uniform({4}, 13);
+    const Tensor x = uniform({5, 4, 6, 6}, 11, -3.0f, 5.0f), g = uniform({4}, 12),
+                 be = uniform({4}, 13);
     for (bool training : {true, false}) {
         SCOPED_TRACE(training);
         std::vector<std::vector<float>> stats;  // running statistics after the op, per device

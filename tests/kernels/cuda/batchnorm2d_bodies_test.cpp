@@ -4,12 +4,13 @@
 // launcher's order, against the CPU kernels: statistics, normalisation, running statistics and
 // the backward (training and evaluation) bitwise in tree, kahan, exact and permuted; close under
 // atomic. Inputs with a large offset, so that the modes round differently.
+#include "kernels/cuda/batchnorm2d_bodies.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "kernels/cuda/batchnorm2d_bodies.h"
 #include "kernels/cuda/elementwise_bodies.h"
 #include "tests/support/channel_totals_grid.h"
 #include "tests/support/compare.h"
@@ -50,7 +51,7 @@ TEST(CudaBatchNormBodies, EveryStepAndModeEqualsTheCpu) {
         p.accum = spec;
         // CPU
         std::vector<float> wm(C), wv(C), wis(C), wy(n), wrm = run0, wrv = run0, wdx(n), wdg(C),
-            wdb(C), wedx(n), wedg(C), wedb(C);
+                                                        wdb(C), wedx(n), wedg(C), wedb(C);
         cpu::batchnorm2d_stats(x.data(), wm.data(), wv.data(), wis.data(), p);
         cpu::batchnorm2d_apply(x.data(), wm.data(), wis.data(), gamma.data(), beta.data(),
                                wy.data(), p);
@@ -60,8 +61,8 @@ TEST(CudaBatchNormBodies, EveryStepAndModeEqualsTheCpu) {
         cpu::batchnorm2d_backward(dy.data(), x.data(), wm.data(), wis.data(), gamma.data(),
                                   wedx.data(), wedg.data(), wedb.data(), false, p);
         // the CUDA launchers' sequences on the host
-        std::vector<float> mean =
-            test::channel_totals_on_grid<1>(cuda::BnMeanTerm{x.data(), p.HW}, cuda::batchnorm_totals(p));
+        std::vector<float> mean = test::channel_totals_on_grid<1>(cuda::BnMeanTerm{x.data(), p.HW},
+                                                                  cuda::batchnorm_totals(p));
         for_each_thread(1, 32, [&](const GridPos& t) { cuda::bn_mean_body(t, mean.data(), p); });
         std::vector<float> var = test::channel_totals_on_grid<1>(
             cuda::BnVarTerm{x.data(), mean.data(), p.C, p.HW}, cuda::batchnorm_totals(p));

@@ -4,12 +4,13 @@
 // exact and permuted; close under atomic (the grid's order of the group partials, on purpose).
 // Shapes: a (N, C) matrix, conv-like (N, C, P) with N not a multiple of the CPU's 8-sample
 // groups, and one with more samples than an atomic group.
+#include "kernels/cuda/bias_grad_bodies.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "kernels/cuda/bias_grad_bodies.h"
 #include "kernels/cuda/elementwise_bodies.h"
 #include "tests/support/channel_totals_grid.h"
 #include "tests/support/compare.h"
@@ -29,14 +30,15 @@ std::vector<float> bias_grad_on_grid(const std::vector<float>& dy, const BiasAdd
                                                cuda::bias_grad_totals(p));
     std::vector<float> db(static_cast<std::size_t>(p.c), 0.0f);
     const int64_t work = (p.n + kBiasAddAtomicGroup - 1) / kBiasAddAtomicGroup * p.c;
-    for_each_thread(cuda::elementwise_blocks(work), cuda::kElementwiseThreads,
-                    [&](const GridPos& t) { cuda::bias_grad_atomic_body(t, dy.data(), db.data(), p); });
+    for_each_thread(
+        cuda::elementwise_blocks(work), cuda::kElementwiseThreads,
+        [&](const GridPos& t) { cuda::bias_grad_atomic_body(t, dy.data(), db.data(), p); });
     return db;
 }
 
 TEST(CudaBiasGradBodies, EveryModeEqualsTheCpu) {
-    for (BiasAddParams shape : {BiasAddParams{37, 10, 1}, BiasAddParams{13, 6, 49},
-                                BiasAddParams{40, 3, 7}}) {
+    for (BiasAddParams shape :
+         {BiasAddParams{37, 10, 1}, BiasAddParams{13, 6, 49}, BiasAddParams{40, 3, 7}}) {
         const int64_t n = shape.n * shape.c * shape.p;
         std::vector<float> dy = test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), 3);
         dy[5] = 3e7f, dy[6] = -3e7f;  // cancellation: the modes round differently

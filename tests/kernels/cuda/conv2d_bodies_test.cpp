@@ -4,12 +4,13 @@
 // wgrad in tree, kahan, exact and permuted bitwise, atomic close. Shapes: 3x3 'same' (dgrad as
 // the transposed forward), 3x3 stride 2 (dgrad's tap sums), 7x7 on a 2x2 map (dead taps), 1x1,
 // and a batch of 40 on an 8x8 map (three tree groups of conv.wgrad).
+#include "kernels/cuda/conv2d_bodies.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "kernels/cuda/conv2d_bodies.h"
 #include "kernels/cuda/linear_bodies.h"
 #include "tests/support/compare.h"
 #include "tests/support/modes.h"
@@ -34,9 +35,9 @@ std::vector<float> uniform(int64_t n, uint32_t tag) {
 }
 
 TEST(CudaConv2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
-    for (const Conv2dParams& shape : {conv(3, 2, 6, 4, 3, 1, 1), conv(3, 2, 7, 3, 3, 2, 1),
-                                      conv(2, 3, 2, 2, 7, 1, 3), conv(3, 4, 5, 2, 1, 1, 0),
-                                      conv(40, 2, 8, 3, 3, 1, 1)}) {
+    for (const Conv2dParams& shape :
+         {conv(3, 2, 6, 4, 3, 1, 1), conv(3, 2, 7, 3, 3, 2, 1), conv(2, 3, 2, 2, 7, 1, 3),
+          conv(3, 4, 5, 2, 1, 1, 0), conv(40, 2, 8, 3, 3, 1, 1)}) {
         SCOPED_TRACE(testing::Message() << "n" << shape.n << " hw" << shape.h << " k" << shape.kh
                                         << " s" << shape.stride << " p" << shape.pad);
         const int64_t X = shape.n * shape.ci * shape.h * shape.w,

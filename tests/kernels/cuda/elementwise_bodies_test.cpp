@@ -5,6 +5,8 @@
 // makes each thread stride over many elements. Outputs start as a NaN pattern, so an element no
 // thread writes shows; in-place updates (SGD, Adam) run once per element or differ. Sizes cover
 // empty, partial and several blocks. The same bodies run on a GPU in tests/kernels/cuda/*.cu.
+#include "kernels/cuda/elementwise_bodies.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,7 +14,6 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/cuda/elementwise_bodies.h"
 #include "kernels/finite.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"

@@ -3,13 +3,14 @@
 // every thread of their launch grids on the host, against the CPU kernels: the GEMM in every
 // transpose/accumulate combination, forward with and without bias, dgrad and wgrad bitwise in
 // tree, kahan, exact and permuted, close under atomic. Sizes not multiples of any CPU block.
+#include "kernels/cuda/linear_bodies.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
 #include "kernels/cuda/elementwise_bodies.h"
-#include "kernels/cuda/linear_bodies.h"
 #include "tests/support/compare.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
@@ -30,15 +31,14 @@ TEST(CudaLinearBodies, GemmEqualsTheCpuInEveryLayout) {
     for (bool ta : {false, true})
         for (bool tb : {false, true})
             for (bool acc : {false, true}) {
-                GemmParams p{.m = m, .n = n, .k = k, .trans_a = ta, .trans_b = tb,
-                             .accumulate = acc};
+                GemmParams p{
+                    .m = m, .n = n, .k = k, .trans_a = ta, .trans_b = tb, .accumulate = acc};
                 std::vector<float> want = c0, got = c0;
                 cpu::gemm(a.data(), b.data(), want.data(), p);
                 for_each_thread(3, 32, [&](const GridPos& t) {
                     cuda::gemm_body(t, a.data(), b.data(), got.data(), p);
                 });
-                EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), m * n))
-                    << ta << tb << acc;
+                EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), m * n)) << ta << tb << acc;
             }
 }
 
@@ -52,8 +52,9 @@ TEST(CudaLinearBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
         std::vector<float> want(N * O), got(N * O);
         cpu::linear_forward(x.data(), w.data(), bias ? b.data() : nullptr, want.data(), shape);
         const GemmParams g{.m = N, .n = O, .k = I, .trans_b = true};
-        for_each_thread(cuda::elementwise_blocks(N * O), cuda::kElementwiseThreads,
-                        [&](const GridPos& t) { cuda::gemm_body(t, x.data(), w.data(), got.data(), g); });
+        for_each_thread(
+            cuda::elementwise_blocks(N * O), cuda::kElementwiseThreads,
+            [&](const GridPos& t) { cuda::gemm_body(t, x.data(), w.data(), got.data(), g); });
         if (bias) {
             for_each_thread(2, 16, [&](const GridPos& t) {
                 cuda::linear_bias_body(t, b.data(), got.data(), shape);

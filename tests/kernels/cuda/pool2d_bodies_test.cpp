@@ -4,6 +4,8 @@
 // bitwise; the backward's gather bitwise in tree, kahan, exact and permuted on overlapping
 // windows (3x3 stride 1 and stride 2, with padding) and without overlap (2x2 stride 2); close
 // under atomic. Inputs hold ties and a NaN (max pooling's first-maximum and NaN rules).
+#include "kernels/cuda/pool2d_bodies.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "kernels/cuda/elementwise_bodies.h"
-#include "kernels/cuda/pool2d_bodies.h"
 #include "tests/support/compare.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
@@ -38,12 +39,14 @@ std::vector<float> backward_on_grid(const cuda::PoolContrib& src, const Pool2dPa
     const common::AccumMode mode = p.stride < p.kernel ? p.accum.mode : common::AccumMode::kTree;
     if (mode == common::AccumMode::kAtomic) {
         std::fill(dx.begin(), dx.end(), 0.0f);
-        for_each_thread(cuda::elementwise_blocks(planes * out), cuda::kElementwiseThreads,
-                        [&](const GridPos& t) { cuda::pool_backward_atomic_body(t, src, dx.data(), p); });
+        for_each_thread(
+            cuda::elementwise_blocks(planes * out), cuda::kElementwiseThreads,
+            [&](const GridPos& t) { cuda::pool_backward_atomic_body(t, src, dx.data(), p); });
         return dx;
     }
     std::vector<uint32_t> order(static_cast<std::size_t>(out)), rank(static_cast<std::size_t>(out));
-    for_each_thread(1, 1, [&](const GridPos& t) { cuda::pool_rank_body(t, order.data(), rank.data(), p); });
+    for_each_thread(
+        1, 1, [&](const GridPos& t) { cuda::pool_rank_body(t, order.data(), rank.data(), p); });
     for_each_thread(cuda::elementwise_blocks(planes * in), cuda::kElementwiseThreads,
                     [&](const GridPos& t) {
                         cuda::pool_backward_gather_body(t, src, rank.data(), dx.data(), p);
@@ -94,8 +97,8 @@ TEST(CudaPool2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
                 } else {
                     cpu::avgpool2d_backward(dy.data(), want.data(), p);
                 }
-                const std::vector<float> got =
-                    backward_on_grid(cuda::PoolContrib{dy.data(), max ? want_am.data() : nullptr}, p);
+                const std::vector<float> got = backward_on_grid(
+                    cuda::PoolContrib{dy.data(), max ? want_am.data() : nullptr}, p);
                 if (spec.mode == common::AccumMode::kAtomic) {
                     for (int64_t i = 0; i < planes * in; ++i)
                         EXPECT_NEAR(got[i], want[i], 1e-5f) << i;

@@ -4,6 +4,8 @@
 // the CPU kernels: bitwise in tree, kahan, exact and permuted (the site `loss`), close under
 // atomic (its order is the grid's, on purpose). Rows include ties (first maximum) and a label at
 // each end of the row.
+#include "kernels/cuda/softmax_xent_bodies.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "kernels/cuda/elementwise_bodies.h"
-#include "kernels/cuda/softmax_xent_bodies.h"
 #include "tests/support/compare.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
@@ -34,21 +35,20 @@ TEST(CudaSoftmaxXentBodies, ForwardBackwardAndArgmaxEqualTheCpu) {
         for (const common::AccumSpec& spec : test::all_mode_specs(21)) {
             SCOPED_TRACE(test::accum_mode_name(spec.mode));
             SoftmaxXentParams p{N, K, spec};
-            std::vector<float> m(N), s(N), rows(N), dl(N * K), want_m(N), want_s(N),
-                want_rows(N), want_dl(N * K);
+            std::vector<float> m(N), s(N), rows(N), dl(N * K), want_m(N), want_s(N), want_rows(N),
+                want_dl(N * K);
             float want_loss = NAN, loss = NAN;
             cpu::softmax_xent_forward(logits.data(), labels.data(), want_m.data(), want_s.data(),
                                       want_rows.data(), &want_loss, p);
-            cpu::softmax_xent_backward(logits.data(), labels.data(), want_m.data(),
-                                       want_s.data(), 0.75f, want_dl.data(), p);
+            cpu::softmax_xent_backward(logits.data(), labels.data(), want_m.data(), want_s.data(),
+                                       0.75f, want_dl.data(), p);
             float atomic_total = 0.0f;
             std::vector<uint32_t> order(static_cast<std::size_t>(N));
-            for_each_thread(cuda::elementwise_blocks(N), cuda::kElementwiseThreads,
-                            [&](const GridPos& t) {
-                                cuda::softmax_xent_rows_body(t, logits.data(), labels.data(),
-                                                             m.data(), s.data(), rows.data(),
-                                                             &atomic_total, p);
-                            });
+            for_each_thread(
+                cuda::elementwise_blocks(N), cuda::kElementwiseThreads, [&](const GridPos& t) {
+                    cuda::softmax_xent_rows_body(t, logits.data(), labels.data(), m.data(),
+                                                 s.data(), rows.data(), &atomic_total, p);
+                });
             for_each_thread(1, 1, [&](const GridPos& t) {
                 cuda::softmax_xent_total_body(t, rows.data(), &atomic_total, &loss, order.data(),
                                               p);

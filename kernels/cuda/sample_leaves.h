@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// The combination of per-sample leaves of one output element, as the contracts of linear.wgrad
+// and conv.wgrad define it per mode (kernels/linear.h, kernels/conv2d.h), for the thread that
+// owns the element: tree: the left-complete tree of leaf(0), ..., leaf(n-1); kahan: that tree
+// over (leaf, +0) with kahan_merge, then kahan_value; exact: the leaves' exact sum rounded once;
+// permuted: +0 + leaf(order[0]) + leaf(order[1]) + .... Leaves are computed on demand, once each.
+// The order of a permuted mode is drawn once per call, by one thread (permute_order_body;
+// launcher: permutation_on_device, kernels/cuda/launch.cuh).
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_kahan.h"
+#include "kernels/common/accum_mode.h"
+#include "kernels/common/accum_permuted.h"
+#include "kernels/common/grid.h"
+#include "kernels/common/reduce_tree.h"
+
+namespace dt::kernels::cuda {
+
+template <class Leaf>
+DT_HD float combine_sample_leaves(const Leaf& leaf, int64_t n, common::AccumMode mode,
+                                  const uint32_t* order) {
+    switch (mode) {
+        case common::AccumMode::kKahan: {  // ORDER: the tree over (leaf, +0), kahan_merge
+            if (n == 0) return 0.0f;
+            common::KahanTreeSum tree;
+            common::kahan_tree_sum_init(tree);
+            for (int64_t s = 0; s < n; ++s)
+                common::kahan_tree_sum_push(tree, common::KahanSum{leaf(s), 0.0f});
+            return common::kahan_value(common::kahan_tree_sum_finish(tree));
+        }
+        case common::AccumMode::kExact: {  // ORDER: none, rounded once
+            common::ExactAcc a;
+            common::exact_init(a);
+            for (int64_t s = 0; s < n; ++s) common::exact_add(a, leaf(s));
+            return common::exact_value(a);
+        }
+        case common::AccumMode::kPermuted: {  // ORDER: +0 + leaf(order[0]) + leaf(order[1]) ...
+            float acc = 0.0f;
+            for (int64_t k = 0; k < n; ++k) acc = acc + leaf(order[k]);
+            return acc;
+        }
+        default: {  // ORDER: the left-complete tree in index order
+            common::TreeSum tree;
+            common::tree_sum_init(tree);
+            for (int64_t s = 0; s < n; ++s) common::tree_sum_push(tree, leaf(s));
+            return common::tree_sum_finish(tree);
+        }
+    }
+}
+
+/// Global thread 0: order[0..n) = permute_order(n, key).
+DT_HD void permute_order_body(const common::GridPos& t, uint32_t* order, int64_t n, uint64_t key) {
+    if (t.global() == 0) common::permute_order(order, n, key);
+}
+
+}  // namespace dt::kernels::cuda
