@@ -19,6 +19,7 @@
 #include "apps/train/train_config.h"
 #include "datasets/dataset.h"
 #include "engine/core/error.h"
+#include "engine/runtime/collective.h"
 #include "engine/runtime/cuda_device.h"
 #include "engine/runtime/isa.h"
 
@@ -40,6 +41,10 @@ int run_info() {
                     ? "compiled in (--device cuda)"
                     : "not compiled (configure with -DDT_ENABLE_CUDA=ON and nvcc on PATH)");
     std::printf("  cuda device     %s\n", dt::cuda_device::describe().c_str());
+    std::printf("  mpi             %s\n",
+                dt::mpi_built() ? ("compiled in (collectives; data-parallel training to come); "
+                                   "this process: " + dt::world().describe()).c_str()
+                                : "not compiled (scripts/setup.sh installs Open MPI)");
     std::printf("  openmp threads  %d max (%d logical cores; --threads default %d)\n",
                 omp_get_max_threads(), omp_get_num_procs(), dt::default_thread_count());
     std::string have;

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+// The world of one and the rank combination of engine/runtime/collective.h; the MPI world is in
+// collective_mpi.cpp (compiled with MPI only).
+#include "engine/runtime/collective.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "kernels/common/accum_kahan.h"
+#include "kernels/common/accum_permuted.h"
+#include "kernels/common/reduce_tree.h"
+
+namespace dt {
+
+namespace c = kernels::common;
+
+void combine_rank_partials(const float* gathered, int P, int64_t n, const c::AccumSpec& spec,
+                           float* out) {
+    std::vector<uint32_t> order;
+    if (spec.mode == c::AccumMode::kPermuted) {
+        order.resize(static_cast<std::size_t>(P));
+        c::permute_order(order.data(), P, spec.permute_key);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        switch (spec.mode) {
+            case c::AccumMode::kKahan: {  // ORDER: the rank tree over (partial, +0)
+                c::KahanTreeSum t;
+                c::kahan_tree_sum_init(t);
+                for (int r = 0; r < P; ++r)
+                    c::kahan_tree_sum_push(t, c::KahanSum{gathered[r * n + i], 0.0f});
+                out[i] = c::kahan_value(c::kahan_tree_sum_finish(t));
+                break;
+            }
+            case c::AccumMode::kExact:  // ORDER: none, rounded once
+                out[i] = c::exact_sum(gathered + i, P, n);
+                break;
+            case c::AccumMode::kPermuted:  // ORDER: +0 + partial(o[0]) + partial(o[1]) + ...
+                out[i] = c::permuted_sum(gathered + i, order.data(), P, n);
+                break;
+            default:  // tree (atomic never gets here: MPI sums it): ORDER: ranks 0..P-1
+                out[i] = c::reduce_tree_combine(gathered + i, P, n);
+                break;
+        }
+    }
+}
+
+namespace {
+
+/// One process: every all-reduce is the combination of one partial, so that a run of one
+/// process gives the bits of an mpirun of one.
+class SingleProcess final : public Collective {
+ public:
+    int rank() const override { return 0; }
+    int size() const override { return 1; }
+    std::string describe() const override { return "single process"; }
+    void allreduce(float* data, int64_t n, const c::AccumSpec& spec) override {
+        if (spec.mode == c::AccumMode::kAtomic) return;  // +0 + x is x (MPI adds nothing)
+        std::vector<float> one(data, data + n);
+        combine_rank_partials(one.data(), 1, n, spec, data);
+    }
+    void allreduce_exact(c::ExactAcc* accs, int64_t n) override {
+        for (int64_t i = 0; i < n; ++i) c::exact_normalise(accs[i]);
+    }
+    void broadcast(void*, std::size_t, int) override {}
+    void barrier() override {}
+    [[noreturn]] void abort(const std::string& why) override {
+        std::fprintf(stderr, "detrain: error: %s\n", why.c_str());
+        std::exit(1);
+    }
+};
+
+}  // namespace
+
+#if !DT_WITH_MPI
+bool mpi_built() { return false; }
+Collective& world() {
+    static SingleProcess single;
+    return single;
+}
+#else
+Collective* mpi_world_if_launched();  // collective_mpi.cpp: nullptr when not under mpirun
+bool mpi_built() { return true; }
+Collective& world() {
+    static Collective* w = [] {
+        Collective* m = mpi_world_if_launched();
+        return m != nullptr ? m : static_cast<Collective*>(new SingleProcess);
+    }();
+    return *w;
+}
+#endif
+
+}  // namespace dt

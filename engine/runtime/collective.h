@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// The processes of a data-parallel run and what they exchange (issue 21): rank, size, and the
+// all-reduce of the site grad.allreduce behind one interface, so that an NCCL implementation for
+// the CUDA backend can follow the MPI one. A build without MPI, or a process not launched by
+// mpirun, is a world of one.
+// All-reduce of float arrays, by the site's accumulation mode (every rank gets the same bits):
+//   atomic    MPI_Allreduce(MPI_SUM) on the floats: MPI's order (topology, algorithm choice).
+//   tree      every rank's partials gathered, then per element the left-complete tree
+//             (kernels/common/reduce_tree.h) over ranks 0..P-1: identical run to run for a fixed P.
+//   kahan     that tree over (partial, +0) with kahan_merge, then kahan_value.
+//   permuted  +0 + partial(o[0]) + partial(o[1]) + ..., o = permute_order(P, permute_key).
+//   exact     the exact sum of the P rounded partials, rounded once ("exact across ranks").
+// allreduce_exact sums exact accumulators before any rounding (their integer limbs, which add
+// associatively): the sum of a set of floats split over ranks in any way is the same bits for
+// any P, the guarantee the exact modes give across process counts.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_mode.h"
+
+namespace dt {
+
+class Collective {
+ public:
+    virtual ~Collective() = default;
+    virtual int rank() const = 0;
+    virtual int size() const = 0;
+    /// "single" (one process) or "mpi (Open MPI ...)".
+    virtual std::string describe() const = 0;
+
+    /// data[0 .. n) = the sum over ranks of every rank's data[0 .. n), as `spec` says (above).
+    virtual void allreduce(float* data, int64_t n, const kernels::common::AccumSpec& spec) = 0;
+    /// accs[0 .. n) = the exact sum over ranks (normalised; limbs added, specials or'ed).
+    virtual void allreduce_exact(kernels::common::ExactAcc* accs, int64_t n) = 0;
+    /// bytes from rank `root` to every rank.
+    virtual void broadcast(void* data, std::size_t bytes, int root) = 0;
+    virtual void barrier() = 0;
+    /// Ends every process of the run with `why` on stderr and exit status 1 (no hang).
+    [[noreturn]] virtual void abort(const std::string& why) = 0;
+};
+
+/// The run's processes: MPI's world when this build has MPI and mpirun launched the process
+/// (MPI is initialised on first use and finalised at exit), else a world of one.
+Collective& world();
+
+/// Whether this build can run under mpirun.
+bool mpi_built();
+
+/// The tree / kahan / permuted / exact combination of P rank partials (gathered: P rows of n)
+/// into out[0 .. n): what allreduce does after an all-gather, on every rank alike.
+void combine_rank_partials(const float* gathered, int P, int64_t n,
+                           const kernels::common::AccumSpec& spec, float* out);
+
+}  // namespace dt

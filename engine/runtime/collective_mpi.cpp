@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+// The MPI world of engine/runtime/collective.h (built with MPI only). MPI is initialised when a
+// process launched by mpirun first asks for the world, and finalised at exit. Errors return
+// (MPI_ERRORS_RETURN) and abort the whole job with a message, so that a rank that dies or fails
+// makes the others exit instead of hanging in a collective.
+#if DT_WITH_MPI
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/collective.h"
+
+namespace dt {
+
+namespace c = kernels::common;
+
+namespace {
+
+/// True when a launcher (Open MPI's mpirun, or a PMI-based one) started this process.
+bool launched_by_mpirun() {
+    for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+        if (std::getenv(v) != nullptr) return true;
+    return false;
+}
+
+class MpiWorld final : public Collective {
+ public:
+    MpiWorld() {
+        int ok = 0;
+        MPI_Initialized(&ok);
+        if (!ok) MPI_Init(nullptr, nullptr);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+        MPI_Comm_size(MPI_COMM_WORLD, &size_);
+        std::atexit([] {
+            int done = 0;
+            MPI_Finalized(&done);
+            if (!done) MPI_Finalize();
+        });
+    }
+    int rank() const override { return rank_; }
+    int size() const override { return size_; }
+    std::string describe() const override {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len = 0;
+        MPI_Get_library_version(lib, &len);
+        std::string v(lib, static_cast<std::size_t>(len));
+        v = v.substr(0, v.find_first_of(",\n"));
+        return "mpi, rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " (" + v +
+               ")";
+    }
+
+    void allreduce(float* data, int64_t n, const c::AccumSpec& spec) override {
+        if (spec.mode == c::AccumMode::kAtomic) {  // MPI's own order: no ORDER on purpose
+            check(MPI_Allreduce(MPI_IN_PLACE, data, count(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+                  "MPI_Allreduce");
+            return;
+        }
+        std::vector<float> gathered(static_cast<std::size_t>(n) * static_cast<std::size_t>(size_));
+        check(MPI_Allgather(data, count(n), MPI_FLOAT, gathered.data(), count(n), MPI_FLOAT,
+                            MPI_COMM_WORLD),
+              "MPI_Allgather");
+        combine_rank_partials(gathered.data(), size_, n, spec, data);
+    }
+
+    void allreduce_exact(c::ExactAcc* accs, int64_t n) override {
+        // Normalised limbs are < 2^32 in size: P < 2^31 of them add without overflow.
+        std::vector<int64_t> limbs(static_cast<std::size_t>(n) * c::kExactLimbs);
+        std::vector<uint32_t> special(static_cast<std::size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+            c::exact_normalise(accs[i]);
+            for (int k = 0; k < c::kExactLimbs; ++k)
+                limbs[i * c::kExactLimbs + k] = accs[i].limb[k];
+            special[i] = accs[i].special;
+        }
+        check(MPI_Allreduce(MPI_IN_PLACE, limbs.data(), count(n * c::kExactLimbs), MPI_INT64_T,
+                            MPI_SUM, MPI_COMM_WORLD),
+              "MPI_Allreduce (exact limbs)");
+        check(MPI_Allreduce(MPI_IN_PLACE, special.data(), count(n), MPI_UINT32_T, MPI_BOR,
+                            MPI_COMM_WORLD),
+              "MPI_Allreduce (exact specials)");
+        for (int64_t i = 0; i < n; ++i) {
+            for (int k = 0; k < c::kExactLimbs; ++k)
+                accs[i].limb[k] = limbs[i * c::kExactLimbs + k];
+            accs[i].special = special[i];
+            c::exact_normalise(accs[i]);
+        }
+    }
+
+    void broadcast(void* data, std::size_t bytes, int root) override {
+        check(MPI_Bcast(data, count(static_cast<int64_t>(bytes)), MPI_BYTE, root, MPI_COMM_WORLD),
+              "MPI_Bcast");
+    }
+    void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+    [[noreturn]] void abort(const std::string& why) override {
+        std::fprintf(stderr, "detrain: error: rank %d of %d: %s\n", rank_, size_, why.c_str());
+        std::fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        std::exit(1);
+    }
+
+ private:
+    int count(int64_t n) {
+        if (n > INT32_MAX) abort("a collective of more than 2^31 elements (split it)");
+        return static_cast<int>(n);
+    }
+    void check(int err, const char* what) {
+        if (err == MPI_SUCCESS) return;
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(err, text, &len);
+        abort(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)) +
+              " (another rank may have died; rerun the same command with --resume to continue)");
+    }
+
+    int rank_ = 0, size_ = 1;
+};
+
+}  // namespace
+
+Collective* mpi_world_if_launched() {
+    if (!launched_by_mpirun()) return nullptr;
+    return new MpiWorld;  // lives until exit (finalised by atexit)
+}
+
+}  // namespace dt
+#endif

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+// The collectives of engine/runtime/collective.h under mpirun with 1, 2, 3 and 4 processes (ctest
+// runs this binary once per count; alone it is a world of one). A fixed set of float terms per
+// element (wide magnitudes, cancellations, signed zeros) is split into contiguous shards, one per
+// rank; each rank checks, against values it computes for every rank itself:
+//   - exact: the all-reduced exact accumulators round to exact_sum over the WHOLE set: the same
+//     bits for every process count (the guarantee of the exact modes across P);
+//   - tree, kahan, permuted, exact-of-partials: the rank combination of the P shard partials;
+//   - atomic (MPI's sum): within a bound of the exact total.
+#include "engine/runtime/collective.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/common/accum_exact.h"
+#include "kernels/common/philox.h"
+#include "kernels/common/reduce_tree.h"
+
+namespace dt {
+namespace {
+
+namespace c = kernels::common;
+
+constexpr int64_t kTerms = 997;  // per element (a prime: shards of unequal sizes)
+constexpr int64_t kElems = 13;
+
+float term(int64_t e, int64_t k) {
+    const c::Philox4 r =
+        c::philox_draw(11, c::RngStream::kTest, static_cast<uint64_t>(k), static_cast<uint32_t>(e));
+    const float mag = std::ldexp(1.0f, static_cast<int>(r.v[1] % 60) - 30);
+    float v = (c::uniform01(r.v[0]) - 0.5f) * mag;
+    if (k % 101 == 7) v = -0.0f;
+    if (k == 5) v = 3e30f;
+    if (k == 900) v = -3e30f;  // cancels k == 5's: the exact sum keeps the small rest
+    return v;
+}
+
+/// Terms [lo, hi) of rank r of P.
+void shard(int r, int P, int64_t* lo, int64_t* hi) {
+    *lo = kTerms * r / P;
+    *hi = kTerms * (r + 1) / P;
+}
+
+std::vector<float> partials_of(int r, int P) {  // the shard's sequential sums, per element
+    int64_t lo, hi;
+    shard(r, P, &lo, &hi);
+    std::vector<float> out(kElems);
+    for (int64_t e = 0; e < kElems; ++e) {
+        float s = 0.0f;
+        for (int64_t k = lo; k < hi; ++k) s = s + term(e, k);
+        out[static_cast<std::size_t>(e)] = s;
+    }
+    return out;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+TEST(Collective, TheWorldIsMpirunsWhenLaunchedByIt) {
+    const char* np = std::getenv("OMPI_COMM_WORLD_SIZE");
+    if (np == nullptr) GTEST_SKIP() << "not launched by mpirun: a world of one";
+    EXPECT_TRUE(mpi_built());
+    EXPECT_EQ(world().size(), std::atoi(np));
+    EXPECT_EQ(world().rank(), std::atoi(std::getenv("OMPI_COMM_WORLD_RANK")));
+    EXPECT_NE(world().describe().find("mpi, rank"), std::string::npos) << world().describe();
+}
+
+TEST(Collective, ExactAccumulatorsGiveTheSameBitsForAnyProcessCount) {
+    Collective& w = world();
+    int64_t lo, hi;
+    shard(w.rank(), w.size(), &lo, &hi);
+    std::vector<c::ExactAcc> accs(kElems);
+    for (int64_t e = 0; e < kElems; ++e) {
+        c::exact_init(accs[e]);
+        for (int64_t k = lo; k < hi; ++k) c::exact_add(accs[e], term(e, k));
+    }
+    w.allreduce_exact(accs.data(), kElems);
+    for (int64_t e = 0; e < kElems; ++e) {
+        std::vector<float> all(kTerms);
+        for (int64_t k = 0; k < kTerms; ++k) all[k] = term(e, k);
+        EXPECT_TRUE(same_bits(c::exact_value(accs[e]), c::exact_sum(all.data(), kTerms)))
+            << "element " << e << " on rank " << w.rank() << " of " << w.size();
+    }
+}
+
+TEST(Collective, RankCombinationsFollowTheirOrder) {
+    Collective& w = world();
+    const int P = w.size();
+    std::vector<float> gathered;  // every rank's partials, computed here for all ranks
+    for (int r = 0; r < P; ++r) {
+        const std::vector<float> p = partials_of(r, P);
+        gathered.insert(gathered.end(), p.begin(), p.end());
+    }
+    for (const c::AccumSpec spec :
+         {c::accum_spec(c::AccumMode::kTree), c::accum_spec(c::AccumMode::kKahan),
+          c::accum_spec(c::AccumMode::kPermuted, 77), c::accum_spec(c::AccumMode::kExact)}) {
+        SCOPED_TRACE(c::accum_mode_name(spec.mode));
+        std::vector<float> mine = partials_of(w.rank(), P);
+        w.allreduce(mine.data(), kElems, spec);
+        std::vector<float> want(kElems);
+        combine_rank_partials(gathered.data(), P, kElems, spec, want.data());
+        for (int64_t e = 0; e < kElems; ++e)
+            EXPECT_TRUE(same_bits(mine[e], want[e])) << "element " << e << ", P = " << P;
+        if (spec.mode == c::AccumMode::kTree) {  // the tree over ranks 0..P-1, spelled out
+            for (int64_t e = 0; e < kElems; ++e)
+                EXPECT_TRUE(
+                    same_bits(mine[e], c::reduce_tree_combine(gathered.data() + e, P, kElems)));
+        }
+    }
+}
+
+TEST(Collective, AtomicIsMpisSumNearTheExactTotal) {
+    Collective& w = world();
+    std::vector<float> mine = partials_of(w.rank(), w.size());
+    w.allreduce(mine.data(), kElems, c::accum_spec(c::AccumMode::kAtomic));
+    for (int64_t e = 0; e < kElems; ++e) {
+        std::vector<float> all(kTerms);
+        for (int64_t k = 0; k < kTerms; ++k) all[k] = term(e, k);
+        const double exact = c::exact_sum(all.data(), kTerms);
+        // Float sums of terms up to 3e30 that cancel: a bound of a few ulps of the big terms.
+        EXPECT_NEAR(mine[e], exact, 1e24) << "element " << e;
+    }
+    int value = w.rank() == 0 ? 42 : -1;
+    w.broadcast(&value, sizeof value, 0);
+    EXPECT_EQ(value, 42);
+    w.barrier();
+}
+
+}  // namespace
+}  // namespace dt
