@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct GoldenCase {
     const char* args;    // flags after the common ones (data set, seed, epochs, batch)
     const char* sha256;  // the expected weights_sha256
 };
+
+/// How gtest (and so ctest's test list) prints a case: its flags, not its bytes.
+void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.args; }
 
 // Common flags: --seed 11 --epochs 1 --batch-size 16 (4 steps on 64 images) unless a case adds
 // its own; "cifar" cases run on the CIFAR-10-shaped set (80 images, 5 steps).
