@@ -5,7 +5,8 @@
 # one ignored folder (default gpu-kit/, override with KIT_DIR) kept well under 64 MiB. Run
 # scripts/gpu_check.sh from the repository root on the GPU host (docs/gpu.md says how).
 #   scripts/gpu_kit.sh            # build into build-gpu/ and assemble gpu-kit/
-# CUDA runtime: linked statically (cmake: CUDA::cudart_static), so the host needs only a driver.
+# CUDA runtime: linked statically (cmake: CUDA::cudart_static), so the host needs only a driver;
+# no MPI (the GPU checks run single-process), so no MPI libraries to carry.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kit=${KIT_DIR:-gpu-kit}
@@ -15,7 +16,7 @@ data_src=${DT_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
 gen=()
 if command -v ninja >/dev/null && [[ ! -f "$build/CMakeCache.txt" ]]; then gen=(-G Ninja); fi
 cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DDT_ENABLE_CUDA=ON \
-      "-DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual" -DDT_BUILD_BENCH=ON \
+      "-DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual" -DDT_BUILD_BENCH=ON -DDT_ENABLE_MPI=OFF \
       "-DCMAKE_EXE_LINKER_FLAGS=-static-libstdc++ -static-libgcc" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target detrain dt_test_cuda dt_test_engine dt_gpu_step_bench \
     dt_gpu_kernel_bench

@@ -2,6 +2,7 @@
 // Linear (and its GEMM) on the GPU: the launchers of linear_bodies.h on the engine's stream.
 // The permuted modes draw their order once per call (one thread) into scratch.
 #include "kernels/cuda/elementwise_bodies.h"
+#include "kernels/cuda/gemm_tiled_bodies.h"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/linear_bodies.h"
 
@@ -9,8 +10,19 @@ namespace dt::kernels::cuda {
 
 namespace {
 
-__global__ void gemm_kernel(const float* a, const float* b, float* c, GemmParams p) {
-    gemm_body(GridPos::here(), a, b, c, p);
+/// __syncthreads, callable from the host-device block program (which the host tests run with a
+/// std::barrier instead).
+struct DeviceSync {
+    DT_HD void operator()() const {
+#if defined(__CUDA_ARCH__)
+        __syncthreads();
+#endif
+    }
+};
+
+__global__ void gemm_tiled_kernel(const float* a, const float* b, float* c, GemmParams p) {
+    __shared__ float shared[kGemmTiledShared];
+    gemm_tiled_block(GridPos::here(), shared, DeviceSync{}, a, b, c, p);
 }
 __global__ void bias_kernel(const float* b, float* y, LinearParams p) {
     linear_bias_body(GridPos::here(), b, y, p);
@@ -39,9 +51,10 @@ const uint32_t* permuted_order(const LinearParams& p, int64_t n) {
 }  // namespace
 
 void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
-    const int64_t n = p.m * p.n;
-    if (n <= 0) return;
-    gemm_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(a, b, c, p);
+    if (p.m * p.n <= 0) return;
+    // One block per 16x16 tile of C (grids may have up to 2^31 - 1 blocks in x).
+    gemm_tiled_kernel<<<static_cast<unsigned>(gemm_tiles(p)), kGemmTileThreads, 0, stream()>>>(
+        a, b, c, p);
     check_launch("gemm");
 }
 

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Per-thread bodies of the CUDA GEMM and linear kernels (kernels/cuda/linear.cu), host-device,
+// Per-thread bodies of the CUDA linear kernels (kernels/cuda/linear.cu), host-device,
 // tested on the host over whole grids against the CPU (kernels/gemm.h, kernels/linear.h):
-//   gemm      one thread per C element: acc = +0 (or C), then acc = fma(a[i,k], b[k,j], acc) for
-//             k ascending: gemm_f32_k_fma, the CPU's chain (K never split).
-//   forward   the GEMM x w^T, then + b[o] once (no add without a bias).
+//   forward   the GEMM x w^T (gemm_tiled_bodies.h: the CPU's fma chains), then + b[o] once (no
+//             add without a bias).
 //   dgrad     one thread per dx element: tree: the fma chain over o ascending; permuted: over
 //             o = pi[0], pi[1], ...; kahan: kahan_add of the rounded products dy * w; exact: an
 //             ExactAcc of them; atomic: one thread per (element, chunk of kLinearAtomicChunk
@@ -30,24 +29,6 @@
 namespace dt::kernels::cuda {
 
 using common::GridPos;
-
-/// C = op(A) op(B) (+ C when accumulating), kernels/gemm.h's recipe, one thread per element.
-DT_HD void gemm_body(const GridPos& t, const float* a, const float* b, float* c,
-                     const GemmParams& p) {
-    const int64_t lda = p.lda ? p.lda : (p.trans_a ? p.m : p.k);
-    const int64_t ldb = p.ldb ? p.ldb : (p.trans_b ? p.k : p.n);
-    const int64_t ldc = p.ldc ? p.ldc : p.n;
-    common::grid_stride(t, p.m * p.n, [&](int64_t e) {
-        const int64_t i = e / p.n, j = e % p.n;
-        float acc = p.accumulate ? c[i * ldc + j] : 0.0f;
-        for (int64_t k = 0; k < p.k; ++k) {  // ORDER: k ascending, one fma per term
-            const float av = p.trans_a ? a[k * lda + i] : a[i * lda + k];
-            const float bv = p.trans_b ? b[j * ldb + k] : b[k * ldb + j];
-            acc = fmaf(av, bv, acc);
-        }
-        c[i * ldc + j] = acc;
-    });
-}
 
 /// y[s, o] += b[o] (after the GEMM), once.
 DT_HD void linear_bias_body(const GridPos& t, const float* b, float* y, const LinearParams& p) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The per-thread bodies of the CUDA GEMM and linear kernels (kernels/cuda/linear_bodies.h) over
-// every thread of their launch grids on the host, against the CPU kernels: the GEMM in every
-// transpose/accumulate combination, forward with and without bias, dgrad and wgrad bitwise in
-// tree, kahan, exact and permuted, close under atomic. Sizes not multiples of any CPU block.
+// The per-thread bodies of the CUDA linear kernels (kernels/cuda/linear_bodies.h, the forward's
+// tiled GEMM of gemm_tiled_bodies.h) over every thread of their launch grids on the host, against
+// the CPU kernels: forward with and without bias, dgrad and wgrad bitwise in tree, kahan, exact
+// and permuted, close under atomic. Sizes not multiples of any CPU block or GPU tile.
 #include "kernels/cuda/linear_bodies.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "kernels/cuda/elementwise_bodies.h"
+#include "kernels/cuda/gemm_tiled_bodies.h"
+#include "tests/support/block_runner.h"
 #include "tests/support/compare.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
@@ -25,23 +27,6 @@ std::vector<float> uniform(int64_t n, uint32_t tag) {
     return test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), tag);
 }
 
-TEST(CudaLinearBodies, GemmEqualsTheCpuInEveryLayout) {
-    const int64_t m = 13, n = 21, k = 37;
-    const std::vector<float> a = uniform(m * k, 1), b = uniform(k * n, 2), c0 = uniform(m * n, 3);
-    for (bool ta : {false, true})
-        for (bool tb : {false, true})
-            for (bool acc : {false, true}) {
-                GemmParams p{
-                    .m = m, .n = n, .k = k, .trans_a = ta, .trans_b = tb, .accumulate = acc};
-                std::vector<float> want = c0, got = c0;
-                cpu::gemm(a.data(), b.data(), want.data(), p);
-                for_each_thread(3, 32, [&](const GridPos& t) {
-                    cuda::gemm_body(t, a.data(), b.data(), got.data(), p);
-                });
-                EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), m * n)) << ta << tb << acc;
-            }
-}
-
 TEST(CudaLinearBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
     const LinearParams shape{19, 45, 11};
     const int64_t N = shape.n, I = shape.in, O = shape.out;
@@ -52,9 +37,11 @@ TEST(CudaLinearBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
         std::vector<float> want(N * O), got(N * O);
         cpu::linear_forward(x.data(), w.data(), bias ? b.data() : nullptr, want.data(), shape);
         const GemmParams g{.m = N, .n = O, .k = I, .trans_b = true};
-        for_each_thread(
-            cuda::elementwise_blocks(N * O), cuda::kElementwiseThreads,
-            [&](const GridPos& t) { cuda::gemm_body(t, x.data(), w.data(), got.data(), g); });
+        test::run_blocks(
+            static_cast<uint32_t>(cuda::gemm_tiles(g)), cuda::kGemmTileThreads,
+            cuda::kGemmTiledShared, [&](const GridPos& t, float* shared, const auto& sync) {
+                cuda::gemm_tiled_block(t, shared, sync, x.data(), w.data(), got.data(), g);
+            });
         if (bias) {
             for_each_thread(2, 16, [&](const GridPos& t) {
                 cuda::linear_bias_body(t, b.data(), got.data(), shape);

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// The tiled CUDA GEMM's block program (kernels/cuda/gemm_tiled_bodies.h) run on the host with
+// every thread of a block as its own thread and real barriers (tests/support/block_runner.h),
+// against the CPU GEMM, bitwise: every transpose and accumulate combination, partial tiles in
+// every dimension, K shorter than a tile and K = 0.
+#include "kernels/cuda/gemm_tiled_bodies.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/support/block_runner.h"
+#include "tests/support/compare.h"
+#include "tests/support/rng.h"
+
+namespace dt::kernels {
+namespace {
+
+TEST(CudaGemmTiledBlocks, EqualTheCpuGemmInEveryLayout) {
+    struct Size {
+        int64_t m, n, k;
+    };
+    for (const Size s : {Size{37, 21, 45}, Size{16, 16, 16}, Size{5, 40, 3}, Size{18, 2, 0}}) {
+        const std::vector<float> a = test::uniform_floats(s.m * s.k, -1, 1, test::test_seed(), 1),
+                                 b = test::uniform_floats(s.k * s.n, -1, 1, test::test_seed(), 2),
+                                 c0 = test::uniform_floats(s.m * s.n, -1, 1, test::test_seed(), 3);
+        for (bool ta : {false, true})
+            for (bool tb : {false, true})
+                for (bool acc : {false, true}) {
+                    const GemmParams p{.m = s.m,
+                                       .n = s.n,
+                                       .k = s.k,
+                                       .trans_a = ta,
+                                       .trans_b = tb,
+                                       .accumulate = acc};
+                    std::vector<float> want = c0, got = c0;
+                    cpu::gemm(a.data(), b.data(), want.data(), p);
+                    test::run_blocks(
+                        static_cast<uint32_t>(cuda::gemm_tiles(p)), cuda::kGemmTileThreads,
+                        cuda::kGemmTiledShared,
+                        [&](const common::GridPos& t, float* shared, const auto& sync) {
+                            cuda::gemm_tiled_block(t, shared, sync, a.data(), b.data(), got.data(),
+                                                   p);
+                        });
+                    EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), s.m * s.n))
+                        << s.m << "x" << s.n << "x" << s.k << " " << ta << tb << acc;
+                }
+    }
+}
+
+}  // namespace
+}  // namespace dt::kernels
