@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// conv2d on the GPU: the launchers of conv2d_bodies.h on the engine's stream, one thread per
-// output element (forward), per dx element (dgrad; per element and kernel row in the atomic
-// mode) and per dw element (wgrad; per element and sample group in the atomic mode). The
-// permuted modes draw their order once per call (one thread) into scratch. A direct convolution:
-// the recipe's order is the point here; a tiled implicit GEMM keeping the same chains is the
-// speed work that follows (docs/gpu.md).
+// conv2d on the GPU: the launchers on the engine's stream of the tiled forward
+// (conv2d_tiled_bodies.h; also dgrad's tree mode on 3x3 'same' shapes) and of conv2d_bodies.h,
+// one thread per dx element (dgrad; per element and kernel row in the atomic mode) and per dw
+// element (wgrad; per element and sample group in the atomic mode). The
+// permuted modes draw their order once per call (one thread) into scratch. The backward is still
+// per element (docs/gpu.md: tiling it keeping the same chains is the speed work that follows).
 #include "kernels/cuda/conv2d_bodies.h"
+#include "kernels/cuda/conv2d_tiled_bodies.h"
 #include "kernels/cuda/elementwise_bodies.h"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/linear_bodies.h"
@@ -14,9 +15,30 @@ namespace dt::kernels::cuda {
 
 namespace {
 
-__global__ void forward_kernel(const float* x, const float* w, const float* b, float* y,
-                               Conv2dParams p) {
-    conv2d_forward_body(GridPos::here(), x, w, b, y, p);
+/// __syncthreads, callable from the host-device block program.
+struct DeviceSync {
+    DT_HD void operator()() const {
+#if defined(__CUDA_ARCH__)
+        __syncthreads();
+#endif
+    }
+};
+
+template <class Weight>
+__global__ void forward_tiled_kernel(const float* x, Weight wt, const float* b, float* y,
+                                     Conv2dParams q) {
+    __shared__ float shared[kConvTiledShared];
+    conv_forward_tiled_block(GridPos::here(), shared, DeviceSync{}, x, wt, b, y, q);
+}
+
+/// The tiled forward of convolution q (one block per tile of output channels x positions).
+template <class Weight>
+void forward_tiled(const char* name, const float* x, const Weight& wt, const float* b, float* y,
+                   const Conv2dParams& q) {
+    if (q.n * q.co * q.ho * q.wo <= 0) return;
+    forward_tiled_kernel<<<static_cast<unsigned>(conv_tiles(q)), kConvTileThreads, 0, stream()>>>(
+        x, wt, b, y, q);
+    check_launch(name);
 }
 __global__ void dgrad_kernel(const float* dy, const float* w, float* dx, const uint32_t* order,
                              Conv2dParams p) {
@@ -43,10 +65,7 @@ const uint32_t* permuted_order(const Conv2dParams& p, int64_t n) {
 
 void conv2d_forward(const float* x, const float* w, const float* b, float* y,
                     const Conv2dParams& p) {
-    const int64_t n = p.n * p.co * p.ho * p.wo;
-    if (n <= 0) return;
-    forward_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(x, w, b, y, p);
-    check_launch("conv2d_forward");
+    forward_tiled("conv2d_forward", x, ConvWeight{w, p.ci, p.kh, p.kw}, b, y, p);
 }
 
 void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
@@ -57,6 +76,12 @@ void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv
         dgrad_atomic_kernel<<<elementwise_blocks(p.kh * n), kElementwiseThreads, 0, stream()>>>(
             dy, w, dx, p);
         check_launch("conv2d_backward_data (atomic)");
+        return;
+    }
+    if (p.accum.mode == common::AccumMode::kTree && conv2d_dgrad_is_forward(p)) {
+        // ORDER: the transposed convolution's forward (kernels/conv2d.h, conv.dgrad tree)
+        forward_tiled("conv2d_backward_data", dy, FlippedWeight{w, p.ci, p.kh}, nullptr, dx,
+                      conv_dgrad_as_forward(p));
         return;
     }
     const uint32_t* order = permuted_order(p, p.kh * p.kw);

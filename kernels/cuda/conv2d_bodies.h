@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Per-thread bodies of the CUDA conv2d kernels (kernels/cuda/conv2d.cu), host-device, tested on
-// the host over whole grids against the CPU. Every element is one thread running the chain or
-// sum that kernels/conv2d.h defines for it (no im2col, no column buffer), so the order is the
-// recipe's by construction:
-//   forward   y[s,o,p] = (fma chain from +0 over the live taps r ascending of w[o,r] * xpad) + b
-//   dgrad     tree on conv2d_dgrad_is_forward shapes: the forward chain of the transposed
-//             convolution (o ascending, then taps descending, its dead taps left out); otherwise
-//             per dx element the per-tap values t (fma chain over o ascending) of the taps whose
+// Per-thread bodies of the CUDA conv2d backward kernels (kernels/cuda/conv2d.cu), host-device,
+// tested on the host over whole grids against the CPU; the forward (and dgrad's tree mode on
+// conv2d_dgrad_is_forward shapes, the transposed forward) is the tiled block program of
+// conv2d_tiled_bodies.h. Every element is one thread running the chain or sum kernels/conv2d.h
+// defines for it (no column buffer), so the order is the recipe's by construction:
+//   dgrad     per dx element the per-tap values t (fma chain over o ascending) of the taps whose
 //             output position exists, combined in tap order (tree), with kahan_add (kahan), an
 //             ExactAcc (exact), in the call's tap permutation (permuted); atomic: one thread per
 //             (element, kernel row) sums its row's taps and atomic-adds the partial
@@ -40,28 +38,6 @@ DT_HD bool conv_tap_live(int64_t k, int64_t n_in, int64_t n_out, int64_t pad, in
     return o0 < n_out && o0 * stride - pad + k < n_in;
 }
 
-/// The forward value of output (s, o, oh, ow) of the convolution q, with weights read through
-/// `wt(o, c, ki, kj)` (the weights themselves, or dgrad's flipped and transposed ones).
-template <class Weight>
-DT_HD float conv_forward_value(const float* x, const Weight& wt, const Conv2dParams& q, int64_t s,
-                               int64_t o, int64_t oh, int64_t ow) {
-    float acc = 0.0f;
-    for (int64_t c = 0; c < q.ci; ++c) {
-        for (int64_t ki = 0; ki < q.kh; ++ki) {
-            if (!conv_tap_live(ki, q.h, q.ho, q.pad, q.stride)) continue;
-            const int64_t ih = oh * q.stride - q.pad + ki;
-            for (int64_t kj = 0; kj < q.kw; ++kj) {  // ORDER: live r ascending, one fma each
-                if (!conv_tap_live(kj, q.w, q.wo, q.pad, q.stride)) continue;
-                const int64_t iw = ow * q.stride - q.pad + kj;
-                const bool in = ih >= 0 && ih < q.h && iw >= 0 && iw < q.w;
-                const float xv = in ? x[((s * q.ci + c) * q.h + ih) * q.w + iw] : 0.0f;
-                acc = fmaf(wt(o, c, ki, kj), xv, acc);
-            }
-        }
-    }
-    return acc;
-}
-
 struct ConvWeight {  // w (Co, Ci, Kh, Kw)
     const float* w;
     int64_t ci, kh, kw;
@@ -69,17 +45,6 @@ struct ConvWeight {  // w (Co, Ci, Kh, Kw)
         return w[((o * ci + c) * kh + ki) * kw + kj];
     }
 };
-
-DT_HD void conv2d_forward_body(const GridPos& t, const float* x, const float* w, const float* b,
-                               float* y, const Conv2dParams& p) {
-    const int64_t P = p.ho * p.wo;
-    const ConvWeight wt{w, p.ci, p.kh, p.kw};
-    common::grid_stride(t, p.n * p.co * P, [&](int64_t e) {
-        const int64_t s = e / (p.co * P), o = (e / P) % p.co, q = e % P;
-        const float acc = conv_forward_value(x, wt, p, s, o, q / p.wo, q % p.wo);
-        y[e] = b != nullptr ? acc + b[o] : acc;  // ORDER: then + b[o], once
-    });
-}
 
 /// The transposed convolution whose forward is dgrad on conv2d_dgrad_is_forward shapes.
 DT_HD Conv2dParams conv_dgrad_as_forward(const Conv2dParams& p) {
@@ -117,20 +82,15 @@ DT_HD int64_t conv_out_of(int64_t i, int64_t k, int64_t pad, int64_t stride, int
     return o < n_out ? o : -1;
 }
 
-/// dx elements, every mode but atomic. `order`: the permutation of the Kh*Kw taps (kPermuted).
+/// dx elements, every mode but atomic, and tree only off conv2d_dgrad_is_forward shapes (there
+/// the launcher runs the transposed forward, conv2d_tiled_bodies.h). `order`: the permutation
+/// of the Kh*Kw taps (kPermuted).
 DT_HD void conv2d_dgrad_body(const GridPos& t, const float* dy, const float* w, float* dx,
                              const uint32_t* order, const Conv2dParams& p) {
     const int64_t HW = p.h * p.w, taps = p.kh * p.kw;
     const common::AccumMode mode = p.accum.mode;
-    const bool as_forward = mode == common::AccumMode::kTree && conv2d_dgrad_is_forward(p);
-    const Conv2dParams q = conv_dgrad_as_forward(p);
-    const FlippedWeight fw{w, p.ci, p.kh};
     common::grid_stride(t, p.n * p.ci * HW, [&](int64_t e) {
         const int64_t s = e / (p.ci * HW), c = (e / HW) % p.ci, ih = (e % HW) / p.w, iw = e % p.w;
-        if (as_forward) {  // ORDER: the transposed convolution's forward chain
-            dx[e] = conv_forward_value(dy, fw, q, s, c, ih, iw);
-            return;
-        }
         float sum = 0.0f;
         common::KahanSum k = common::kahan_zero();
         common::ExactAcc a;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The per-thread bodies of the CUDA conv2d kernels (kernels/cuda/conv2d_bodies.h) over every
-// thread of a grid on the host, against the CPU kernels: forward with and without bias, dgrad and
-// wgrad in tree, kahan, exact and permuted bitwise, atomic close. Shapes: 3x3 'same' (dgrad as
-// the transposed forward), 3x3 stride 2 (dgrad's tap sums), 7x7 on a 2x2 map (dead taps), 1x1,
-// and a batch of 40 on an 8x8 map (three tree groups of conv.wgrad).
+// The CUDA conv2d kernels' bodies on the host against the CPU kernels, routed as the launcher
+// routes them: the tiled forward block program (also dgrad's tree on 3x3-'same' shapes) with
+// real barriers (tests/support/block_runner.h), the per-element backward bodies
+// (kernels/cuda/conv2d_bodies.h) over every thread of a grid: forward with and without bias,
+// dgrad and wgrad in tree, kahan, exact and permuted bitwise, atomic close. Shapes: 3x3 'same'
+// (dgrad as the transposed forward), 3x3 stride 2 (dgrad's tap sums), 7x7 on a 2x2 map (dead taps),
+// 1x1, and a batch of 40 on an 8x8 map (three tree groups of conv.wgrad).
 #include "kernels/cuda/conv2d_bodies.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +13,9 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cuda/conv2d_tiled_bodies.h"
 #include "kernels/cuda/linear_bodies.h"
+#include "tests/support/block_runner.h"
 #include "tests/support/compare.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
@@ -28,6 +32,17 @@ Conv2dParams conv(int64_t n, int64_t ci, int64_t hw, int64_t co, int64_t k, int6
     p.ho = (hw + 2 * pad - k) / stride + 1;
     p.wo = p.ho;
     return p;
+}
+
+/// The tiled forward's block program over all its blocks, with real barriers.
+template <class Weight>
+void forward_tiled(const float* x, const Weight& wt, const float* b, float* y,
+                   const Conv2dParams& q) {
+    test::run_blocks(static_cast<uint32_t>(cuda::conv_tiles(q)), cuda::kConvTileThreads,
+                     cuda::kConvTiledShared,
+                     [&](const GridPos& t, float* shared, const auto& sync) {
+                         cuda::conv_forward_tiled_block(t, shared, sync, x, wt, b, y, q);
+                     });
 }
 
 std::vector<float> uniform(int64_t n, uint32_t tag) {
@@ -48,10 +63,8 @@ TEST(CudaConv2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
         for (bool bias : {true, false}) {
             std::vector<float> want(Y), got(Y, NAN);
             cpu::conv2d_forward(x.data(), w.data(), bias ? b.data() : nullptr, want.data(), shape);
-            for_each_thread(3, 32, [&](const GridPos& t) {
-                cuda::conv2d_forward_body(t, x.data(), w.data(), bias ? b.data() : nullptr,
-                                          got.data(), shape);
-            });
+            forward_tiled(x.data(), cuda::ConvWeight{w.data(), shape.ci, shape.kh, shape.kw},
+                          bias ? b.data() : nullptr, got.data(), shape);
             EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), Y)) << "forward " << bias;
         }
         for (const common::AccumSpec& spec : test::all_mode_specs(71)) {
@@ -77,8 +90,16 @@ TEST(CudaConv2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
             });
             std::fill(dx.begin(), dx.end(), NAN);
             std::fill(dw.begin(), dw.end(), NAN);
+            // The launcher's routing: tree on 3x3-'same' shapes is the transposed forward.
+            const bool as_forward =
+                spec.mode == common::AccumMode::kTree && conv2d_dgrad_is_forward(p);
+            if (as_forward) {
+                forward_tiled(dy.data(), cuda::FlippedWeight{w.data(), p.ci, p.kh}, nullptr,
+                              dx.data(), cuda::conv_dgrad_as_forward(p));
+            }
             for_each_thread(3, 32, [&](const GridPos& t) {
-                cuda::conv2d_dgrad_body(t, dy.data(), w.data(), dx.data(), taps.data(), p);
+                if (!as_forward)
+                    cuda::conv2d_dgrad_body(t, dy.data(), w.data(), dx.data(), taps.data(), p);
                 cuda::conv2d_wgrad_body(t, x.data(), dy.data(), dw.data(), samples.data(), p);
             });
             EXPECT_TRUE(test::bitwise_equal(dx.data(), want_dx.data(), X)) << "dgrad";
