@@ -15,15 +15,6 @@ namespace dt::kernels::cuda {
 
 namespace {
 
-/// __syncthreads, callable from the host-device block program.
-struct DeviceSync {
-    DT_HD void operator()() const {
-#if defined(__CUDA_ARCH__)
-        __syncthreads();
-#endif
-    }
-};
-
 template <class Weight>
 __global__ void forward_tiled_kernel(const float* x, Weight wt, const float* b, float* y,
                                      Conv2dParams q) {
@@ -55,12 +46,6 @@ __global__ void wgrad_atomic_kernel(const float* x, const float* dy, float* dw, 
     conv2d_wgrad_atomic_body(GridPos::here(), x, dy, dw, p);
 }
 
-/// The permutation of n items for the permuted mode, drawn on the device; nullptr otherwise.
-const uint32_t* permuted_order(const Conv2dParams& p, int64_t n) {
-    if (p.accum.mode != common::AccumMode::kPermuted) return nullptr;
-    return permutation_on_device(n, p.accum.permute_key);
-}
-
 }  // namespace
 
 void conv2d_forward(const float* x, const float* w, const float* b, float* y,
@@ -84,7 +69,7 @@ void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv
                       conv_dgrad_as_forward(p));
         return;
     }
-    const uint32_t* order = permuted_order(p, p.kh * p.kw);
+    const uint32_t* order = permuted_order(p.accum, p.kh * p.kw);
     dgrad_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(dy, w, dx, order, p);
     check_launch("conv2d_backward_data");
 }
@@ -101,7 +86,7 @@ void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Co
         check_launch("conv2d_backward_weight (atomic)");
         return;
     }
-    const uint32_t* order = permuted_order(p, p.n);
+    const uint32_t* order = permuted_order(p.accum, p.n);
     wgrad_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(x, dy, dw, order, p);
     check_launch("conv2d_backward_weight");
 }

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "kernels/common/accum_mode.h"
+#include "kernels/common/hd.h"
 #include "kernels/cuda/runtime.h"
 
 namespace dt::kernels::cuda {
@@ -16,6 +18,23 @@ cudaStream_t stream();
 /// order[0..n) = permute_order(n, key) drawn on the device by one thread, in the runtime's
 /// scratch (valid until the next scratch user); nullptr when out of memory (recorded).
 const uint32_t* permutation_on_device(int64_t n, uint64_t key);
+
+/// The permutation of n items for a permuted-mode spec (permutation_on_device); nullptr for the
+/// other modes.
+inline const uint32_t* permuted_order(const common::AccumSpec& spec, int64_t n) {
+    if (spec.mode != common::AccumMode::kPermuted) return nullptr;
+    return permutation_on_device(n, spec.permute_key);
+}
+
+/// __syncthreads, callable from the host-device block programs (*_tiled_bodies.h), which the
+/// host tests run with a std::barrier instead (tests/support/block_runner.h).
+struct DeviceSync {
+    DT_HD void operator()() const {
+#if defined(__CUDA_ARCH__)
+        __syncthreads();
+#endif
+    }
+};
 
 /// Records a launch failure of `what` (a kernel's name) for take_error().
 inline void check_launch(const char* what) {

@@ -10,16 +10,6 @@ namespace dt::kernels::cuda {
 
 namespace {
 
-/// __syncthreads, callable from the host-device block program (which the host tests run with a
-/// std::barrier instead).
-struct DeviceSync {
-    DT_HD void operator()() const {
-#if defined(__CUDA_ARCH__)
-        __syncthreads();
-#endif
-    }
-};
-
 __global__ void gemm_tiled_kernel(const float* a, const float* b, float* c, GemmParams p) {
     __shared__ float shared[kGemmTiledShared];
     gemm_tiled_block(GridPos::here(), shared, DeviceSync{}, a, b, c, p);
@@ -40,12 +30,6 @@ __global__ void wgrad_kernel(const float* x, const float* dy, float* dw, const u
 }
 __global__ void wgrad_atomic_kernel(const float* x, const float* dy, float* dw, LinearParams p) {
     linear_wgrad_atomic_body(GridPos::here(), x, dy, dw, p);
-}
-
-/// The permutation of n items for the permuted mode, drawn on the device; nullptr otherwise.
-const uint32_t* permuted_order(const LinearParams& p, int64_t n) {
-    if (p.accum.mode != common::AccumMode::kPermuted) return nullptr;
-    return permutation_on_device(n, p.accum.permute_key);
 }
 
 }  // namespace
@@ -79,7 +63,7 @@ void linear_backward_data(const float* dy, const float* w, float* dx, const Line
         check_launch("linear_backward_data (atomic)");
         return;
     }
-    const uint32_t* order = permuted_order(p, p.out);
+    const uint32_t* order = permuted_order(p.accum, p.out);
     dgrad_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(dy, w, dx, order, p);
     check_launch("linear_backward_data");
 }
@@ -96,7 +80,7 @@ void linear_backward_weight(const float* x, const float* dy, float* dw, const Li
         check_launch("linear_backward_weight (atomic)");
         return;
     }
-    const uint32_t* order = permuted_order(p, p.n);
+    const uint32_t* order = permuted_order(p.accum, p.n);
     wgrad_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(x, dy, dw, order, p);
     check_launch("linear_backward_weight");
 }
