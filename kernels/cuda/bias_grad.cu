@@ -15,14 +15,13 @@ __global__ void atomic_kernel(const float* dy, float* db, BiasAddParams p) {
 void bias_add_backward(const float* dy, float* db, const BiasAddParams& p) {
     if (p.c <= 0) return;
     if (p.accum.mode != common::AccumMode::kAtomic) {
-        channel_totals<1>("bias_add_backward", BiasGradTerm{dy, p.p}, bias_grad_totals(p), db);
+        channel_totals<1>("bias_add_backward", BiasGradTerm{dy, p.p}, bias_grad_totals(p),
+                          ChannelSums{{db, nullptr}});
         return;
     }
     cudaMemsetAsync(db, 0, sizeof(float) * static_cast<std::size_t>(p.c), stream());
-    const int64_t work = (p.n + kBiasAddAtomicGroup - 1) / kBiasAddAtomicGroup * p.c;
-    if (work <= 0) return;
-    atomic_kernel<<<elementwise_blocks(work), kElementwiseThreads, 0, stream()>>>(dy, db, p);
-    check_launch("bias_add_backward (atomic)");
+    launch_elementwise("bias_add_backward (atomic)", atomic_kernel,
+                       (p.n + kBiasAddAtomicGroup - 1) / kBiasAddAtomicGroup * p.c, dy, db, p);
 }
 
 }  // namespace dt::kernels::cuda

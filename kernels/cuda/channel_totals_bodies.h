@@ -13,7 +13,8 @@
 //   atomic   (batch-norm's) each row's leaf atomic-added into the zeroed total as soon as it is
 //            computed: no combine, no ORDER on purpose. (bias.grad's atomic mode groups samples
 //            instead: bias_grad_atomic_body.)
-// Layout of the scratch: leaves of sum s at [s * rows + r]; totals at [s * C + c].
+// Layout of the scratch: leaves of sum s at [s * rows + r]. Total s of channel c goes to
+// out.sum[s][c] (ChannelSums: each sum its own array, e.g. batch-norm's dbeta and dgamma).
 #pragma once
 #include <cstdint>
 
@@ -29,6 +30,11 @@ namespace dt::kernels::cuda {
 
 using common::GridPos;
 
+/// Where the S (at most 2) totals of every channel go: sum[s][c].
+struct ChannelSums {
+    float* sum[2] = {nullptr, nullptr};
+};
+
 struct ChannelTotals {
     int64_t N = 0, C = 0, len = 0;  // rows = N * C
     common::AccumSpec accum;
@@ -38,7 +44,7 @@ struct ChannelTotals {
 template <int S, class Term>
 DT_HD void channel_leaves_body(const GridPos& t, const Term& term, const ChannelTotals& q,
                                float* leaves, common::KahanSum* kleaves, common::ExactAcc* accs,
-                               float* atomic_totals) {
+                               const ChannelSums& atomic_out) {
     const int64_t rows = q.N * q.C;
     common::grid_stride(t, rows, [&](int64_t r) {
         float v[S];
@@ -78,7 +84,7 @@ DT_HD void channel_leaves_body(const GridPos& t, const Term& term, const Channel
                 }
                 for (int s = 0; s < S; ++s) {
                     if (q.accum.mode == common::AccumMode::kAtomic) {
-                        common::atomic_add_float(atomic_totals + s * q.C + r % q.C, a[s]);
+                        common::atomic_add_float(atomic_out.sum[s] + r % q.C, a[s]);
                     } else {
                         leaves[s * rows + r] = a[s];
                     }
@@ -94,30 +100,30 @@ DT_HD void channel_order_body(const GridPos& t, uint32_t* order, const ChannelTo
     if (t.global() == 0) common::permute_order(order, q.N, q.accum.permute_key);
 }
 
-/// totals[s * C + c] from the leaves, one thread per (sum, channel); every mode but atomic.
+/// out.sum[s][c] from the leaves, one thread per (sum, channel); every mode but atomic.
 DT_HD void channel_combine_body(const GridPos& t, int S, const ChannelTotals& q,
                                 const float* leaves, const common::KahanSum* kleaves,
                                 const common::ExactAcc* accs, const uint32_t* order,
-                                float* totals) {
+                                const ChannelSums& out) {
     const int64_t rows = q.N * q.C;
     common::grid_stride(t, S * q.C, [&](int64_t i) {
         const int64_t s = i / q.C, c = i % q.C, base = s * rows + c;
+        float& total = out.sum[s][c];
         switch (q.accum.mode) {
             case common::AccumMode::kTree:  // ORDER: T over the samples' leaves
-                totals[i] = common::reduce_tree_combine(leaves + base, q.N, q.C);
+                total = common::reduce_tree_combine(leaves + base, q.N, q.C);
                 return;
             case common::AccumMode::kPermuted:  // ORDER: +0 + leaf(o[0]) + leaf(o[1]) + ...
-                totals[i] = common::permuted_sum(leaves + base, order, q.N, q.C);
+                total = common::permuted_sum(leaves + base, order, q.N, q.C);
                 return;
             case common::AccumMode::kKahan:  // ORDER: T_k, then kahan_value
-                totals[i] =
-                    common::kahan_value(common::kahan_tree_combine(kleaves + base, q.N, q.C));
+                total = common::kahan_value(common::kahan_tree_combine(kleaves + base, q.N, q.C));
                 return;
             case common::AccumMode::kExact: {  // ORDER: none, rounded once
                 common::ExactAcc a;
                 common::exact_init(a);
                 for (int64_t n = 0; n < q.N; ++n) common::exact_merge(a, accs[base + n * q.C]);
-                totals[i] = common::exact_value(a);
+                total = common::exact_value(a);
                 return;
             }
             case common::AccumMode::kAtomic:

@@ -58,9 +58,8 @@ void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv
     if (n <= 0) return;
     if (p.accum.mode == common::AccumMode::kAtomic) {
         cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
-        dgrad_atomic_kernel<<<elementwise_blocks(p.kh * n), kElementwiseThreads, 0, stream()>>>(
-            dy, w, dx, p);
-        check_launch("conv2d_backward_data (atomic)");
+        launch_elementwise("conv2d_backward_data (atomic)", dgrad_atomic_kernel, p.kh * n, dy, w,
+                           dx, p);
         return;
     }
     if (p.accum.mode == common::AccumMode::kTree && conv2d_dgrad_is_forward(p)) {
@@ -70,8 +69,7 @@ void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv
         return;
     }
     const uint32_t* order = permuted_order(p.accum, p.kh * p.kw);
-    dgrad_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(dy, w, dx, order, p);
-    check_launch("conv2d_backward_data");
+    launch_elementwise("conv2d_backward_data", dgrad_kernel, n, dy, w, dx, order, p);
 }
 
 void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
@@ -79,16 +77,12 @@ void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Co
     if (n <= 0) return;
     if (p.accum.mode == common::AccumMode::kAtomic) {
         cudaMemsetAsync(dw, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
-        const int64_t work = (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup * n;
-        if (work <= 0) return;
-        wgrad_atomic_kernel<<<elementwise_blocks(work), kElementwiseThreads, 0, stream()>>>(x, dy,
-                                                                                            dw, p);
-        check_launch("conv2d_backward_weight (atomic)");
+        launch_elementwise("conv2d_backward_weight (atomic)", wgrad_atomic_kernel,
+                           (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup * n, x, dy, dw, p);
         return;
     }
     const uint32_t* order = permuted_order(p.accum, p.n);
-    wgrad_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(x, dy, dw, order, p);
-    check_launch("conv2d_backward_weight");
+    launch_elementwise("conv2d_backward_weight", wgrad_kernel, n, x, dy, dw, order, p);
 }
 
 }  // namespace dt::kernels::cuda

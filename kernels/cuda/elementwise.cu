@@ -42,41 +42,33 @@ __global__ void first_non_finite_kernel(const float* p, int64_t n, unsigned long
     first_non_finite_body(GridPos::here(), p, n, first);
 }
 
-/// Launches kernel over n elements (nothing when n == 0) and records a launch failure.
-template <typename... KArgs, typename... Args>
-void launch(const char* name, void (*kernel)(KArgs...), int64_t n, Args... args) {
-    if (n <= 0) return;
-    kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(args...);
-    check_launch(name);
-}
-
 }  // namespace
 
 void relu_forward(const float* x, float* y, int64_t n) {
-    launch("relu_forward", relu_forward_kernel, n, x, y, n);
+    launch_elementwise("relu_forward", relu_forward_kernel, n, x, y, n);
 }
 void relu_backward(const float* x, const float* dy, float* dx, int64_t n) {
-    launch("relu_backward", relu_backward_kernel, n, x, dy, dx, n);
+    launch_elementwise("relu_backward", relu_backward_kernel, n, x, dy, dx, n);
 }
 void add_forward(const float* a, const float* b, float* y, int64_t n) {
-    launch("add_forward", add_forward_kernel, n, a, b, y, n);
+    launch_elementwise("add_forward", add_forward_kernel, n, a, b, y, n);
 }
 void bias_add_forward(const float* x, const float* b, float* y, const BiasAddParams& p) {
-    launch("bias_add_forward", bias_add_forward_kernel, p.n * p.c * p.p, x, b, y, p);
+    launch_elementwise("bias_add_forward", bias_add_forward_kernel, p.n * p.c * p.p, x, b, y, p);
 }
 void dropout_forward(const float* x, const int64_t* sample_ids, float* y, uint8_t* mask,
                      const DropoutParams& p) {
-    launch("dropout_forward", dropout_forward_kernel, p.N * dropout_groups(p), x, sample_ids, y,
-           mask, p);
+    launch_elementwise("dropout_forward", dropout_forward_kernel, p.N * dropout_groups(p), x,
+                       sample_ids, y, mask, p);
 }
 void dropout_backward(const float* dy, const uint8_t* mask, float* dx, const DropoutParams& p) {
-    launch("dropout_backward", dropout_backward_kernel, p.N * p.D, dy, mask, dx, p);
+    launch_elementwise("dropout_backward", dropout_backward_kernel, p.N * p.D, dy, mask, dx, p);
 }
 void sgd_update(float* p, const float* grad, float* buf, const SgdParams& q) {
-    launch("sgd_update", sgd_update_kernel, q.n, p, grad, buf, q);
+    launch_elementwise("sgd_update", sgd_update_kernel, q.n, p, grad, buf, q);
 }
 void adam_update(float* p, const float* grad, float* m, float* v, const AdamParams& q) {
-    launch("adam_update", adam_update_kernel, q.n, p, grad, m, v, q);
+    launch_elementwise("adam_update", adam_update_kernel, q.n, p, grad, m, v, q);
 }
 
 int64_t first_non_finite(const float* p, int64_t n) {
@@ -87,7 +79,7 @@ int64_t first_non_finite(const float* p, int64_t n) {
     if (first == nullptr) return -1;  // recorded by device_malloc; the engine's check reports it
     const unsigned long long none = ~0ull;
     cudaMemcpyAsync(first, &none, sizeof none, cudaMemcpyHostToDevice, stream());
-    launch("first_non_finite", first_non_finite_kernel, n, p, n, first);
+    launch_elementwise("first_non_finite", first_non_finite_kernel, n, p, n, first);
     unsigned long long found = none;
     copy_to_host(&found, first, sizeof found);
     return found == none ? -1 : static_cast<int64_t>(found);

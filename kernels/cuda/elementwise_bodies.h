@@ -12,6 +12,7 @@
 #include "kernels/bias_add.h"
 #include "kernels/common/atomic_min.h"
 #include "kernels/common/grid.h"
+#include "kernels/cuda/launch_shape.h"
 #include "kernels/dropout.h"
 #include "kernels/relu.h"
 #include "kernels/sgd.h"
@@ -19,16 +20,6 @@
 namespace dt::kernels::cuda {
 
 using common::GridPos;
-
-/// The launch of every elementwise kernel: kElementwiseThreads per block, enough blocks for one
-/// element per thread up to a cap (the bodies stride over the grid, so any grid covers all).
-inline constexpr uint32_t kElementwiseThreads = 256;
-inline constexpr uint32_t kElementwiseMaxBlocks = 65535;
-DT_HD uint32_t elementwise_blocks(int64_t n) {
-    const int64_t b = (n + kElementwiseThreads - 1) / kElementwiseThreads;
-    return static_cast<uint32_t>(b < 1 ? 1
-                                       : (b > kElementwiseMaxBlocks ? kElementwiseMaxBlocks : b));
-}
 
 DT_HD void relu_forward_body(const GridPos& t, const float* x, float* y, int64_t n) {
     common::grid_stride(t, n, [&](int64_t i) { y[i] = relu_forward_element(x[i]); });

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// What the CUDA launchers share: the engine's one stream and the launch-error check. Included by
-// kernels/cuda/*.cu only.
+// What the CUDA launchers share: the engine's one stream, the launch-error check, the launch of
+// grid-striding kernels, the permuted modes' device permutation and the block programs' barrier.
+// Included by kernels/cuda/*.cu only.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -8,6 +9,7 @@
 
 #include "kernels/common/accum_mode.h"
 #include "kernels/common/hd.h"
+#include "kernels/cuda/launch_shape.h"
 #include "kernels/cuda/runtime.h"
 
 namespace dt::kernels::cuda {
@@ -41,5 +43,16 @@ inline void check_launch(const char* what) {
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) note_error(what, static_cast<int>(e));
 }
+
+#if defined(__CUDACC__)  // (the GPU benches include this header from host code)
+/// Launches a grid-striding kernel over n elements on the stream (the launch shape of
+/// launch_shape.h; nothing when n <= 0) and records a launch failure under `name`.
+template <typename... KArgs, typename... Args>
+void launch_elementwise(const char* name, void (*kernel)(KArgs...), int64_t n, Args... args) {
+    if (n <= 0) return;
+    kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(args...);
+    check_launch(name);
+}
+#endif
 
 }  // namespace dt::kernels::cuda

@@ -46,9 +46,8 @@ void linear_forward(const float* x, const float* w, const float* b, float* y,
                     const LinearParams& p) {
     // ORDER: the fma chain over i ascending (B = W^T), then + b[o] once.
     gemm(x, w, y, GemmParams{.m = p.n, .n = p.out, .k = p.in, .trans_b = true});
-    if (b == nullptr || p.n * p.out <= 0) return;
-    bias_kernel<<<elementwise_blocks(p.n * p.out), kElementwiseThreads, 0, stream()>>>(b, y, p);
-    check_launch("linear_forward (bias)");
+    if (b != nullptr)
+        launch_elementwise("linear_forward (bias)", bias_kernel, p.n * p.out, b, y, p);
 }
 
 void linear_backward_data(const float* dy, const float* w, float* dx, const LinearParams& p) {
@@ -56,16 +55,12 @@ void linear_backward_data(const float* dy, const float* w, float* dx, const Line
     if (n <= 0) return;
     if (p.accum.mode == common::AccumMode::kAtomic) {
         cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
-        const int64_t work = (p.out + kLinearAtomicChunk - 1) / kLinearAtomicChunk * n;
-        if (work <= 0) return;
-        dgrad_atomic_kernel<<<elementwise_blocks(work), kElementwiseThreads, 0, stream()>>>(dy, w,
-                                                                                            dx, p);
-        check_launch("linear_backward_data (atomic)");
+        launch_elementwise("linear_backward_data (atomic)", dgrad_atomic_kernel,
+                           (p.out + kLinearAtomicChunk - 1) / kLinearAtomicChunk * n, dy, w, dx, p);
         return;
     }
     const uint32_t* order = permuted_order(p.accum, p.out);
-    dgrad_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(dy, w, dx, order, p);
-    check_launch("linear_backward_data");
+    launch_elementwise("linear_backward_data", dgrad_kernel, n, dy, w, dx, order, p);
 }
 
 void linear_backward_weight(const float* x, const float* dy, float* dw, const LinearParams& p) {
@@ -73,16 +68,12 @@ void linear_backward_weight(const float* x, const float* dy, float* dw, const Li
     if (n <= 0) return;
     if (p.accum.mode == common::AccumMode::kAtomic) {
         cudaMemsetAsync(dw, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
-        const int64_t work = (p.n + kLinearAtomicGroup - 1) / kLinearAtomicGroup * n;
-        if (work <= 0) return;
-        wgrad_atomic_kernel<<<elementwise_blocks(work), kElementwiseThreads, 0, stream()>>>(x, dy,
-                                                                                            dw, p);
-        check_launch("linear_backward_weight (atomic)");
+        launch_elementwise("linear_backward_weight (atomic)", wgrad_atomic_kernel,
+                           (p.n + kLinearAtomicGroup - 1) / kLinearAtomicGroup * n, x, dy, dw, p);
         return;
     }
     const uint32_t* order = permuted_order(p.accum, p.n);
-    wgrad_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(x, dy, dw, order, p);
-    check_launch("linear_backward_weight");
+    launch_elementwise("linear_backward_weight", wgrad_kernel, n, x, dy, dw, order, p);
 }
 
 }  // namespace dt::kernels::cuda

@@ -32,19 +32,12 @@ __global__ void atomic_kernel(PoolContrib src, float* dx, Pool2dParams p) {
     pool_backward_atomic_body(GridPos::here(), src, dx, p);
 }
 
-template <typename... KArgs, typename... Args>
-void launch(const char* name, void (*kernel)(KArgs...), int64_t n, Args... args) {
-    if (n <= 0) return;
-    kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(args...);
-    check_launch(name);
-}
-
 void backward(PoolContrib src, float* dx, const Pool2dParams& p, const char* name) {
     const int64_t planes = p.N * p.C, in = p.H * p.W, out = p.Ho * p.Wo;
     const common::AccumMode mode = p.stride < p.kernel ? p.accum.mode : common::AccumMode::kTree;
     if (mode == common::AccumMode::kAtomic) {
         cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(planes * in), stream());
-        launch(name, atomic_kernel, planes * out, src, dx, p);
+        launch_elementwise(name, atomic_kernel, planes * out, src, dx, p);
         return;
     }
     uint32_t* rank = nullptr;
@@ -63,28 +56,31 @@ void backward(PoolContrib src, float* dx, const Pool2dParams& p, const char* nam
         rank_kernel<<<1, 1, 0, stream()>>>(s, rank, p);
         check_launch(name);
     }
-    launch(name, gather_kernel, planes * in, src, rank, dx, p);
+    launch_elementwise(name, gather_kernel, planes * in, src, rank, dx, p);
 }
 
 }  // namespace
 
 void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const Pool2dParams& p) {
-    launch("maxpool2d_forward", maxpool_forward_kernel, p.N * p.C * p.Ho * p.Wo, x, y, argmax, p);
+    launch_elementwise("maxpool2d_forward", maxpool_forward_kernel, p.N * p.C * p.Ho * p.Wo, x, y,
+                       argmax, p);
 }
 void maxpool2d_backward(const float* dy, const int32_t* argmax, float* dx, const Pool2dParams& p) {
     backward(PoolContrib{dy, argmax}, dx, p, "maxpool2d_backward");
 }
 void avgpool2d_forward(const float* x, float* y, const Pool2dParams& p) {
-    launch("avgpool2d_forward", avgpool_forward_kernel, p.N * p.C * p.Ho * p.Wo, x, y, p);
+    launch_elementwise("avgpool2d_forward", avgpool_forward_kernel, p.N * p.C * p.Ho * p.Wo, x, y,
+                       p);
 }
 void avgpool2d_backward(const float* dy, float* dx, const Pool2dParams& p) {
     backward(PoolContrib{dy, nullptr}, dx, p, "avgpool2d_backward");
 }
 void global_avgpool_forward(const float* x, float* y, int64_t planes, int64_t hw) {
-    launch("global_avgpool_forward", global_forward_kernel, planes, x, y, planes, hw);
+    launch_elementwise("global_avgpool_forward", global_forward_kernel, planes, x, y, planes, hw);
 }
 void global_avgpool_backward(const float* dy, float* dx, int64_t planes, int64_t hw) {
-    launch("global_avgpool_backward", global_backward_kernel, planes * hw, dy, dx, planes, hw);
+    launch_elementwise("global_avgpool_backward", global_backward_kernel, planes * hw, dy, dx,
+                       planes, hw);
 }
 
 }  // namespace dt::kernels::cuda

@@ -38,11 +38,8 @@ void softmax_xent_forward(const float* logits, const int64_t* labels, float* row
     float* atomic_total = reinterpret_cast<float*>(s);
     uint32_t* order = reinterpret_cast<uint32_t*>(s + 16);
     cudaMemsetAsync(atomic_total, 0, sizeof(float), stream());  // +0
-    if (p.N > 0) {
-        rows_kernel<<<elementwise_blocks(p.N), kElementwiseThreads, 0, stream()>>>(
-            logits, labels, rowmax, rowsum, loss_rows, atomic_total, p);
-        check_launch("softmax_xent_forward (rows)");
-    }
+    launch_elementwise("softmax_xent_forward (rows)", rows_kernel, p.N, logits, labels, rowmax,
+                       rowsum, loss_rows, atomic_total, p);
     total_kernel<<<1, 1, 0, stream()>>>(loss_rows, atomic_total, loss, order, p);
     check_launch("softmax_xent_forward (total)");
 }
@@ -51,17 +48,12 @@ void softmax_xent_backward(const float* logits, const int64_t* labels, const flo
                            const float* rowsum, float dloss, float* dlogits,
                            const SoftmaxXentParams& p) {
     const float g = dloss / static_cast<float>(p.N);  // ORDER: dloss / N once
-    const int64_t n = p.N * p.K;
-    if (n <= 0) return;
-    backward_kernel<<<elementwise_blocks(n), kElementwiseThreads, 0, stream()>>>(
-        logits, labels, rowmax, rowsum, g, dlogits, p);
-    check_launch("softmax_xent_backward");
+    launch_elementwise("softmax_xent_backward", backward_kernel, p.N * p.K, logits, labels, rowmax,
+                       rowsum, g, dlogits, p);
 }
 
 void argmax_rows(const float* x, int64_t* out, int64_t N, int64_t K) {
-    if (N <= 0) return;
-    argmax_kernel<<<elementwise_blocks(N), kElementwiseThreads, 0, stream()>>>(x, out, N, K);
-    check_launch("argmax_rows");
+    launch_elementwise("argmax_rows", argmax_kernel, N, x, out, N, K);
 }
 
 }  // namespace dt::kernels::cuda

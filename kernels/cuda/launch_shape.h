@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: MIT
+// The launch shape of the CUDA kernels that stride over their elements (every kernel but the
+// tiled block programs): kElementwiseThreads per block, enough blocks for one element per thread
+// up to a cap (the bodies stride over the grid, so any grid covers all). No CUDA headers: the
+// host-grid tests use the same shape (tests/kernels/cuda/*_bodies_test.cpp).
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/hd.h"
+
+namespace dt::kernels::cuda {
+
+inline constexpr uint32_t kElementwiseThreads = 256;
+inline constexpr uint32_t kElementwiseMaxBlocks = 65535;
+DT_HD uint32_t elementwise_blocks(int64_t n) {
+    const int64_t b = (n + kElementwiseThreads - 1) / kElementwiseThreads;
+    return static_cast<uint32_t>(b < 1 ? 1
+                                       : (b > kElementwiseMaxBlocks ? kElementwiseMaxBlocks : b));
+}
+
+}  // namespace dt::kernels::cuda
