@@ -39,9 +39,22 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_mode.h"
 
 namespace dt::kernels {
+
+/// The hook that completes per-channel totals over the parts of a batch split across processes
+/// (ranks that run the same step at once; the engine's, engine/runtime/batch_split.cpp). Every
+/// part calls it at the same point with its own totals and gets the totals over all parts back
+/// in place: `exact` for the exact mode's unrounded accumulators (integer sums: any partition
+/// gives the same bits), `floats` for the other modes' rounded totals (combined as `spec` says).
+struct BatchNormParts {
+    void* ctx = nullptr;
+    void (*exact)(void* ctx, common::ExactAcc* accs, int64_t n) = nullptr;
+    void (*floats)(void* ctx, float* totals, int64_t n, const common::AccumSpec& spec) = nullptr;
+    int64_t n_total = 0;  // samples over all parts: count = n_total * HW
+};
 
 struct BatchNorm2dParams {
     int64_t N = 0, C = 0, HW = 0;  // x is (N, C, HW)
@@ -49,7 +62,22 @@ struct BatchNorm2dParams {
     // bn.stats (batchnorm2d_stats) / bn.backward (batchnorm2d_backward); the other kernels
     // ignore it.
     common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);
+    // A part of a larger batch (engine/runtime/batch_split.h); CPU kernels only, the engine
+    // never sets these on cuda. `parts`: the statistics and the backward's totals are those of
+    // the whole batch (every total completed by the hook; count = parts->n_total * HW, also in
+    // update_running); dgamma and dbeta stay this part's own totals (the gradient's share).
+    const BatchNormParts* parts = nullptr;
+    // bn.backward in the exact mode: this part's unrounded totals of dy * xhat and dy are ADDED
+    // to exact_dgamma[c] and exact_dbeta[c] (initialised by the caller); dgamma and dbeta are
+    // still written.
+    common::ExactAcc* exact_dgamma = nullptr;
+    common::ExactAcc* exact_dbeta = nullptr;
 };
+
+/// The count of the statistics: (N over every part) * HW, as float.
+inline float batchnorm2d_count(const BatchNorm2dParams& p) {
+    return static_cast<float>((p.parts != nullptr ? p.parts->n_total : p.N) * p.HW);
+}
 
 namespace ref {
 inline void batchnorm2d_stats(const double* x, double* mean, double* var, double* invstd,

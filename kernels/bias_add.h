@@ -22,6 +22,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_mode.h"
 
 namespace dt::kernels {
@@ -29,6 +30,11 @@ namespace dt::kernels {
 struct BiasAddParams {
     int64_t n = 0, c = 0, p = 1;
     common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);  // bias.grad
+    // bias.grad in the exact mode only: when set, every element's unrounded sum is ADDED to
+    // exact_out[i] (layout of db, initialised by the caller; at most N units per element) and
+    // db is not written: the batch is one part of a larger one whose sum is rounded once at the
+    // end (engine/runtime/batch_split.h). CPU kernels only: the engine never sets it on cuda.
+    common::ExactAcc* exact_out = nullptr;
 };
 
 /// Samples per atomic partial of bias.grad (fixed; see kConv2dAtomicGroup in conv2d.h).

@@ -70,6 +70,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_mode.h"
 #include "kernels/common/hd.h"
 
@@ -82,6 +83,11 @@ struct Conv2dParams {
     int64_t ho = 0, wo = 0;               // output (callers compute them, see above)
     // Accumulation of the site being computed (conv.dgrad or conv.wgrad); see above.
     common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);
+    // conv.wgrad in the exact mode only: when set, every element's unrounded sum is ADDED to
+    // exact_out[i] (layout of dw, initialised by the caller; at most N units per element) and
+    // dw is not written: the batch is one part of a larger one whose sum is rounded once at the
+    // end (engine/runtime/batch_split.h). CPU kernels only: the engine never sets it on cuda.
+    common::ExactAcc* exact_out = nullptr;
 };
 
 /// Samples per atomic partial of conv.wgrad (fixed: independent of the thread count). 1 would

@@ -36,6 +36,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_mode.h"
 
 namespace dt::kernels {
@@ -44,6 +45,11 @@ struct LinearParams {
     int64_t n = 0, in = 0, out = 0;
     // Accumulation of the site being computed (linear.dgrad or linear.wgrad); see above.
     common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);
+    // linear.wgrad in the exact mode only: when set, every element's unrounded sum is ADDED to
+    // exact_out[i] (layout of dw, initialised by the caller; at most N units per element) and
+    // dw is not written: the batch is one part of a larger one whose sum is rounded once at the
+    // end (engine/runtime/batch_split.h). CPU kernels only: the engine never sets it on cuda.
+    common::ExactAcc* exact_out = nullptr;
 };
 
 /// Output features per atomic partial of linear.dgrad (fixed: independent of the thread count).

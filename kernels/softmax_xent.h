@@ -7,7 +7,7 @@
 //   s_n    = sum over k of dt_expf(l[n,k] - m_n), from +0 in class order              // ORDER
 //   loss_n = dt_logf(s_n) - (l[n,label] - m_n)
 //   loss   = total(loss_0, ..., loss_{N-1}) / N   (site loss, one leaf per sample, see below)
-// Backward, with g = dloss / N computed once:
+// Backward, with g = dloss / N computed once (N: the divisor, softmax_xent_divisor below):
 //   dlogits[n,k] = ((dt_expf(l[n,k] - m_n) / s_n) - [k == label]) * g              // ORDER
 // Forward saves m_n and s_n so the backward recomputes the same exponentials bit for bit.
 // Site loss (the AccumSpec `accum` in the Params) decides only how the N per-sample losses are
@@ -39,7 +39,17 @@ namespace dt::kernels {
 struct SoftmaxXentParams {
     int64_t N = 0, K = 0;
     common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);  // site loss (forward)
+    // The mean's divisor (0: N). A batch that is one part of a larger one (ranks, micro-batches:
+    // engine/runtime/batch_split.h) divides by the whole batch's size, so that its dlogits are
+    // the whole batch's; its forward asks for the undivided total (mean_n = 1: total / 1 is
+    // exact), which the engine completes over the parts before it divides.
+    int64_t mean_n = 0;
 };
+
+/// The divisor of the loss and of g: p.mean_n, or N when it is 0.
+DT_HD float softmax_xent_divisor(const SoftmaxXentParams& p) {
+    return static_cast<float>(p.mean_n > 0 ? p.mean_n : p.N);
+}
 
 // ---- the recipe's pieces, host-device: what cpu:: and cuda:: both run ----
 

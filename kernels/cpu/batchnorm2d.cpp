@@ -149,8 +149,18 @@ std::vector<KahanSum> kahan_leaves(const BatchNorm2dParams& p, MakeRow make_row)
 // follow the thread count.
 constexpr int64_t kExactItem = 32768;
 
+// What a call does with its totals besides returning them (a part of a larger batch,
+// kernels/batchnorm2d.h): `local` receives this part's own totals (before the hook completes
+// them), sink[s] (exact mode) gets this part's unrounded total of sum s added per channel.
+template <int S>
+struct PartOut {
+    float* local = nullptr;
+    ExactAcc* sink[S] = {};
+};
+
 template <int S, typename MakeRow>
-void channel_totals_exact(const BatchNorm2dParams& p, float* totals, MakeRow make_row) {
+void channel_totals_exact(const BatchNorm2dParams& p, float* totals, MakeRow make_row,
+                          const PartOut<S>& out) {
     const int64_t N = p.N, C = p.C, HW = p.HW, hw1 = std::max<int64_t>(HW, 1);
     const bool parallel = N * C * HW >= kParallelMin;
     const int64_t threads = parallel ? omp_get_max_threads() : 1;
@@ -182,21 +192,45 @@ void channel_totals_exact(const BatchNorm2dParams& p, float* totals, MakeRow mak
             }
         }
     }
+    std::vector<ExactAcc> accs(static_cast<std::size_t>(C * S));
     for (int64_t c = 0; c < C; ++c) {
         for (int s = 0; s < S; ++s) {
-            ExactAcc a;
+            ExactAcc& a = accs[static_cast<std::size_t>(c * S + s)];
             common::exact_init(a);
             for (int64_t b = 0; b < nb; ++b)  // nb <= N < 2^31 units: no normalisation needed
                 common::exact_merge(a, part[static_cast<std::size_t>((c * nb + b) * S + s)]);
-            totals[c * S + s] = common::exact_value(a);
+            if (out.sink[s] != nullptr) common::exact_merge(out.sink[s][c], a);
+            if (out.local != nullptr) out.local[c * S + s] = common::exact_value(a);
         }
     }
+    // The whole batch's totals: the parts' accumulators added (integers: any partition).
+    if (p.parts != nullptr) p.parts->exact(p.parts->ctx, accs.data(), C * S);
+    for (int64_t k = 0; k < C * S; ++k)
+        totals[k] = common::exact_value(accs[static_cast<std::size_t>(k)]);
 }
 
-// The accumulation of sites bn.stats and bn.backward: totals[c * S + s] = the accumulation of
-// t_s(n * C + c, i) over samples n and positions i, as p.accum says (kernels/batchnorm2d.h).
 template <int S, typename MakeRow>
-void channel_totals(const BatchNorm2dParams& p, float* totals, MakeRow make_row) {
+void channel_totals_local(const BatchNorm2dParams& p, float* totals, MakeRow make_row);
+
+// The accumulation of sites bn.stats and bn.backward: totals[c * S + s] = the accumulation of
+// t_s(n * C + c, i) over samples n and positions i, as p.accum says (kernels/batchnorm2d.h),
+// over every part of the batch when p.parts is set.
+template <int S, typename MakeRow>
+void channel_totals(const BatchNorm2dParams& p, float* totals, MakeRow make_row,
+                    const PartOut<S>& out = {}) {
+    if (p.accum.mode == AccumMode::kExact) {
+        channel_totals_exact<S>(p, totals, make_row, out);
+        return;
+    }
+    channel_totals_local<S>(p, totals, make_row);
+    if (out.local != nullptr) std::copy(totals, totals + p.C * S, out.local);
+    // The whole batch's totals: the parts' totals combined as the site's mode says.
+    if (p.parts != nullptr) p.parts->floats(p.parts->ctx, totals, p.C * S, p.accum);
+}
+
+// channel_totals of the float modes, over this call's samples only.
+template <int S, typename MakeRow>
+void channel_totals_local(const BatchNorm2dParams& p, float* totals, MakeRow make_row) {
     const int64_t N = p.N, C = p.C;
     switch (p.accum.mode) {
         case AccumMode::kTree: {
@@ -217,7 +251,7 @@ void channel_totals(const BatchNorm2dParams& p, float* totals, MakeRow make_row)
                         common::kahan_tree_combine(leaves.data() + c * S + s, N, C * S));
             return;
         }
-        case AccumMode::kExact: channel_totals_exact<S>(p, totals, make_row); return;
+        case AccumMode::kExact: return;  // channel_totals_exact
         case AccumMode::kAtomic: {
             // No ORDER on purpose: leaves land in whatever order the threads finish them.
             for (int64_t k = 0; k < C * S; ++k) totals[k] = 0.0f;
@@ -274,7 +308,7 @@ void batchnorm2d_invstd(const float* var, float* invstd, const BatchNorm2dParams
 
 void batchnorm2d_stats(const float* x, float* mean, float* var, float* invstd,
                        const BatchNorm2dParams& p) {
-    const float count = static_cast<float>(p.N * p.HW);
+    const float count = batchnorm2d_count(p);
     const int64_t C = p.C, HW = p.HW;
     // ORDER: mean = total(x) / count.
     channel_totals<1>(p, mean, [=](int64_t r) { return MeanRow{x + r * HW}; });
@@ -301,7 +335,7 @@ void batchnorm2d_apply(const float* x, const float* mean, const float* invstd, c
 
 void batchnorm2d_update_running(float* running_mean, float* running_var, const float* mean,
                                 const float* var, float momentum, const BatchNorm2dParams& p) {
-    const float count = static_cast<float>(p.N * p.HW);
+    const float count = batchnorm2d_count(p);
     const float keep = 1.0f - momentum;
     const float unbias = count / (count - 1.0f);
     for (int64_t c = 0; c < p.C; ++c) {
@@ -316,15 +350,21 @@ void batchnorm2d_backward(const float* dy, const float* x, const float* mean, co
                           bool training, const BatchNorm2dParams& p) {
     const int64_t C = p.C, HW = p.HW, rows = p.N * p.C;
     // totals[2c] = total(dy), totals[2c + 1] = total(dy * xhat), xhat = (x - mean) * invstd.
-    std::vector<float> totals(static_cast<std::size_t>(2 * C));
+    // With parts, `local` keeps this part's totals (dgamma, dbeta) and `totals` those of the
+    // whole batch (dx).
+    std::vector<float> totals(static_cast<std::size_t>(2 * C)), local(totals.size());
+    PartOut<2> out;
+    out.local = local.data();
+    out.sink[0] = p.exact_dbeta, out.sink[1] = p.exact_dgamma;
     channel_totals<2>(p, totals.data(), [=](int64_t r) {
         return BackwardRow{x + r * HW, dy + r * HW, mean[r % C], invstd[r % C]};
-    });
+    }, out);
     for (int64_t c = 0; c < C; ++c) {
-        dbeta[c] = totals[static_cast<std::size_t>(2 * c)];
-        dgamma[c] = totals[static_cast<std::size_t>(2 * c + 1)];
+        dbeta[c] = local[static_cast<std::size_t>(2 * c)];
+        dgamma[c] = local[static_cast<std::size_t>(2 * c + 1)];
     }
-    const float count = static_cast<float>(p.N * HW);
+    const float count = batchnorm2d_count(p);
+    const float* tot = totals.data();
 #pragma omp parallel for schedule(static) if (rows * HW >= kParallelMin)
     for (int64_t r = 0; r < rows; ++r) {
         const int64_t c = r % C;
@@ -336,7 +376,7 @@ void batchnorm2d_backward(const float* dy, const float* x, const float* mean, co
             continue;
         }
         const float* xr = x + r * HW;
-        const float m = mean[c], is = invstd[c], sb = dbeta[c], sg = dgamma[c];
+        const float m = mean[c], is = invstd[c], sb = tot[2 * c], sg = tot[2 * c + 1];
         const float k = (gamma[c] * is) / count;
         // ORDER: k * (((count * dy) - dbeta) - (xhat * dgamma)), xhat = (x - mean) * invstd.
         for (int64_t i = 0; i < HW; ++i) {

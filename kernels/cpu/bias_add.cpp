@@ -75,7 +75,11 @@ void bias_grad_exact(const float* dy, float* db, const BiasAddParams& p) {
         common::ExactAcc acc;
         common::exact_init(acc);
         exact_add_columns(acc, dy + c * p.p, p.c * p.p, p.n, p.p);
-        db[c] = common::exact_value(acc);
+        if (p.exact_out != nullptr) {
+            common::exact_merge(p.exact_out[c], acc);  // a part of a batch: unrounded
+        } else {
+            db[c] = common::exact_value(acc);
+        }
     }
 }
 

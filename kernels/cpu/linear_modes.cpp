@@ -117,7 +117,11 @@ void linear_wgrad_exact(const float* x, const float* dy, float* dw, const Linear
             for (int64_t i = 0; i < len; ++i) leaves[s * len + i] = g * xr[i];
         }
         // ORDER: none (integer accumulation; N < 2^31 terms per element)
-        exact_sum_rows(dw + o * p.in + lo, leaves, len, p.n, len);
+        if (p.exact_out != nullptr) {  // a part of a batch: the unrounded sums
+            exact_add_rows(p.exact_out + o * p.in + lo, leaves, len, p.n, len);
+        } else {
+            exact_sum_rows(dw + o * p.in + lo, leaves, len, p.n, len);
+        }
     });
 }
 

@@ -28,13 +28,13 @@ void softmax_xent_forward(const float* logits, const int64_t* labels, float* row
     std::vector<uint32_t> order(p.accum.mode == common::AccumMode::kPermuted ? p.N : 0);
     // ORDER: the site's total over samples, then one division by N.
     const float total = atomic ? atomic_total : softmax_xent_total(loss_rows, p, order.data());
-    *loss = total / static_cast<float>(p.N);
+    *loss = total / softmax_xent_divisor(p);
 }
 
 void softmax_xent_backward(const float* logits, const int64_t* labels, const float* rowmax,
                            const float* rowsum, float dloss, float* dlogits,
                            const SoftmaxXentParams& p) {
-    const float g = dloss / static_cast<float>(p.N);  // ORDER: dloss / N once
+    const float g = dloss / softmax_xent_divisor(p);  // ORDER: dloss / N once
 #pragma omp parallel for schedule(static) if (p.N * p.K >= kParallelMin)
     for (int64_t n = 0; n < p.N; ++n)
         for (int64_t k = 0; k < p.K; ++k)

@@ -47,7 +47,7 @@ void softmax_xent_forward(const float* logits, const int64_t* labels, float* row
 void softmax_xent_backward(const float* logits, const int64_t* labels, const float* rowmax,
                            const float* rowsum, float dloss, float* dlogits,
                            const SoftmaxXentParams& p) {
-    const float g = dloss / static_cast<float>(p.N);  // ORDER: dloss / N once
+    const float g = dloss / softmax_xent_divisor(p);  // ORDER: dloss / N once
     launch_elementwise("softmax_xent_backward", backward_kernel, p.N * p.K, logits, labels, rowmax,
                        rowsum, g, dlogits, p);
 }

@@ -36,7 +36,7 @@ DT_HD void softmax_xent_total_body(const GridPos& t, const float* loss_rows,
     const float total = p.accum.mode == common::AccumMode::kAtomic
                             ? *atomic_total
                             : softmax_xent_total(loss_rows, p, order);
-    *loss = total / static_cast<float>(p.N);
+    *loss = total / softmax_xent_divisor(p);
 }
 
 /// dlogits (N, K), one element per thread; g = dloss / N computed once by the launcher.

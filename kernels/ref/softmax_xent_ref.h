@@ -22,7 +22,7 @@ inline void softmax_xent_forward(const double* logits, const int64_t* labels, do
         loss_rows[n] = std::log(s) - (l[labels[n]] - m);
         total += loss_rows[n];
     }
-    *loss = total / static_cast<double>(p.N);
+    *loss = total / static_cast<double>(softmax_xent_divisor(p));
 }
 
 inline void softmax_xent_backward(const double* logits, const int64_t* labels,
@@ -32,7 +32,8 @@ inline void softmax_xent_backward(const double* logits, const int64_t* labels,
         for (int64_t k = 0; k < p.K; ++k) {
             double prob = std::exp(logits[n * p.K + k] - rowmax[n]) / rowsum[n];
             double onehot = k == labels[n] ? 1.0 : 0.0;
-            dlogits[n * p.K + k] = (prob - onehot) * dloss / static_cast<double>(p.N);
+            dlogits[n * p.K + k] =
+                (prob - onehot) * dloss / static_cast<double>(softmax_xent_divisor(p));
         }
 }
 

@@ -355,7 +355,7 @@ void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv
 
 void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     if (p.n == 0) {
-        std::fill(dw, dw + p.co * p.ci * p.kh * p.kw, 0.0f);
+        if (p.exact_out == nullptr) std::fill(dw, dw + p.co * p.ci * p.kh * p.kw, 0.0f);
         return;
     }
     switch (p.accum.mode) {

@@ -81,7 +81,8 @@ void conv2d_wgrad_kahan(const float* x, const float* dy, float* dw, const Conv2d
 // leaf, N < 2^31: no normalisation) ----
 void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     const Geometry g(p);
-    if (conv2d_wgrad_exact_tiled(x, dy, dw, g)) return;
+    // The tiled path rounds without accumulators: a part of a batch needs them (exact_out).
+    if (p.exact_out == nullptr && conv2d_wgrad_exact_tiled(x, dy, dw, g)) return;
     const int64_t L = p.co * g.RL;
     thread_local std::vector<common::ExactAcc> t_acc;
     if (static_cast<int64_t>(t_acc.size()) < L) t_acc.resize(static_cast<std::size_t>(L));
@@ -93,6 +94,12 @@ void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2d
             // ORDER: none (integer accumulation; the result depends on the multiset of leaves).
             exact_add_rows(acc + lo, leaves + lo, L, wn, hi - lo);
         });
+    if (p.exact_out != nullptr) {  // a part of a batch: the unrounded sums, in dw's layout
+        for (int64_t o = 0; o < p.co; ++o)
+            for (int64_t j = 0; j < g.RL; ++j)
+                common::exact_merge(p.exact_out[o * g.R + g.live[j]], acc[o * g.RL + j]);
+        return;
+    }
     write_wgrad(acc, dw, g, [](const common::ExactAcc& a) { return common::exact_value(a); });
 }
 
