@@ -91,7 +91,18 @@ std::shared_ptr<const std::vector<int64_t>> BatchLoader::permutation(uint64_t ep
 }
 
 Batch BatchLoader::batch(uint64_t epoch, int64_t index) const {
-    const int64_t rows = batch_rows(index);
+    std::vector<int64_t> all(static_cast<std::size_t>(batch_rows(index)));
+    for (std::size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int64_t>(r);
+    return batch(epoch, index, all);
+}
+
+Batch BatchLoader::batch(uint64_t epoch, int64_t index, const std::vector<int64_t>& picks) const {
+    const int64_t in_batch = batch_rows(index), rows = static_cast<int64_t>(picks.size());
+    for (std::size_t r = 0; r < picks.size(); ++r) {
+        DT_CHECK_VALUE(picks[r] >= 0 && picks[r] < in_batch, "loader for ", ds_->name, ": row ",
+                       picks[r], " at position ", r, " is outside batch ", index, " of ",
+                       in_batch, " rows");
+    }
     DT_CHECK_VALUE(epoch <= 0xFFFFFFFFull, "loader for ", ds_->name, ": epoch ", epoch,
                    " does not fit the 32-bit Philox sub-counter (expected < 2^32)");
     std::shared_ptr<const std::vector<int64_t>> perm = permutation(epoch);
@@ -101,8 +112,9 @@ Batch BatchLoader::batch(uint64_t epoch, int64_t index) const {
     Batch out;
     out.images = Tensor::empty({rows, C, H, W});
     out.labels = Tensor::empty({rows}, DType::kI64);
-    out.sample_ids.assign(perm->begin() + index * cfg_.batch_size,
-                          perm->begin() + index * cfg_.batch_size + rows);
+    out.sample_ids.resize(picks.size());
+    for (std::size_t r = 0; r < picks.size(); ++r)
+        out.sample_ids[r] = (*perm)[static_cast<std::size_t>(index * cfg_.batch_size + picks[r])];
     const bool augment = cfg_.augment.enabled();
     std::vector<uint8_t> scratch(augment ? static_cast<std::size_t>(rows * P) : 0);
     float* images = out.images.f32();

@@ -45,6 +45,11 @@ class BatchLoader {
     int64_t batch_rows(int64_t index) const;
     /// Batch `index` in [0, num_batches()) of epoch `epoch` (< 2^32).
     Batch batch(uint64_t epoch, int64_t index) const;
+    /// Only rows rows[0], rows[1], ... of that batch, in this order (each in [0, batch_rows)):
+    /// the same bits as those rows of batch(epoch, index), reading and augmenting only them
+    /// (a data-parallel process's share, apps/train/split_step.h). Throws ValueError for a row
+    /// outside the batch.
+    Batch batch(uint64_t epoch, int64_t index, const std::vector<int64_t>& rows) const;
     /// The sample order of an epoch (identity when shuffle is off).
     std::vector<int64_t> order(uint64_t epoch) const { return *permutation(epoch); }
 

@@ -43,6 +43,7 @@ const char* reduce_site_name(ReduceSite site) {
         case ReduceSite::kBnBackward: return "bn.backward";
         case ReduceSite::kPoolBackward: return "pool.backward";
         case ReduceSite::kLoss: return "loss";
+        case ReduceSite::kGradAllreduce: return "grad.allreduce";
         case ReduceSite::kCount: break;
     }
     return "?";
@@ -71,7 +72,8 @@ bool reduce_site_crosses_samples(ReduceSite site) {
         case ReduceSite::kBiasGrad:
         case ReduceSite::kBnStats:
         case ReduceSite::kBnBackward:
-        case ReduceSite::kLoss: return true;
+        case ReduceSite::kLoss:
+        case ReduceSite::kGradAllreduce: return true;
         default: return false;
     }
 }

@@ -37,6 +37,8 @@ enum class ReduceSite : int {
     kBnBackward,   // bn.backward: per-channel sums of dy and dy*xhat
     kPoolBackward, // pool.backward: overlapping windows scattering into the input gradient
     kLoss,         // loss: mean over the batch
+    kGradAllreduce,  // grad.allreduce: gradients (and the loss) summed over the processes of a
+                     // data-parallel run and over micro-batches (engine/runtime/batch_split.h)
     kCount
 };
 constexpr int kNumReduceSites = static_cast<int>(ReduceSite::kCount);
@@ -52,7 +54,7 @@ std::optional<ReduceSite> reduce_site_from_name(std::string_view name);
 const std::vector<std::string>& reduce_site_names();
 /// True when the site reduces across the samples of a batch (its result depends on the order of
 /// samples unless the mode is exact): conv.wgrad, linear.wgrad, bias.grad, bn.stats,
-/// bn.backward, loss.
+/// bn.backward, loss, grad.allreduce (it sums the parts of a split batch).
 bool reduce_site_crosses_samples(ReduceSite site);
 /// True when `--impl fast` selects kAtomic at the site: the cross-sample sites, where many terms
 /// meet in few outputs and atomics pay off (reduce_sites.cpp says why the others stay tree).

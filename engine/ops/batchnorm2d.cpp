@@ -10,6 +10,7 @@
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/dispatch.h"
+#include "engine/runtime/batch_split.h"
 
 namespace dt {
 
@@ -50,6 +51,8 @@ Tensor batchnorm2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
     Tensor invstd = ops_detail::empty_like_device({C}, x);
     if (opt.training) {
         p.accum = accum_spec_for_call(ReduceSite::kBnStats);  // one spec (key) per call
+        // A split batch with batch-norm sync: statistics over every process's part.
+        if (const BatchSplit* split = current_batch_split()) p.parts = split->batchnorm_parts();
         Tensor var = ops_detail::empty_like_device({C}, x);
         k.batchnorm2d_stats(x.f32(), mean.f32(), var.f32(), invstd.f32(), p);
         k.batchnorm2d_update_running(running_mean.f32(), running_var.f32(), mean.f32(), var.f32(),
@@ -62,15 +65,20 @@ Tensor batchnorm2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
     if (autograd::needs_grad({x, gamma, beta})) {
         const bool training = opt.training;
         autograd::record(y, "batchnorm2d", {x, gamma, beta},
-                         [x, gamma, mean, invstd, training, p](const Tensor& dy) {
+                         [x, gamma, beta, mean, invstd, training, p](const Tensor& dy) {
             kernels::BatchNorm2dParams q = p;
             q.accum = accum_spec_for_call(ReduceSite::kBnBackward);
+            // A split batch at an exact site: this part's unrounded sums go to the split.
+            q.exact_dgamma = split_exact_grad(gamma, q.accum);
+            q.exact_dbeta = split_exact_grad(beta, q.accum);
             Tensor dx = ops_detail::empty_like_device(x.shape(), x);
             Tensor dgamma = ops_detail::empty_like_device({q.C}, x);
             Tensor dbeta = ops_detail::empty_like_device({q.C}, x);
             device_kernels(x.device())
                 .batchnorm2d_backward(dy.f32(), x.f32(), mean.f32(), invstd.f32(), gamma.f32(),
                                       dx.f32(), dgamma.f32(), dbeta.f32(), training, q);
+            if (q.exact_dgamma != nullptr) dgamma = Tensor();
+            if (q.exact_dbeta != nullptr) dbeta = Tensor();
             return std::vector<Tensor>{dx, dgamma, dbeta};
         });
     }

@@ -7,8 +7,22 @@
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/dispatch.h"
+#include "engine/runtime/batch_split.h"
 
 namespace dt {
+
+Tensor ops_detail::bias_grad(const Tensor& dy, const Tensor& b, int64_t n, int64_t c, int64_t p) {
+    kernels::BiasAddParams q{.n = n, .c = c, .p = p,
+                             .accum = accum_spec_for_call(ReduceSite::kBiasGrad)};
+    q.exact_out = split_exact_grad(b, q.accum);
+    if (q.exact_out != nullptr) {  // a part of a split batch: unrounded sums, no float gradient
+        device_kernels(dy.device()).bias_add_backward(dy.f32(), nullptr, q);
+        return Tensor();
+    }
+    Tensor db = empty_like_device(b.shape(), dy);
+    device_kernels(dy.device()).bias_add_backward(dy.f32(), db.f32(), q);
+    return db;
+}
 
 Tensor bias_add(const Tensor& x, const Tensor& b) {
     ops_detail::check_f32(x, "bias_add", "input x");
@@ -29,12 +43,7 @@ Tensor bias_add(const Tensor& x, const Tensor& b) {
             Tensor dx, db;
             // Identity; a copy, since gradients may later be edited in place.
             if (x.requires_grad()) dx = dy.clone();
-            if (b.requires_grad()) {
-                kernels::BiasAddParams q = p;
-                q.accum = accum_spec_for_call(ReduceSite::kBiasGrad);
-                db = ops_detail::empty_like_device(b.shape(), x);
-                device_kernels(x.device()).bias_add_backward(dy.f32(), db.f32(), q);
-            }
+            if (b.requires_grad()) db = ops_detail::bias_grad(dy, b, p.n, p.c, p.p);
             return std::vector<Tensor>{dx, db};
         });
     }

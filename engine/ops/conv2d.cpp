@@ -8,6 +8,7 @@
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/dispatch.h"
+#include "engine/runtime/batch_split.h"
 
 namespace dt {
 
@@ -59,15 +60,12 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, Conv2dOptions o
             if (w.requires_grad()) {
                 kernels::Conv2dParams q = p;
                 q.accum = accum_spec_for_call(ReduceSite::kConvWgrad);
-                dw = ops_detail::empty_like_device(w.shape(), x);
-                k.conv2d_backward_weight(x.f32(), dy.f32(), dw.f32(), q);
+                q.exact_out = split_exact_grad(w, q.accum);  // a split batch: unrounded sums
+                if (q.exact_out == nullptr) dw = ops_detail::empty_like_device(w.shape(), x);
+                k.conv2d_backward_weight(x.f32(), dy.f32(), dw.defined() ? dw.f32() : nullptr, q);
             }
-            if (b.defined() && b.requires_grad()) {
-                kernels::BiasAddParams q{.n = p.n, .c = p.co, .p = p.ho * p.wo,
-                                         .accum = accum_spec_for_call(ReduceSite::kBiasGrad)};
-                db = ops_detail::empty_like_device(b.shape(), x);
-                k.bias_add_backward(dy.f32(), db.f32(), q);
-            }
+            if (b.defined() && b.requires_grad())
+                db = ops_detail::bias_grad(dy, b, p.n, p.co, p.ho * p.wo);
             return std::vector<Tensor>{dx, dw, db};
         });
     }

@@ -41,4 +41,9 @@ inline Tensor empty_like_device(const Shape& shape, const Tensor& x) {
     return Tensor::empty(shape, DType::kF32, x.device());
 }
 
+/// The gradient of bias b from dy viewed as (n, c, p) (site bias.grad; conv2d, linear and
+/// bias_add share it). Undefined when the sums went to the accumulators of a split batch
+/// (engine/runtime/batch_split.h). Defined in bias_add.cpp.
+Tensor bias_grad(const Tensor& dy, const Tensor& b, int64_t n, int64_t c, int64_t p);
+
 }  // namespace dt::ops_detail

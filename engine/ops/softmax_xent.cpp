@@ -8,6 +8,7 @@
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/dispatch.h"
+#include "engine/runtime/batch_split.h"
 
 namespace dt {
 
@@ -30,6 +31,11 @@ Tensor softmax_cross_entropy(const Tensor& logits, const Tensor& labels) {
     }
     kernels::SoftmaxXentParams p;
     p.N = N, p.K = K, p.accum = accum_spec_for_call(ReduceSite::kLoss);  // one spec per call
+    // A part of a split batch: the forward gives the part's undivided total (completed by the
+    // split, batch_split.h), the backward divides by the whole batch's size.
+    BatchSplit* split = current_batch_split();
+    kernels::SoftmaxXentParams back = p;
+    if (split != nullptr) p.mean_n = 1, back.mean_n = split->whole();
     const Tensor lab_dev = labels.to(logits.device());
     Tensor loss = ops_detail::empty_like_device({}, logits);
     Tensor rowmax = ops_detail::empty_like_device({N}, logits);
@@ -38,13 +44,18 @@ Tensor softmax_cross_entropy(const Tensor& logits, const Tensor& labels) {
     device_kernels(logits.device())
         .softmax_xent_forward(logits.f32(), lab_dev.data<int64_t>(), rowmax.f32(), rowsum.f32(),
                               loss_rows.f32(), loss.f32(), p);
+    if (split != nullptr) {  // the split is cpu-only: the values are on the host
+        float* l = loss.f32();
+        split->add_loss(*l, loss_rows.f32(), N, p.accum);
+        *l = *l / static_cast<float>(split->whole());  // this part's share (not used for bits)
+    }
     if (autograd::needs_grad({logits})) {
         autograd::record(loss, "softmax_cross_entropy", {logits},
-                         [logits, lab_dev, rowmax, rowsum, p](const Tensor& dloss) {
+                         [logits, lab_dev, rowmax, rowsum, back](const Tensor& dloss) {
             Tensor dlogits = ops_detail::empty_like_device(logits.shape(), logits);
             device_kernels(logits.device())
                 .softmax_xent_backward(logits.f32(), lab_dev.data<int64_t>(), rowmax.f32(),
-                                       rowsum.f32(), dloss.item(), dlogits.f32(), p);
+                                       rowsum.f32(), dloss.item(), dlogits.f32(), back);
             return std::vector<Tensor>{dlogits};
         });
     }

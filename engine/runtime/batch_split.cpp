@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+// BatchSplit (contract in batch_split.h): the parts of a step's batch and how they are completed.
+#include "engine/runtime/batch_split.h"
+
+#include "engine/core/error.h"
+
+namespace dt {
+
+namespace c = kernels::common;
+
+namespace {
+
+thread_local BatchSplit* t_current = nullptr;
+
+// The batch-norm hook (kernels/batchnorm2d.h): ctx is the run's Collective.
+void bn_parts_exact(void* ctx, c::ExactAcc* accs, int64_t n) {
+    static_cast<Collective*>(ctx)->allreduce_exact(accs, n);
+}
+void bn_parts_floats(void* ctx, float* totals, int64_t n, const c::AccumSpec& spec) {
+    static_cast<Collective*>(ctx)->allreduce(totals, n, spec);
+}
+
+}  // namespace
+
+BatchSplit::BatchSplit(std::vector<Tensor> params, Collective& ranks, bool sync_batchnorm)
+    : params_(std::move(params)), ranks_(ranks), sync_batchnorm_(sync_batchnorm) {
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+        DT_CHECK_T(DeviceError, params_[i].device() == Device::kCpu,
+                   "split batches (data-parallel processes, --micro-batch) run on the cpu device "
+                   "only: the CUDA kernels have no unrounded-sum outputs yet (hint: --device cpu)");
+        index_[params_[i].impl_ptr().get()] = i;
+    }
+    accs_.resize(params_.size());
+    acc_used_.assign(params_.size(), false);
+    bn_parts_.ctx = &ranks_;
+    bn_parts_.exact = bn_parts_exact;
+    bn_parts_.floats = bn_parts_floats;
+}
+
+void BatchSplit::begin_step(int64_t whole) {
+    DT_CHECK_VALUE(whole > 0, "BatchSplit: a step of ", whole, " samples");
+    whole_ = whole;
+    for (std::size_t i = 0; i < accs_.size(); ++i) {
+        if (acc_used_[i]) c::exact_init_row(accs_[i].data(), static_cast<int64_t>(accs_[i].size()));
+        acc_used_[i] = false;
+    }
+    c::exact_init(loss_acc_);
+    loss_exact_ = false;
+    loss_sum_ = 0.0f;
+}
+
+void BatchSplit::begin_micro(int64_t concurrent) { bn_parts_.n_total = concurrent; }
+
+c::ExactAcc* BatchSplit::exact_grad(const Tensor& param, const c::AccumSpec& spec) {
+    if (spec.mode != c::AccumMode::kExact) return nullptr;
+    const auto it = index_.find(param.impl_ptr().get());
+    if (it == index_.end()) return nullptr;
+    const std::size_t i = it->second;
+    if (accs_[i].empty()) {
+        accs_[i].resize(static_cast<std::size_t>(param.numel()));
+        c::exact_init_row(accs_[i].data(), param.numel());
+    }
+    acc_used_[i] = true;
+    return accs_[i].data();
+}
+
+const kernels::BatchNormParts* BatchSplit::batchnorm_parts() const {
+    return sync_batchnorm_ && ranks_.size() > 1 ? &bn_parts_ : nullptr;
+}
+
+void BatchSplit::add_loss(float total, const float* loss_rows, int64_t n,
+                          const c::AccumSpec& spec) {
+    loss_spec_ = spec;
+    if (spec.mode == c::AccumMode::kExact) {
+        loss_exact_ = true;
+        for (int64_t i = 0; i < n; ++i) c::exact_add(loss_acc_, loss_rows[i]);  // ORDER: none
+        return;
+    }
+    loss_sum_ = loss_sum_ + total;  // ORDER: micro-batches in order, from +0
+}
+
+float BatchSplit::finish(const c::AccumSpec& grad_spec) {
+    const int P = ranks_.size();
+    const bool exchange_accs = P > 1 && grad_spec.mode == c::AccumMode::kExact;
+    // Parameters whose exact sums were kept: exchanged unrounded, or rounded to this process's
+    // share and combined with the float gradients below.
+    std::vector<c::ExactAcc> ex;
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+        if (!acc_used_[i]) continue;
+        DT_CHECK(!params_[i].grad().defined(), "BatchSplit: parameter ", i,
+                 " has both exact-site sums and a float gradient (used at two kinds of site)");
+        if (exchange_accs) ex.insert(ex.end(), accs_[i].begin(), accs_[i].end());
+    }
+    if (exchange_accs && !ex.empty())
+        ranks_.allreduce_exact(ex.data(), static_cast<int64_t>(ex.size()));
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+        if (!acc_used_[i]) continue;
+        const c::ExactAcc* src = exchange_accs ? ex.data() + at : accs_[i].data();
+        at += accs_[i].size();
+        Tensor g = Tensor::empty(params_[i].shape());
+        float* gp = g.f32();
+        for (int64_t k = 0; k < g.numel(); ++k) gp[k] = c::exact_value(src[k]);  // one rounding
+        params_[i].set_grad(g);
+    }
+    // Float gradients (and rounded shares) over the processes, in one collective.
+    if (P > 1) {
+        std::vector<float> buf;
+        for (std::size_t i = 0; i < params_.size(); ++i) {
+            if (exchange_accs && acc_used_[i]) continue;
+            const Tensor g = params_[i].grad();
+            if (g.defined()) buf.insert(buf.end(), g.f32(), g.f32() + g.numel());
+        }
+        if (!buf.empty()) ranks_.allreduce(buf.data(), static_cast<int64_t>(buf.size()), grad_spec);
+        std::size_t pos = 0;
+        for (std::size_t i = 0; i < params_.size(); ++i) {
+            if (exchange_accs && acc_used_[i]) continue;
+            Tensor g = params_[i].grad();
+            if (!g.defined()) continue;
+            std::copy(buf.begin() + static_cast<std::ptrdiff_t>(pos),
+                      buf.begin() + static_cast<std::ptrdiff_t>(pos) + g.numel(), g.f32());
+            pos += static_cast<std::size_t>(g.numel());
+        }
+    }
+    // The loss of the whole batch.
+    float total = 0.0f;
+    if (loss_exact_) {
+        if (P > 1) ranks_.allreduce_exact(&loss_acc_, 1);
+        total = c::exact_value(loss_acc_);
+    } else {
+        total = loss_sum_;
+        if (P > 1) ranks_.allreduce(&total, 1, loss_spec_);
+    }
+    return total / static_cast<float>(whole_);  // ORDER: total, then one division
+}
+
+BatchSplit* current_batch_split() { return t_current; }
+
+ScopedBatchSplit::ScopedBatchSplit(BatchSplit& split) : previous_(t_current) { t_current = &split; }
+ScopedBatchSplit::~ScopedBatchSplit() { t_current = previous_; }
+
+c::ExactAcc* split_exact_grad(const Tensor& param, const c::AccumSpec& spec) {
+    BatchSplit* s = current_batch_split();
+    return s != nullptr ? s->exact_grad(param, spec) : nullptr;
+}
+
+}  // namespace dt

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+// A training step's batch split into parts whose gradient, loss and batch-norm statistics must be
+// those of the whole batch (issue 21): the processes of a data-parallel run (rank parts, run at
+// the same time) and micro-batches (run one after another on a process, --micro-batch).
+//
+// The trainer keeps one BatchSplit for the run, calls begin_step per step and, for each
+// micro-batch, begin_micro and the forward and backward under a ScopedBatchSplit. Ops consult
+// current_batch_split():
+//   softmax_cross_entropy  dlogits divide by the whole batch's size; the part's loss total goes
+//                          to add_loss (the loss site's mode: exact keeps an unrounded sum)
+//   batchnorm2d            with batch-norm sync and more than one process, the statistics and
+//                          the backward's totals are those of the current micro-step over every
+//                          process (batchnorm_parts: completed through the collective in the
+//                          bn.stats / bn.backward mode; exact sums stay exact)
+//   backward at an exact site (conv.wgrad, linear.wgrad, bias.grad, bn.backward):
+//                          exact_grad(param) gives the parameter's unrounded accumulators, the
+//                          kernel adds its part's sums there and no float gradient is made
+// finish() then ends the step identically on every process:
+//   parameters with accumulators: grad.allreduce exact -> the accumulators of every process
+//     added (allreduce_exact) and rounded ONCE; other modes -> rounded here, then as below
+//   other parameters: their .grad (micro-batches added in order by the tape, acc = acc + g)
+//     combined over the processes by the grad.allreduce mode (Collective::allreduce)
+//   loss: exact -> accumulators added over micro-batches and processes, rounded once; else
+//     ORDER: +0 + total(micro 0) + total(micro 1) + ... per process, then the loss site's
+//     combination over the processes; divided by the whole batch's size.
+// Hence with exact at every cross-sample site (and grad.allreduce), the gradients, loss and
+// batch-norm statistics are the bits of the unsplit batch for any number of processes and any
+// micro-batching, except that batch-norm statistics are per micro-step: with micro-batches they
+// are those of the micro-step's samples (over every process), as in any framework's gradient
+// accumulation.
+// CPU only: the CUDA kernels have no accumulator outputs yet (the constructor says so).
+#pragma once
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/core/tensor.h"
+#include "engine/runtime/collective.h"
+#include "kernels/batchnorm2d.h"
+#include "kernels/common/accum_exact.h"
+
+namespace dt {
+
+class BatchSplit {
+ public:
+    /// `params`: the trainable tensors (their .grad is completed by finish), on the cpu.
+    /// `ranks`: the processes that split each batch with this one; `sync_batchnorm`: batch-norm
+    /// statistics over every process's part (else each process normalises its own part).
+    BatchSplit(std::vector<Tensor> params, Collective& ranks, bool sync_batchnorm);
+    BatchSplit(const BatchSplit&) = delete;
+    BatchSplit& operator=(const BatchSplit&) = delete;
+
+    /// A new step of `whole` samples in all (every process, every micro-batch).
+    void begin_step(int64_t whole);
+    /// The next micro-batch: `concurrent` samples in it over every process (batch-norm's N).
+    void begin_micro(int64_t concurrent);
+
+    int64_t whole() const { return whole_; }
+    /// The unrounded accumulators (param.numel() of them, zero at begin_step) for the gradient
+    /// of `param` when `spec` is exact and param is one of the trainable tensors; else null.
+    kernels::common::ExactAcc* exact_grad(const Tensor& param,
+                                          const kernels::common::AccumSpec& spec);
+    /// The batch-norm hook of the current micro-step, or null (one process, or sync off).
+    const kernels::BatchNormParts* batchnorm_parts() const;
+    /// A part's loss: its total over its samples in the loss site's mode `spec` (undivided) and,
+    /// for exact, the per-sample losses (host) whose exact sum it is.
+    void add_loss(float total, const float* loss_rows, int64_t n,
+                  const kernels::common::AccumSpec& spec);
+
+    /// Completes every parameter's .grad as the whole batch's (see the file comment), the
+    /// processes' shares combined as `grad_spec` (site grad.allreduce) says, and returns the
+    /// whole batch's loss. Every process must call it once per step.
+    float finish(const kernels::common::AccumSpec& grad_spec);
+
+ private:
+    std::vector<Tensor> params_;
+    Collective& ranks_;
+    bool sync_batchnorm_;
+    int64_t whole_ = 0;
+    kernels::BatchNormParts bn_parts_{};
+    std::unordered_map<const TensorImpl*, std::size_t> index_;  // param -> position in params_
+    std::vector<std::vector<kernels::common::ExactAcc>> accs_;  // per param; empty: not used
+    std::vector<bool> acc_used_;                                // this step
+    kernels::common::ExactAcc loss_acc_{};
+    bool loss_exact_ = false;
+    float loss_sum_ = 0.0f;
+    kernels::common::AccumSpec loss_spec_{};
+};
+
+/// The split of the batch now being run on this thread, or null (a whole batch).
+BatchSplit* current_batch_split();
+
+/// Makes `split` current for its lifetime (a micro-batch's forward and backward).
+class ScopedBatchSplit {
+ public:
+    explicit ScopedBatchSplit(BatchSplit& split);
+    ~ScopedBatchSplit();
+    ScopedBatchSplit(const ScopedBatchSplit&) = delete;
+    ScopedBatchSplit& operator=(const ScopedBatchSplit&) = delete;
+
+ private:
+    BatchSplit* previous_;
+};
+
+/// exact_grad of the current split, or null when there is none.
+kernels::common::ExactAcc* split_exact_grad(const Tensor& param,
+                                            const kernels::common::AccumSpec& spec);
+
+}  // namespace dt
