@@ -100,9 +100,12 @@ int main(int argc, char** argv) {
         if (info->parsed()) return run_info();
         return 2;  // unreachable: require_subcommand(1)
     } catch (const dt::Error& e) {
+        // A data-parallel run: the other processes may wait in a collective; end them all.
+        if (dt::world().size() > 1) dt::world().abort(e.what());
         std::fprintf(stderr, "%sdetrain: error: %s\n", end_of_bar(), e.what());
         return 1;
     } catch (const std::exception& e) {
+        if (dt::world().size() > 1) dt::world().abort(std::string("internal error: ") + e.what());
         std::fprintf(stderr, "%sdetrain: internal error: %s\n", end_of_bar(), e.what());
         return 1;
     }

@@ -25,6 +25,7 @@
 #include "engine/core/error.h"
 #include "engine/core/text.h"
 #include "engine/io/atomic_file.h"
+#include "engine/runtime/collective.h"
 #include "models/model.h"
 
 namespace fs = std::filesystem;
@@ -188,7 +189,7 @@ CLI::App* add_study_command(CLI::App& app, StudyFlags& f) {
 
 namespace {
 
-using DoneMap = std::map<const study::ReplicaJob*, study::ReplicaDone>;
+using DoneMap = std::map<std::string, study::ReplicaDone>;  // by replica directory
 
 /// Every replica's `detrain train` command line, variant by variant, replica 0..N-1.
 std::vector<study::ReplicaJob> replica_jobs(const std::vector<Variant>& variants, int replicas,
@@ -220,7 +221,7 @@ DoneMap train_replicas(const std::vector<study::ReplicaJob>& jobs, int parallel,
     const auto start = std::chrono::steady_clock::now();
     std::size_t trained = 0;
     study::run_replicas(jobs, parallel, study::self_executable(), [&](const study::ReplicaDone& d) {
-        done[d.job] = d;
+        done[d.job->dir] = d;
         if (!d.reused) ++trained;
         if (!verbose) return;
         const double elapsed =
@@ -260,7 +261,7 @@ void measure(const std::vector<Variant>& variants, int replicas,
                 report.class_names = r.result.at("dataset").value("class_names",
                                                                   std::vector<std::string>{});
             }
-            const auto d = done.find(&j);
+            const auto d = done.find(j.dir);
             vr.replicas.push_back(study::replica_record(
                 r.result, i, j.dir, d == done.end() ? 0.0 : d->second.seconds,
                 d == done.end() || d->second.reused));
@@ -318,26 +319,38 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
     report.replicas = f.replicas;
     report.subgroups = parse_subgroups(f.subgroups);
     const fs::path dir(report.out_dir);
-    if (!f.report_only) io::prepare_output_dir(dir.string());
+    // Under `mpirun -np P detrain study` rank r trains replicas r, r + P, r + 2P, ... (each as
+    // its own single-process `train`); rank 0 alone prepares the folder, holds the lock and
+    // writes the report once every rank is done.
+    Collective& ranks = world();
+    const bool writer = ranks.rank() == 0;
+    if (!f.report_only && writer) io::prepare_output_dir(dir.string());
     // --report-only only reads replicas (each complete once its result.json exists) and writes
     // the report files atomically: it needs no lock and may run beside the training study.
     std::optional<study::StudyLock> lock;
-    if (!f.report_only) lock.emplace(dir.string());
-    check_plan(dir, train_flags, !f.report_only);
+    if (!f.report_only && writer) lock.emplace(dir.string());
+    if (writer) check_plan(dir, train_flags, !f.report_only);
+    ranks.barrier();  // the plan is written before any rank trains
 
     std::vector<std::string> threads;
     if (!threads_given) threads = {"--threads", std::to_string(replica_threads)};
     const std::vector<study::ReplicaJob> jobs =
         replica_jobs(variants, f.replicas, dir, threads, train_flags, setup);
+    std::vector<study::ReplicaJob> mine;  // this rank's share
+    for (std::size_t k = 0; k < jobs.size(); ++k)
+        if (static_cast<int>(k % static_cast<std::size_t>(ranks.size())) == ranks.rank())
+            mine.push_back(jobs[k]);
 
-    const bool verbose = f.progress != "none";
+    const bool verbose = f.progress != "none" && (writer || !f.report_only);
     if (verbose && f.report_only) {
         std::fprintf(stderr, "detrain study --report-only: the finished replicas in %s\n",
                      dir.string().c_str());
     } else if (verbose) {
         std::fprintf(stderr, "detrain study: %zu variant(s) x %d replicas = %zu runs, %d at once, "
-                             "in %s\n", variants.size(), f.replicas, jobs.size(), f.jobs,
-                     dir.string().c_str());
+                             "in %s%s\n", variants.size(), f.replicas, jobs.size(), f.jobs,
+                     dir.string().c_str(),
+                     ranks.size() > 1 ? str(" (rank ", ranks.rank(), " of ", ranks.size(), ": ",
+                                            mine.size(), " of them)").c_str() : "");
         for (const std::string& n : notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
     }
     report.notes = notes;
@@ -348,7 +361,9 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
         setenv("OMP_WAIT_POLICY", "passive", 0);
         report.notes.push_back("replicas ran with OMP_WAIT_POLICY=passive (--jobs > 1)");
     }
-    const DoneMap done = f.report_only ? DoneMap{} : train_replicas(jobs, f.jobs, verbose);
+    const DoneMap done = f.report_only ? DoneMap{} : train_replicas(mine, f.jobs, verbose);
+    ranks.barrier();  // every rank's replicas are finished
+    if (!writer) return 0;
     measure(variants, f.replicas, jobs, done, f.report_only, report);
 
     const std::string report_path = study::write_study_outputs(report);

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 #include "engine/core/error.h"
 
@@ -50,6 +51,15 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
     argv.push_back(const_cast<char*>(exe.c_str()));
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
+    // The child's environment without the launcher's (OMPI_*, PMIX_*, PMI_*): a replica spawned
+    // by a rank of `mpirun detrain study` trains as one process of its own.
+    std::vector<char*> envp;
+    for (char** e = environ; *e != nullptr; ++e) {
+        const std::string_view v(*e);
+        if (v.starts_with("OMPI_") || v.starts_with("PMIX_") || v.starts_with("PMI_")) continue;
+        envp.push_back(*e);
+    }
+    envp.push_back(nullptr);
     const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) throw IoError(str("cannot start a replica process: fork: ", std::strerror(errno)));
@@ -62,7 +72,7 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
         dup2(fd, STDOUT_FILENO);
         dup2(fd, STDERR_FILENO);
     }
-    execv(exe.c_str(), argv.data());
+    execve(exe.c_str(), argv.data(), envp.data());
     _exit(127);
 }
 

@@ -232,8 +232,11 @@ void restore_checkpoint(const Checkpoint& ck, Model& model, Optimizer& optimizer
                 optim_names.empty() ? "" : *optim_names.begin(),
                 "' (hint: was the run trained with another --optimizer?)");
     const Tensor* calls = ck.file.find(kReduceCalls);
+    // Checkpoints from before grad.allreduce (the last site) hold one count fewer: its calls
+    // were 0 (a single process never calls it).
+    const int64_t sites_stored = calls != nullptr && calls->ndim() == 1 ? calls->dim(0) : -1;
     DT_CHECK_IO(calls != nullptr && calls->dtype() == DType::kI64 &&
-                    calls->shape() == Shape{kNumReduceSites},
+                    (sites_stored == kNumReduceSites || sites_stored == kNumReduceSites - 1),
                 what, ": '", kReduceCalls, "' must be int64[", kNumReduceSites, "], found ",
                 calls ? calls->str() : std::string("nothing"));
     load_model_params(model, model_part, what);
@@ -242,8 +245,10 @@ void restore_checkpoint(const Checkpoint& ck, Model& model, Optimizer& optimizer
         dst.copy_from(*ck.file.find(kOptimPrefix + name));
     }
     const int64_t* c = calls->data<int64_t>();
-    for (ReduceSite s : all_reduce_sites())
-        set_reduce_call_count(s, static_cast<uint64_t>(c[static_cast<int>(s)]));
+    for (ReduceSite s : all_reduce_sites()) {
+        const int i = static_cast<int>(s);
+        set_reduce_call_count(s, i < sites_stored ? static_cast<uint64_t>(c[i]) : 0u);
+    }
 }
 
 }  // namespace dt

@@ -75,6 +75,7 @@ nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
     j["threads"] = r.threads;
     j["isa"] = r.isa;
     j["device"] = r.device;
+    j["processes"] = r.processes;
     j["dataset"] = Json{{"name", cfg.dataset},
                         {"dir", cfg.data_dir},
                         {"train_size", r.info.train_size},

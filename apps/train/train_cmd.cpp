@@ -17,6 +17,7 @@
 #include "apps/train/trainer.h"
 #include "engine/core/error.h"
 #include "engine/io/atomic_file.h"
+#include "engine/runtime/collective.h"
 
 namespace dt {
 
@@ -69,11 +70,14 @@ int run_train_command(const CLI::App& train, TrainConfig& cfg,
         notes = replay_notes(cfg, record);
     }
     if (!checkpoint) finalize_train_config(cfg);  // resume_config has finalized it
-    io::prepare_output_dir(cfg.out);  // an unusable --out fails now, not after training
-    Progress progress(Progress::parse_mode(cfg.progress, stderr), stderr);
+    // A data-parallel run (mpirun -np P): every process trains, rank 0 alone reports and writes.
+    const bool writer = world().rank() == 0;
+    if (writer) io::prepare_output_dir(cfg.out);  // an unusable --out fails now, not after training
+    Progress progress(Progress::parse_mode(writer ? cfg.progress : "none", stderr), stderr);
     for (const std::string& n : notices) progress.notice(n);
     for (const std::string& n : notes) progress.note(n);
     TrainResult result = run_training(cfg, progress, checkpoint ? &*checkpoint : nullptr);
+    if (!writer) return 0;
     const RunFiles files = write_run_outputs(cfg, result, command_line);
     print_summary(stdout, result, files);
     if (!cfg.replay.empty()) {

@@ -16,6 +16,7 @@
 #include "engine/core/text.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
+#include "engine/runtime/collective.h"
 #include "engine/runtime/cuda_device.h"
 #include "engine/runtime/isa.h"
 #include "models/model.h"
@@ -265,6 +266,17 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
                        ". cuda needs a CUDA build and an NVIDIA GPU (docs/gpu.md); under the "
                        "deterministic modes the weights do not depend on it")
         ->capture_default_str();
+    app.add_option("--micro-batch", cfg.micro_batch,
+                   "Split every batch into micro-batches of at most M samples (per process) and "
+                   "accumulate their gradients: the memory of M, the update of the whole batch. "
+                   "Under --impl exact the weights equal whole batches bit for bit (batch norm "
+                   "then normalises each micro-batch on its own); 0 = whole batches")
+        ->capture_default_str();
+    app.add_option("--sync-bn", cfg.sync_bn,
+                   "Batch norm under mpirun -np P: on = statistics over the whole batch (every "
+                   "process's part; with --impl exact the single-process bits), off = each "
+                   "process normalises its own part (bits depend on P)" + choice({"on", "off"}))
+        ->capture_default_str();
     app.add_option("--progress", cfg.progress,
                    "Progress output" + choice(progress_names()) +
                        "; auto = live bar on a terminal, plain lines otherwise")
@@ -272,8 +284,8 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
     app.add_option("--out", cfg.out, "Output directory (default: runs/<model>-<dataset>)");
     app.add_option("--replay", cfg.replay,
                    "Re-run the configuration recorded in a result.json, random seeds as drawn; "
-                   "only --out, --progress, --threads, --isa, --device, --data-dir, "
-                   "--checkpoint-every may "
+                   "only --out, --progress, --threads, --isa, --device, --micro-batch, "
+                   "--sync-bn, --data-dir, --checkpoint-every may "
                    "be given with it "
                    "(default --out: <its directory>-replay)");
     app.add_option("--checkpoint-every", cfg.checkpoint_every,
@@ -283,7 +295,8 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
     app.add_option("--resume", cfg.resume,
                    "Continue the run checkpointed in DIR (its --out), with its configuration; "
                    "other flags must repeat the run's values (or --force), except --threads, "
-                   "--isa, --device, --progress, --data-dir, --checkpoint-every. With no checkpoint in DIR "
+                   "--isa, --device, --micro-batch, --sync-bn, --progress, --data-dir, "
+                   "--checkpoint-every, and the number of processes. With no checkpoint in DIR "
                    "yet (a run killed before its first), starts the run there from the "
                    "beginning with the given flags, so one restart command always works; a DIR "
                    "holding a finished run and no checkpoint is refused")
@@ -343,6 +356,13 @@ void validate_train_config(const TrainConfig& c) {
     check_member("--progress", c.progress, progress_names());
     check_member("--isa", c.isa, isa_names());
     check_member("--device", c.device, device_names());
+    if (c.micro_batch < 0) reject("--micro-batch", c.micro_batch, "a sample count >= 1, or 0");
+    check_member("--sync-bn", c.sync_bn, {"on", "off"});
+    // Split batches need the exact sums' accumulators, which only the CPU kernels hand out.
+    if ((c.micro_batch > 0 || world().size() > 1) && c.device != device_name(Device::kCpu)) {
+        throw ValueError(str(c.micro_batch > 0 ? "--micro-batch" : "a data-parallel run (mpirun)",
+                             " needs --device cpu: the CUDA backend does not split batches yet"));
+    }
     // Without a CUDA build or device: DeviceError naming what is missing, before anything is
     // written.
     if (c.device == device_name(Device::kCuda)) cuda_device::require();

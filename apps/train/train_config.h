@@ -94,6 +94,13 @@ struct RunOptions {
     // Where tensors live and kernels run: cpu | cuda (engine/runtime/cuda_device.h). Under the
     // deterministic modes the bits do not depend on it (docs/gpu.md).
     std::string device = "cpu";
+    // Split every batch into micro-batches of at most this many samples per process, their
+    // gradients accumulated (apps/train/split_step.h); 0: whole batches. Under exact
+    // accumulation (without batch norm) the weights do not depend on it.
+    int64_t micro_batch = 0;
+    // Batch norm in a data-parallel run (mpirun -np P): on = statistics over every process's
+    // part of the batch (the single-process bits under exact), off = each process its own part.
+    std::string sync_bn = "on";
     std::string progress = "auto";  // auto | bar | plain | none
     std::string data_dir;           // "" -> default_data_dir(dataset)
     std::string out;                // "" -> runs/<model>-<dataset>

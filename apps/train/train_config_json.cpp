@@ -80,6 +80,8 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
     j["threads"] = c.threads;
     j["isa"] = c.isa;
     j["device"] = c.device;
+    j["micro-batch"] = c.micro_batch;
+    j["sync-bn"] = c.sync_bn;
     j["progress"] = c.progress;
     j["out"] = c.out;
     j["checkpoint-every"] = c.checkpoint_every;
@@ -117,6 +119,8 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     read(j, "threads", c.threads);
     if (j.contains("isa")) read(j, "isa", c.isa);
     if (j.contains("device")) read(j, "device", c.device);
+    if (j.contains("micro-batch")) read(j, "micro-batch", c.micro_batch);
+    if (j.contains("sync-bn")) read(j, "sync-bn", c.sync_bn);
     read(j, "progress", c.progress);
     read(j, "out", c.out);
     if (j.contains("checkpoint-every")) read(j, "checkpoint-every", c.checkpoint_every);

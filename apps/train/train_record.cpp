@@ -22,8 +22,9 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }  // namespace
 
 const std::vector<std::string>& run_option_flags() {
-    static const std::vector<std::string> v = {"--threads",  "--isa", "--device", "--progress",
-                                               "--data-dir", "--checkpoint-every", "--out"};
+    static const std::vector<std::string> v = {
+        "--threads",  "--isa",      "--device",           "--micro-batch", "--sync-bn",
+        "--progress", "--data-dir", "--checkpoint-every", "--out"};
     return v;
 }
 
@@ -44,6 +45,8 @@ TrainConfig recorded_config(const std::string& source, const nlohmann::json& con
     if (contains(flags, "--threads")) run.threads = mine.threads;
     if (contains(flags, "--isa")) run.isa = mine.isa;
     if (contains(flags, "--device")) run.device = mine.device;
+    if (contains(flags, "--micro-batch")) run.micro_batch = mine.micro_batch;
+    if (contains(flags, "--sync-bn")) run.sync_bn = mine.sync_bn;
     if (contains(flags, "--data-dir")) run.data_dir = mine.data_dir;
     if (contains(flags, "--checkpoint-every")) run.checkpoint_every = mine.checkpoint_every;
     if (contains(flags, "--out")) run.out = mine.out;

@@ -11,6 +11,7 @@
 
 #include "apps/common/noise_flags.h"
 #include "apps/train/checkpoint.h"
+#include "apps/train/split_step.h"
 #include "apps/train/trainer_noise.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
@@ -23,6 +24,7 @@
 #include "engine/ops/softmax_xent.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
+#include "engine/runtime/collective.h"
 #include "engine/runtime/isa.h"
 #include "engine/runtime/threads.h"
 #include "models/weights_hash.h"
@@ -190,7 +192,35 @@ struct StepLoop {
     Progress& progress;
     TrainPosition& pos;
     int64_t& last_checkpoint;  // global step of the last checkpoint in cfg.out (0: none)
+    BatchSplit* split;         // processes / micro-batches (split_step.h); null: whole batches
 };
+
+/// The whole batch b of epoch e at once: forward, loss, backward. Returns the loss; a
+/// non-finite loss throws before the backward.
+float whole_batch_step(const StepLoop& L, int e, int64_t b, int64_t& images) {
+    const TrainConfig& cfg = L.cfg;
+    Batch batch = L.loader.batch(static_cast<uint64_t>(e), b);
+    if (!cfg.noise.shuffle_within_batch.is_off()) {
+        batch = permute_rows(batch, within_batch_permutation(
+                                        batch.size(), cfg.noise.shuffle_within_batch.seed,
+                                        static_cast<uint64_t>(e), b));
+    }
+    ForwardContext ctx;
+    ctx.training = true;
+    ctx.epoch = static_cast<uint64_t>(e);
+    ctx.dropout_seed = cfg.dropout_seed();
+    ctx.sample_ids = batch.sample_ids;
+    // The batch is prepared on the host (as the CPU run's) and uploaded.
+    const Device dev = L.model.device();
+    Tensor loss = softmax_cross_entropy(L.model.forward(batch.images.to(dev), ctx),
+                                        batch.labels.to(dev));
+    const float loss_value = loss.item();
+    images = batch.size();
+    if (!std::isfinite(loss_value)) return loss_value;  // the caller stops the run
+    L.optimizer.zero_grad();
+    backward_checked(loss, L.model, cfg.lr, e, b, L.loader.num_batches());
+    return loss_value;
+}
 
 /// The remaining training steps of epoch pos.epoch, from batch pos.batch on; pos follows every
 /// step. Writes a checkpoint after every cfg.checkpoint_every-th step of the run.
@@ -202,22 +232,14 @@ void train_epoch(const StepLoop& L) {
     const double seconds_before = pos.epoch_train_seconds;  // of a resumed epoch's first part
     const int64_t steps = L.loader.num_batches();
     for (int64_t b = pos.batch; b < steps; ++b) {
-        Batch batch = L.loader.batch(static_cast<uint64_t>(e), b);
-        if (!cfg.noise.shuffle_within_batch.is_off()) {
-            batch = permute_rows(batch, within_batch_permutation(
-                                            batch.size(), cfg.noise.shuffle_within_batch.seed,
-                                            static_cast<uint64_t>(e), b));
+        int64_t images = 0;
+        float loss_value = 0;
+        if (L.split != nullptr) {
+            L.optimizer.zero_grad();
+            loss_value = split_step(*L.split, cfg, L.loader, L.model, e, b, images);
+        } else {
+            loss_value = whole_batch_step(L, e, b, images);
         }
-        ForwardContext ctx;
-        ctx.training = true;
-        ctx.epoch = static_cast<uint64_t>(e);
-        ctx.dropout_seed = cfg.dropout_seed();
-        ctx.sample_ids = batch.sample_ids;
-        // The batch is prepared on the host (as the CPU run's) and uploaded.
-        const Device dev = L.model.device();
-        Tensor loss = softmax_cross_entropy(L.model.forward(batch.images.to(dev), ctx),
-                                            batch.labels.to(dev));
-        const float loss_value = loss.item();
         const int64_t step = e * steps + b;  // global, 0-based
         if (!std::isfinite(loss_value)) {
             autograd::clear_tape();
@@ -225,18 +247,18 @@ void train_epoch(const StepLoop& L) {
                                        loss_value, " ", step_text(e, b, steps),
                                        "; try a smaller --lr (now ", cfg.lr, ")"));
         }
-        L.optimizer.zero_grad();
-        backward_checked(loss, L.model, cfg.lr, e, b, steps);
         L.optimizer.step(static_cast<float>(
             learning_rate(L.schedule, cfg.lr, step, steps, steps * cfg.epochs)));
         pos.epoch_loss_sum += loss_value;  // ORDER: batch order, in double
-        pos.epoch_images += batch.size();
+        pos.epoch_images += images;
         pos.batch = b + 1;
         ++pos.global_step;
         pos.epoch_train_seconds = seconds_before + seconds_since(start);
         L.progress.step(e + 1, b + 1, pos.epoch_loss_sum / static_cast<double>(b + 1),
                         static_cast<double>(pos.epoch_images) / pos.epoch_train_seconds);
-        if (cfg.checkpoint_every > 0 && pos.global_step % cfg.checkpoint_every == 0) {
+        // One writer: rank 0 of a data-parallel run (every process holds the same state).
+        if (cfg.checkpoint_every > 0 && pos.global_step % cfg.checkpoint_every == 0 &&
+            world().rank() == 0) {
             save_checkpoint(cfg, L.model, L.optimizer, pos);
             L.last_checkpoint = pos.global_step;
         }
@@ -269,7 +291,8 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     // The implementation switches of this run, counters at 0; restored when the run ends.
     const ScopedReduceConfig reduce_config(reduce_site_specs(cfg.noise));
     const FiniteCheckGuard finite_check;
-    if (cfg.checkpoint_every > 0) io::prepare_output_dir(cfg.out);  // checkpoints go there
+    const bool writer = world().rank() == 0;  // rank 0 writes and evaluates
+    if (cfg.checkpoint_every > 0 && writer) io::prepare_output_dir(cfg.out);  // checkpoints
 
     const DatasetSplits data = load_splits(cfg, cfg.data_dir);
     const Normalization norm =
@@ -310,8 +333,15 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
                           pos.batch + 1, " (global step ", pos.global_step + 1, ")"));
     }
     int64_t last_checkpoint = resume ? pos.global_step : 0;
-    const StepLoop loop{cfg,      *r.model, *optimizer, train_loader, schedule,
-                        progress, pos,      last_checkpoint};
+    // Processes of a data-parallel run and micro-batches split every batch (split_step.h).
+    std::unique_ptr<BatchSplit> split;
+    r.processes = world().size();
+    if (r.processes > 1 || cfg.micro_batch > 0) {
+        check_split(train_loader, r.processes, cfg.micro_batch);
+        split = std::make_unique<BatchSplit>(r.model->trainable(), world(), cfg.sync_bn == "on");
+    }
+    const StepLoop loop{cfg,      *r.model, *optimizer,      train_loader, schedule,
+                        progress, pos,      last_checkpoint, split.get()};
     Evaluation ev;
     while (pos.epoch < cfg.epochs) {
         try {
@@ -322,8 +352,10 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
         const int e = pos.epoch;
         progress.evaluating(e + 1);
         const Clock::time_point train_end = Clock::now();
-        ev = evaluate(*r.model, test_loader, data.test, static_cast<uint64_t>(e),
-                      cfg.dropout_seed());
+        // Only the writer evaluates (the others' weights are the same bits).
+        if (writer)
+            ev = evaluate(*r.model, test_loader, data.test, static_cast<uint64_t>(e),
+                          cfg.dropout_seed());
         EpochStats s;
         s.epoch = e + 1;
         s.train_loss = pos.epoch_loss_sum / static_cast<double>(train_loader.num_batches());

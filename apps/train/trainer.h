@@ -41,6 +41,7 @@ struct TrainResult {
     int threads = 0;
     std::string isa;  // GEMM instruction set used: scalar | avx2 | avx512
     std::string device;  // where it trained: cpu | cuda
+    int processes = 1;   // of a data-parallel run (mpirun -np P)
 
     // ---- final evaluation (test split, data-set order) ----
     double test_accuracy = 0;                // fraction in [0, 1]

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// The training step of a split batch (issue 21): the processes of `mpirun -np P detrain train`
+// and --micro-batch M. The global batch stays the one of a single-process run; process r of P
+// takes rows [floor(r B / P), floor((r + 1) B / P)) of it (after --shuffle-within-batch), reading
+// and augmenting only those (BatchLoader::batch with rows), and cuts them into k consecutive
+// micro-batches, k = ceil(ceil(B / P) / M) (1 without --micro-batch), micro-batch j holding rows
+// [floor(j s / k), floor((j + 1) s / k)) of its s rows. Every process runs k micro-steps in lock
+// step (batch-norm sync), each forward and backward under the run's BatchSplit
+// (engine/runtime/batch_split.h), which then completes gradients and loss as the whole batch's.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "apps/train/train_config.h"
+#include "datasets/loader.h"
+#include "engine/runtime/batch_split.h"
+#include "models/model.h"
+
+namespace dt {
+
+/// The rows (of the permuted batch) process `rank` of `P` runs in each micro-step of a batch of
+/// B rows, and the samples of each micro-step over all processes.
+struct SplitPlan {
+    std::vector<std::vector<int64_t>> rows;  // rows[j]: micro-step j's rows, in order
+    std::vector<int64_t> concurrent;         // concurrent[j]: micro-step j over every process
+};
+
+/// Micro-steps per batch of B rows (the header's k); micro_batch 0: no micro-batches.
+int64_t micro_steps(int64_t B, int P, int64_t micro_batch);
+/// The plan of the header. Throws ValueError when some part would be empty (fewer rows than
+/// processes x micro-steps can share), naming the batch and a remedy.
+SplitPlan split_plan(int64_t B, int rank, int P, int64_t micro_batch);
+/// Checks split_plan for every batch size the loader makes (the full and the last batch) before
+/// training starts.
+void check_split(const BatchLoader& loader, int P, int64_t micro_batch);
+
+/// One step on batch b of epoch e as this process's share: loads its rows, runs every
+/// micro-batch's forward (training mode) and backward (backward_checked) and completes the
+/// gradients (split.finish with the site grad.allreduce). Returns the whole batch's loss and
+/// sets `images` to the whole batch's size. The optimizer's zero_grad is the caller's.
+float split_step(BatchSplit& split, const TrainConfig& cfg, const BatchLoader& loader, Model& model,
+                 int e, int64_t b, int64_t& images);
+
+}  // namespace dt
