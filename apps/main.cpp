@@ -42,7 +42,7 @@ int run_info() {
                     : "not compiled (configure with -DDT_ENABLE_CUDA=ON and nvcc on PATH)");
     std::printf("  cuda device     %s\n", dt::cuda_device::describe().c_str());
     std::printf("  mpi             %s\n",
-                dt::mpi_built() ? ("compiled in (collectives; data-parallel training to come); "
+                dt::mpi_built() ? ("compiled in (mpirun -np P detrain train/study: docs/distributed.md); "
                                    "this process: " + dt::world().describe()).c_str()
                                 : "not compiled (scripts/setup.sh installs Open MPI)");
     std::printf("  openmp threads  %d max (%d logical cores; --threads default %d)\n",

@@ -76,6 +76,8 @@ nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
     j["isa"] = r.isa;
     j["device"] = r.device;
     j["processes"] = r.processes;
+    j["micro_batch"] = cfg.micro_batch;
+    j["bytes_sent_per_step"] = r.bytes_sent_per_step;
     j["dataset"] = Json{{"name", cfg.dataset},
                         {"dir", cfg.data_dir},
                         {"train_size", r.info.train_size},

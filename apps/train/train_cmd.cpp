@@ -42,7 +42,9 @@ CLI::App* add_train_command(CLI::App& app, TrainConfig& cfg) {
     train->footer(
         "Defaults follow Zhuang et al. 2021: Adam, lr 4e-4, batch 128, Glorot-uniform init, "
         "inputs in [0,1].\nThe same flags and seeds give bitwise identical weights on any "
-        "--threads (except with atomic accumulation).\nNoise switches: docs/noise.md. "
+        "--threads (except with atomic accumulation).\nmpirun -np P detrain train trains on P processes "
+        "with the same global batch (under --impl exact: the same weights for any P; "
+        "docs/distributed.md).\nNoise switches: docs/noise.md. "
         "Precedence: --noise preset < --seed < --seed-<source>; --noise < --impl < --impl-site.");
     add_train_flags(*train, cfg);
     return train;

@@ -333,6 +333,7 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
                           pos.batch + 1, " (global step ", pos.global_step + 1, ")"));
     }
     int64_t last_checkpoint = resume ? pos.global_step : 0;
+    const int64_t steps_before = pos.global_step;
     // Processes of a data-parallel run and micro-batches split every batch (split_step.h).
     std::unique_ptr<BatchSplit> split;
     r.processes = world().size();
@@ -374,6 +375,9 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     r.history = pos.history;
     r.final_train_loss = r.history.back().train_loss;
     r.images_per_second = static_cast<double>(pos.train_images_all) / pos.train_seconds_all;
+    if (split != nullptr && pos.global_step > steps_before)  // this process's steps
+        r.bytes_sent_per_step = static_cast<double>(split->bytes_sent()) /
+                                static_cast<double>(pos.global_step - steps_before);
     r.test_accuracy = ev.accuracy;
     r.per_class_accuracy = std::move(ev.per_class);
     r.predictions = std::move(ev.predictions);

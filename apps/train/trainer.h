@@ -42,6 +42,7 @@ struct TrainResult {
     std::string isa;  // GEMM instruction set used: scalar | avx2 | avx512
     std::string device;  // where it trained: cpu | cuda
     int processes = 1;   // of a data-parallel run (mpirun -np P)
+    double bytes_sent_per_step = 0;  // a process's payload to collectives (0: no split)
 
     // ---- final evaluation (test split, data-set order) ----
     double test_accuracy = 0;                // fraction in [0, 1]

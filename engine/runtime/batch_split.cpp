@@ -12,15 +12,21 @@ namespace {
 
 thread_local BatchSplit* t_current = nullptr;
 
-// The batch-norm hook (kernels/batchnorm2d.h): ctx is the run's Collective.
-void bn_parts_exact(void* ctx, c::ExactAcc* accs, int64_t n) {
-    static_cast<Collective*>(ctx)->allreduce_exact(accs, n);
-}
-void bn_parts_floats(void* ctx, float* totals, int64_t n, const c::AccumSpec& spec) {
-    static_cast<Collective*>(ctx)->allreduce(totals, n, spec);
-}
+constexpr int64_t kAccBytes = 8 * c::kExactLimbs + 4;  // an accumulator on the wire
 
 }  // namespace
+
+// The batch-norm hook (kernels/batchnorm2d.h): ctx is the split.
+void BatchSplit::bn_exact(void* ctx, c::ExactAcc* accs, int64_t n) {
+    auto* s = static_cast<BatchSplit*>(ctx);
+    s->bytes_sent_ += kAccBytes * n;
+    s->ranks_.allreduce_exact(accs, n);
+}
+void BatchSplit::bn_floats(void* ctx, float* totals, int64_t n, const c::AccumSpec& spec) {
+    auto* s = static_cast<BatchSplit*>(ctx);
+    s->bytes_sent_ += 4 * n;
+    s->ranks_.allreduce(totals, n, spec);
+}
 
 BatchSplit::BatchSplit(std::vector<Tensor> params, Collective& ranks, bool sync_batchnorm)
     : params_(std::move(params)), ranks_(ranks), sync_batchnorm_(sync_batchnorm) {
@@ -32,9 +38,9 @@ BatchSplit::BatchSplit(std::vector<Tensor> params, Collective& ranks, bool sync_
     }
     accs_.resize(params_.size());
     acc_used_.assign(params_.size(), false);
-    bn_parts_.ctx = &ranks_;
-    bn_parts_.exact = bn_parts_exact;
-    bn_parts_.floats = bn_parts_floats;
+    bn_parts_.ctx = this;
+    bn_parts_.exact = bn_exact;
+    bn_parts_.floats = bn_floats;
 }
 
 void BatchSplit::begin_step(int64_t whole) {
@@ -91,8 +97,10 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
                  " has both exact-site sums and a float gradient (used at two kinds of site)");
         if (exchange_accs) ex.insert(ex.end(), accs_[i].begin(), accs_[i].end());
     }
-    if (exchange_accs && !ex.empty())
+    if (exchange_accs && !ex.empty()) {
         ranks_.allreduce_exact(ex.data(), static_cast<int64_t>(ex.size()));
+        bytes_sent_ += kAccBytes * static_cast<int64_t>(ex.size());
+    }
     std::size_t at = 0;
     for (std::size_t i = 0; i < params_.size(); ++i) {
         if (!acc_used_[i]) continue;
@@ -111,7 +119,10 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
             const Tensor g = params_[i].grad();
             if (g.defined()) buf.insert(buf.end(), g.f32(), g.f32() + g.numel());
         }
-        if (!buf.empty()) ranks_.allreduce(buf.data(), static_cast<int64_t>(buf.size()), grad_spec);
+        if (!buf.empty()) {
+            ranks_.allreduce(buf.data(), static_cast<int64_t>(buf.size()), grad_spec);
+            bytes_sent_ += 4 * static_cast<int64_t>(buf.size());
+        }
         std::size_t pos = 0;
         for (std::size_t i = 0; i < params_.size(); ++i) {
             if (exchange_accs && acc_used_[i]) continue;
@@ -125,11 +136,17 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
     // The loss of the whole batch.
     float total = 0.0f;
     if (loss_exact_) {
-        if (P > 1) ranks_.allreduce_exact(&loss_acc_, 1);
+        if (P > 1) {
+            ranks_.allreduce_exact(&loss_acc_, 1);
+            bytes_sent_ += kAccBytes;
+        }
         total = c::exact_value(loss_acc_);
     } else {
         total = loss_sum_;
-        if (P > 1) ranks_.allreduce(&total, 1, loss_spec_);
+        if (P > 1) {
+            ranks_.allreduce(&total, 1, loss_spec_);
+            bytes_sent_ += 4;
+        }
     }
     return total / static_cast<float>(whole_);  // ORDER: total, then one division
 }

@@ -72,7 +72,16 @@ class BatchSplit {
     /// whole batch's loss. Every process must call it once per step.
     float finish(const kernels::common::AccumSpec& grad_spec);
 
+    /// Bytes this process has handed to collectives so far (gradients, loss, batch-norm totals):
+    /// 4 per float, 76 per exact accumulator (nine int64 limbs and a flag word). What it
+    /// receives depends on the mode (engine/runtime/collective.h) and MPI's algorithms.
+    int64_t bytes_sent() const { return bytes_sent_; }
+
  private:
+    static void bn_exact(void* ctx, kernels::common::ExactAcc* accs, int64_t n);
+    static void bn_floats(void* ctx, float* totals, int64_t n,
+                          const kernels::common::AccumSpec& spec);
+
     std::vector<Tensor> params_;
     Collective& ranks_;
     bool sync_batchnorm_;
@@ -85,6 +94,7 @@ class BatchSplit {
     bool loss_exact_ = false;
     float loss_sum_ = 0.0f;
     kernels::common::AccumSpec loss_spec_{};
+    int64_t bytes_sent_ = 0;
 };
 
 /// The split of the batch now being run on this thread, or null (a whole batch).

@@ -3,6 +3,7 @@
 // collective_mpi.cpp (compiled with MPI only).
 #include "engine/runtime/collective.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,30 +19,47 @@ namespace c = kernels::common;
 
 void combine_rank_partials(const float* gathered, int P, int64_t n, const c::AccumSpec& spec,
                            float* out) {
-    std::vector<uint32_t> order;
-    if (spec.mode == c::AccumMode::kPermuted) {
-        order.resize(static_cast<std::size_t>(P));
-        c::permute_order(order.data(), P, spec.permute_key);
-    }
-    for (int64_t i = 0; i < n; ++i) {
-        switch (spec.mode) {
-            case c::AccumMode::kKahan: {  // ORDER: the rank tree over (partial, +0)
-                c::KahanTreeSum t;
-                c::kahan_tree_sum_init(t);
-                for (int r = 0; r < P; ++r)
-                    c::kahan_tree_sum_push(t, c::KahanSum{gathered[r * n + i], 0.0f});
-                out[i] = c::kahan_value(c::kahan_tree_sum_finish(t));
-                break;
+    // Whole rows at a time (the tree stacks of reduce_tree.h / accum_kahan.h over rank rows):
+    // every element sees the same operations as the scalar recipe, in the same order.
+    switch (spec.mode) {
+        case c::AccumMode::kKahan: {  // ORDER: the rank tree over (partial, +0)
+            std::vector<c::KahanSum> slots(static_cast<std::size_t>(c::tree_slots(P) * n));
+            for (int r = 0; r < P; ++r) {
+                c::KahanSum* leaf = slots.data() + c::tree_leaf_slot(r) * n;
+                for (int64_t i = 0; i < n; ++i) leaf[i] = c::KahanSum{gathered[r * n + i], 0.0f};
+                c::kahan_tree_push(slots.data(), n, 0, n, r);
             }
-            case c::AccumMode::kExact:  // ORDER: none, rounded once
-                out[i] = c::exact_sum(gathered + i, P, n);
-                break;
-            case c::AccumMode::kPermuted:  // ORDER: +0 + partial(o[0]) + partial(o[1]) + ...
-                out[i] = c::permuted_sum(gathered + i, order.data(), P, n);
-                break;
-            default:  // tree (atomic never gets here: MPI sums it): ORDER: ranks 0..P-1
-                out[i] = c::reduce_tree_combine(gathered + i, P, n);
-                break;
+            c::kahan_tree_finish(slots.data(), n, 0, n, P);
+            for (int64_t i = 0; i < n; ++i)
+                out[i] = c::kahan_value(slots[static_cast<std::size_t>(i)]);
+            return;
+        }
+        case c::AccumMode::kExact:  // ORDER: none, rounded once
+            for (int64_t i = 0; i < n; ++i) out[i] = c::exact_sum(gathered + i, P, n);
+            return;
+        case c::AccumMode::kPermuted: {  // ORDER: +0 + partial(o[0]) + partial(o[1]) + ...
+            std::vector<uint32_t> order(static_cast<std::size_t>(P));
+            c::permute_order(order.data(), P, spec.permute_key);
+            std::vector<float> acc(static_cast<std::size_t>(n), 0.0f);
+            for (int k = 0; k < P; ++k) {
+                const float* row =
+                    gathered + static_cast<int64_t>(order[static_cast<std::size_t>(k)]) * n;
+                for (int64_t i = 0; i < n; ++i)
+                    acc[static_cast<std::size_t>(i)] = acc[static_cast<std::size_t>(i)] + row[i];
+            }
+            std::copy(acc.begin(), acc.end(), out);
+            return;
+        }
+        default: {  // tree (atomic never gets here: MPI sums it): ORDER: T over ranks 0..P-1
+            std::vector<float> slots(static_cast<std::size_t>(c::tree_slots(P) * n));
+            for (int r = 0; r < P; ++r) {
+                std::copy(gathered + r * n, gathered + (r + 1) * n,
+                          slots.data() + c::tree_leaf_slot(r) * n);
+                c::tree_push(slots.data(), n, 0, n, r);
+            }
+            if (P > 0) c::tree_finish(slots.data(), n, 0, n, P);
+            std::copy(slots.begin(), slots.begin() + n, out);
+            return;
         }
     }
 }

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+// The all-reduce of site grad.allreduce per mode and size (engine/runtime/collective.h), under
+// mpirun: every process runs the same fixed sequence (no adaptive iteration counts, which would
+// let ranks disagree on how many collectives to run), each timed from a barrier to a barrier,
+// so the time is the slowest process's. Rank 0 prints one JSON object per (mode, size): median
+// and minimum seconds, the bytes a process contributes (floats: 4 n; exact accumulators: 76 n,
+// nine int64 limbs and a flag word) and receives (gathered modes: 4 n (P - 1); atomic: MPI's
+// algorithm decides, at least the 4 n of the result), and elements per second.
+// On one machine the processes share its cores and memory: this measures overhead, not the
+// bandwidth of a network.
+//   mpirun -np P dt_allreduce_bench [--sizes 1000,100000,1000000] [--reps 15]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/collective.h"
+#include "kernels/common/accum_exact.h"
+
+namespace {
+
+namespace c = dt::kernels::common;
+using Clock = std::chrono::steady_clock;
+
+std::vector<int64_t> parse_sizes(const char* text) {
+    std::vector<int64_t> v;
+    for (const char* p = text; *p != '\0';) {
+        char* end = nullptr;
+        v.push_back(std::strtoll(p, &end, 10));
+        p = *end == ',' ? end + 1 : end;
+        if (end == p && *p != '\0') break;
+    }
+    return v;
+}
+
+struct Timing {
+    double median = 0, min = 0;
+};
+
+template <class Op>
+Timing time_it(dt::Collective& w, int reps, Op&& op) {
+    std::vector<double> s;
+    op();  // warm-up (buffers, MPI's first-use setup)
+    for (int r = 0; r < reps; ++r) {
+        w.barrier();
+        const Clock::time_point t0 = Clock::now();
+        op();
+        w.barrier();  // the slowest process's time
+        s.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    std::sort(s.begin(), s.end());
+    return {s[s.size() / 2], s.front()};
+}
+
+void print(dt::Collective& w, const char* mode, int64_t n, const Timing& t, double sent,
+           double received) {
+    if (w.rank() != 0) return;
+    std::printf("{\"bench\": \"allreduce\", \"processes\": %d, \"mode\": \"%s\", \"elements\": %lld, "
+                "\"median_s\": %.6g, \"min_s\": %.6g, \"bytes_sent_per_process\": %.0f, "
+                "\"bytes_received_per_process\": %.0f, \"elements_per_s\": %.4g}\n",
+                w.size(), mode, static_cast<long long>(n), t.median, t.min, sent, received,
+                static_cast<double>(n) / t.median);
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<int64_t> sizes = {1000, 100000, 1000000};
+    int reps = 15;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (std::strcmp(argv[i], "--sizes") == 0) sizes = parse_sizes(argv[i + 1]);
+        else if (std::strcmp(argv[i], "--reps") == 0) reps = std::max(1, std::atoi(argv[i + 1]));
+    }
+    dt::Collective& w = dt::world();
+    const double P = w.size();
+    for (int64_t n : sizes) {
+        std::vector<float> data(static_cast<std::size_t>(n));
+        for (int64_t i = 0; i < n; ++i)
+            data[static_cast<std::size_t>(i)] = 1.0f / static_cast<float>(1 + (i + w.rank()) % 97);
+        std::vector<float> buf(data.size());
+        for (c::AccumMode m : c::kAccumModes) {
+            const c::AccumSpec spec = c::accum_spec(m, 7);
+            const Timing t = time_it(w, reps, [&] {
+                buf = data;
+                w.allreduce(buf.data(), n, spec);
+            });
+            const double bytes = 4.0 * static_cast<double>(n);
+            print(w, c::accum_mode_name(m), n, t, bytes,
+                  m == c::AccumMode::kAtomic ? bytes : bytes * (P - 1));
+        }
+        // The exact mode's own exchange: unrounded accumulators, integer sums.
+        std::vector<c::ExactAcc> accs(static_cast<std::size_t>(n)), work(accs.size());
+        for (int64_t i = 0; i < n; ++i) {
+            c::exact_init(accs[static_cast<std::size_t>(i)]);
+            c::exact_add(accs[static_cast<std::size_t>(i)], data[static_cast<std::size_t>(i)]);
+        }
+        const Timing t = time_it(w, reps, [&] {
+            work = accs;
+            w.allreduce_exact(work.data(), n);
+        });
+        const double bytes = 76.0 * static_cast<double>(n);
+        print(w, "exact-accumulators", n, t, bytes, bytes);
+    }
+    return 0;
+}
