@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // detrain: command-line entry point. Subcommands: train (apps/train/train_cmd.cpp), study
-// (apps/study/study_cmd.cpp), info (below).
+// (apps/study/study_cmd.cpp), audit (apps/audit/audit_cmd.cpp), info (below).
 // Exit status: 0 success, 1 a dt::Error (bad data, bad value, I/O failure, diverged training),
 // 2 a command-line parse error (unknown flag, missing value, ...).
 #include <omp.h>
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/audit/audit_cmd.h"
 #include "apps/common/version.h"
 #include "apps/study/study_cmd.h"
 #include "apps/train/train_cmd.h"
@@ -75,6 +76,8 @@ int main(int argc, char** argv) {
     CLI::App* train = dt::add_train_command(app, train_cfg);
     dt::StudyFlags study_flags;
     CLI::App* study = dt::add_study_command(app, study_flags);
+    dt::AuditFlags audit_flags;
+    CLI::App* audit = dt::add_audit_command(app, audit_flags);
     CLI::App* info = app.add_subcommand(
         "info", "Print the version, compiled backends, CPU features and data directories");
 
@@ -97,6 +100,7 @@ int main(int argc, char** argv) {
             return dt::run_study_command(*study, study_flags,
                                          std::vector<std::string>(argv, argv + argc));
         }
+        if (audit->parsed()) return dt::run_audit_command(*audit, audit_flags);
         if (info->parsed()) return run_info();
         return 2;  // unreachable: require_subcommand(1)
     } catch (const dt::Error& e) {

@@ -44,19 +44,7 @@ TrainConfig parse_train_flags(const std::vector<std::string>& flags) {
                                           "output directory under its own --out"));
         }
     }
-    CLI::App app("train flags of the study", "detrain study");
-    TrainConfig cfg;
-    add_train_flags(app, cfg);
-    std::vector<std::string> reversed(flags.rbegin(), flags.rend());  // CLI11 parses from the back
-    try {
-        app.parse(reversed);
-    } catch (const CLI::ParseError& e) {
-        throw ValueError(str("study: ", e.what(), " (flags other than the study's own are train "
-                                                  "flags; see detrain train --help)"));
-    }
-    validate_train_config(cfg);
-    noise_config_from_flags(cfg.noise_flags);  // throws for a bad noise flag, before any training
-    return cfg;
+    return parse_train_flag_list(flags, "study");
 }
 
 /// What replica flags need: augmentation/dropout on, the first trainable weight.

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "apps/train/trainer_noise.h"
+#include "apps/train/trainer_trace.h"
 #include "datasets/sampler.h"
 #include "engine/core/error.h"
 #include "engine/noise/reduce_sites.h"
@@ -71,6 +72,7 @@ float split_step(BatchSplit& split, const TrainConfig& cfg, const BatchLoader& l
         std::vector<int64_t> rows;
         for (int64_t r : plan.rows[j]) rows.push_back(order[static_cast<std::size_t>(r)]);
         const Batch part = loader.batch(static_cast<uint64_t>(e), b, rows);
+        trace_batch(part);
         split.begin_micro(plan.concurrent[j]);
         const ScopedBatchSplit active(split);
         ForwardContext ctx;

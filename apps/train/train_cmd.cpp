@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "apps/audit/trace_file.h"
+#include "apps/common/version.h"
 #include "apps/train/checkpoint.h"
 #include "apps/train/progress.h"
 #include "apps/train/run_outputs.h"
@@ -78,7 +80,22 @@ int run_train_command(const CLI::App& train, TrainConfig& cfg,
     Progress progress(Progress::parse_mode(writer ? cfg.progress : "none", stderr), stderr);
     for (const std::string& n : notices) progress.notice(n);
     for (const std::string& n : notes) progress.note(n);
+    // --trace: the hash trail streamed to FILE while training (rank 0's).
+    std::optional<TraceWriter> trace_file;
+    autograd::TraceSink trace;
+    std::optional<autograd::ScopedTrace> tracing;
+    if (!cfg.trace.empty() && writer) {
+        trace_file.emplace(cfg.trace, nlohmann::json{{"detrain_trace", 1},
+                                                     {"detrain_version", version_string()},
+                                                     {"command_line", command_line},
+                                                     {"config", nlohmann::json::parse(to_json(cfg).dump())}});
+        trace.on_entry([&](const autograd::TraceEntry& e) { trace_file->write(e); },
+                       /*store=*/false);
+        tracing.emplace(trace);
+    }
     TrainResult result = run_training(cfg, progress, checkpoint ? &*checkpoint : nullptr);
+    tracing.reset();
+    trace_file.reset();
     if (!writer) return 0;
     const RunFiles files = write_run_outputs(cfg, result, command_line);
     print_summary(stdout, result, files);

@@ -292,6 +292,10 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
                    "Write --out/checkpoint.safetensors every N training steps (atomically: the "
                    "previous one stays valid until the new one is complete); 0 = never")
         ->capture_default_str();
+    app.add_option("--trace", cfg.trace,
+                   "Write the hash of every op output, gradient and weight of every step to FILE "
+                   "(JSON lines), for detrain audit --traces A B (docs/audit.md)")
+        ->type_name("FILE");
     app.add_option("--resume", cfg.resume,
                    "Continue the run checkpointed in DIR (its --out), with its configuration; "
                    "other flags must repeat the run's values (or --force), except --threads, "
@@ -373,10 +377,28 @@ void validate_train_config(const TrainConfig& c) {
     }
 }
 
-void finalize_train_config(TrainConfig& c) {
+TrainConfig parse_train_flag_list(const std::vector<std::string>& flags, const std::string& who) {
+    CLI::App app("train flags of " + who, "detrain " + who);
+    TrainConfig cfg;
+    add_train_flags(app, cfg);
+    std::vector<std::string> reversed(flags.rbegin(), flags.rend());  // CLI11 parses from the back
+    try {
+        app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+        throw ValueError(str(who, ": ", e.what(), " (flags other than the ", who,
+                             "'s own are train flags; see detrain train --help)"));
+    }
+    validate_train_config(cfg);
+    noise_config_from_flags(cfg.noise_flags);  // throws for a bad noise flag, before any training
+    return cfg;
+}
+
+void finalize_train_config(TrainConfig& c) { finalize_train_config(c, os_entropy64); }
+
+void finalize_train_config(TrainConfig& c, const EntropyFn& entropy) {
     validate_train_config(c);
     if (!c.noise_from_record) c.noise = noise_config_from_flags(c.noise_flags);
-    resolve_noise_config(c.noise);  // `random` seeds are drawn here, once
+    resolve_noise_config(c.noise, entropy);  // `random` seeds are drawn here, once
     if (c.data_dir.empty()) c.data_dir = default_data_dir(c.dataset);
     if (c.out.empty()) c.out = "runs/" + c.model + "-" + c.dataset;
 }

@@ -105,6 +105,10 @@ struct RunOptions {
     std::string data_dir;           // "" -> default_data_dir(dataset)
     std::string out;                // "" -> runs/<model>-<dataset>
     int64_t checkpoint_every = 0;   // write --out/checkpoint.safetensors every N steps; 0 = never
+    std::string trace;              // --trace FILE: the per-op hash trail (apps/audit/trace_file.h)
+    // Stop after this many global steps, without the evaluation of the unfinished epoch (0: the
+    // whole run). Not a flag: `detrain audit --steps N` sets it.
+    int64_t max_steps = 0;
 
     // ---- what this command does with a record ----
     std::string replay;            // --replay FILE: re-run the recipe a result.json records
@@ -131,12 +135,19 @@ const std::vector<std::string>& device_names();  // cpu, cuda
 /// parse). Defaults shown in --help are the current values of `cfg`.
 void add_train_flags(CLI::App& app, TrainConfig& cfg);
 
+/// The flags of `detrain train` given as a list (by `detrain study` and `detrain audit`), parsed
+/// and validated as train would, not finalized; a parse error is a ValueError prefixed by `who`.
+TrainConfig parse_train_flag_list(const std::vector<std::string>& flags, const std::string& who);
+
 /// Validates every field; throws dt::ValueError naming the flag, the value and the valid range.
 void validate_train_config(const TrainConfig& cfg);
 
 /// Validates, builds `noise` from `noise_flags` (unless noise_from_record) and draws its random
 /// seeds, fills derived defaults (data_dir, out). Call once after parsing, at the start of a run.
 void finalize_train_config(TrainConfig& cfg);
+/// The same, drawing `random` seeds from `entropy` (two configurations that must draw the same
+/// seeds, as the runs of `detrain audit`, share one sequence of draws).
+void finalize_train_config(TrainConfig& cfg, const EntropyFn& entropy);
 
 /// Every field, with the resolved seeds, under the flag names (without "--"), in flag order
 /// (apps/train/train_config_json.cpp). Seeds are numbers, or "off"; "seed" is --seed as typed (a

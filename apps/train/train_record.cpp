@@ -24,7 +24,7 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 const std::vector<std::string>& run_option_flags() {
     static const std::vector<std::string> v = {
         "--threads",  "--isa",      "--device",           "--micro-batch", "--sync-bn",
-        "--progress", "--data-dir", "--checkpoint-every", "--out"};
+        "--progress", "--data-dir", "--checkpoint-every", "--out",         "--trace"};
     return v;
 }
 
@@ -50,6 +50,7 @@ TrainConfig recorded_config(const std::string& source, const nlohmann::json& con
     if (contains(flags, "--data-dir")) run.data_dir = mine.data_dir;
     if (contains(flags, "--checkpoint-every")) run.checkpoint_every = mine.checkpoint_every;
     if (contains(flags, "--out")) run.out = mine.out;
+    if (contains(flags, "--trace")) run.trace = mine.trace;
     return c;
 }
 

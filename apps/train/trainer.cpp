@@ -12,6 +12,7 @@
 #include "apps/common/noise_flags.h"
 #include "apps/train/checkpoint.h"
 #include "apps/train/split_step.h"
+#include "apps/train/trainer_trace.h"
 #include "apps/train/trainer_noise.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
@@ -205,6 +206,7 @@ float whole_batch_step(const StepLoop& L, int e, int64_t b, int64_t& images) {
                                         batch.size(), cfg.noise.shuffle_within_batch.seed,
                                         static_cast<uint64_t>(e), b));
     }
+    trace_batch(batch);
     ForwardContext ctx;
     ctx.training = true;
     ctx.epoch = static_cast<uint64_t>(e);
@@ -234,6 +236,7 @@ void train_epoch(const StepLoop& L) {
     for (int64_t b = pos.batch; b < steps; ++b) {
         int64_t images = 0;
         float loss_value = 0;
+        trace_begin_step(e * steps + b);
         if (L.split != nullptr) {
             L.optimizer.zero_grad();
             loss_value = split_step(*L.split, cfg, L.loader, L.model, e, b, images);
@@ -247,8 +250,10 @@ void train_epoch(const StepLoop& L) {
                                        loss_value, " ", step_text(e, b, steps),
                                        "; try a smaller --lr (now ", cfg.lr, ")"));
         }
+        trace_parameters(L.model, /*gradients=*/true);
         L.optimizer.step(static_cast<float>(
             learning_rate(L.schedule, cfg.lr, step, steps, steps * cfg.epochs)));
+        trace_parameters(L.model, /*gradients=*/false);
         pos.epoch_loss_sum += loss_value;  // ORDER: batch order, in double
         pos.epoch_images += images;
         pos.batch = b + 1;
@@ -262,6 +267,7 @@ void train_epoch(const StepLoop& L) {
             save_checkpoint(cfg, L.model, L.optimizer, pos);
             L.last_checkpoint = pos.global_step;
         }
+        if (cfg.max_steps > 0 && pos.global_step >= cfg.max_steps) return;  // an audit's steps
     }
 }
 
@@ -304,6 +310,7 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     // Initialised on the host (the same bits for every device), then moved.
     r.device = cfg.device;
     r.model->to(device_from_name(cfg.device));
+    trace_name_model(*r.model);
     const std::unique_ptr<Optimizer> optimizer =
         make_optimizer(optimizer_config(cfg), r.model->trainable());
     const ScheduleConfig schedule = schedule_config(cfg);
@@ -350,6 +357,7 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
         } catch (const TrainingDiverged& d) {
             throw TrainingDiverged(with_checkpoint_note(cfg, last_checkpoint, d.what()));
         }
+        if (cfg.max_steps > 0 && pos.global_step >= cfg.max_steps) break;  // no evaluation
         const int e = pos.epoch;
         progress.evaluating(e + 1);
         const Clock::time_point train_end = Clock::now();
@@ -373,8 +381,8 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     }
 
     r.history = pos.history;
-    r.final_train_loss = r.history.back().train_loss;
-    r.images_per_second = static_cast<double>(pos.train_images_all) / pos.train_seconds_all;
+    r.final_train_loss = r.history.empty() ? 0.0 : r.history.back().train_loss;
+    r.images_per_second = pos.train_seconds_all > 0 ? static_cast<double>(pos.train_images_all) / pos.train_seconds_all : 0.0;
     if (split != nullptr && pos.global_step > steps_before)  // this process's steps
         r.bytes_sent_per_step = static_cast<double>(split->bytes_sent()) /
                                 static_cast<double>(pos.global_step - steps_before);

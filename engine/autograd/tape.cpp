@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "engine/autograd/trace.h"
 #include "engine/core/backend.h"
 #include "engine/ops/non_finite_scan.h"
 
@@ -73,6 +74,7 @@ void record(Tensor& out, const std::string& name, std::vector<Tensor> inputs, Ba
     node->backward = std::move(fn);
     out.impl().requires_grad = true;
     out.impl().grad_fn = node;
+    if (TraceSink* trace = current_trace()) trace->add("forward", node->name, "output", out);
     t_tape.nodes.push_back(std::move(node));
 }
 
@@ -105,6 +107,14 @@ void backward(const Tensor& loss) {
         DT_CHECK(grads.size() == node.inputs.size(), "backward of ", node.name, " returned ",
                  grads.size(), " gradients for ", node.inputs.size(), " inputs");
         node.grad_out = Tensor();  // free as soon as it is consumed
+        if (TraceSink* trace = current_trace()) {  // every gradient the op hands back
+            for (std::size_t i = 0; i < grads.size(); ++i) {
+                if (!grads[i].defined()) continue;
+                const std::string* name = trace->name_of(node.inputs[i]);
+                trace->add("backward", node.name,
+                           name ? "grad " + *name : "grad input " + std::to_string(i), grads[i]);
+            }
+        }
         for (std::size_t i = 0; i < grads.size(); ++i) {
             const Tensor& in = node.inputs[i];
             if (!grads[i].defined() || !in.defined() || !in.requires_grad()) continue;

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+// End to end, `detrain audit` and `detrain train --trace` (issue 22, docs/audit.md) on the
+// synthetic IDX data: identical runs report no difference; a planted difference (one site
+// switched to permuted or kahan) is named exactly, at its op, tensor and step, with element
+// statistics; exact accumulation with shuffled rows differs only in per-sample tensors and ends
+// with the same weights; two trace files are compared the same way; bad input fails clearly.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/synthetic_idx.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dt::test::CliRun;
+using json = nlohmann::json;
+
+class AuditCli : public ::testing::Test {
+ protected:
+    static void SetUpTestSuite() {
+        root_ = dt::test::make_synthetic_root("detrain-audit", 128, 32);
+    }
+    static void TearDownTestSuite() { dt::test::remove_synthetic_root(root_); }
+
+    static CliRun detrain(const std::string& args) {
+        return dt::test::run_cli(DT_DETRAIN_EXE, args, root_, std::to_string(counter_++));
+    }
+    static std::string data() {
+        return " --data-dir " + (root_ / "data").string() + " --batch-size 32 --threads 2";
+    }
+    /// `detrain audit --json` of run A's flags against --vs.
+    static json audit(const std::string& a, const std::string& vs, int steps = 2) {
+        const CliRun r = detrain("audit --json --steps " + std::to_string(steps) + data() + " " +
+                                 a + " --vs \"" + vs + "\"");
+        EXPECT_EQ(r.status, 0) << r.err;
+        return json::parse(r.out);
+    }
+
+    static inline fs::path root_;
+    static inline int counter_ = 0;
+};
+
+TEST_F(AuditCli, IdenticalRunsReportNoDifference) {
+    const json j = audit("--model smallcnn-bn", "--threads 1");
+    EXPECT_TRUE(j.at("identical").get<bool>());
+    EXPECT_TRUE(j.at("first_difference").is_null());
+    EXPECT_EQ(j.at("final_weights").at("differing_tensors"), 0);
+    EXPECT_GT(j.at("entries").at("a").get<int>(), 50);  // every op, gradient and weight
+}
+
+TEST_F(AuditCli, APermutedWeightGradientIsNamedFirst) {
+    // The backward reaches the last convolution first: its weight gradient is where B departs.
+    const json j = audit("--model smallcnn --impl exact", "--impl-site conv.wgrad=permuted:3");
+    const json& f = j.at("first_difference");
+    ASSERT_FALSE(f.is_null());
+    EXPECT_EQ(f.at("step"), 0);
+    EXPECT_EQ(f.at("phase"), "backward");
+    EXPECT_EQ(f.at("op"), "conv2d");
+    EXPECT_EQ(f.at("tensor"), "grad conv3.weight");
+    EXPECT_FALSE(f.at("structural").get<bool>());
+    EXPECT_GT(f.at("differing_elements").get<int64_t>(), 0);
+    EXPECT_LE(f.at("differing_elements").get<int64_t>(), f.at("elements").get<int64_t>());
+    EXPECT_GE(f.at("max_ulp").get<double>(), 1.0);
+    // It spreads: the next step's forward differs everywhere from the first conv on.
+    ASSERT_GE(j.at("spread").size(), 2u);
+    EXPECT_GT(j.at("spread")[1].at("differing_entries").get<int>(),
+              j.at("spread")[0].at("differing_entries").get<int>());
+    EXPECT_GT(j.at("final_weights").at("differing_tensors").get<int>(), 0);
+}
+
+TEST_F(AuditCli, AnotherOrderAtTheBiasGradientIsNamedFirst) {
+    // kahan instead of tree at bias.grad: the first bias gradient of the backward (the last
+    // linear layer's).
+    const json j = audit("--model smallcnn", "--impl-site bias.grad=kahan");
+    const json& f = j.at("first_difference");
+    ASSERT_FALSE(f.is_null());
+    EXPECT_EQ(f.at("op"), "linear");
+    EXPECT_EQ(f.at("tensor"), "grad fc2.bias");
+}
+
+TEST_F(AuditCli, ExactSumsWithShuffledRowsDifferOnlyPerSample) {
+    const json j = audit("--model smallcnn --impl exact", "--shuffle-within-batch 3");
+    const json& f = j.at("first_difference");
+    ASSERT_FALSE(f.is_null());
+    EXPECT_EQ(f.at("op"), "batch");                               // the rows moved
+    EXPECT_EQ(j.at("final_weights").at("differing_tensors"), 0);  // the weights did not
+}
+
+TEST_F(AuditCli, ABatchSizeChangeIsReportedAsDifferentWork) {
+    const json j = audit("--model smallcnn", "--batch-size 16", 1);
+    ASSERT_FALSE(j.at("first_difference").is_null());
+    EXPECT_TRUE(j.at("first_difference").at("structural").get<bool>());
+}
+
+TEST_F(AuditCli, TraceFilesOfTwoRunsCompareLikeAnAudit) {
+    const std::string common = "train --model smallcnn --epochs 1 --progress none" + data();
+    const std::string a = (root_ / "a.trace").string(), b = (root_ / "b.trace").string(),
+                      c = (root_ / "c.trace").string();
+    ASSERT_EQ(detrain(common + " --out " + (root_ / "ta").string() + " --trace " + a).status, 0);
+    ASSERT_EQ(
+        detrain(common + " --threads 1 --out " + (root_ / "tb").string() + " --trace " + b).status,
+        0);
+    ASSERT_EQ(detrain(common + " --impl-site linear.wgrad=permuted:5 --out " +
+                      (root_ / "tc").string() + " --trace " + c)
+                  .status,
+              0);
+    const std::string text = dt::test::slurp(a);
+    const json header = json::parse(text.substr(0, text.find('\n')));
+    EXPECT_EQ(header.at("detrain_trace"), 1);
+    EXPECT_EQ(header.at("config").at("model"), "smallcnn");
+    CliRun same = detrain("audit --json --traces " + a + " " + b);
+    ASSERT_EQ(same.status, 0) << same.err;
+    EXPECT_TRUE(json::parse(same.out).at("first_difference").is_null());
+    CliRun differ = detrain("audit --traces " + a + " " + c);
+    ASSERT_EQ(differ.status, 0) << differ.err;
+    EXPECT_NE(differ.out.find("first difference  step 0"), std::string::npos) << differ.out;
+    EXPECT_NE(differ.out.find("linear grad fc2.weight"), std::string::npos) << differ.out;
+}
+
+TEST_F(AuditCli, BadInputFailsWithTheReason) {
+    CliRun r = detrain("audit" + data());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("give --vs"), std::string::npos) << r.err;
+    const std::string bad = (root_ / "bad.trace").string();
+    { std::ofstream(bad) << "{\"detrain_trace\": 1}\n{\"step\": 0}\n"; }
+    r = detrain("audit --traces " + bad + " " + bad);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("bad.trace:2: not a detrain trace line"), std::string::npos) << r.err;
+    r = detrain("audit --out x" + data() + " --vs \"--threads 1\"");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("--out is not an audit flag"), std::string::npos) << r.err;
+}
+
+}  // namespace
