@@ -4,9 +4,11 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <sstream>
 
 #include "apps/audit/audit_compare.h"
+#include "apps/audit/audit_error.h"
+#include "apps/audit/audit_matrix.h"
+#include "apps/audit/audit_runs.h"
 #include "apps/audit/trace_file.h"
 #include "apps/train/progress.h"
 #include "apps/train/train_config.h"
@@ -17,68 +19,33 @@ namespace dt {
 
 namespace {
 
-std::vector<std::string> split_words(const std::string& s) {
-    std::istringstream in(s);
-    std::vector<std::string> words;
-    for (std::string w; in >> w;) words.push_back(w);
-    return words;
-}
-
-std::string join(const std::vector<std::string>& v) {
-    std::string s;
-    for (const std::string& w : v) s += (s.empty() ? "" : " ") + w;
-    return s;
-}
-
-/// One audited run: its trail, or (keep >= 0) only the values of entry (keep_step, keep).
-struct Trail {
-    std::vector<TraceEntry> entries;
-    std::vector<float> kept;
-};
-
-Trail run_traced(const TrainConfig& cfg, int64_t keep_step = -1, int64_t keep = -1) {
-    autograd::TraceSink sink;
-    if (keep >= 0) {
-        sink.keep_values(keep_step, keep);
-        sink.on_entry(nullptr, /*store=*/false);
-    }
+/// audit --error: one configuration, every reduction rerun in every mode (site_probe.h).
+int run_error_audit(const std::vector<std::string>& flags, const AuditFlags& f) {
+    DT_CHECK_VALUE(f.vs.empty(), "audit --error measures one configuration: no --vs");
+    DT_CHECK_VALUE(f.steps >= 1, "audit: --steps ", f.steps, ": need at least 1");
+    TrainConfig cfg = audit_configs(flags, flags, f.steps).first;
+    DT_CHECK_VALUE(cfg.device == "cpu",
+                   "audit --error runs on the cpu (it reruns every "
+                   "reduction into host buffers)");
+    SiteProbe probe;
     Progress quiet(Progress::Mode::kNone);
     {
-        const autograd::ScopedTrace scope(sink);
+        const ScopedSiteProbe scope(probe);
         (void)run_training(cfg, quiet);
     }
-    return {sink.entries(), sink.kept()};
-}
-
-/// Run A's and B's configurations: B's flags are A's with --vs appended (a later flag wins;
-/// --impl-site lists add up). `random` seeds are drawn once for both.
-std::pair<TrainConfig, TrainConfig> audit_configs(const std::vector<std::string>& a_flags,
-                                                  const std::vector<std::string>& b_flags,
-                                                  int64_t steps) {
-    for (const char* refused : {"--replay", "--resume", "--out", "--checkpoint-every", "--trace"}) {
-        for (const auto* flags : {&a_flags, &b_flags}) {
-            if (std::find(flags->begin(), flags->end(), refused) != flags->end())
-                throw ValueError(str(refused,
-                                     " is not an audit flag: an audit trains its runs "
-                                     "in memory and writes nothing"));
-        }
+    if (f.json) {
+        const nlohmann::json j = {{"flags", join_words(flags)},
+                                  {"steps", f.steps},
+                                  {"reference", "exact"},
+                                  {"sites", site_error_json(probe)}};
+        std::printf("%s\n", j.dump(2).c_str());
+    } else {
+        std::printf("run  %s, %lld steps\n",
+                    flags.empty() ? "(defaults)" : join_words(flags).c_str(),
+                    static_cast<long long>(f.steps));
+        print_site_errors(stdout, probe);
     }
-    std::vector<uint64_t> draws;  // shared by both runs
-    std::size_t next_a = 0, next_b = 0;
-    auto entropy = [&](std::size_t& next) {
-        if (next == draws.size()) draws.push_back(os_entropy64());
-        return draws[next++];
-    };
-    TrainConfig a = parse_train_flag_list(a_flags, "audit");
-    TrainConfig b = parse_train_flag_list(b_flags, "audit --vs");
-    finalize_train_config(a, [&] { return entropy(next_a); });
-    finalize_train_config(b, [&] { return entropy(next_b); });
-    for (TrainConfig* c : {&a, &b}) {
-        c->max_steps = steps;
-        c->checkpoint_every = 0;
-        c->progress = "none";
-    }
-    return {a, b};
+    return 0;
 }
 
 }  // namespace
@@ -101,6 +68,13 @@ CLI::App* add_audit_command(CLI::App& app, AuditFlags& f) {
                 "One JSON object on stdout (first_difference: null when the "
                 "runs are bitwise identical)");
     a->add_option("--traces", f.traces, "Compare two trace files instead of training")->expected(2);
+    a->add_flag("--matrix", f.matrix,
+                "Check every reduction site x mode under a rerun, --threads 1, permuted rows and "
+                "every instruction set, and evaluation's batch invariance (about 40 runs of "
+                "--steps steps; use a small --limit-train)");
+    a->add_flag("--error", f.error,
+                "Measure every mode's rounding error against the exact mode at every reduction "
+                "site over --steps training steps of the configuration (no --vs)");
     return a;
 }
 
@@ -110,7 +84,7 @@ int run_audit_command(const CLI::App& audit, const AuditFlags& f) {
         DT_CHECK_VALUE(extra.empty() && f.vs.empty(),
                        "--traces compares two files: give no "
                        "train flags and no --vs with it (got ",
-                       join(extra), f.vs, ")");
+                       join_words(extra), f.vs, ")");
         const TraceFile a = read_trace(f.traces[0]), b = read_trace(f.traces[1]);
         const AuditResult r = compare_trails(a.entries, b.entries);
         if (f.json) {
@@ -119,6 +93,21 @@ int run_audit_command(const CLI::App& audit, const AuditFlags& f) {
             std::printf("%s\n", audit_json(r, runs).dump(2).c_str());
         } else {
             print_audit(stdout, r, f.traces[0], f.traces[1]);
+        }
+        return 0;
+    }
+    if (f.error) return run_error_audit(extra, f);
+    if (f.matrix) {
+        DT_CHECK_VALUE(f.vs.empty(), "audit --matrix makes its own runs B: no --vs");
+        const AuditMatrix m = run_audit_matrix(extra, f.steps, [&](const std::string& what) {
+            if (!f.json) std::fprintf(stderr, "audit --matrix: %s\n", what.c_str());
+        });
+        if (f.json) {
+            nlohmann::json j = matrix_json(m);
+            j["flags"] = join_words(extra);
+            std::printf("%s\n", j.dump(2).c_str());
+        } else {
+            print_matrix(stdout, m);
         }
         return 0;
     }
@@ -140,10 +129,10 @@ int run_audit_command(const CLI::App& audit, const AuditFlags& f) {
         const int64_t step = r.first->a.step, index = r.first->a.index;
         TrainConfig a1 = a, b1 = b;
         a1.max_steps = b1.max_steps = step + 1;
-        add_value_differences(run_traced(a1, step, index).kept, run_traced(b1, step, index).kept,
-                              *r.first);
+        const TrailOptions keep{.keep_step = step, .keep_index = index};
+        add_value_differences(run_traced(a1, keep).kept, run_traced(b1, keep).kept, *r.first);
     }
-    const std::string a_text = join(extra), b_text = join(b_flags);
+    const std::string a_text = join_words(extra), b_text = join_words(b_flags);
     if (f.json) {
         const nlohmann::json runs = {{"a", {{"flags", a_text}}}, {"b", {{"flags", b_text}}}};
         std::printf("%s\n", audit_json(r, runs).dump(2).c_str());

@@ -9,6 +9,12 @@
 //   detrain audit --traces A B [--json]
 // compares two trace files of `detrain train --trace FILE` (runs made at other times or on other
 // machines): hashes only.
+//   detrain audit --error [train flags] --steps N [--json]
+// measures, over N training steps, every accumulation mode's rounding error against the exact
+// mode at every reduction site (apps/audit/audit_error.h).
+//   detrain audit --matrix [train flags] [--json]
+// checks every site x mode under a rerun, a thread-count change, permuted rows and every
+// instruction set, and evaluation's batch invariance (apps/audit/audit_matrix.h).
 #pragma once
 #include <string>
 #include <vector>
@@ -24,6 +30,8 @@ struct AuditFlags {
     int64_t steps = 3;                // training steps per run
     bool json = false;                // one JSON object on stdout instead of the table
     std::vector<std::string> traces;  // --traces A B
+    bool error = false;               // --error: rounding error per site and mode
+    bool matrix = false;              // --matrix: which sites stay stable under which change
 };
 
 /// Adds the `audit` subcommand (its own flags into `flags`; other flags are train flags).

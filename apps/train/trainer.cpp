@@ -5,6 +5,7 @@
 
 #include <sys/resource.h>
 
+#include <mutex>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -139,9 +140,20 @@ Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test
 /// and --imbalance applied (datasets/subset.h); a load failure names --data-dir, a class that does
 /// not exist names --imbalance.
 DatasetSplits load_splits(const TrainRecipe& cfg, const std::string& data_dir) {
+    // The last data set read, kept for the process: `detrain audit` trains hundreds of short runs
+    // on one data set (a process does not see its data files change under it).
+    static std::mutex mu;
+    static std::string cached_key;
+    static std::shared_ptr<const DatasetSplits> cached;
     DatasetSplits data;
     try {
-        data = load_dataset(cfg.dataset, data_dir);
+        const std::lock_guard<std::mutex> lock(mu);
+        const std::string key = cfg.dataset + '\n' + data_dir;
+        if (cached == nullptr || cached_key != key) {
+            cached = std::make_shared<const DatasetSplits>(load_dataset(cfg.dataset, data_dir));
+            cached_key = key;
+        }
+        data = *cached;
     } catch (const IoError& e) {
         throw IoError(
             str("cannot load ", cfg.dataset, " from --data-dir ", data_dir, ": ", e.what()));

@@ -84,6 +84,15 @@ void TraceSink::add(const char* phase, const std::string& op, const std::string&
     e.step = step_, e.index = next_index_++;
     e.phase = phase, e.op = op, e.tensor = tensor, e.shape = t.shape();
     e.hash = hash_tensor(t);
+    if (row_hashes_ && t.ndim() >= 2 && t.dim(0) > 0 && t.device() == Device::kCpu) {
+        const std::size_t row = t.nbytes() / static_cast<std::size_t>(t.dim(0));
+        const auto* p = static_cast<const unsigned char*>(
+            t.dtype() == DType::kF32 ? static_cast<const void*>(t.data<float>())
+                                     : static_cast<const void*>(t.data<int64_t>()));
+        if (t.dtype() == DType::kF32 || t.dtype() == DType::kI64)
+            for (int64_t r = 0; r < t.dim(0); ++r)
+                e.row_hashes.push_back(hash_bits(p + static_cast<std::size_t>(r) * row, row));
+    }
     if (e.step == keep_step_ && e.index == keep_index_ && t.dtype() == DType::kF32)
         kept_ = t.to_vector();
     if (on_entry_) on_entry_(e);

@@ -33,6 +33,7 @@ struct TraceEntry {
     std::string tensor;  // "output", "grad conv1.weight", "grad input 0", "images", ...
     Shape shape;
     uint64_t hash = 0;
+    std::vector<uint64_t> row_hashes;  // one per slice along dim 0, when the sink keeps them
 };
 
 /// 64-bit hash of n bytes (a multiple of 8 is fastest; see the header).
@@ -58,11 +59,16 @@ class TraceSink {
 
     const std::vector<TraceEntry>& entries() const { return entries_; }
 
+    /// Also hash every slice along dim 0 (per-sample rows) of tensors with 2+ dimensions, so that
+    /// runs whose batches hold the same samples in another order can be compared row by row.
+    void keep_row_hashes(bool on) { row_hashes_ = on; }
+
  private:
     std::vector<TraceEntry> entries_;
     std::unordered_map<const TensorImpl*, std::string> names_;
     std::function<void(const TraceEntry&)> on_entry_;
     bool store_ = true;
+    bool row_hashes_ = false;
     int64_t step_ = 0, next_index_ = 0;
     int64_t keep_step_ = -1, keep_index_ = -1;
     std::vector<float> kept_;

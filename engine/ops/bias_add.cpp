@@ -20,7 +20,15 @@ Tensor ops_detail::bias_grad(const Tensor& dy, const Tensor& b, int64_t n, int64
         return Tensor();
     }
     Tensor db = empty_like_device(b.shape(), dy);
-    device_kernels(dy.device()).bias_add_backward(dy.f32(), db.f32(), q);
+    const kernels::KernelTable& k = device_kernels(dy.device());
+    k.bias_add_backward(dy.f32(), db.f32(), q);
+    if (probing(dy)) {
+        probe_site(ReduceSite::kBiasGrad, b.numel(), [&](const AccumSpec& s, float* out) {
+            kernels::BiasAddParams r = q;
+            r.accum = s;
+            k.bias_add_backward(dy.f32(), out, r);
+        });
+    }
     return db;
 }
 

@@ -6,6 +6,8 @@
 #include "engine/core/backend.h"
 #include "engine/core/error.h"
 #include "engine/core/tensor.h"
+#include "engine/noise/site_probe.h"
+#include "engine/runtime/batch_split.h"
 
 namespace dt::ops_detail {
 
@@ -39,6 +41,13 @@ inline void check_same_device(const Tensor& x, const Tensor& w, const Tensor& b,
 /// An uninitialised float32 tensor on x's device (an op's output or gradient).
 inline Tensor empty_like_device(const Shape& shape, const Tensor& x) {
     return Tensor::empty(shape, DType::kF32, x.device());
+}
+
+/// True when a rounding-error probe is current (engine/noise/site_probe.h) and can rerun this
+/// op's reduction: on the cpu (host buffers), outside a split batch.
+inline bool probing(const Tensor& x) {
+    return current_site_probe() != nullptr && x.device() == Device::kCpu &&
+           current_batch_split() == nullptr;
 }
 
 /// The gradient of bias b from dy viewed as (n, c, p) (site bias.grad; conv2d, linear and

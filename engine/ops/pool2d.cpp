@@ -15,6 +15,23 @@ namespace dt {
 
 namespace {
 
+/// The rounding-error probe of pool.backward (engine/noise/site_probe.h): the same backward with
+/// every mode. argmax null: average pooling.
+void probe_pool_backward(const Tensor& dy, const int32_t* argmax, const kernels::Pool2dParams& q) {
+    if (!ops_detail::probing(dy)) return;
+    const kernels::KernelTable& k = device_kernels(dy.device());
+    probe_site(ReduceSite::kPoolBackward, q.N * q.C * q.H * q.W,
+               [&](const AccumSpec& s, float* out) {
+                   kernels::Pool2dParams r = q;
+                   r.accum = s;
+                   if (argmax != nullptr) {
+                       k.maxpool2d_backward(dy.f32(), argmax, out, r);
+                   } else {
+                       k.avgpool2d_backward(dy.f32(), out, r);
+                   }
+               });
+}
+
 kernels::Pool2dParams pool_params(const Tensor& x, const Pool2dOptions& opt, const char* op) {
     ops_detail::check_f32(x, op, "input", 4);
     DT_CHECK_VALUE(opt.kernel >= 1 && opt.stride >= 1, op, ": kernel and stride must be >= 1, got "
@@ -49,6 +66,7 @@ Tensor maxpool2d(const Tensor& x, Pool2dOptions opt) {
             Tensor dx = ops_detail::empty_like_device({q.N, q.C, q.H, q.W}, dy);
             device_kernels(dy.device())
                 .maxpool2d_backward(dy.f32(), argmax.data<int32_t>(), dx.f32(), q);
+            probe_pool_backward(dy, argmax.data<int32_t>(), q);
             return std::vector<Tensor>{dx};
         });
     }
@@ -73,6 +91,7 @@ Tensor relu_maxpool2d(const Tensor& x, Pool2dOptions opt) {
             q.accum = accum_spec_for_call(ReduceSite::kPoolBackward);
             Tensor dx = ops_detail::empty_like_device({q.N, q.C, q.H, q.W}, dy);
             kb.maxpool2d_backward(dyp.f32(), argmax.data<int32_t>(), dx.f32(), q);
+            probe_pool_backward(dyp, argmax.data<int32_t>(), q);
             return std::vector<Tensor>{dx};
         });
     }
@@ -89,6 +108,7 @@ Tensor avgpool2d(const Tensor& x, Pool2dOptions opt) {
             q.accum = accum_spec_for_call(ReduceSite::kPoolBackward);
             Tensor dx = ops_detail::empty_like_device({q.N, q.C, q.H, q.W}, dy);
             device_kernels(dy.device()).avgpool2d_backward(dy.f32(), dx.f32(), q);
+            probe_pool_backward(dy, nullptr, q);
             return std::vector<Tensor>{dx};
         });
     }

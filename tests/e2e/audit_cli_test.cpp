@@ -3,7 +3,8 @@
 // synthetic IDX data: identical runs report no difference; a planted difference (one site
 // switched to permuted or kahan) is named exactly, at its op, tensor and step, with element
 // statistics; exact accumulation with shuffled rows differs only in per-sample tensors and ends
-// with the same weights; two trace files are compared the same way; bad input fails clearly.
+// with the same weights; two trace files are compared the same way; the guarantee matrix agrees
+// with docs/noise.md; bad input fails clearly.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -119,6 +120,57 @@ TEST_F(AuditCli, TraceFilesOfTwoRunsCompareLikeAnAudit) {
     ASSERT_EQ(differ.status, 0) << differ.err;
     EXPECT_NE(differ.out.find("first difference  step 0"), std::string::npos) << differ.out;
     EXPECT_NE(differ.out.find("linear grad fc2.weight"), std::string::npos) << differ.out;
+}
+
+TEST_F(AuditCli, TheMatrixAgreesWithTheDocumentedGuarantees) {
+    const CliRun r = detrain("audit --matrix --json --steps 1 --model smallcnn" + data());
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json m = json::parse(r.out);
+    auto cell = [&](const std::string& site, const std::string& mode, const std::string& change) {
+        for (const json& row : m.at("rows"))
+            if (row.at("site") == site && row.at("mode") == mode)
+                return row.at("changes").at(change).at("stable").get<bool>();
+        ADD_FAILURE() << "no row " << site << " " << mode;
+        return false;
+    };
+    std::size_t rows = 0;
+    for (const json& row : m.at("rows")) {
+        ++rows;
+        const std::string mode = row.at("mode"), site = row.at("site");
+        for (const auto& [change, c] : row.at("changes").items()) {
+            EXPECT_GT(c.at("compared").get<int>(), 0) << site << " " << mode << " " << change;
+            // exact: stable under every change; tree, kahan, permuted: under every change but
+            // a new order of the samples; evaluation: batch invariant.
+            if (mode == "exact" || site == "evaluation" ||
+                (mode != "atomic" && change != "permuted rows"))
+                EXPECT_TRUE(c.at("stable").get<bool>()) << site << " " << mode << " " << change;
+        }
+    }
+    EXPECT_EQ(rows, 7u * 5u + 1u);  // smallcnn has no batch norm
+    // A new order of the samples moves the tree's bits at the cross-sample sites, not within
+    // a sample.
+    EXPECT_FALSE(cell("conv.wgrad", "tree", "permuted rows"));
+    EXPECT_TRUE(cell("conv.dgrad", "tree", "permuted rows"));
+}
+
+TEST_F(AuditCli, RoundingErrorPerSiteAndModeAgainstExact) {
+    const CliRun r = detrain("audit --error --json --steps 1 --model smallcnn" + data());
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j.at("reference"), "exact");
+    const json& sites = j.at("sites");
+    for (const char* site : {"conv.wgrad", "conv.dgrad", "linear.wgrad", "linear.dgrad",
+                             "bias.grad", "pool.backward", "loss"}) {
+        ASSERT_TRUE(sites.contains(site)) << site;
+        for (const char* mode : {"tree", "kahan", "atomic", "permuted"})
+            EXPECT_GT(sites.at(site).at(mode).at("elements").get<int64_t>(), 0) << site << mode;
+    }
+    // Sums of many leaves round away from the exact sum under the plain float orders ...
+    EXPECT_GT(sites.at("conv.wgrad").at("tree").at("differing_elements").get<int64_t>(), 0);
+    EXPECT_GT(sites.at("conv.wgrad").at("tree").at("max_ulp").get<double>(), 0.0);
+    // ... while non-overlapping 2x2 pooling windows have one term per input cell: no rounding.
+    for (const char* mode : {"tree", "kahan", "atomic", "permuted"})
+        EXPECT_EQ(sites.at("pool.backward").at(mode).at("differing_elements"), 0) << mode;
 }
 
 TEST_F(AuditCli, BadInputFailsWithTheReason) {
