@@ -28,17 +28,6 @@ nlohmann::json entry_json(const TraceEntry& e) { return nlohmann::json::parse(tr
 
 }  // namespace
 
-double ulp_distance(float a, float b) {
-    if (std::isnan(a) || std::isnan(b))
-        return std::isnan(a) && std::isnan(b) ? 0.0 : std::numeric_limits<double>::infinity();
-    auto ordered = [](float x) {
-        int32_t i;
-        std::memcpy(&i, &x, 4);
-        return i < 0 ? static_cast<int64_t>(INT32_MIN) - i : static_cast<int64_t>(i);
-    };
-    return static_cast<double>(std::llabs(ordered(a) - ordered(b)));
-}
-
 AuditResult compare_trails(const std::vector<TraceEntry>& a, const std::vector<TraceEntry>& b) {
     AuditResult r;
     r.entries_a = static_cast<int64_t>(a.size()), r.entries_b = static_cast<int64_t>(b.size());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/autograd/trace.h"
+#include "engine/core/ulp.h"
 
 namespace dt {
 
@@ -46,9 +47,6 @@ AuditResult compare_trails(const std::vector<TraceEntry>& a, const std::vector<T
 void add_value_differences(const std::vector<float>& a, const std::vector<float>& b,
                            FirstDifference& d);
 
-/// ULP distance of two floats (the count of floats between them; +0 and -0 are 0 apart; a NaN
-/// against a number: infinity).
-double ulp_distance(float a, float b);
 
 /// The result as JSON: {"first_difference": null | {...}, "spread": [...], ...}.
 nlohmann::json audit_json(const AuditResult& r, const nlohmann::json& runs);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "engine/core/ulp.h"
 #include "kernels/common/accum_permuted.h"
 
 namespace dt {
@@ -13,16 +14,6 @@ namespace dt {
 namespace {
 
 thread_local SiteProbe* t_probe = nullptr;
-
-double ulps(float a, float b) {
-    if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0.0 : INFINITY;
-    auto ordered = [](float x) {
-        int32_t i;
-        std::memcpy(&i, &x, 4);
-        return i < 0 ? static_cast<int64_t>(INT32_MIN) - i : static_cast<int64_t>(i);
-    };
-    return static_cast<double>(std::llabs(ordered(a) - ordered(b)));
-}
 
 }  // namespace
 
@@ -47,7 +38,7 @@ void SiteProbe::measure(ReduceSite site, int64_t n,
             std::memcpy(&b, &exact[i], 4);
             if (a == b) continue;
             ++e.differing;
-            const double u = ulps(got[i], exact[i]);
+            const double u = ulp_distance(got[i], exact[i]);
             e.max_ulp = std::max(e.max_ulp, u);
             e.sum_ulp += u;
             if (exact[i] != 0.0f) {
