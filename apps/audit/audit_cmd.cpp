@@ -79,6 +79,7 @@ CLI::App* add_audit_command(CLI::App& app, AuditFlags& f) {
 }
 
 int run_audit_command(const CLI::App& audit, const AuditFlags& f) {
+    keep_loaded_dataset(true);  // every run of the audit reads the same data
     const std::vector<std::string> extra = audit.remaining();
     if (!f.traces.empty()) {
         DT_CHECK_VALUE(extra.empty() && f.vs.empty(),

@@ -5,7 +5,6 @@
 
 #include <sys/resource.h>
 
-#include <mutex>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,13 +12,13 @@
 #include "apps/common/noise_flags.h"
 #include "apps/train/checkpoint.h"
 #include "apps/train/split_step.h"
+#include "apps/train/train_data.h"
 #include "apps/train/trainer_trace.h"
 #include "apps/train/trainer_noise.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
 #include "datasets/normalization.h"
 #include "datasets/sampler.h"
-#include "datasets/subset.h"
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
 #include "engine/io/atomic_file.h"
@@ -134,42 +133,6 @@ Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test
                                    : std::nan(""));
     }
     return ev;
-}
-
-/// Both splits of the recipe's data set, read from `data_dir`, with --limit-train, --limit-test
-/// and --imbalance applied (datasets/subset.h); a load failure names --data-dir, a class that does
-/// not exist names --imbalance.
-DatasetSplits load_splits(const TrainRecipe& cfg, const std::string& data_dir) {
-    // The last data set read, kept for the process: `detrain audit` trains hundreds of short runs
-    // on one data set (a process does not see its data files change under it).
-    static std::mutex mu;
-    static std::string cached_key;
-    static std::shared_ptr<const DatasetSplits> cached;
-    DatasetSplits data;
-    try {
-        const std::lock_guard<std::mutex> lock(mu);
-        const std::string key = cfg.dataset + '\n' + data_dir;
-        if (cached == nullptr || cached_key != key) {
-            cached = std::make_shared<const DatasetSplits>(load_dataset(cfg.dataset, data_dir));
-            cached_key = key;
-        }
-        data = *cached;
-    } catch (const IoError& e) {
-        throw IoError(
-            str("cannot load ", cfg.dataset, " from --data-dir ", data_dir, ": ", e.what()));
-    }
-    limit_dataset(data.train, cfg.limit_train);
-    limit_dataset(data.test, cfg.limit_test);
-    if (!cfg.imbalance.empty()) {
-        try {
-            keep_fraction_of_class(data.train, cfg.imbalance_class(), cfg.imbalance_fraction());
-        } catch (const ValueError& e) {
-            throw ValueError(str("--imbalance ", cfg.imbalance, ": ", e.what()));
-        }
-    }
-    DT_CHECK_VALUE(data.train.size > 0, "data set ", cfg.dataset, " in ", data_dir,
-                   " has no training examples");
-    return data;
 }
 
 /// The model of --model for images shaped like `ds`, initialised from --seed-init, then

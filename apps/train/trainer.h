@@ -70,4 +70,9 @@ struct Checkpoint;
 TrainResult run_training(const TrainConfig& cfg, Progress& progress,
                          const Checkpoint* resume = nullptr);
 
+/// While on, run_training keeps the last data set it read in memory and reuses it when the next
+/// run reads the same data set from the same directory (`detrain audit` trains hundreds of short
+/// runs; a process does not see its data files change under it). Off (the default) frees it.
+void keep_loaded_dataset(bool on);
+
 }  // namespace dt
