@@ -65,6 +65,12 @@ for run in $runs; do
     done
 done
 
+# Where the devices part ways, if they do: the first op output, gradient or weight whose bits
+# differ between the cpu and the cuda run, with its element statistics (docs/audit.md).
+step audit-cpu-vs-cuda 40 sh -c "'$kit/bin/detrain' audit --json --steps 2 --data-dir '$data' \
+    --model smallcnn-bn --impl exact-all --dropout 0.2 --limit-train 1024 --vs '--device cuda' \
+    >'$out/audit_cpu_vs_cuda.json'"
+
 # detrain's training step per model x preset against the atomic baseline (issue 20's targets).
 step detrain-step-bench 90 sh -c "'$kit/bin/dt_gpu_step_bench' --steps 10 --budget-s 75 \
     > '$work/steps.jsonl'"
