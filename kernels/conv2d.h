@@ -138,6 +138,11 @@ void conv2d_forward(const float* x, const float* w, const float* b, float* y,
                     const Conv2dParams& p);
 void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p);
 void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p);
+/// conv.wgrad's exact mode computed with integer atomics on the accumulators' limbs (one thread
+/// per sample group and element, as the atomic mode): the exact mode's bits, for measuring what
+/// exactness costs when it is computed the atomic way (bench/gpu/gpu_kernel_bench.cpp).
+void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* dw,
+                                        const Conv2dParams& p);
 }  // namespace cuda
 
 }  // namespace dt::kernels

@@ -3,7 +3,9 @@
 // op on the cuda device, timed with CUDA events on the engine's stream, the L2 cache flushed
 // (a 256 MiB memset) before every timed run. Prints one JSON object per (op, shape, mode): the
 // median forward and backward times (ms) over the repetitions and the backward's ratio to the
-// atomic mode's. For scripts/gpu_check.sh; without a GPU it says so and exits 2.
+// atomic mode's. First, conv.wgrad's raw kernels: atomic, exact, and exact computed with integer
+// atomics on the accumulators' limbs (issue 20: measure it), with a bit check of the last two.
+// For scripts/gpu_check.sh; without a GPU it says so and exits 2.
 //   dt_gpu_kernel_bench [--reps N] [--budget-s S]
 #include <cuda_runtime.h>
 
@@ -11,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,6 +27,7 @@
 #include "engine/ops/softmax_xent.h"
 #include "engine/runtime/cuda_device.h"
 #include "kernels/common/philox.h"
+#include "kernels/conv2d.h"
 #include "kernels/cuda/launch.cuh"
 
 namespace {
@@ -114,6 +118,53 @@ std::vector<Case> cases() {
     return c;
 }
 
+/// conv.wgrad's raw kernels (kernels/conv2d.h, cuda::): the atomic mode, the exact mode (one
+/// thread per element, an ExactAcc over the batch) and the exact mode computed with integer
+/// atomics on the limbs (one thread per sample group and element, as atomic): their medians,
+/// ratios to atomic, and whether the limb variant gave the exact mode's bits on this GPU.
+void wgrad_variants(Timer& timer, int reps) {
+    const dt::Shape shapes[][2] = {{{128, 16, 14, 14}, {32, 16, 3, 3}},
+                                   {{128, 256, 8, 8}, {256, 256, 3, 3}}};
+    for (const auto& s : shapes) {
+        const Tensor x = uniform(s[0], 21), w = uniform(s[1], 22);
+        dt::kernels::Conv2dParams p{s[0][0], s[0][1], s[0][2], s[0][3], s[1][0], 3, 3, 1, 1};
+        p.ho = p.h, p.wo = p.w;
+        const Tensor dy = uniform({p.n, p.co, p.ho, p.wo}, 23);
+        Tensor dw = Tensor::empty(s[1], dt::DType::kF32, Device::kCuda);
+        const char* names[] = {"atomic", "exact", "exact-limb-atomics"};
+        double ms[3] = {0, 0, 0};
+        std::vector<float> bits[3];
+        for (int v = 0; v < 3; ++v) {
+            p.accum = kc::accum_spec(v == 0 ? kc::AccumMode::kAtomic : kc::AccumMode::kExact);
+            std::vector<double> t;
+            for (int r = 0; r <= reps; ++r) {
+                timer.flush_l2();
+                const double m = timer.time([&] {
+                    if (v == 2)
+                        dt::kernels::cuda::conv2d_backward_weight_exact_limbs(x.f32(), dy.f32(),
+                                                                              dw.f32(), p);
+                    else
+                        dt::kernels::cuda::conv2d_backward_weight(x.f32(), dy.f32(), dw.f32(), p);
+                });
+                if (r > 0) t.push_back(m);
+            }
+            ms[v] = median(t);
+            bits[v] = dw.to_vector();
+        }
+        const bool same = std::memcmp(bits[1].data(), bits[2].data(), bits[1].size() * 4) == 0;
+        for (int v = 0; v < 3; ++v)
+            std::printf(
+                "{\"op\": \"conv.wgrad kernel\", \"shape\": \"%lldx%lldx%lldx%lld k3 "
+                "co%lld\", \"variant\": \"%s\", \"ms\": %.4f, \"vs_atomic\": %.3f%s}\n",
+                static_cast<long long>(p.n), static_cast<long long>(p.ci),
+                static_cast<long long>(p.h), static_cast<long long>(p.w),
+                static_cast<long long>(p.co), names[v], ms[v], ms[v] / ms[0],
+                v == 2 ? (same ? ", \"bits_equal_exact\": true" : ", \"bits_equal_exact\": false")
+                       : "");
+        std::fflush(stdout);
+    }
+}
+
 int run(int argc, char** argv) {
     int reps = 7;
     double budget = 60;
@@ -135,6 +186,7 @@ int run(int argc, char** argv) {
     }
     const auto start = std::chrono::steady_clock::now();
     Timer timer;
+    wgrad_variants(timer, reps);  // first: the budget cuts the op cases, not this
     const kc::AccumSpec modes[] = {
         kc::accum_spec(kc::AccumMode::kAtomic), kc::accum_spec(kc::AccumMode::kTree),
         kc::accum_spec(kc::AccumMode::kKahan), kc::accum_spec(kc::AccumMode::kExact),

@@ -257,6 +257,23 @@ DT_HD float exact_sum(const float* x, int64_t n, int64_t stride = 1) {
     return exact_value(a);
 }
 
+/// *dst += src with an atomic integer add per limb and an atomic or of the flags: threads that
+/// merge their partial accumulators into one shared accumulator in any order and interleaving
+/// leave the same value (integer addition is associative; each limb add is atomic). The units
+/// add up as in exact_merge. ORDER: none.
+DT_HD void exact_atomic_merge(ExactAcc* dst, const ExactAcc& src) {
+#if defined(__CUDA_ARCH__)
+    for (int k = 0; k < kExactLimbs; ++k)  // two's complement: the unsigned add is the signed one
+        atomicAdd(reinterpret_cast<unsigned long long*>(&dst->limb[k]),
+                  static_cast<unsigned long long>(src.limb[k]));
+    if (src.special != 0u) atomicOr(&dst->special, src.special);
+#else
+    for (int k = 0; k < kExactLimbs; ++k)
+        __atomic_fetch_add(&dst->limb[k], src.limb[k], __ATOMIC_RELAXED);
+    if (src.special != 0u) __atomic_fetch_or(&dst->special, src.special, __ATOMIC_RELAXED);
+#endif
+}
+
 // ---- vector helpers: one accumulator per output element ----
 
 DT_HD void exact_init_row(ExactAcc* accs, int64_t n) {

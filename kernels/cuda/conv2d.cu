@@ -45,6 +45,13 @@ __global__ void wgrad_kernel(const float* x, const float* dy, float* dw, const u
 __global__ void wgrad_atomic_kernel(const float* x, const float* dy, float* dw, Conv2dParams p) {
     conv2d_wgrad_atomic_body(GridPos::here(), x, dy, dw, p);
 }
+__global__ void wgrad_exact_limbs_kernel(const float* x, const float* dy, common::ExactAcc* accs,
+                                         Conv2dParams p) {
+    conv2d_wgrad_exact_limbs_body(GridPos::here(), x, dy, accs, p);
+}
+__global__ void wgrad_exact_round_kernel(const common::ExactAcc* accs, float* dw, int64_t n) {
+    conv2d_wgrad_exact_round_body(GridPos::here(), accs, dw, n);
+}
 
 }  // namespace
 
@@ -83,6 +90,19 @@ void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Co
     }
     const uint32_t* order = permuted_order(p.accum, p.n);
     launch_elementwise("conv2d_backward_weight", wgrad_kernel, n, x, dy, dw, order, p);
+}
+
+void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* dw,
+                                        const Conv2dParams& p) {
+    const int64_t n = p.co * p.ci * p.kh * p.kw;
+    if (n <= 0) return;
+    const std::size_t bytes = sizeof(common::ExactAcc) * static_cast<std::size_t>(n);
+    auto* accs = static_cast<common::ExactAcc*>(scratch(bytes));
+    cudaMemsetAsync(accs, 0, bytes, stream());  // all-zero limbs and flags: exact_init
+    launch_elementwise("conv2d_backward_weight (exact, limb atomics)", wgrad_exact_limbs_kernel,
+                       (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup * n, x, dy, accs, p);
+    launch_elementwise("conv2d_backward_weight (exact, rounding)", wgrad_exact_round_kernel, n,
+                       accs, dw, n);
 }
 
 }  // namespace dt::kernels::cuda

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "kernels/cuda/conv2d_tiled_bodies.h"
@@ -105,6 +106,37 @@ TEST(CudaConv2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
             EXPECT_TRUE(test::bitwise_equal(dx.data(), want_dx.data(), X)) << "dgrad";
             EXPECT_TRUE(test::bitwise_equal(dw.data(), want_dw.data(), Wn)) << "wgrad";
         }
+    }
+}
+
+TEST(CudaConv2dBodies, ExactWgradWithLimbAtomicsGivesTheExactBits) {
+    // The limb-atomic variant's threads merge into shared accumulators from two host threads
+    // at once (real atomics, interleaved), then one rounding: the CPU's exact bits. Shapes with
+    // several sample groups (40 samples: 3 groups of 16) and dead taps.
+    for (const Conv2dParams& shape :
+         {conv(40, 2, 8, 3, 3, 1, 1), conv(2, 3, 2, 2, 7, 1, 3), conv(33, 4, 5, 2, 1, 1, 0)}) {
+        Conv2dParams p = shape;
+        p.accum = common::accum_spec(common::AccumMode::kExact);
+        const int64_t X = p.n * p.ci * p.h * p.w, Y = p.n * p.co * p.ho * p.wo,
+                      Wn = p.co * p.ci * p.kh * p.kw;
+        const std::vector<float> x = uniform(X, 5), dy = uniform(Y, 6);
+        std::vector<float> want(Wn), got(Wn, NAN);
+        cpu::conv2d_backward_weight(x.data(), dy.data(), want.data(), p);
+        std::vector<common::ExactAcc> accs(static_cast<std::size_t>(Wn));
+        common::exact_init_row(accs.data(), Wn);
+        const uint32_t blocks = 6, threads = 16;
+        auto half = [&](uint32_t first) {  // blocks first, first + 2, ...
+            for (uint32_t b = first; b < blocks; b += 2)
+                for (uint32_t t = 0; t < threads; ++t)
+                    cuda::conv2d_wgrad_exact_limbs_body(GridPos{b, t, blocks, threads}, x.data(),
+                                                        dy.data(), accs.data(), p);
+        };
+        std::thread a(half, 0u), b(half, 1u);
+        a.join(), b.join();
+        for_each_thread(2, 32, [&](const GridPos& t) {
+            cuda::conv2d_wgrad_exact_round_body(t, accs.data(), got.data(), Wn);
+        });
+        EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), Wn)) << "n" << p.n << " k" << p.kh;
     }
 }
 
