@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The accumulation modes on the device must give the host's bits (exact: also for any thread
-// count; kahan: the same chunked recipe; permuted: the same order). Skips without a CUDA device.
+// count, and when every thread merges its accumulator into one with integer atomics; kahan: the
+// same chunked recipe; permuted: the same order). Skips without a CUDA device.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -66,6 +67,34 @@ TEST(AccumDevice, PermuteOrderEqualsHost) {
     ASSERT_EQ(dc::permute_order_on_device(key, n, dev.data()), cudaSuccess);
     c::permute_order(host.data(), n, key);
     EXPECT_EQ(dev, host);
+}
+
+__global__ void merge_into_one(const float* x, int64_t n, c::ExactAcc* shared) {
+    c::ExactAcc a;
+    c::exact_init(a);
+    for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+        c::exact_add(a, x[i]);
+    c::exact_atomic_merge(shared, a);  // every thread, in whatever order the hardware picks
+}
+
+TEST(AccumDevice, ExactAtomicMergeOfEveryThreadEqualsTheHostSum) {
+    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    const int64_t n = 100003;
+    const std::vector<float> x = inputs(n);
+    float* dx = nullptr;
+    c::ExactAcc* dacc = nullptr;
+    ASSERT_EQ(cudaMalloc(&dx, sizeof(float) * n), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&dacc, sizeof(c::ExactAcc)), cudaSuccess);
+    cudaMemcpy(dx, x.data(), sizeof(float) * n, cudaMemcpyHostToDevice);
+    cudaMemset(dacc, 0, sizeof(c::ExactAcc));
+    merge_into_one<<<64, 128>>>(dx, n, dacc);
+    c::ExactAcc got;
+    ASSERT_EQ(cudaMemcpy(&got, dacc, sizeof got, cudaMemcpyDeviceToHost), cudaSuccess);
+    cudaFree(dx);
+    cudaFree(dacc);
+    const float host = c::exact_sum(x.data(), n), dev = c::exact_value(got);
+    EXPECT_EQ(std::memcmp(&dev, &host, 4), 0);
 }
 
 TEST(AccumDevice, AtomicAddLosesNoUpdate) {
