@@ -20,10 +20,13 @@
 
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
+#include "engine/ops/add.h"
 #include "engine/ops/batchnorm2d.h"
 #include "engine/ops/conv2d.h"
+#include "engine/ops/dropout.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/pool2d.h"
+#include "engine/ops/relu.h"
 #include "engine/ops/softmax_xent.h"
 #include "engine/runtime/cuda_device.h"
 #include "kernels/common/philox.h"
@@ -109,6 +112,24 @@ std::vector<Case> cases() {
     const Tensor xp = uniform({128, 16, 28, 28}, 12);
     c.push_back({"maxpool2d", "128x16x28x28 2x2", [=] { return dt::maxpool2d(xp, {2, 2, 0}); }});
     c.push_back({"maxpool2d", "128x16x28x28 3x3 s1", [=] { return dt::maxpool2d(xp, {3, 1, 1}); }});
+    // The elementwise ops and the other pools (one mode matters only where a site is involved:
+    // pool.backward for the pools; relu, add and dropout have no reduction and show every mode
+    // alike, which is a check of the bench itself).
+    c.push_back({"relu_maxpool2d", "128x16x28x28 2x2", [=] {
+                     return dt::relu_maxpool2d(xp, {2, 2, 0});
+                 }});
+    c.push_back({"avgpool2d", "128x16x28x28 3x3 s1", [=] { return dt::avgpool2d(xp, {3, 1, 1}); }});
+    const Tensor xg = uniform({128, 512, 4, 4}, 14);
+    c.push_back({"global_avgpool", "128x512x4x4", [=] { return dt::global_avgpool(xg); }});
+    c.push_back({"relu", "128x16x28x28", [=] { return dt::relu(xp); }});
+    const Tensor xa = uniform({128, 16, 28, 28}, 15);
+    c.push_back({"add", "128x16x28x28", [=] { return dt::add(xp, xa); }});
+    std::vector<int64_t> ids(128);
+    for (int i = 0; i < 128; ++i) ids[static_cast<std::size_t>(i)] = i;
+    const Tensor xd = uniform({128, 1568}, 16);
+    c.push_back({"dropout", "128x1568 p0.5", [=] {
+                     return dt::dropout(xd, 0.5f, true, dt::DropoutKey{7, 0, 0, ids});
+                 }});
     const Tensor logits = uniform({128, 10}, 13);
     std::vector<int64_t> lab(128);
     for (int i = 0; i < 128; ++i) lab[static_cast<std::size_t>(i)] = i % 10;
