@@ -61,6 +61,8 @@ CLI::App* add_audit_command(CLI::App& app, AuditFlags& f) {
         "e.g.\n  detrain audit --model smallcnn --limit-train 512 --vs \"--threads 1\"\n"
         "  detrain audit --impl exact --vs \"--shuffle-within-batch 3\" --json\n"
         "  detrain audit --traces runA.trace runB.trace   (files of detrain train --trace)\n"
+        "  detrain audit --matrix --model smallcnn --limit-train 256 --steps 1\n"
+        "  detrain audit --error --model resnet18 --limit-train 512 --steps 2\n"
         "docs/audit.md");
     a->add_option("--vs", f.vs, "The flags of run B, appended to run A's (one quoted string)");
     a->add_option("--steps", f.steps, "Training steps per run")->capture_default_str();
@@ -70,8 +72,8 @@ CLI::App* add_audit_command(CLI::App& app, AuditFlags& f) {
     a->add_option("--traces", f.traces, "Compare two trace files instead of training")->expected(2);
     a->add_flag("--matrix", f.matrix,
                 "Check every reduction site x mode under a rerun, --threads 1, permuted rows and "
-                "every instruction set, and evaluation's batch invariance (about 40 runs of "
-                "--steps steps; use a small --limit-train)");
+                "every instruction set, and evaluation's batch invariance (about 300 short runs of "
+                "--steps steps: a minute or more; use a small --limit-train)");
     a->add_flag("--error", f.error,
                 "Measure every mode's rounding error against the exact mode at every reduction "
                 "site over --steps training steps of the configuration (no --vs)");
