@@ -185,9 +185,12 @@ DT_HD void conv2d_wgrad_body(const GridPos& t, const float* x, const float* dy, 
     });
 }
 
-/// kAtomic wgrad: one thread per (sample group, element); dw zeroed first. No ORDER on purpose.
-DT_HD void conv2d_wgrad_atomic_body(const GridPos& t, const float* x, const float* dy, float* dw,
-                                    const Conv2dParams& p) {
+/// The grid of the split-K wgrad bodies: one thread per (group of kConv2dAtomicGroup samples,
+/// dw element). For every item of a live tap, item(e, o, c, ki, kj, s0, s1) runs with the
+/// element's index and coordinates and the group's samples [s0, s1); dead taps are skipped (their
+/// dw stays +0).
+template <class Item>
+DT_HD void conv_wgrad_group_items(const GridPos& t, const Conv2dParams& p, const Item& item) {
     const int64_t R = p.ci * p.kh * p.kw, L = p.co * R;
     const int64_t groups = (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup;
     common::grid_stride(t, groups * L, [&](int64_t u) {
@@ -195,43 +198,44 @@ DT_HD void conv2d_wgrad_atomic_body(const GridPos& t, const float* x, const floa
                       ki = (r / p.kw) % p.kh, kj = r % p.kw;
         if (!conv_tap_live(ki, p.h, p.ho, p.pad, p.stride) ||
             !conv_tap_live(kj, p.w, p.wo, p.pad, p.stride))
-            return;  // a dead tap: dw stays +0
+            return;
         const int64_t s0 = g * kConv2dAtomicGroup;
         const int64_t s1 = s0 + kConv2dAtomicGroup < p.n ? s0 + kConv2dAtomicGroup : p.n;
-        common::atomic_add_float(dw + e, conv_wgrad_chain(x, dy, p, o, c, ki, kj, s0, s1, 0.0f));
+        item(e, o, c, ki, kj, s0, s1);
     });
+}
+
+/// kAtomic wgrad: each item atomic-adds its group's chain; dw zeroed first. No ORDER on purpose.
+DT_HD void conv2d_wgrad_atomic_body(const GridPos& t, const float* x, const float* dy, float* dw,
+                                    const Conv2dParams& p) {
+    conv_wgrad_group_items(
+        t, p, [&](int64_t e, int64_t o, int64_t c, int64_t ki, int64_t kj, int64_t s0, int64_t s1) {
+            common::atomic_add_float(dw + e,
+                                     conv_wgrad_chain(x, dy, p, o, c, ki, kj, s0, s1, 0.0f));
+        });
 }
 
 /// The exact mode of conv.wgrad with integer atomics (issue 20: "an exact mode whose threads add
-/// into the accumulator's integer limbs with atomics"): one thread per (group of
-/// kConv2dAtomicGroup samples, element), as the atomic mode; it adds its samples' leaves (the
-/// exact mode's leaves: one fma chain over positions per sample) to its own ExactAcc and merges
-/// that into the element's shared accumulator with exact_atomic_merge (accs zeroed first). The
-/// merges may land in any order: the sum is exact, so the rounding (conv2d_wgrad_exact_round_body)
-/// gives the exact mode's bits. ORDER: none.
+/// into the accumulator's integer limbs with atomics"): the items of the atomic mode, each adding
+/// its samples' leaves (the exact mode's leaves: one fma chain over positions per sample) to its
+/// own ExactAcc and merging that into the element's shared accumulator with exact_atomic_merge
+/// (accs zeroed first). The merges may land in any order: the sum is exact, so the rounding
+/// (conv2d_wgrad_exact_round_body) gives the exact mode's bits. ORDER: none.
 DT_HD void conv2d_wgrad_exact_limbs_body(const GridPos& t, const float* x, const float* dy,
                                          common::ExactAcc* accs, const Conv2dParams& p) {
-    const int64_t R = p.ci * p.kh * p.kw, L = p.co * R;
-    const int64_t groups = (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup;
-    common::grid_stride(t, groups * L, [&](int64_t u) {
-        const int64_t g = u / L, e = u % L, o = e / R, r = e % R, c = r / (p.kh * p.kw),
-                      ki = (r / p.kw) % p.kh, kj = r % p.kw;
-        if (!conv_tap_live(ki, p.h, p.ho, p.pad, p.stride) ||
-            !conv_tap_live(kj, p.w, p.wo, p.pad, p.stride))
-            return;  // a dead tap: its accumulator stays 0, dw = +0
-        const int64_t s0 = g * kConv2dAtomicGroup;
-        const int64_t s1 = s0 + kConv2dAtomicGroup < p.n ? s0 + kConv2dAtomicGroup : p.n;
-        common::ExactAcc a;
-        common::exact_init(a);
-        for (int64_t s = s0; s < s1; ++s)
-            common::exact_add(a, conv_wgrad_chain(x, dy, p, o, c, ki, kj, s, s + 1, 0.0f));
-        common::exact_atomic_merge(accs + e, a);
-    });
+    conv_wgrad_group_items(
+        t, p, [&](int64_t e, int64_t o, int64_t c, int64_t ki, int64_t kj, int64_t s0, int64_t s1) {
+            common::ExactAcc a;
+            common::exact_init(a);
+            for (int64_t s = s0; s < s1; ++s)
+                common::exact_add(a, conv_wgrad_chain(x, dy, p, o, c, ki, kj, s, s + 1, 0.0f));
+            common::exact_atomic_merge(accs + e, a);
+        });
 }
 
 /// dw[e] = the element's accumulator rounded once.
-DT_HD void conv2d_wgrad_exact_round_body(const GridPos& t, const common::ExactAcc* accs,
-                                         float* dw, int64_t n) {
+DT_HD void conv2d_wgrad_exact_round_body(const GridPos& t, const common::ExactAcc* accs, float* dw,
+                                         int64_t n) {
     common::grid_stride(t, n, [&](int64_t e) { dw[e] = common::exact_value(accs[e]); });
 }
 
