@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "apps/audit/trace_file.h"
 #include "engine/core/shape.h"
@@ -31,12 +32,24 @@ nlohmann::json entry_json(const TraceEntry& e) { return nlohmann::json::parse(tr
 AuditResult compare_trails(const std::vector<TraceEntry>& a, const std::vector<TraceEntry>& b) {
     AuditResult r;
     r.entries_a = static_cast<int64_t>(a.size()), r.entries_b = static_cast<int64_t>(b.size());
-    std::map<std::pair<int64_t, int64_t>, const TraceEntry*> in_b;
+    // Steps in both trails are compared (a trail written from a resume point holds only its
+    // later steps); the others are counted.
+    std::set<int64_t> steps_a, steps_b;
+    for (const TraceEntry& e : a) steps_a.insert(e.step);
+    for (const TraceEntry& e : b) steps_b.insert(e.step);
+    std::set<int64_t> common;
+    for (int64_t s : steps_a)
+        if (steps_b.count(s)) common.insert(s);
+    r.steps = static_cast<int64_t>(common.size());
+    r.steps_only_a = static_cast<int64_t>(steps_a.size() - common.size());
+    r.steps_only_b = static_cast<int64_t>(steps_b.size() - common.size());
+    const int64_t last_step = common.empty() ? -1 : *common.rbegin();
+    std::map<std::pair<int64_t, int64_t>, const TraceEntry*> in_a, in_b;
+    for (const TraceEntry& e : a) in_a[{e.step, e.index}] = &e;
     for (const TraceEntry& e : b) in_b[{e.step, e.index}] = &e;
     std::map<int64_t, StepSpread> steps;
-    int64_t last_step = -1;
     for (const TraceEntry& e : a) {
-        last_step = std::max(last_step, e.step);
+        if (!common.count(e.step)) continue;
         const auto it = in_b.find({e.step, e.index});
         const TraceEntry* o = it == in_b.end() ? nullptr : it->second;
         const bool differs = o == nullptr || !same_kind(e, *o) || e.hash != o->hash;
@@ -54,17 +67,19 @@ AuditResult compare_trails(const std::vector<TraceEntry>& a, const std::vector<T
             r.first = d;
         }
     }
-    for (const TraceEntry& e : b) last_step = std::max(last_step, e.step);
-    r.steps = last_step + 1;
     for (auto& [step, s] : steps)
         if (r.first && step >= r.first->a.step) r.spread.push_back(s);
-    if (!r.first && a.size() != b.size()) {  // B has entries A lacks
-        FirstDifference d;
-        d.b = b[a.size() < b.size() ? a.size() : 0];
-        d.structural = true;
-        r.first = d;
+    if (!r.first) {  // B has entries A lacks, in a compared step
+        for (const TraceEntry& e : b) {
+            if (!common.count(e.step) || in_a.count({e.step, e.index})) continue;
+            FirstDifference d;
+            d.b = e;
+            d.structural = true;
+            r.first = d;
+            break;
+        }
     }
-    for (const TraceEntry& e : a) {  // the weights after the last step
+    for (const TraceEntry& e : a) {  // the weights after the last compared step
         if (e.step != last_step || e.phase != "update") continue;
         ++r.weights_total;
         const auto it = in_b.find({e.step, e.index});
@@ -94,7 +109,8 @@ void add_value_differences(const std::vector<float>& a, const std::vector<float>
 nlohmann::json audit_json(const AuditResult& r, const nlohmann::json& runs) {
     nlohmann::json j;
     j["runs"] = runs;
-    j["steps"] = r.steps;
+    j["steps"] = r.steps;  // compared: in both trails
+    j["steps_only_in"] = {{"a", r.steps_only_a}, {"b", r.steps_only_b}};
     j["entries"] = {{"a", r.entries_a}, {"b", r.entries_b}};
     j["identical"] = !r.first.has_value();
     if (!r.first) {
@@ -137,6 +153,10 @@ void print_audit(std::FILE* out, const AuditResult& r, const std::string& a_name
     std::fprintf(out, "trail  %lld entries (A), %lld (B) over %lld steps\n",
                  static_cast<long long>(r.entries_a), static_cast<long long>(r.entries_b),
                  static_cast<long long>(r.steps));
+    if (r.steps_only_a + r.steps_only_b > 0)
+        std::fprintf(out, "       not compared: %lld steps only in A, %lld only in B\n",
+                     static_cast<long long>(r.steps_only_a),
+                     static_cast<long long>(r.steps_only_b));
     if (!r.first) {
         std::fprintf(out, "result bitwise identical: every op output, gradient and weight\n");
         return;

@@ -36,17 +36,18 @@ struct StepSpread {
 struct AuditResult {
     std::optional<FirstDifference> first;  // none: the trails are bitwise identical
     std::vector<StepSpread> spread;        // every step from the first differing one
-    int64_t entries_a = 0, entries_b = 0, steps = 0;
+    int64_t entries_a = 0, entries_b = 0;
+    int64_t steps = 0;                                 // steps in both trails: the ones compared
+    int64_t steps_only_a = 0, steps_only_b = 0;        // steps one trail has and the other lacks
     int64_t weights_differing = 0, weights_total = 0;  // the last step's update entries
 };
 
-/// Entry-by-entry comparison (entries matched by (step, index)).
+/// Entry-by-entry comparison (entries matched by (step, index)) over the steps both trails hold.
 AuditResult compare_trails(const std::vector<TraceEntry>& a, const std::vector<TraceEntry>& b);
 
 /// Fills the value statistics of `d` from the kept values of its entry in both runs.
 void add_value_differences(const std::vector<float>& a, const std::vector<float>& b,
                            FirstDifference& d);
-
 
 /// The result as JSON: {"first_difference": null | {...}, "spread": [...], ...}.
 nlohmann::json audit_json(const AuditResult& r, const nlohmann::json& runs);

@@ -2,6 +2,8 @@
 // The trail comparison of apps/audit/audit_compare.h: ULP distances, the first differing entry,
 // structural differences, the spread per step and the value statistics; and hash_bits, which
 // must not depend on the thread count.
+#include "apps/audit/audit_compare.h"
+
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -9,7 +11,6 @@
 #include <limits>
 #include <vector>
 
-#include "apps/audit/audit_compare.h"
 #include "engine/autograd/trace.h"
 
 namespace dt {
@@ -55,6 +56,23 @@ TEST(AuditCompare, TheFirstDifferingEntryAndItsSpread) {
     b = a;
     b.pop_back();  // B stops early
     EXPECT_TRUE(compare_trails(a, b).first->structural);
+}
+
+TEST(AuditCompare, OnlyTheStepsOfBothTrailsAreCompared) {
+    // A resumed run's trail starts at its resume step.
+    const std::vector<TraceEntry> a = {entry(0, 0, "conv2d", 1), entry(1, 0, "conv2d", 2),
+                                       entry(2, 0, "conv2d", 3)};
+    const std::vector<TraceEntry> b = {entry(1, 0, "conv2d", 2), entry(2, 0, "conv2d", 3)};
+    AuditResult r = compare_trails(a, b);
+    EXPECT_FALSE(r.first.has_value());
+    EXPECT_EQ(r.steps, 2);
+    EXPECT_EQ(r.steps_only_a, 1);
+    EXPECT_EQ(r.steps_only_b, 0);
+    std::vector<TraceEntry> c = b;
+    c[1].hash = 9;
+    r = compare_trails(a, c);
+    ASSERT_TRUE(r.first.has_value());
+    EXPECT_EQ(r.first->a.step, 2);
 }
 
 TEST(AuditCompare, ValueStatistics) {
