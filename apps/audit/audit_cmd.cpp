@@ -22,7 +22,6 @@ namespace {
 /// audit --error: one configuration, every reduction rerun in every mode (site_probe.h).
 int run_error_audit(const std::vector<std::string>& flags, const AuditFlags& f) {
     DT_CHECK_VALUE(f.vs.empty(), "audit --error measures one configuration: no --vs");
-    DT_CHECK_VALUE(f.steps >= 1, "audit: --steps ", f.steps, ": need at least 1");
     TrainConfig cfg = audit_configs(flags, flags, f.steps).first;
     DT_CHECK_VALUE(cfg.device == "cpu",
                    "audit --error runs on the cpu (it reruns every "
@@ -117,7 +116,6 @@ int run_audit_command(const CLI::App& audit, const AuditFlags& f) {
     DT_CHECK_VALUE(!f.vs.empty(),
                    "audit: give --vs \"<flags of run B>\" (e.g. --vs \"--threads "
                    "1\"), or --traces A B");
-    DT_CHECK_VALUE(f.steps >= 1, "audit: --steps ", f.steps, ": need at least 1");
     std::vector<std::string> b_flags = extra;
     for (const std::string& w : split_words(f.vs)) b_flags.push_back(w);
     const auto [a, b] = audit_configs(extra, b_flags, f.steps);

@@ -44,6 +44,7 @@ Trail run_traced(const TrainConfig& cfg, const TrailOptions& options) {
 std::pair<TrainConfig, TrainConfig> audit_configs(const std::vector<std::string>& a_flags,
                                                   const std::vector<std::string>& b_flags,
                                                   int64_t steps) {
+    DT_CHECK_VALUE(steps >= 1, "audit: --steps ", steps, ": need at least 1");
     for (const char* refused : {"--replay", "--resume", "--out", "--checkpoint-every", "--trace"}) {
         for (const auto* flags : {&a_flags, &b_flags}) {
             if (std::find(flags->begin(), flags->end(), refused) != flags->end())

@@ -56,15 +56,28 @@ uint64_t hash_bits(const void* data, std::size_t bytes) {
     return out;
 }
 
+namespace {
+
+/// A host tensor's bytes, through the typed accessor of its dtype.
+const unsigned char* host_bytes(const Tensor& t) {
+    switch (t.dtype()) {
+        case DType::kF32:
+            return reinterpret_cast<const unsigned char*>(t.data<float>());
+        case DType::kI64:
+            return reinterpret_cast<const unsigned char*>(t.data<int64_t>());
+        case DType::kI32:
+            return reinterpret_cast<const unsigned char*>(t.data<int32_t>());
+        case DType::kU8:
+            return t.data<uint8_t>();
+    }
+    return nullptr;
+}
+
+}  // namespace
+
 uint64_t hash_tensor(const Tensor& t) {
     if (t.device() != Device::kCpu) return hash_tensor(t.to(Device::kCpu));
-    switch (t.dtype()) {  // the raw bytes, through the typed accessor of the dtype
-        case DType::kF32: return hash_bits(t.data<float>(), t.nbytes());
-        case DType::kI64: return hash_bits(t.data<int64_t>(), t.nbytes());
-        case DType::kI32: return hash_bits(t.data<int32_t>(), t.nbytes());
-        case DType::kU8: return hash_bits(t.data<uint8_t>(), t.nbytes());
-    }
-    return 0;
+    return hash_bits(host_bytes(t), t.nbytes());
 }
 
 void TraceSink::name_tensors(std::unordered_map<const TensorImpl*, std::string> names) {
@@ -86,12 +99,9 @@ void TraceSink::add(const char* phase, const std::string& op, const std::string&
     e.hash = hash_tensor(t);
     if (row_hashes_ && t.ndim() >= 2 && t.dim(0) > 0 && t.device() == Device::kCpu) {
         const std::size_t row = t.nbytes() / static_cast<std::size_t>(t.dim(0));
-        const auto* p = static_cast<const unsigned char*>(
-            t.dtype() == DType::kF32 ? static_cast<const void*>(t.data<float>())
-                                     : static_cast<const void*>(t.data<int64_t>()));
-        if (t.dtype() == DType::kF32 || t.dtype() == DType::kI64)
-            for (int64_t r = 0; r < t.dim(0); ++r)
-                e.row_hashes.push_back(hash_bits(p + static_cast<std::size_t>(r) * row, row));
+        const unsigned char* p = host_bytes(t);
+        for (int64_t r = 0; r < t.dim(0); ++r)
+            e.row_hashes.push_back(hash_bits(p + static_cast<std::size_t>(r) * row, row));
     }
     if (e.step == keep_step_ && e.index == keep_index_ && t.dtype() == DType::kF32)
         kept_ = t.to_vector();

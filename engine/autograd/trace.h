@@ -6,14 +6,13 @@
 // entry whose hash differs names the place where they part ways (apps/audit/).
 //
 // A TraceSink is made current on the thread that trains (ScopedTrace); the tape (record,
-// backward) and the trainer call trace_add while it is. Entries count from 0 within each step
-// (set_step). The sink can keep the values of one chosen entry (keep_values) for the second,
-// detailed pass of an audit (differing elements, ULPs), and can hand every entry to a callback
-// as it is made (a trace file written while training). Device tensors are copied to the host to
-// be hashed.
-// Hash: hash_bits below, over the tensor's float32 (or int64) elements in index order: fixed
-// chunks of 2^16 elements hashed in parallel and the chunk hashes folded in chunk order, so the
-// value does not depend on the thread count.
+// backward) and the trainer (apps/train/trainer_trace.h) add entries to it while it is. Entries
+// count from 0 within each step (set_step). The sink can keep the values of one chosen entry
+// (keep_values) for the second, detailed pass of an audit (differing elements, ULPs), and can hand
+// every entry to a callback as it is made (a trace file written while training). Device tensors are
+// copied to the host to be hashed. Hash: hash_bits below, over the tensor's float32 (or int64)
+// elements in index order: fixed chunks of 2^16 elements hashed in parallel and the chunk hashes
+// folded in chunk order, so the value does not depend on the thread count.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -88,11 +87,5 @@ class ScopedTrace {
  private:
     TraceSink* previous_;
 };
-
-/// current_trace()->add(...) when a sink is current.
-inline void trace_add(const char* phase, const std::string& op, const std::string& tensor,
-                      const Tensor& t) {
-    if (TraceSink* s = current_trace()) s->add(phase, op, tensor, t);
-}
 
 }  // namespace dt::autograd

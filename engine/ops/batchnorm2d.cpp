@@ -55,14 +55,12 @@ Tensor batchnorm2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
         if (const BatchSplit* split = current_batch_split()) p.parts = split->batchnorm_parts();
         Tensor var = ops_detail::empty_like_device({C}, x);
         k.batchnorm2d_stats(x.f32(), mean.f32(), var.f32(), invstd.f32(), p);
-        if (ops_detail::probing(x)) {  // mean and variance per mode
-            probe_site(ReduceSite::kBnStats, 2 * C, [&](const AccumSpec& s, float* o) {
-                kernels::BatchNorm2dParams r = p;
-                r.accum = s;
-                std::vector<float> is(static_cast<std::size_t>(C));
-                k.batchnorm2d_stats(x.f32(), o, o + C, is.data(), r);
-            });
-        }
+        // The probe compares mean and variance per mode.
+        ops_detail::probe_rerun(x, ReduceSite::kBnStats, 2 * C, p,
+                                [&](const kernels::BatchNorm2dParams& r, float* o) {
+                                    std::vector<float> is(static_cast<std::size_t>(C));
+                                    k.batchnorm2d_stats(x.f32(), o, o + C, is.data(), r);
+                                });
         k.batchnorm2d_update_running(running_mean.f32(), running_var.f32(), mean.f32(), var.f32(),
                                      opt.momentum, p);
     } else {
@@ -85,16 +83,15 @@ Tensor batchnorm2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
             device_kernels(x.device())
                 .batchnorm2d_backward(dy.f32(), x.f32(), mean.f32(), invstd.f32(), gamma.f32(),
                                       dx.f32(), dgamma.f32(), dbeta.f32(), training, q);
-            if (ops_detail::probing(x)) {  // dgamma and dbeta per mode
-                const kernels::KernelTable& kb = device_kernels(x.device());
-                probe_site(ReduceSite::kBnBackward, 2 * q.C, [&](const AccumSpec& s, float* o) {
-                    kernels::BatchNorm2dParams r = q;
-                    r.accum = s;
+            // The probe compares dgamma and dbeta per mode.
+            ops_detail::probe_rerun(
+                x, ReduceSite::kBnBackward, 2 * q.C, q,
+                [&](const kernels::BatchNorm2dParams& r, float* o) {
                     std::vector<float> d(static_cast<std::size_t>(x.numel()));
-                    kb.batchnorm2d_backward(dy.f32(), x.f32(), mean.f32(), invstd.f32(),
-                                            gamma.f32(), d.data(), o, o + q.C, training, r);
+                    device_kernels(x.device())
+                        .batchnorm2d_backward(dy.f32(), x.f32(), mean.f32(), invstd.f32(),
+                                              gamma.f32(), d.data(), o, o + q.C, training, r);
                 });
-            }
             if (q.exact_dgamma != nullptr) dgamma = Tensor();
             if (q.exact_dbeta != nullptr) dbeta = Tensor();
             return std::vector<Tensor>{dx, dgamma, dbeta};

@@ -22,13 +22,10 @@ Tensor ops_detail::bias_grad(const Tensor& dy, const Tensor& b, int64_t n, int64
     Tensor db = empty_like_device(b.shape(), dy);
     const kernels::KernelTable& k = device_kernels(dy.device());
     k.bias_add_backward(dy.f32(), db.f32(), q);
-    if (probing(dy)) {
-        probe_site(ReduceSite::kBiasGrad, b.numel(), [&](const AccumSpec& s, float* out) {
-            kernels::BiasAddParams r = q;
-            r.accum = s;
-            k.bias_add_backward(dy.f32(), out, r);
-        });
-    }
+    probe_rerun(dy, ReduceSite::kBiasGrad, b.numel(), q,
+                [&](const kernels::BiasAddParams& r, float* out) {
+                    k.bias_add_backward(dy.f32(), out, r);
+                });
     return db;
 }
 

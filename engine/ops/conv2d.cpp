@@ -56,13 +56,10 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, Conv2dOptions o
                 q.accum = accum_spec_for_call(ReduceSite::kConvDgrad);
                 dx = ops_detail::empty_like_device(x.shape(), x);
                 k.conv2d_backward_data(dy.f32(), w.f32(), dx.f32(), q);
-                if (ops_detail::probing(x)) {
-                    probe_site(ReduceSite::kConvDgrad, x.numel(), [&](const AccumSpec& s, float* o) {
-                        kernels::Conv2dParams r = p;
-                        r.accum = s;
-                        k.conv2d_backward_data(dy.f32(), w.f32(), o, r);
-                    });
-                }
+                ops_detail::probe_rerun(x, ReduceSite::kConvDgrad, x.numel(), p,
+                                        [&](const kernels::Conv2dParams& r, float* o) {
+                                            k.conv2d_backward_data(dy.f32(), w.f32(), o, r);
+                                        });
             }
             if (w.requires_grad()) {
                 kernels::Conv2dParams q = p;
@@ -70,13 +67,10 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, Conv2dOptions o
                 q.exact_out = split_exact_grad(w, q.accum);  // a split batch: unrounded sums
                 if (q.exact_out == nullptr) dw = ops_detail::empty_like_device(w.shape(), x);
                 k.conv2d_backward_weight(x.f32(), dy.f32(), dw.defined() ? dw.f32() : nullptr, q);
-                if (ops_detail::probing(x)) {
-                    probe_site(ReduceSite::kConvWgrad, w.numel(), [&](const AccumSpec& s, float* o) {
-                        kernels::Conv2dParams r = p;
-                        r.accum = s;
-                        k.conv2d_backward_weight(x.f32(), dy.f32(), o, r);
-                    });
-                }
+                ops_detail::probe_rerun(x, ReduceSite::kConvWgrad, w.numel(), p,
+                                        [&](const kernels::Conv2dParams& r, float* o) {
+                                            k.conv2d_backward_weight(x.f32(), dy.f32(), o, r);
+                                        });
             }
             if (b.defined() && b.requires_grad())
                 db = ops_detail::bias_grad(dy, b, p.n, p.co, p.ho * p.wo);

@@ -50,6 +50,19 @@ inline bool probing(const Tensor& x) {
            current_batch_split() == nullptr;
 }
 
+/// When probing(x): the probe reruns the reduction `run(params', out)` for the `n` outputs of
+/// `site`, params' being `params` with its accum set to each mode measured.
+template <class Params, class Run>
+void probe_rerun(const Tensor& x, ReduceSite site, int64_t n, const Params& params,
+                 const Run& run) {
+    if (!probing(x)) return;
+    probe_site(site, n, [&](const AccumSpec& s, float* out) {
+        Params r = params;
+        r.accum = s;
+        run(r, out);
+    });
+}
+
 /// The gradient of bias b from dy viewed as (n, c, p) (site bias.grad; conv2d, linear and
 /// bias_add share it). Undefined when the sums went to the accumulators of a split batch
 /// (engine/runtime/batch_split.h). Defined in bias_add.cpp.

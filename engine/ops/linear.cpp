@@ -34,13 +34,10 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                 q.accum = accum_spec_for_call(ReduceSite::kLinearDgrad);
                 dx = ops_detail::empty_like_device(x.shape(), x);
                 k.linear_backward_data(dy.f32(), w.f32(), dx.f32(), q);
-                if (ops_detail::probing(x)) {
-                    probe_site(ReduceSite::kLinearDgrad, x.numel(), [&](const AccumSpec& s, float* o) {
-                        kernels::LinearParams r = p;
-                        r.accum = s;
-                        k.linear_backward_data(dy.f32(), w.f32(), o, r);
-                    });
-                }
+                ops_detail::probe_rerun(x, ReduceSite::kLinearDgrad, x.numel(), p,
+                                        [&](const kernels::LinearParams& r, float* o) {
+                                            k.linear_backward_data(dy.f32(), w.f32(), o, r);
+                                        });
             }
             if (w.requires_grad()) {
                 kernels::LinearParams q = p;
@@ -48,13 +45,10 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
                 q.exact_out = split_exact_grad(w, q.accum);  // a split batch: unrounded sums
                 if (q.exact_out == nullptr) dw = ops_detail::empty_like_device(w.shape(), x);
                 k.linear_backward_weight(x.f32(), dy.f32(), dw.defined() ? dw.f32() : nullptr, q);
-                if (ops_detail::probing(x)) {
-                    probe_site(ReduceSite::kLinearWgrad, w.numel(), [&](const AccumSpec& s, float* o) {
-                        kernels::LinearParams r = p;
-                        r.accum = s;
-                        k.linear_backward_weight(x.f32(), dy.f32(), o, r);
-                    });
-                }
+                ops_detail::probe_rerun(x, ReduceSite::kLinearWgrad, w.numel(), p,
+                                        [&](const kernels::LinearParams& r, float* o) {
+                                            k.linear_backward_weight(x.f32(), dy.f32(), o, r);
+                                        });
             }
             if (b.defined() && b.requires_grad()) db = ops_detail::bias_grad(dy, b, p.n, p.out, 1);
             return std::vector<Tensor>{dx, dw, db};

@@ -18,18 +18,15 @@ namespace {
 /// The rounding-error probe of pool.backward (engine/noise/site_probe.h): the same backward with
 /// every mode. argmax null: average pooling.
 void probe_pool_backward(const Tensor& dy, const int32_t* argmax, const kernels::Pool2dParams& q) {
-    if (!ops_detail::probing(dy)) return;
-    const kernels::KernelTable& k = device_kernels(dy.device());
-    probe_site(ReduceSite::kPoolBackward, q.N * q.C * q.H * q.W,
-               [&](const AccumSpec& s, float* out) {
-                   kernels::Pool2dParams r = q;
-                   r.accum = s;
-                   if (argmax != nullptr) {
-                       k.maxpool2d_backward(dy.f32(), argmax, out, r);
-                   } else {
-                       k.avgpool2d_backward(dy.f32(), out, r);
-                   }
-               });
+    ops_detail::probe_rerun(dy, ReduceSite::kPoolBackward, q.N * q.C * q.H * q.W, q,
+                            [&](const kernels::Pool2dParams& r, float* out) {
+                                const kernels::KernelTable& k = device_kernels(dy.device());
+                                if (argmax != nullptr) {
+                                    k.maxpool2d_backward(dy.f32(), argmax, out, r);
+                                } else {
+                                    k.avgpool2d_backward(dy.f32(), out, r);
+                                }
+                            });
 }
 
 kernels::Pool2dParams pool_params(const Tensor& x, const Pool2dOptions& opt, const char* op) {

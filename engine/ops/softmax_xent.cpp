@@ -44,16 +44,14 @@ Tensor softmax_cross_entropy(const Tensor& logits, const Tensor& labels) {
     device_kernels(logits.device())
         .softmax_xent_forward(logits.f32(), lab_dev.data<int64_t>(), rowmax.f32(), rowsum.f32(),
                               loss_rows.f32(), loss.f32(), p);
-    if (ops_detail::probing(logits)) {  // the mean loss per mode
-        probe_site(ReduceSite::kLoss, 1, [&](const AccumSpec& s, float* out) {
-            kernels::SoftmaxXentParams r = p;
-            r.accum = s;
-            std::vector<float> m(static_cast<std::size_t>(N)), z(m.size()), rows(m.size());
-            device_kernels(logits.device())
-                .softmax_xent_forward(logits.f32(), lab_dev.data<int64_t>(), m.data(), z.data(),
-                                      rows.data(), out, r);
-        });
-    }
+    ops_detail::probe_rerun(logits, ReduceSite::kLoss, 1, p,  // the mean loss per mode
+                            [&](const kernels::SoftmaxXentParams& r, float* out) {
+                                std::vector<float> m(static_cast<std::size_t>(N)), z(m.size()),
+                                    rows(m.size());
+                                device_kernels(logits.device())
+                                    .softmax_xent_forward(logits.f32(), lab_dev.data<int64_t>(),
+                                                          m.data(), z.data(), rows.data(), out, r);
+                            });
     if (split != nullptr) {  // the split is cpu-only: the values are on the host
         float* l = loss.f32();
         split->add_loss(*l, loss_rows.f32(), N, p.accum);

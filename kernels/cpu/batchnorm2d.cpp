@@ -209,25 +209,6 @@ void channel_totals_exact(const BatchNorm2dParams& p, float* totals, MakeRow mak
         totals[k] = common::exact_value(accs[static_cast<std::size_t>(k)]);
 }
 
-template <int S, typename MakeRow>
-void channel_totals_local(const BatchNorm2dParams& p, float* totals, MakeRow make_row);
-
-// The accumulation of sites bn.stats and bn.backward: totals[c * S + s] = the accumulation of
-// t_s(n * C + c, i) over samples n and positions i, as p.accum says (kernels/batchnorm2d.h),
-// over every part of the batch when p.parts is set.
-template <int S, typename MakeRow>
-void channel_totals(const BatchNorm2dParams& p, float* totals, MakeRow make_row,
-                    const PartOut<S>& out = {}) {
-    if (p.accum.mode == AccumMode::kExact) {
-        channel_totals_exact<S>(p, totals, make_row, out);
-        return;
-    }
-    channel_totals_local<S>(p, totals, make_row);
-    if (out.local != nullptr) std::copy(totals, totals + p.C * S, out.local);
-    // The whole batch's totals: the parts' totals combined as the site's mode says.
-    if (p.parts != nullptr) p.parts->floats(p.parts->ctx, totals, p.C * S, p.accum);
-}
-
 // channel_totals of the float modes, over this call's samples only.
 template <int S, typename MakeRow>
 void channel_totals_local(const BatchNorm2dParams& p, float* totals, MakeRow make_row) {
@@ -251,7 +232,7 @@ void channel_totals_local(const BatchNorm2dParams& p, float* totals, MakeRow mak
                         common::kahan_tree_combine(leaves.data() + c * S + s, N, C * S));
             return;
         }
-        case AccumMode::kExact: return;  // channel_totals_exact
+        case AccumMode::kExact: return;  // not here: channel_totals calls channel_totals_exact
         case AccumMode::kAtomic: {
             // No ORDER on purpose: leaves land in whatever order the threads finish them.
             for (int64_t k = 0; k < C * S; ++k) totals[k] = 0.0f;
@@ -273,6 +254,22 @@ void channel_totals_local(const BatchNorm2dParams& p, float* totals, MakeRow mak
             return;
         }
     }
+}
+
+// The accumulation of sites bn.stats and bn.backward: totals[c * S + s] = the accumulation of
+// t_s(n * C + c, i) over samples n and positions i, as p.accum says (kernels/batchnorm2d.h),
+// over every part of the batch when p.parts is set.
+template <int S, typename MakeRow>
+void channel_totals(const BatchNorm2dParams& p, float* totals, MakeRow make_row,
+                    const PartOut<S>& out = {}) {
+    if (p.accum.mode == AccumMode::kExact) {
+        channel_totals_exact<S>(p, totals, make_row, out);
+        return;
+    }
+    channel_totals_local<S>(p, totals, make_row);
+    if (out.local != nullptr) std::copy(totals, totals + p.C * S, out.local);
+    // The whole batch's totals: the parts' totals combined as the site's mode says.
+    if (p.parts != nullptr) p.parts->floats(p.parts->ctx, totals, p.C * S, p.accum);
 }
 
 // The terms of the three sums (kernels/batchnorm2d.h), one functor per row.
