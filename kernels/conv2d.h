@@ -138,6 +138,17 @@ void conv2d_forward(const float* x, const float* w, const float* b, float* y,
                     const Conv2dParams& p);
 void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p);
 void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p);
+/// conv.dgrad with one thread per dx element (per element and kernel row in the atomic mode)
+/// computing its per-tap values where it needs them: conv2d_backward_data's bits (which
+/// computes the values with a tiled GEMM per tap first), timed against it by
+/// bench/gpu/gpu_kernel_bench.cpp.
+void conv2d_backward_data_per_element(const float* dy, const float* w, float* dx,
+                                      const Conv2dParams& p);
+/// conv.wgrad with one thread per dw element computing all of its leaves (every mode but atomic,
+/// which it forwards): conv2d_backward_weight's bits (whose threads compute one leaf each),
+/// timed against it by bench/gpu/gpu_kernel_bench.cpp.
+void conv2d_backward_weight_per_element(const float* x, const float* dy, float* dw,
+                                        const Conv2dParams& p);
 /// conv.wgrad's exact mode computed with integer atomics on the accumulators' limbs (one thread
 /// per sample group and element, as the atomic mode): the exact mode's bits, for measuring what
 /// exactness costs when it is computed the atomic way (bench/gpu/gpu_kernel_bench.cpp).

@@ -3,8 +3,10 @@
 // op on the cuda device, timed with CUDA events on the engine's stream, the L2 cache flushed
 // (a 256 MiB memset) before every timed run. Prints one JSON object per (op, shape, mode): the
 // median forward and backward times (ms) over the repetitions and the backward's ratio to the
-// atomic mode's. First, conv.wgrad's raw kernels: atomic, exact, and exact computed with integer
-// atomics on the accumulators' limbs (issue 20: measure it), with a bit check of the last two.
+// atomic mode's. First, conv.wgrad's and conv.dgrad's raw kernels per variant: the launcher's
+// (tiled, then per element) and per element; for wgrad also exact computed with integer atomics
+// on the accumulators' limbs (issue 20: measure it); with a bit check of each variant against
+// its mode's launcher.
 // For scripts/gpu_check.sh; without a GPU it says so and exits 2.
 //   dt_gpu_kernel_bench [--reps N] [--budget-s S]
 #include <cuda_runtime.h>
@@ -139,11 +141,40 @@ std::vector<Case> cases() {
     return c;
 }
 
-/// conv.wgrad's raw kernels (kernels/conv2d.h, cuda::): the atomic mode, the exact mode (one
-/// thread per element, an ExactAcc over the batch) and the exact mode computed with integer
-/// atomics on the limbs (one thread per sample group and element, as atomic): their medians,
-/// ratios to atomic, and whether the limb variant gave the exact mode's bits on this GPU.
-void wgrad_variants(Timer& timer, int reps) {
+/// conv.wgrad's and conv.dgrad's raw kernels (kernels/conv2d.h, cuda::) per variant: each mode
+/// as the launcher runs it (tiled, then per element: wgrad's leaves and their combination,
+/// dgrad's per-tap values and their sums) and per element (one thread computing all its values
+/// where it needs them); for wgrad also the exact mode computed with integer atomics on the
+/// limbs (a thread per sample group and element, as atomic). Their medians, ratios to the
+/// launcher's atomic mode, and whether each variant gave its mode's bits (the launcher's) on
+/// this GPU.
+void conv_variants(Timer& timer, int reps) {
+    namespace cu = dt::kernels::cuda;
+    using Kernel = void (*)(const float*, const float*, float*, const dt::kernels::Conv2dParams&);
+    struct Variant {
+        const char* name;
+        kc::AccumMode mode;
+        Kernel kernel;
+        int same_as;  // the variant whose bits it must give, or -1
+    };
+    const Variant wgrad[] = {
+        {"atomic", kc::AccumMode::kAtomic, cu::conv2d_backward_weight, -1},
+        {"tree", kc::AccumMode::kTree, cu::conv2d_backward_weight, -1},
+        {"tree-per-element", kc::AccumMode::kTree, cu::conv2d_backward_weight_per_element, 1},
+        {"exact", kc::AccumMode::kExact, cu::conv2d_backward_weight, -1},
+        {"exact-per-element", kc::AccumMode::kExact, cu::conv2d_backward_weight_per_element, 3},
+        {"exact-limb-atomics", kc::AccumMode::kExact, cu::conv2d_backward_weight_exact_limbs, 3}};
+    const Variant dgrad[] = {
+        {"atomic", kc::AccumMode::kAtomic, cu::conv2d_backward_data, -1},
+        {"atomic-per-element", kc::AccumMode::kAtomic, cu::conv2d_backward_data_per_element, -1},
+        {"exact", kc::AccumMode::kExact, cu::conv2d_backward_data, -1},
+        {"exact-per-element", kc::AccumMode::kExact, cu::conv2d_backward_data_per_element, 2}};
+    struct Site {
+        const char* name;
+        const Variant* variants;
+        int count;
+    };
+    const Site sites[] = {{"conv.wgrad kernel", wgrad, 6}, {"conv.dgrad kernel", dgrad, 4}};
     const dt::Shape shapes[][2] = {{{128, 16, 14, 14}, {32, 16, 3, 3}},
                                    {{128, 256, 8, 8}, {256, 256, 3, 3}}};
     for (const auto& s : shapes) {
@@ -151,38 +182,44 @@ void wgrad_variants(Timer& timer, int reps) {
         dt::kernels::Conv2dParams p{s[0][0], s[0][1], s[0][2], s[0][3], s[1][0], 3, 3, 1, 1};
         p.ho = p.h, p.wo = p.w;
         const Tensor dy = uniform({p.n, p.co, p.ho, p.wo}, 23);
-        Tensor dw = Tensor::empty(s[1], dt::DType::kF32, Device::kCuda);
-        const char* names[] = {"atomic", "exact", "exact-limb-atomics"};
-        double ms[3] = {0, 0, 0};
-        std::vector<float> bits[3];
-        for (int v = 0; v < 3; ++v) {
-            p.accum = kc::accum_spec(v == 0 ? kc::AccumMode::kAtomic : kc::AccumMode::kExact);
-            std::vector<double> t;
-            for (int r = 0; r <= reps; ++r) {
-                timer.flush_l2();
-                const double m = timer.time([&] {
-                    if (v == 2)
-                        dt::kernels::cuda::conv2d_backward_weight_exact_limbs(x.f32(), dy.f32(),
-                                                                              dw.f32(), p);
-                    else
-                        dt::kernels::cuda::conv2d_backward_weight(x.f32(), dy.f32(), dw.f32(), p);
-                });
-                if (r > 0) t.push_back(m);
+        for (const Site& site : sites) {
+            const bool is_wgrad = site.variants == wgrad;
+            Tensor out = Tensor::empty(is_wgrad ? s[1] : s[0], dt::DType::kF32, Device::kCuda);
+            const float* a = is_wgrad ? x.f32() : dy.f32();
+            const float* b = is_wgrad ? dy.f32() : w.f32();
+            std::vector<double> ms(static_cast<std::size_t>(site.count));
+            std::vector<std::vector<float>> bits(static_cast<std::size_t>(site.count));
+            for (int v = 0; v < site.count; ++v) {
+                p.accum = kc::accum_spec(site.variants[v].mode);
+                std::vector<double> t;
+                for (int r = 0; r <= reps; ++r) {
+                    timer.flush_l2();
+                    const double m =
+                        timer.time([&] { site.variants[v].kernel(a, b, out.f32(), p); });
+                    if (r > 0) t.push_back(m);
+                }
+                ms[v] = median(t);
+                bits[v] = out.to_vector();
             }
-            ms[v] = median(t);
-            bits[v] = dw.to_vector();
+            for (int v = 0; v < site.count; ++v) {
+                const Variant& var = site.variants[v];
+                std::string check;
+                if (var.same_as >= 0) {
+                    const std::vector<float>& want = bits[var.same_as];
+                    const bool same =
+                        std::memcmp(bits[v].data(), want.data(), want.size() * 4) == 0;
+                    check = std::string(", \"bits_equal_") + site.variants[var.same_as].name +
+                            "\": " + (same ? "true" : "false");
+                }
+                std::printf(
+                    "{\"op\": \"%s\", \"shape\": \"%lldx%lldx%lldx%lld k3 co%lld\", "
+                    "\"variant\": \"%s\", \"ms\": %.4f, \"vs_atomic\": %.3f%s}\n",
+                    site.name, static_cast<long long>(p.n), static_cast<long long>(p.ci),
+                    static_cast<long long>(p.h), static_cast<long long>(p.w),
+                    static_cast<long long>(p.co), var.name, ms[v], ms[v] / ms[0], check.c_str());
+            }
+            std::fflush(stdout);
         }
-        const bool same = std::memcmp(bits[1].data(), bits[2].data(), bits[1].size() * 4) == 0;
-        for (int v = 0; v < 3; ++v)
-            std::printf(
-                "{\"op\": \"conv.wgrad kernel\", \"shape\": \"%lldx%lldx%lldx%lld k3 "
-                "co%lld\", \"variant\": \"%s\", \"ms\": %.4f, \"vs_atomic\": %.3f%s}\n",
-                static_cast<long long>(p.n), static_cast<long long>(p.ci),
-                static_cast<long long>(p.h), static_cast<long long>(p.w),
-                static_cast<long long>(p.co), names[v], ms[v], ms[v] / ms[0],
-                v == 2 ? (same ? ", \"bits_equal_exact\": true" : ", \"bits_equal_exact\": false")
-                       : "");
-        std::fflush(stdout);
     }
 }
 
@@ -207,7 +244,7 @@ int run(int argc, char** argv) {
     }
     const auto start = std::chrono::steady_clock::now();
     Timer timer;
-    wgrad_variants(timer, reps);  // first: the budget cuts the op cases, not this
+    conv_variants(timer, reps);  // first: the budget cuts the op cases, not this
     const kc::AccumSpec modes[] = {
         kc::accum_spec(kc::AccumMode::kAtomic), kc::accum_spec(kc::AccumMode::kTree),
         kc::accum_spec(kc::AccumMode::kKahan), kc::accum_spec(kc::AccumMode::kExact),

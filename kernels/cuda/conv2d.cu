@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// conv2d on the GPU: the launchers on the engine's stream of the tiled forward
-// (conv2d_tiled_bodies.h; also dgrad's tree mode on 3x3 'same' shapes) and of conv2d_bodies.h,
-// one thread per dx element (dgrad; per element and kernel row in the atomic mode) and per dw
-// element (wgrad; per element and sample group in the atomic mode). The
-// permuted modes draw their order once per call (one thread) into scratch. The backward is still
-// per element (docs/gpu.md: tiling it keeping the same chains is the speed work that follows).
+// conv2d on the GPU: the launchers on the engine's stream of the tiled block programs
+// (conv2d_tiled_bodies.h: the forward, also dgrad's tree mode on 3x3 'same' shapes; wgrad's
+// group chains, atomic-added in the atomic mode, else stored as leaves and combined per element
+// by conv2d_bodies.h) and of conv2d_bodies.h's per-thread dgrad, one thread per dx element (per
+// element and kernel row in the atomic mode). The permuted modes draw their order once per call
+// (one thread) into scratch.
 #include "kernels/cuda/conv2d_bodies.h"
 #include "kernels/cuda/conv2d_tiled_bodies.h"
 #include "kernels/cuda/elementwise_bodies.h"
@@ -14,6 +14,13 @@
 namespace dt::kernels::cuda {
 
 namespace {
+
+/// The most leaf bytes conv.wgrad's two phases hold at once (output channels are done in slices):
+/// ResNet-18's 512x512x3x3 at batch 128 holds 1.2 GB of per-sample leaves in all.
+constexpr std::size_t kWgradLeafBytes = std::size_t{256} << 20;
+/// The most bytes of conv.dgrad's per-tap values held at once (samples are done in slices):
+/// 9 values per dx element of a 3x3 layer.
+constexpr std::size_t kDgradTapBytes = std::size_t{256} << 20;
 
 template <class Weight>
 __global__ void forward_tiled_kernel(const float* x, Weight wt, const float* b, float* y,
@@ -31,19 +38,44 @@ void forward_tiled(const char* name, const float* x, const Weight& wt, const flo
         x, wt, b, y, q);
     check_launch(name);
 }
-__global__ void dgrad_kernel(const float* dy, const float* w, float* dx, const uint32_t* order,
-                             Conv2dParams p) {
-    conv2d_dgrad_body(GridPos::here(), dy, w, dx, order, p);
+template <class TapValue>
+__global__ void dgrad_kernel(TapValue t, float* dx, const uint32_t* order, Conv2dParams p,
+                             int64_t e0, int64_t e1) {
+    conv2d_dgrad_body(GridPos::here(), t, dx, order, p, e0, e1);
 }
-__global__ void dgrad_atomic_kernel(const float* dy, const float* w, float* dx, Conv2dParams p) {
-    conv2d_dgrad_atomic_body(GridPos::here(), dy, w, dx, p);
+template <class TapValue>
+__global__ void dgrad_atomic_kernel(TapValue t, float* dx, Conv2dParams p, int64_t e0, int64_t e1) {
+    conv2d_dgrad_atomic_body(GridPos::here(), t, dx, p, e0, e1);
+}
+__global__ void dgrad_taps_kernel(const float* dy, const float* w, float* taps, Conv2dParams p,
+                                  int64_t s_lo, int64_t s_hi) {
+    __shared__ float shared[kConvTiledShared];
+    conv_dgrad_taps_tiled_block(GridPos::here(), shared, DeviceSync{}, dy, w, taps, p, s_lo, s_hi);
 }
 __global__ void wgrad_kernel(const float* x, const float* dy, float* dw, const uint32_t* order,
                              Conv2dParams p) {
     conv2d_wgrad_body(GridPos::here(), x, dy, dw, order, p);
 }
-__global__ void wgrad_atomic_kernel(const float* x, const float* dy, float* dw, Conv2dParams p) {
-    conv2d_wgrad_atomic_body(GridPos::here(), x, dy, dw, p);
+__global__ void wgrad_combine_kernel(const float* leaves, const uint32_t* order, float* dw,
+                                     Conv2dParams p, int64_t e0, int64_t len) {
+    conv2d_wgrad_combine_body(GridPos::here(), leaves, order, dw, p, e0, len);
+}
+template <class Out>
+__global__ void wgrad_tiled_kernel(const float* x, const float* dy, Conv2dParams p, int64_t G,
+                                   int64_t o_lo, int64_t o_hi, Out out) {
+    __shared__ float shared[kConvTiledShared];
+    conv_wgrad_tiled_block(GridPos::here(), shared, DeviceSync{}, x, dy, p, G, o_lo, o_hi, out);
+}
+
+/// conv.wgrad's chains over groups of G samples for the channels [o_lo, o_hi), tiled, to `out`.
+template <class Out>
+void wgrad_tiled(const char* name, const float* x, const float* dy, const Conv2dParams& p,
+                 int64_t G, int64_t o_lo, int64_t o_hi, const Out& out) {
+    const int64_t blocks = (p.n + G - 1) / G * conv_wgrad_tiles(p, o_lo, o_hi);
+    if (blocks <= 0) return;
+    wgrad_tiled_kernel<<<static_cast<unsigned>(blocks), kConvTileThreads, 0, stream()>>>(
+        x, dy, p, G, o_lo, o_hi, out);
+    check_launch(name);
 }
 __global__ void wgrad_exact_limbs_kernel(const float* x, const float* dy, common::ExactAcc* accs,
                                          Conv2dParams p) {
@@ -63,33 +95,115 @@ void conv2d_forward(const float* x, const float* w, const float* b, float* y,
 void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
     const int64_t n = p.n * p.ci * p.h * p.w;
     if (n <= 0) return;
-    if (p.accum.mode == common::AccumMode::kAtomic) {
-        cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
-        launch_elementwise("conv2d_backward_data (atomic)", dgrad_atomic_kernel, p.kh * n, dy, w,
-                           dx, p);
-        return;
-    }
+    const bool atomic = p.accum.mode == common::AccumMode::kAtomic;
     if (p.accum.mode == common::AccumMode::kTree && conv2d_dgrad_is_forward(p)) {
         // ORDER: the transposed convolution's forward (kernels/conv2d.h, conv.dgrad tree)
         forward_tiled("conv2d_backward_data", dy, FlippedWeight{w, p.ci, p.kh}, nullptr, dx,
                       conv_dgrad_as_forward(p));
         return;
     }
+    // The per-tap values of slices of samples whose values fit kDgradTapBytes (tiled), then
+    // each element's sum of them; the tap permutation (permuted) after them in one scratch block.
+    const int64_t P = p.ho * p.wo, per_sample = p.kh * p.kw * p.ci * P, HW = p.h * p.w;
+    const int64_t cap =
+        per_sample > 0 ? static_cast<int64_t>(kDgradTapBytes / sizeof(float)) / per_sample : p.n;
+    const int64_t slice = cap < 1 ? 1 : cap < p.n ? cap : p.n;  // samples
+    const std::size_t tap_bytes =
+        (sizeof(float) * static_cast<std::size_t>(slice * per_sample) + 255) / 256 * 256;
+    char* s = static_cast<char*>(
+        scratch(tap_bytes + sizeof(uint32_t) * static_cast<std::size_t>(p.kh * p.kw)));
+    if (s == nullptr) return;  // recorded; the engine's next check reports it
+    auto* taps = reinterpret_cast<float*>(s);
+    uint32_t* order = nullptr;
+    if (p.accum.mode == common::AccumMode::kPermuted) {
+        order = reinterpret_cast<uint32_t*>(s + tap_bytes);
+        permutation_into(order, p.kh * p.kw, p.accum.permute_key);
+    }
+    if (atomic) cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
+    for (int64_t s_lo = 0; s_lo < p.n; s_lo += slice) {
+        const int64_t s_hi = p.n - s_lo < slice ? p.n : s_lo + slice;
+        const int64_t blocks = conv_dgrad_tap_tiles(p, s_lo, s_hi);
+        if (blocks > 0) {
+            dgrad_taps_kernel<<<static_cast<unsigned>(blocks), kConvTileThreads, 0, stream()>>>(
+                dy, w, taps, p, s_lo, s_hi);
+            check_launch("conv2d_backward_data (taps)");
+        }
+        const DgradTapBuffer t{taps, s_lo, (s_hi - s_lo) * P, p.ci, p.ho, p.wo};
+        const int64_t e0 = s_lo * p.ci * HW, e1 = s_hi * p.ci * HW;
+        if (atomic)
+            launch_elementwise("conv2d_backward_data (atomic)", dgrad_atomic_kernel<DgradTapBuffer>,
+                               p.kh * (e1 - e0), t, dx, p, e0, e1);
+        else
+            launch_elementwise("conv2d_backward_data", dgrad_kernel<DgradTapBuffer>, e1 - e0, t, dx,
+                               static_cast<const uint32_t*>(order), p, e0, e1);
+    }
+}
+
+void conv2d_backward_data_per_element(const float* dy, const float* w, float* dx,
+                                      const Conv2dParams& p) {
+    const int64_t n = p.n * p.ci * p.h * p.w;
+    if (n <= 0) return;
+    if (p.accum.mode == common::AccumMode::kTree && conv2d_dgrad_is_forward(p)) {
+        conv2d_backward_data(dy, w, dx, p);  // the transposed forward: no per-tap values
+        return;
+    }
+    const DgradTapChain t{dy, w, p};
+    if (p.accum.mode == common::AccumMode::kAtomic) {
+        cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
+        launch_elementwise("conv2d_backward_data (atomic, per element)",
+                           dgrad_atomic_kernel<DgradTapChain>, p.kh * n, t, dx, p, int64_t{0}, n);
+        return;
+    }
     const uint32_t* order = permuted_order(p.accum, p.kh * p.kw);
-    launch_elementwise("conv2d_backward_data", dgrad_kernel, n, dy, w, dx, order, p);
+    launch_elementwise("conv2d_backward_data (per element)", dgrad_kernel<DgradTapChain>, n, t, dx,
+                       order, p, int64_t{0}, n);
 }
 
 void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     const int64_t n = p.co * p.ci * p.kh * p.kw;
     if (n <= 0) return;
-    if (p.accum.mode == common::AccumMode::kAtomic) {
+    if (p.accum.mode == common::AccumMode::kAtomic || p.n <= 0) {  // (no samples: dw = +0)
         cudaMemsetAsync(dw, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
-        launch_elementwise("conv2d_backward_weight (atomic)", wgrad_atomic_kernel,
-                           (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup * n, x, dy, dw, p);
+        wgrad_tiled("conv2d_backward_weight (atomic)", x, dy, p, kConv2dAtomicGroup, 0, p.co,
+                    WgradAtomicOut{dw});
+        return;
+    }
+    // The leaves of slices of output channels whose leaves fit kWgradLeafBytes, then their
+    // combination; the sample permutation (permuted) after the leaves in the same scratch block.
+    const int64_t R = p.ci * p.kh * p.kw, count = conv_wgrad_leaf_count(p);
+    const int64_t cap = static_cast<int64_t>(kWgradLeafBytes / sizeof(float)) / (count * R);
+    const int64_t slice = cap < 1 ? 1 : cap < p.co ? cap : p.co;  // output channels
+    const std::size_t leaf_bytes =
+        (sizeof(float) * static_cast<std::size_t>(count * slice * R) + 255) / 256 * 256;
+    char* s =
+        static_cast<char*>(scratch(leaf_bytes + sizeof(uint32_t) * static_cast<std::size_t>(p.n)));
+    if (s == nullptr) return;  // recorded; the engine's next check reports it
+    auto* leaves = reinterpret_cast<float*>(s);
+    uint32_t* order = nullptr;
+    if (p.accum.mode == common::AccumMode::kPermuted) {
+        order = reinterpret_cast<uint32_t*>(s + leaf_bytes);
+        permutation_into(order, p.n, p.accum.permute_key);
+    }
+    for (int64_t o_lo = 0; o_lo < p.co; o_lo += slice) {
+        const int64_t o_hi = p.co - o_lo < slice ? p.co : o_lo + slice, len = (o_hi - o_lo) * R;
+        wgrad_tiled("conv2d_backward_weight (leaves)", x, dy, p, conv_wgrad_leaf_group(p), o_lo,
+                    o_hi, WgradLeafOut{leaves, o_lo * R, len});
+        launch_elementwise("conv2d_backward_weight (combine)", wgrad_combine_kernel, len, leaves,
+                           static_cast<const uint32_t*>(order), dw, p, o_lo * R, len);
+    }
+}
+
+void conv2d_backward_weight_per_element(const float* x, const float* dy, float* dw,
+                                        const Conv2dParams& p) {
+    const int64_t n = p.co * p.ci * p.kh * p.kw;
+    if (n <= 0) return;
+    if (p.accum.mode == common::AccumMode::kAtomic) {
+        conv2d_backward_weight(x, dy, dw, p);
         return;
     }
     const uint32_t* order = permuted_order(p.accum, p.n);
-    launch_elementwise("conv2d_backward_weight", wgrad_kernel, n, x, dy, dw, order, p);
+    launch_elementwise("conv2d_backward_weight (per element)", wgrad_kernel, n, x, dy, dw, order,
+                       p);
 }
 
 void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* dw,

@@ -4,16 +4,21 @@
 // conv2d_dgrad_is_forward shapes, the transposed forward) is the tiled block program of
 // conv2d_tiled_bodies.h. Every element is one thread running the chain or sum kernels/conv2d.h
 // defines for it (no column buffer), so the order is the recipe's by construction:
-//   dgrad     per dx element the per-tap values t (fma chain over o ascending) of the taps whose
+//   dgrad     the per-tap values t (fma chain over o ascending; the launcher computes them with
+//             the tiled block program of conv2d_tiled_bodies.h into a buffer, the per-element
+//             variant here where they are needed), then per dx element those of the taps whose
 //             output position exists, combined in tap order (tree), with kahan_add (kahan), an
 //             ExactAcc (exact), in the call's tap permutation (permuted); atomic: one thread per
 //             (element, kernel row) sums its row's taps and atomic-adds the partial
-//   wgrad     per dw element over samples: tree: fma chains continued over groups of
-//             conv2d_tree_group(P) samples, the group leaves in the left-complete tree; kahan:
-//             per-sample leaves (fma chains over p) as (leaf, +0) in the kahan tree; exact: an
-//             ExactAcc of the per-sample leaves; permuted: +0 + leaves in the sample permutation;
-//             atomic: one thread per (element, group of kConv2dAtomicGroup samples) atomic-adds
-//             its group chain. Dead taps give dw = +0.
+//   wgrad     in two phases: the tiled block program of conv2d_tiled_bodies.h computes the
+//             leaves into a buffer (tree: the fma chain continued over a group of
+//             conv2d_tree_group(P) samples; kahan, exact, permuted: a sample's fma chain over p),
+//             then one thread per element combines its leaves: tree: the left-complete tree;
+//             kahan: (leaf, +0) in the kahan tree; exact: an ExactAcc; permuted: +0 + leaves in
+//             the sample permutation (the per-element variant here, one thread computing all of
+//             an element's leaves, gives the same bits and is timed against it). atomic: the
+//             tiled program's chains over groups of kConv2dAtomicGroup samples, atomic-added.
+//             Dead taps: dw = +0.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -82,59 +87,103 @@ DT_HD int64_t conv_out_of(int64_t i, int64_t k, int64_t pad, int64_t stride, int
     return o < n_out ? o : -1;
 }
 
-/// dx elements, every mode but atomic, and tree only off conv2d_dgrad_is_forward shapes (there
-/// the launcher runs the transposed forward, conv2d_tiled_bodies.h). `order`: the permutation
-/// of the Kh*Kw taps (kPermuted).
-DT_HD void conv2d_dgrad_body(const GridPos& t, const float* dy, const float* w, float* dx,
-                             const uint32_t* order, const Conv2dParams& p) {
+/// dx element e's sum over its taps (every mode but atomic), t(s, c, tap, oh, ow) giving the
+/// per-tap value of tap = ki * Kw + kj at output position (oh, ow): tree: +0 + t in tap order;
+/// kahan: kahan_add in tap order; exact: an ExactAcc; permuted: +0 + t in `order`'s tap order.
+template <class TapValue>
+DT_HD float conv_dgrad_sum(const Conv2dParams& p, int64_t e, const uint32_t* order,
+                           const TapValue& t) {
     const int64_t HW = p.h * p.w, taps = p.kh * p.kw;
     const common::AccumMode mode = p.accum.mode;
-    common::grid_stride(t, p.n * p.ci * HW, [&](int64_t e) {
-        const int64_t s = e / (p.ci * HW), c = (e / HW) % p.ci, ih = (e % HW) / p.w, iw = e % p.w;
-        float sum = 0.0f;
-        common::KahanSum k = common::kahan_zero();
-        common::ExactAcc a;
-        common::exact_init(a);
-        for (int64_t j = 0; j < taps; ++j) {
-            const int64_t tap = mode == common::AccumMode::kPermuted ? order[j] : j;
-            const int64_t ki = tap / p.kw, kj = tap % p.kw;
-            const int64_t oh = conv_out_of(ih, ki, p.pad, p.stride, p.ho);
-            const int64_t ow = conv_out_of(iw, kj, p.pad, p.stride, p.wo);
-            if (oh < 0 || ow < 0) continue;
-            const float v = conv_dgrad_tap(dy, w, p, s, c, ki, kj, oh, ow);
-            if (mode == common::AccumMode::kKahan) {
-                common::kahan_add(k, v);
-            } else if (mode == common::AccumMode::kExact) {
-                common::exact_add(a, v);
-            } else {
-                sum = sum + v;  // ORDER: +0 + t in tap order (tree) or the permutation's
-            }
+    const int64_t s = e / (p.ci * HW), c = (e / HW) % p.ci, ih = (e % HW) / p.w, iw = e % p.w;
+    float sum = 0.0f;
+    common::KahanSum k = common::kahan_zero();
+    common::ExactAcc a;
+    common::exact_init(a);
+    for (int64_t j = 0; j < taps; ++j) {
+        const int64_t tap = mode == common::AccumMode::kPermuted ? order[j] : j;
+        const int64_t oh = conv_out_of(ih, tap / p.kw, p.pad, p.stride, p.ho);
+        const int64_t ow = conv_out_of(iw, tap % p.kw, p.pad, p.stride, p.wo);
+        if (oh < 0 || ow < 0) continue;
+        const float v = t(s, c, tap, oh, ow);
+        if (mode == common::AccumMode::kKahan) {
+            common::kahan_add(k, v);
+        } else if (mode == common::AccumMode::kExact) {
+            common::exact_add(a, v);
+        } else {
+            sum = sum + v;  // ORDER: +0 + t in tap order (tree) or the permutation's
         }
-        dx[e] = mode == common::AccumMode::kKahan   ? common::kahan_value(k)
-                : mode == common::AccumMode::kExact ? common::exact_value(a)
-                                                    : sum;
-    });
+    }
+    return mode == common::AccumMode::kKahan   ? common::kahan_value(k)
+           : mode == common::AccumMode::kExact ? common::exact_value(a)
+                                               : sum;
 }
 
-/// kAtomic dgrad: one thread per (kernel row ki, element): +0 + t(ki, 0) + t(ki, 1) + ... over
-/// the row's taps that exist, atomic-added into the zeroed dx. No ORDER on purpose.
-DT_HD void conv2d_dgrad_atomic_body(const GridPos& t, const float* dy, const float* w, float* dx,
-                                    const Conv2dParams& p) {
-    const int64_t elems = p.n * p.ci * p.h * p.w, HW = p.h * p.w;
-    common::grid_stride(t, p.kh * elems, [&](int64_t u) {
-        const int64_t ki = u / elems, e = u % elems;
-        const int64_t s = e / (p.ci * HW), c = (e / HW) % p.ci, ih = (e % HW) / p.w, iw = e % p.w;
-        const int64_t oh = conv_out_of(ih, ki, p.pad, p.stride, p.ho);
-        if (oh < 0) return;
-        float part = 0.0f;
-        bool any = false;
-        for (int64_t kj = 0; kj < p.kw; ++kj) {
-            const int64_t ow = conv_out_of(iw, kj, p.pad, p.stride, p.wo);
-            if (ow < 0) continue;
-            part = part + conv_dgrad_tap(dy, w, p, s, c, ki, kj, oh, ow);
-            any = true;
-        }
-        if (any) common::atomic_add_float(dx + e, part);
+/// The atomic mode's row partial of dx element e and kernel row ki: +0 + t(ki, 0) + t(ki, 1) +
+/// ... over the row's taps whose output position exists; false when none does.
+template <class TapValue>
+DT_HD bool conv_dgrad_row(const Conv2dParams& p, int64_t e, int64_t ki, const TapValue& t,
+                          float* part) {
+    const int64_t HW = p.h * p.w;
+    const int64_t s = e / (p.ci * HW), c = (e / HW) % p.ci, ih = (e % HW) / p.w, iw = e % p.w;
+    const int64_t oh = conv_out_of(ih, ki, p.pad, p.stride, p.ho);
+    if (oh < 0) return false;
+    float sum = 0.0f;
+    bool any = false;
+    for (int64_t kj = 0; kj < p.kw; ++kj) {
+        const int64_t ow = conv_out_of(iw, kj, p.pad, p.stride, p.wo);
+        if (ow < 0) continue;
+        sum = sum + t(s, c, ki * p.kw + kj, oh, ow);
+        any = true;
+    }
+    *part = sum;
+    return any;
+}
+
+/// The per-tap values computed where they are needed (conv_dgrad_tap): the per-element variant.
+struct DgradTapChain {
+    const float* dy;
+    const float* w;
+    Conv2dParams p;  // (by value: kernel arguments)
+    DT_HD float operator()(int64_t s, int64_t c, int64_t tap, int64_t oh, int64_t ow) const {
+        return conv_dgrad_tap(dy, w, p, s, c, tap / p.kw, tap % p.kw, oh, ow);
+    }
+};
+
+/// The per-tap values of samples [s_lo, s_hi) stored by conv_dgrad_taps_tiled_block
+/// (conv2d_tiled_bodies.h): t[(tap * Ci + c) * cols + (s - s_lo) * P + oh * Wo + ow],
+/// cols = (s_hi - s_lo) * P.
+struct DgradTapBuffer {
+    const float* t;
+    int64_t s_lo, cols;
+    int64_t ci, ho, wo;
+    DT_HD float operator()(int64_t s, int64_t c, int64_t tap, int64_t oh, int64_t ow) const {
+        return t[(tap * ci + c) * cols + (s - s_lo) * ho * wo + oh * wo + ow];
+    }
+};
+
+/// dx elements [e0, e1), every mode but atomic, and tree only off conv2d_dgrad_is_forward
+/// shapes (there the launcher runs the transposed forward, conv2d_tiled_bodies.h), the tap
+/// values from `t` (DgradTapChain: one thread per element computing them; DgradTapBuffer: read
+/// from the tiled program's buffer, the launcher's way). `order`: the permutation of the Kh*Kw
+/// taps (kPermuted).
+template <class TapValue>
+DT_HD void conv2d_dgrad_body(const GridPos& g, const TapValue& t, float* dx, const uint32_t* order,
+                             const Conv2dParams& p, int64_t e0, int64_t e1) {
+    common::grid_stride(g, e1 - e0,
+                        [&](int64_t i) { dx[e0 + i] = conv_dgrad_sum(p, e0 + i, order, t); });
+}
+
+/// kAtomic dgrad of dx elements [e0, e1): one thread per (kernel row ki, element) atomic-adds
+/// its row partial (conv_dgrad_row) into the zeroed dx. No ORDER on purpose.
+template <class TapValue>
+DT_HD void conv2d_dgrad_atomic_body(const GridPos& g, const TapValue& t, float* dx,
+                                    const Conv2dParams& p, int64_t e0, int64_t e1) {
+    const int64_t elems = e1 - e0;
+    common::grid_stride(g, p.kh * elems, [&](int64_t u) {
+        const int64_t e = e0 + u % elems;
+        float part;
+        if (conv_dgrad_row(p, e, u / elems, t, &part)) common::atomic_add_float(dx + e, part);
     });
 }
 
@@ -156,81 +205,96 @@ DT_HD float conv_wgrad_chain(const float* x, const float* dy, const Conv2dParams
     return acc;
 }
 
-/// dw elements, every mode but atomic. `order`: the permutation of the N samples (kPermuted).
+/// A dw element's coordinates (o, c, ki, kj) and whether its tap is live (reads the image).
+struct WgradElem {
+    int64_t o, c, ki, kj;
+    bool live;
+};
+DT_HD WgradElem conv_wgrad_elem(const Conv2dParams& p, int64_t e) {
+    const int64_t R = p.ci * p.kh * p.kw, r = e % R;
+    WgradElem d{e / R, r / (p.kh * p.kw), (r / p.kw) % p.kh, r % p.kw, false};
+    d.live = conv_tap_live(d.ki, p.h, p.ho, p.pad, p.stride) &&
+             conv_tap_live(d.kj, p.w, p.wo, p.pad, p.stride);
+    return d;
+}
+
+/// Samples per leaf of a dw element (kernels/conv2d.h): tree: G = conv2d_tree_group(P), the
+/// leaves are the N / G group chains; kahan, exact, permuted: 1, the N per-sample chains.
+DT_HD int64_t conv_wgrad_leaf_group(const Conv2dParams& p) {
+    return p.accum.mode == common::AccumMode::kTree ? conv2d_tree_group(p.ho * p.wo) : 1;
+}
+DT_HD int64_t conv_wgrad_leaf_count(const Conv2dParams& p) {
+    const int64_t G = conv_wgrad_leaf_group(p);
+    return (p.n + G - 1) / G;
+}
+
+/// Leaf g of dw element d: the chain over the samples of leaf g.
+DT_HD float conv_wgrad_leaf(const float* x, const float* dy, const Conv2dParams& p,
+                            const WgradElem& d, int64_t g) {
+    const int64_t G = conv_wgrad_leaf_group(p);
+    const int64_t s0 = g * G, s1 = s0 + G < p.n ? s0 + G : p.n;
+    return conv_wgrad_chain(x, dy, p, d.o, d.c, d.ki, d.kj, s0, s1, 0.0f);
+}
+
+/// dw elements, every mode but atomic, one thread per element computing all its leaves (the
+/// per-element variant, timed by the kernel bench; the launcher computes the leaves with the
+/// tiled block program and combines them with conv2d_wgrad_combine_body).
+/// `order`: the permutation of the N samples (kPermuted).
 DT_HD void conv2d_wgrad_body(const GridPos& t, const float* x, const float* dy, float* dw,
                              const uint32_t* order, const Conv2dParams& p) {
-    const int64_t R = p.ci * p.kh * p.kw;
-    common::grid_stride(t, p.co * R, [&](int64_t e) {
-        const int64_t o = e / R, r = e % R, c = r / (p.kh * p.kw), ki = (r / p.kw) % p.kh,
-                      kj = r % p.kw;
-        if (!conv_tap_live(ki, p.h, p.ho, p.pad, p.stride) ||
-            !conv_tap_live(kj, p.w, p.wo, p.pad, p.stride)) {
+    common::grid_stride(t, p.co * p.ci * p.kh * p.kw, [&](int64_t e) {
+        const WgradElem d = conv_wgrad_elem(p, e);
+        if (!d.live) {
             dw[e] = 0.0f;  // a dead tap
             return;
         }
-        if (p.accum.mode == common::AccumMode::kTree) {
-            // ORDER: fma chains continued over groups of G samples, the group leaves in the tree
-            const int64_t G = conv2d_tree_group(p.ho * p.wo);
-            auto group = [&](int64_t g) {
-                const int64_t s0 = g * G, s1 = s0 + G < p.n ? s0 + G : p.n;
-                return conv_wgrad_chain(x, dy, p, o, c, ki, kj, s0, s1, 0.0f);
-            };
-            dw[e] = combine_sample_leaves(group, (p.n + G - 1) / G, p.accum.mode, order);
+        // ORDER: the mode's combination of the leaves (tree: group chains in the tree)
+        auto leaf = [&](int64_t g) { return conv_wgrad_leaf(x, dy, p, d, g); };
+        dw[e] = combine_sample_leaves(leaf, conv_wgrad_leaf_count(p), p.accum.mode, order);
+    });
+}
+
+/// The second phase of the launcher's wgrad (every mode but atomic), after the first has stored
+/// leaf g of element e at leaves[g * len + e - e0] (conv_wgrad_tiled_block with WgradLeafOut,
+/// conv2d_tiled_bodies.h: the same chains as conv_wgrad_leaf): dw[e] for e in [e0, e0 + len):
+/// +0 for a dead tap, else the mode's combination of the element's leaves (as the per-element
+/// variant).
+DT_HD void conv2d_wgrad_combine_body(const GridPos& t, const float* leaves, const uint32_t* order,
+                                     float* dw, const Conv2dParams& p, int64_t e0, int64_t len) {
+    common::grid_stride(t, len, [&](int64_t i) {
+        if (!conv_wgrad_elem(p, e0 + i).live) {
+            dw[e0 + i] = 0.0f;
             return;
         }
-        auto leaf = [&](int64_t s) {
-            return conv_wgrad_chain(x, dy, p, o, c, ki, kj, s, s + 1, 0.0f);
-        };
-        dw[e] = combine_sample_leaves(leaf, p.n, p.accum.mode, order);
+        // ORDER: the mode's combination of the leaves (tree: group chains in the tree)
+        auto leaf = [&](int64_t g) { return leaves[g * len + i]; };
+        dw[e0 + i] = combine_sample_leaves(leaf, conv_wgrad_leaf_count(p), p.accum.mode, order);
     });
-}
-
-/// The grid of the split-K wgrad bodies: one thread per (group of kConv2dAtomicGroup samples,
-/// dw element). For every item of a live tap, item(e, o, c, ki, kj, s0, s1) runs with the
-/// element's index and coordinates and the group's samples [s0, s1); dead taps are skipped (their
-/// dw stays +0).
-template <class Item>
-DT_HD void conv_wgrad_group_items(const GridPos& t, const Conv2dParams& p, const Item& item) {
-    const int64_t R = p.ci * p.kh * p.kw, L = p.co * R;
-    const int64_t groups = (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup;
-    common::grid_stride(t, groups * L, [&](int64_t u) {
-        const int64_t g = u / L, e = u % L, o = e / R, r = e % R, c = r / (p.kh * p.kw),
-                      ki = (r / p.kw) % p.kh, kj = r % p.kw;
-        if (!conv_tap_live(ki, p.h, p.ho, p.pad, p.stride) ||
-            !conv_tap_live(kj, p.w, p.wo, p.pad, p.stride))
-            return;
-        const int64_t s0 = g * kConv2dAtomicGroup;
-        const int64_t s1 = s0 + kConv2dAtomicGroup < p.n ? s0 + kConv2dAtomicGroup : p.n;
-        item(e, o, c, ki, kj, s0, s1);
-    });
-}
-
-/// kAtomic wgrad: each item atomic-adds its group's chain; dw zeroed first. No ORDER on purpose.
-DT_HD void conv2d_wgrad_atomic_body(const GridPos& t, const float* x, const float* dy, float* dw,
-                                    const Conv2dParams& p) {
-    conv_wgrad_group_items(
-        t, p, [&](int64_t e, int64_t o, int64_t c, int64_t ki, int64_t kj, int64_t s0, int64_t s1) {
-            common::atomic_add_float(dw + e,
-                                     conv_wgrad_chain(x, dy, p, o, c, ki, kj, s0, s1, 0.0f));
-        });
 }
 
 /// The exact mode of conv.wgrad with integer atomics (issue 20: "an exact mode whose threads add
-/// into the accumulator's integer limbs with atomics"): the items of the atomic mode, each adding
-/// its samples' leaves (the exact mode's leaves: one fma chain over positions per sample) to its
-/// own ExactAcc and merging that into the element's shared accumulator with exact_atomic_merge
-/// (accs zeroed first). The merges may land in any order: the sum is exact, so the rounding
-/// (conv2d_wgrad_exact_round_body) gives the exact mode's bits. ORDER: none.
+/// into the accumulator's integer limbs with atomics"): one thread per (group of
+/// kConv2dAtomicGroup samples, dw element of a live tap), as the atomic mode splits the batch,
+/// adds its samples' leaves (the exact mode's leaves: one fma chain over positions per sample)
+/// to its own ExactAcc and merges that into the element's shared accumulator with
+/// exact_atomic_merge (accs zeroed first). The merges may land in any order: the sum is exact,
+/// so the rounding (conv2d_wgrad_exact_round_body) gives the exact mode's bits. ORDER: none.
 DT_HD void conv2d_wgrad_exact_limbs_body(const GridPos& t, const float* x, const float* dy,
                                          common::ExactAcc* accs, const Conv2dParams& p) {
-    conv_wgrad_group_items(
-        t, p, [&](int64_t e, int64_t o, int64_t c, int64_t ki, int64_t kj, int64_t s0, int64_t s1) {
-            common::ExactAcc a;
-            common::exact_init(a);
-            for (int64_t s = s0; s < s1; ++s)
-                common::exact_add(a, conv_wgrad_chain(x, dy, p, o, c, ki, kj, s, s + 1, 0.0f));
-            common::exact_atomic_merge(accs + e, a);
-        });
+    const int64_t L = p.co * p.ci * p.kh * p.kw;
+    const int64_t groups = (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup;
+    common::grid_stride(t, groups * L, [&](int64_t u) {
+        const int64_t g = u / L, e = u % L;
+        const WgradElem d = conv_wgrad_elem(p, e);
+        if (!d.live) return;  // its dw: the rounding of a zero accumulator, +0
+        const int64_t s0 = g * kConv2dAtomicGroup;
+        const int64_t s1 = s0 + kConv2dAtomicGroup < p.n ? s0 + kConv2dAtomicGroup : p.n;
+        common::ExactAcc a;
+        common::exact_init(a);
+        for (int64_t s = s0; s < s1; ++s)
+            common::exact_add(a, conv_wgrad_chain(x, dy, p, d.o, d.c, d.ki, d.kj, s, s + 1, 0.0f));
+        common::exact_atomic_merge(accs + e, a);
+    });
 }
 
 /// dw[e] = the element's accumulator rounded once.

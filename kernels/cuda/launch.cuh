@@ -21,6 +21,9 @@ cudaStream_t stream();
 /// scratch (valid until the next scratch user); nullptr when out of memory (recorded).
 const uint32_t* permutation_on_device(int64_t n, uint64_t key);
 
+/// order[0..n) = permute_order(n, key) drawn on the device by one thread into `order`.
+void permutation_into(uint32_t* order, int64_t n, uint64_t key);
+
 /// The permutation of n items for a permuted-mode spec (permutation_on_device); nullptr for the
 /// other modes.
 inline const uint32_t* permuted_order(const common::AccumSpec& spec, int64_t n) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Linear (and its GEMM) on the GPU: the launchers of linear_bodies.h on the engine's stream.
-// The permuted modes draw their order once per call (one thread) into scratch.
+// Linear (and its GEMM) on the GPU: the launchers of linear_bodies.h on the engine's stream;
+// the forward and dgrad's tree mode (the same fma chain over o) are the tiled GEMM. The permuted
+// modes draw their order once per call (one thread) into scratch.
 #include "kernels/cuda/elementwise_bodies.h"
 #include "kernels/cuda/gemm_tiled_bodies.h"
 #include "kernels/cuda/launch.cuh"
@@ -57,6 +58,11 @@ void linear_backward_data(const float* dy, const float* w, float* dx, const Line
         cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
         launch_elementwise("linear_backward_data (atomic)", dgrad_atomic_kernel,
                            (p.out + kLinearAtomicChunk - 1) / kLinearAtomicChunk * n, dy, w, dx, p);
+        return;
+    }
+    if (p.accum.mode == common::AccumMode::kTree) {
+        // ORDER: the fma chain over o ascending = the GEMM dY (N x O) . W (O x I), tiled
+        gemm(dy, w, dx, GemmParams{.m = p.n, .n = p.in, .k = p.out});
         return;
     }
     const uint32_t* order = permuted_order(p.accum, p.out);

@@ -3,7 +3,8 @@
 // tested on the host over whole grids against the CPU (kernels/gemm.h, kernels/linear.h):
 //   forward   the GEMM x w^T (gemm_tiled_bodies.h: the CPU's fma chains), then + b[o] once (no
 //             add without a bias).
-//   dgrad     one thread per dx element: tree: the fma chain over o ascending; permuted: over
+//   dgrad     one thread per dx element: tree: the fma chain over o ascending (the launcher
+//             runs it as the tiled GEMM dY . W: the same chain); permuted: over
 //             o = pi[0], pi[1], ...; kahan: kahan_add of the rounded products dy * w; exact: an
 //             ExactAcc of them; atomic: one thread per (element, chunk of kLinearAtomicChunk
 //             features): the chain over the chunk, atomic-added into the zeroed dx.

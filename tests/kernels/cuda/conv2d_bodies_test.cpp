@@ -3,13 +3,16 @@
 // routes them: the tiled forward block program (also dgrad's tree on 3x3-'same' shapes) with
 // real barriers (tests/support/block_runner.h), the per-element backward bodies
 // (kernels/cuda/conv2d_bodies.h) over every thread of a grid: forward with and without bias,
-// dgrad and wgrad in tree, kahan, exact and permuted bitwise, atomic close. Shapes: 3x3 'same'
-// (dgrad as the transposed forward), 3x3 stride 2 (dgrad's tap sums), 7x7 on a 2x2 map (dead taps),
-// 1x1, and a batch of 40 on an 8x8 map (three tree groups of conv.wgrad).
+// dgrad (the tiled per-tap values and their sums over slices of samples, and the per-element
+// variant) and wgrad (the tiled leaves and their combination over slices of output channels,
+// and the per-element variant) in tree, kahan, exact and permuted bitwise, atomic close. Shapes:
+// 3x3 'same' (dgrad as the transposed forward), 3x3 stride 2 (dgrad's tap sums), 7x7 on a 2x2 map
+// (dead taps), 1x1, and a batch of 40 on an 8x8 map (three tree groups of conv.wgrad).
 #include "kernels/cuda/conv2d_bodies.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -46,6 +49,82 @@ void forward_tiled(const float* x, const Weight& wt, const float* b, float* y,
                      });
 }
 
+/// conv.wgrad's tiled group chains for the channels [o_lo, o_hi), with real barriers.
+template <class Out>
+void wgrad_tiled(const float* x, const float* dy, const Conv2dParams& p, int64_t G, int64_t o_lo,
+                 int64_t o_hi, const Out& out) {
+    const int64_t blocks = (p.n + G - 1) / G * cuda::conv_wgrad_tiles(p, o_lo, o_hi);
+    test::run_blocks(static_cast<uint32_t>(blocks), cuda::kConvTileThreads, cuda::kConvTiledShared,
+                     [&](const GridPos& t, float* shared, const auto& sync) {
+                         cuda::conv_wgrad_tiled_block(t, shared, sync, x, dy, p, G, o_lo, o_hi,
+                                                      out);
+                     });
+}
+
+/// conv.dgrad's per-tap values as the launcher computes them (the same in every mode): per
+/// slice of `slice` samples, the tiled block program with real barriers into a NaN-filled
+/// buffer (so a value the sums read but no thread wrote shows).
+struct TapSlices {
+    int64_t slice;
+    std::vector<std::vector<float>> values;  // per slice
+};
+TapSlices dgrad_tap_values(const float* dy, const float* w, const Conv2dParams& p, int64_t slice) {
+    TapSlices out{slice, {}};
+    for (int64_t s_lo = 0; s_lo < p.n; s_lo += slice) {
+        const int64_t s_hi = std::min(p.n, s_lo + slice);
+        out.values.emplace_back((s_hi - s_lo) * p.kh * p.kw * p.ci * p.ho * p.wo, NAN);
+        test::run_blocks(static_cast<uint32_t>(cuda::conv_dgrad_tap_tiles(p, s_lo, s_hi)),
+                         cuda::kConvTileThreads, cuda::kConvTiledShared,
+                         [&](const GridPos& t, float* shared, const auto& sync) {
+                             cuda::conv_dgrad_taps_tiled_block(
+                                 t, shared, sync, dy, w, out.values.back().data(), p, s_lo, s_hi);
+                         });
+    }
+    return out;
+}
+
+/// conv.dgrad's second phase over the slices' tap values: each element's sum of them in p's
+/// mode (atomic: row partials atomic-added into a zeroed dx).
+std::vector<float> dgrad_sums(const TapSlices& taps, const uint32_t* order, const Conv2dParams& p) {
+    const int64_t P = p.ho * p.wo, HW = p.h * p.w;
+    const bool atomic = p.accum.mode == common::AccumMode::kAtomic;
+    std::vector<float> dx(static_cast<std::size_t>(p.n * p.ci * HW), atomic ? 0.0f : NAN);
+    for (std::size_t k = 0; k < taps.values.size(); ++k) {
+        const int64_t s_lo = static_cast<int64_t>(k) * taps.slice;
+        const int64_t s_hi = std::min(p.n, s_lo + taps.slice);
+        const cuda::DgradTapBuffer buf{
+            taps.values[k].data(), s_lo, (s_hi - s_lo) * P, p.ci, p.ho, p.wo};
+        const int64_t e0 = s_lo * p.ci * HW, e1 = s_hi * p.ci * HW;
+        for_each_thread(2, 32, [&](const GridPos& t) {
+            if (atomic)
+                cuda::conv2d_dgrad_atomic_body(t, buf, dx.data(), p, e0, e1);
+            else
+                cuda::conv2d_dgrad_body(t, buf, dx.data(), order, p, e0, e1);
+        });
+    }
+    return dx;
+}
+
+/// conv.wgrad's leaves as the launcher computes them: per slice of `slice` output channels, the
+/// tiled chains over groups of `group` samples into a NaN-filled buffer (so a leaf the
+/// combination reads but no thread wrote shows).
+struct LeafSlices {
+    int64_t group, slice;
+    std::vector<std::vector<float>> values;  // per slice
+};
+LeafSlices wgrad_leaves(const float* x, const float* dy, const Conv2dParams& p, int64_t group,
+                        int64_t slice) {
+    LeafSlices out{group, slice, {}};
+    const int64_t R = p.ci * p.kh * p.kw, count = (p.n + group - 1) / group;
+    for (int64_t o_lo = 0; o_lo < p.co; o_lo += slice) {
+        const int64_t o_hi = std::min(p.co, o_lo + slice), len = (o_hi - o_lo) * R;
+        out.values.emplace_back(count * len, NAN);
+        wgrad_tiled(x, dy, p, group, o_lo, o_hi,
+                    cuda::WgradLeafOut{out.values.back().data(), o_lo * R, len});
+    }
+    return out;
+}
+
 std::vector<float> uniform(int64_t n, uint32_t tag) {
     return test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), tag);
 }
@@ -68,43 +147,89 @@ TEST(CudaConv2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
                           bias ? b.data() : nullptr, got.data(), shape);
             EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), Y)) << "forward " << bias;
         }
+        // Slices of 3 samples (the last one shorter where N = 40) and of all of them.
+        std::vector<TapSlices> tap_values;
+        for (const int64_t slice : {int64_t{3}, shape.n})
+            tap_values.push_back(dgrad_tap_values(dy.data(), w.data(), shape, slice));
+        // wgrad's leaves per sample (kahan, exact, permuted) and per tree group, in slices of 2
+        // output channels (the last one shorter where Co = 3) and of all of them.
+        std::vector<LeafSlices> leaf_values;
+        Conv2dParams tree = shape;
+        tree.accum = common::accum_spec(common::AccumMode::kTree);
+        for (const int64_t group : {int64_t{1}, cuda::conv_wgrad_leaf_group(tree)})
+            for (const int64_t slice : {int64_t{2}, shape.co})
+                leaf_values.push_back(wgrad_leaves(x.data(), dy.data(), shape, group, slice));
         for (const common::AccumSpec& spec : test::all_mode_specs(71)) {
             SCOPED_TRACE(test::accum_mode_name(spec.mode));
             Conv2dParams p = shape;
             p.accum = spec;
-            std::vector<float> want_dx(X), want_dw(Wn), dx(X, 0.0f), dw(Wn, 0.0f);
+            std::vector<float> want_dx(X), want_dw(Wn), dw(Wn, 0.0f);
             cpu::conv2d_backward_data(dy.data(), w.data(), want_dx.data(), p);
             cpu::conv2d_backward_weight(x.data(), dy.data(), want_dw.data(), p);
-            if (spec.mode == common::AccumMode::kAtomic) {
-                for_each_thread(3, 32, [&](const GridPos& t) {
-                    cuda::conv2d_dgrad_atomic_body(t, dy.data(), w.data(), dx.data(), p);
-                    cuda::conv2d_wgrad_atomic_body(t, x.data(), dy.data(), dw.data(), p);
-                });
-                for (int64_t i = 0; i < X; ++i) EXPECT_NEAR(dx[i], want_dx[i], 1e-4f) << i;
-                for (int64_t i = 0; i < Wn; ++i) EXPECT_NEAR(dw[i], want_dw[i], 1e-3f) << i;
-                continue;
-            }
             std::vector<uint32_t> taps(p.kh * p.kw), samples(p.n);
             for_each_thread(1, 1, [&](const GridPos& t) {
                 cuda::permute_order_body(t, taps.data(), p.kh * p.kw, spec.permute_key);
                 cuda::permute_order_body(t, samples.data(), p.n, spec.permute_key);
             });
-            std::fill(dx.begin(), dx.end(), NAN);
-            std::fill(dw.begin(), dw.end(), NAN);
-            // The launcher's routing: tree on 3x3-'same' shapes is the transposed forward.
+            // dgrad per element (tap values where needed) and as the launcher runs it (the tiled
+            // tap values, then each element's sum); tree on 3x3-'same' shapes is the transposed
+            // forward instead.
             const bool as_forward =
                 spec.mode == common::AccumMode::kTree && conv2d_dgrad_is_forward(p);
+            std::vector<std::vector<float>> dxs;
             if (as_forward) {
+                dxs.emplace_back(X, NAN);
                 forward_tiled(dy.data(), cuda::FlippedWeight{w.data(), p.ci, p.kh}, nullptr,
-                              dx.data(), cuda::conv_dgrad_as_forward(p));
+                              dxs.back().data(), cuda::conv_dgrad_as_forward(p));
+            } else {
+                dxs.emplace_back(X, spec.mode == common::AccumMode::kAtomic ? 0.0f : NAN);
+                const cuda::DgradTapChain chain{dy.data(), w.data(), p};
+                for_each_thread(3, 32, [&](const GridPos& t) {
+                    if (spec.mode == common::AccumMode::kAtomic)
+                        cuda::conv2d_dgrad_atomic_body(t, chain, dxs.back().data(), p, 0, X);
+                    else
+                        cuda::conv2d_dgrad_body(t, chain, dxs.back().data(), taps.data(), p, 0, X);
+                });
+                for (const TapSlices& values : tap_values)
+                    dxs.push_back(dgrad_sums(values, taps.data(), p));
             }
+            for (const std::vector<float>& got : dxs) {
+                if (spec.mode != common::AccumMode::kAtomic) {
+                    EXPECT_TRUE(test::bitwise_equal(got.data(), want_dx.data(), X)) << "dgrad";
+                    continue;
+                }
+                for (int64_t i = 0; i < X; ++i) EXPECT_NEAR(got[i], want_dx[i], 1e-4f) << i;
+            }
+            if (spec.mode == common::AccumMode::kAtomic) {
+                wgrad_tiled(x.data(), dy.data(), p, kConv2dAtomicGroup, 0, p.co,
+                            cuda::WgradAtomicOut{dw.data()});
+                for (int64_t i = 0; i < Wn; ++i) EXPECT_NEAR(dw[i], want_dw[i], 1e-3f) << i;
+                continue;
+            }
+            std::fill(dw.begin(), dw.end(), NAN);
+            std::vector<float> dw_each(Wn, NAN);
             for_each_thread(3, 32, [&](const GridPos& t) {
-                if (!as_forward)
-                    cuda::conv2d_dgrad_body(t, dy.data(), w.data(), dx.data(), taps.data(), p);
-                cuda::conv2d_wgrad_body(t, x.data(), dy.data(), dw.data(), samples.data(), p);
+                cuda::conv2d_wgrad_body(t, x.data(), dy.data(), dw_each.data(), samples.data(), p);
             });
-            EXPECT_TRUE(test::bitwise_equal(dx.data(), want_dx.data(), X)) << "dgrad";
-            EXPECT_TRUE(test::bitwise_equal(dw.data(), want_dw.data(), Wn)) << "wgrad";
+            EXPECT_TRUE(test::bitwise_equal(dw_each.data(), want_dw.data(), Wn))
+                << "wgrad per element";
+            // The launcher's two phases: the tiled leaves (computed once per leaf group and
+            // slicing, above), then their combination in this mode.
+            for (const LeafSlices& leaves : leaf_values) {
+                if (leaves.group != cuda::conv_wgrad_leaf_group(p)) continue;
+                std::fill(dw.begin(), dw.end(), NAN);
+                const int64_t R = p.ci * p.kh * p.kw;
+                for (std::size_t k = 0; k < leaves.values.size(); ++k) {
+                    const int64_t o_lo = static_cast<int64_t>(k) * leaves.slice;
+                    const int64_t len = (std::min(p.co, o_lo + leaves.slice) - o_lo) * R;
+                    for_each_thread(2, 32, [&](const GridPos& t) {
+                        cuda::conv2d_wgrad_combine_body(t, leaves.values[k].data(), samples.data(),
+                                                        dw.data(), p, o_lo * R, len);
+                    });
+                }
+                EXPECT_TRUE(test::bitwise_equal(dw.data(), want_dw.data(), Wn))
+                    << "wgrad, slices of " << leaves.slice << " channels";
+            }
         }
     }
 }

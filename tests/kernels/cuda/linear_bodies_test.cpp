@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The per-thread bodies of the CUDA linear kernels (kernels/cuda/linear_bodies.h, the forward's
-// tiled GEMM of gemm_tiled_bodies.h) over every thread of their launch grids on the host, against
+// The per-thread bodies of the CUDA linear kernels (kernels/cuda/linear_bodies.h, the tiled GEMM
+// of gemm_tiled_bodies.h for the forward and dgrad's tree mode) over every thread of their launch grids on the host, against
 // the CPU kernels: forward with and without bias, dgrad and wgrad bitwise in tree, kahan, exact
 // and permuted, close under atomic. Sizes not multiples of any CPU block or GPU tile.
 #include "kernels/cuda/linear_bodies.h"
@@ -76,6 +76,16 @@ TEST(CudaLinearBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
         });
         EXPECT_TRUE(test::bitwise_equal(dx.data(), want_dx.data(), N * I));
         EXPECT_TRUE(test::bitwise_equal(dw.data(), want_dw.data(), O * I));
+        if (spec.mode == common::AccumMode::kTree) {  // the launcher's route: the tiled GEMM
+            const GemmParams g{.m = N, .n = I, .k = O};
+            std::vector<float> tiled(N * I, NAN);
+            test::run_blocks(
+                static_cast<uint32_t>(cuda::gemm_tiles(g)), cuda::kGemmTileThreads,
+                cuda::kGemmTiledShared, [&](const GridPos& t, float* shared, const auto& sync) {
+                    cuda::gemm_tiled_block(t, shared, sync, dy.data(), w.data(), tiled.data(), g);
+                });
+            EXPECT_TRUE(test::bitwise_equal(tiled.data(), want_dx.data(), N * I)) << "tiled";
+        }
     }
 }
 
