@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Batch normalisation on the GPU: the launchers of batchnorm2d_bodies.h and the per-channel
 // totals of channel_totals.cuh (the backward's two straight into dbeta and dgamma) on the
-// engine's stream.
+// engine's stream; a part of a split batch (p.parts, p.exact_dbeta/dgamma) as
+// kernels/batchnorm2d.h says, its totals completed through the host (ChannelPart).
 #include "kernels/cuda/batchnorm2d_bodies.h"
 #include "kernels/cuda/channel_totals.cuh"
 
@@ -9,11 +10,11 @@ namespace dt::kernels::cuda {
 
 namespace {
 
-__global__ void mean_kernel(float* mean, BatchNorm2dParams p) {
-    bn_mean_body(GridPos::here(), mean, p);
+__global__ void mean_kernel(float* mean, float count, BatchNorm2dParams p) {
+    bn_mean_body(GridPos::here(), mean, count, p);
 }
-__global__ void var_invstd_kernel(float* var, float* invstd, BatchNorm2dParams p) {
-    bn_var_invstd_body(GridPos::here(), var, invstd, p);
+__global__ void var_invstd_kernel(float* var, float* invstd, float count, BatchNorm2dParams p) {
+    bn_var_invstd_body(GridPos::here(), var, invstd, count, p);
 }
 __global__ void invstd_kernel(const float* var, float* invstd, BatchNorm2dParams p) {
     bn_invstd_body(GridPos::here(), var, invstd, p);
@@ -23,14 +24,22 @@ __global__ void apply_kernel(const float* x, const float* mean, const float* inv
     bn_apply_body(GridPos::here(), x, mean, invstd, gamma, beta, y, p);
 }
 __global__ void running_kernel(float* rm, float* rv, const float* mean, const float* var,
-                               float momentum, BatchNorm2dParams p) {
-    bn_update_running_body(GridPos::here(), rm, rv, mean, var, momentum, p);
+                               float momentum, float count, BatchNorm2dParams p) {
+    bn_update_running_body(GridPos::here(), rm, rv, mean, var, momentum, count, p);
 }
 __global__ void dx_kernel(const float* dy, const float* x, const float* mean, const float* invstd,
                           const float* gamma, const float* dbeta, const float* dgamma, float* dx,
-                          bool training, BatchNorm2dParams p) {
+                          bool training, float count, BatchNorm2dParams p) {
     bn_backward_dx_body(GridPos::here(), dy, x, mean, invstd, gamma, dbeta, dgamma, dx, training,
-                        p);
+                        count, p);
+}
+
+/// The kernels' copy of p: without the host pointer `parts` (the launchers use it).
+BatchNorm2dParams on_device(const BatchNorm2dParams& p) {
+    BatchNorm2dParams q = p;
+    q.parts = nullptr;
+    q.exact_dgamma = q.exact_dbeta = nullptr;
+    return q;
 }
 
 }  // namespace
@@ -38,40 +47,62 @@ __global__ void dx_kernel(const float* dy, const float* x, const float* mean, co
 void batchnorm2d_stats(const float* x, float* mean, float* var, float* invstd,
                        const BatchNorm2dParams& p) {
     if (p.C <= 0) return;
+    // A part of a split batch: the totals over every part (the hook), count = theirs.
+    ChannelPart whole;
+    whole.parts = p.parts;
+    const ChannelPart* part = p.parts != nullptr ? &whole : nullptr;
+    const float count = batchnorm2d_count(p);
     // ORDER: mean = total(x) / count; var = total((x - mean)^2) / count (second pass).
     channel_totals<1>("batchnorm2d_stats (mean)", BnMeanTerm{x, p.HW}, batchnorm_totals(p),
-                      ChannelSums{{mean, nullptr}});
-    launch_elementwise("batchnorm2d_stats (mean)", mean_kernel, p.C, mean, p);
+                      ChannelSums{{mean, nullptr}}, part);
+    launch_elementwise("batchnorm2d_stats (mean)", mean_kernel, p.C, mean, count, on_device(p));
     channel_totals<1>("batchnorm2d_stats (var)", BnVarTerm{x, mean, p.C, p.HW}, batchnorm_totals(p),
-                      ChannelSums{{var, nullptr}});
-    launch_elementwise("batchnorm2d_stats (var)", var_invstd_kernel, p.C, var, invstd, p);
+                      ChannelSums{{var, nullptr}}, part);
+    launch_elementwise("batchnorm2d_stats (var)", var_invstd_kernel, p.C, var, invstd, count,
+                       on_device(p));
 }
 
 void batchnorm2d_invstd(const float* var, float* invstd, const BatchNorm2dParams& p) {
-    launch_elementwise("batchnorm2d_invstd", invstd_kernel, p.C, var, invstd, p);
+    launch_elementwise("batchnorm2d_invstd", invstd_kernel, p.C, var, invstd, on_device(p));
 }
 
 void batchnorm2d_apply(const float* x, const float* mean, const float* invstd, const float* gamma,
                        const float* beta, float* y, const BatchNorm2dParams& p) {
     launch_elementwise("batchnorm2d_apply", apply_kernel, p.N * p.C * p.HW, x, mean, invstd, gamma,
-                       beta, y, p);
+                       beta, y, on_device(p));
 }
 
 void batchnorm2d_update_running(float* running_mean, float* running_var, const float* mean,
                                 const float* var, float momentum, const BatchNorm2dParams& p) {
     launch_elementwise("batchnorm2d_update_running", running_kernel, p.C, running_mean, running_var,
-                       mean, var, momentum, p);
+                       mean, var, momentum, batchnorm2d_count(p), on_device(p));
 }
 
 void batchnorm2d_backward(const float* dy, const float* x, const float* mean, const float* invstd,
                           const float* gamma, float* dx, float* dgamma, float* dbeta, bool training,
                           const BatchNorm2dParams& p) {
     if (p.C <= 0) return;
+    // A part of a split batch: its unrounded exact totals added to exact_dbeta/dgamma; with
+    // parts, dbeta and dgamma are its own totals and dx takes those of every part (the hook),
+    // held in scratch slot 1 (channel_totals uses slot 0).
+    ChannelPart split;
+    split.sink.sum[0] = p.exact_dbeta, split.sink.sum[1] = p.exact_dgamma;
+    ChannelSums totals{{dbeta, dgamma}};
+    if (p.parts != nullptr) {
+        auto* whole = static_cast<float*>(scratch(sizeof(float) * 2 * static_cast<std::size_t>(p.C), 1));
+        if (whole == nullptr) return;  // recorded; the engine's next check reports it
+        split.local = totals;
+        split.parts = p.parts;
+        totals = ChannelSums{{whole, whole + p.C}};
+    }
+    const bool is_part = p.parts != nullptr || p.exact_dbeta != nullptr;
     // ORDER: dbeta = total(dy), dgamma = total(dy * xhat), then dx per element.
     channel_totals<2>("batchnorm2d_backward", BnBackwardTerm{x, dy, mean, invstd, p.C, p.HW},
-                      batchnorm_totals(p), ChannelSums{{dbeta, dgamma}});
+                      batchnorm_totals(p), totals, is_part ? &split : nullptr);
     launch_elementwise("batchnorm2d_backward (dx)", dx_kernel, p.N * p.C * p.HW, dy, x, mean,
-                       invstd, gamma, dbeta, dgamma, dx, training, p);
+                       invstd, gamma, static_cast<const float*>(totals.sum[0]),
+                       static_cast<const float*>(totals.sum[1]), dx, training,
+                       batchnorm2d_count(p), on_device(p));
 }
 
 }  // namespace dt::kernels::cuda

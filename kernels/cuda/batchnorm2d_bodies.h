@@ -45,18 +45,19 @@ struct BnBackwardTerm {  // t0 = dy, t1 = dy * ((x - mean) * invstd)
     }
 };
 
-DT_HD float bn_count(const BatchNorm2dParams& p) { return static_cast<float>(p.N * p.HW); }
+// `count`: batchnorm2d_count(p), computed by the launcher on the host (with a split batch's
+// parts, the samples of every part: p.parts is host memory).
 
 /// mean[c] = total / count, in place (the total was written into mean).
-DT_HD void bn_mean_body(const GridPos& t, float* mean, const BatchNorm2dParams& p) {
-    common::grid_stride(t, p.C, [&](int64_t c) { mean[c] = mean[c] / bn_count(p); });
+DT_HD void bn_mean_body(const GridPos& t, float* mean, float count, const BatchNorm2dParams& p) {
+    common::grid_stride(t, p.C, [&](int64_t c) { mean[c] = mean[c] / count; });
 }
 
 /// var[c] = total / count in place, then invstd[c] = 1 / sqrt(var + eps).
-DT_HD void bn_var_invstd_body(const GridPos& t, float* var, float* invstd,
+DT_HD void bn_var_invstd_body(const GridPos& t, float* var, float* invstd, float count,
                               const BatchNorm2dParams& p) {
     common::grid_stride(t, p.C, [&](int64_t c) {
-        var[c] = var[c] / bn_count(p);
+        var[c] = var[c] / count;
         invstd[c] = 1.0f / sqrtf(var[c] + p.eps);  // ORDER: sqrt, division correctly rounded
     });
 }
@@ -77,8 +78,7 @@ DT_HD void bn_apply_body(const GridPos& t, const float* x, const float* mean, co
 
 DT_HD void bn_update_running_body(const GridPos& t, float* running_mean, float* running_var,
                                   const float* mean, const float* var, float momentum,
-                                  const BatchNorm2dParams& p) {
-    const float count = bn_count(p);
+                                  float count, const BatchNorm2dParams& p) {
     const float keep = 1.0f - momentum;
     const float unbias = count / (count - 1.0f);
     common::grid_stride(t, p.C, [&](int64_t c) {
@@ -91,9 +91,8 @@ DT_HD void bn_update_running_body(const GridPos& t, float* running_mean, float* 
 /// dx per element from the totals (totals[c] = total(dy) = dbeta, totals[C + c] = dgamma).
 DT_HD void bn_backward_dx_body(const GridPos& t, const float* dy, const float* x, const float* mean,
                                const float* invstd, const float* gamma, const float* dbeta,
-                               const float* dgamma, float* dx, bool training,
+                               const float* dgamma, float* dx, bool training, float count,
                                const BatchNorm2dParams& p) {
-    const float count = bn_count(p);
     common::grid_stride(t, p.N * p.C * p.HW, [&](int64_t i) {
         const int64_t c = (i / p.HW) % p.C;
         if (!training) {

@@ -2,8 +2,13 @@
 // Launcher of the per-channel totals of channel_totals_bodies.h, for the .cu files whose sites
 // have that shape (bias_grad.cu, batchnorm2d.cu): scratch for the leaves and the sample order,
 // then leaves, order and combine kernels on the engine's stream; atomic: totals zeroed, leaves
-// atomic-added. out.sum[s][c] receives total s of channel c.
+// atomic-added. out.sum[s][c] receives total s of channel c. A part of a split batch
+// (ChannelPart) also hands on its own totals and has the hook of kernels/batchnorm2d.h complete
+// them over every part, through the host (the hook is the engine's collective).
 #pragma once
+#include <vector>
+
+#include "kernels/batchnorm2d.h"
 #include "kernels/cuda/channel_totals_bodies.h"
 #include "kernels/cuda/launch.cuh"
 
@@ -27,12 +32,85 @@ __global__ inline void channel_combine_kernel(int S, ChannelTotals q, const floa
     channel_combine_body(GridPos::here(), S, q, leaves, kleaves, accs, order, out);
 }
 
+__global__ inline void channel_merge_kernel(int S, ChannelTotals q, const common::ExactAcc* accs,
+                                            common::ExactAcc* merged) {
+    channel_merge_body(GridPos::here(), S, q, accs, merged);
+}
+__global__ inline void channel_part_kernel(int S, ChannelTotals q, const common::ExactAcc* merged,
+                                           ChannelSinks sink, ChannelSums local) {
+    channel_part_body(GridPos::here(), S, q, merged, sink, local);
+}
+__global__ inline void channel_round_kernel(int S, ChannelTotals q, const common::ExactAcc* merged,
+                                            ChannelSums out) {
+    channel_round_body(GridPos::here(), S, q, merged, out);
+}
+
+/// A part of a split batch (engine/runtime/batch_split.h): what channel_totals also does.
+struct ChannelPart {
+    ChannelSinks sink;  // exact: this part's unrounded totals added here (device), where set
+    ChannelSums local;  // this part's own totals, where set (device)
+    const BatchNormParts* parts = nullptr;  // completes `out` over every part (host hook)
+};
+
+/// The hook's exact completion of merged[s * C + c] (device): through the host, in the hook's
+/// layout [c * S + s] (kernels/batchnorm2d.h), and back.
+inline void complete_exact(const BatchNormParts& parts, common::ExactAcc* merged, int S,
+                           int64_t C) {
+    const std::size_t n = static_cast<std::size_t>(S * C), bytes = n * sizeof(common::ExactAcc);
+    std::vector<common::ExactAcc> dev(n), hook(n);
+    copy_to_host(dev.data(), merged, bytes);
+    for (int64_t c = 0; c < C; ++c)
+        for (int s = 0; s < S; ++s) hook[c * S + s] = dev[s * C + c];
+    parts.exact(parts.ctx, hook.data(), S * C);
+    for (int64_t c = 0; c < C; ++c)
+        for (int s = 0; s < S; ++s) dev[s * C + c] = hook[c * S + s];
+    copy_from_host(merged, dev.data(), bytes);
+}
+
+/// The hook's completion of the float totals out.sum[s][c] (device) in the mode `spec`.
+inline void complete_floats(const BatchNormParts& parts, const ChannelSums& out, int S, int64_t C,
+                            const common::AccumSpec& spec) {
+    std::vector<float> col(static_cast<std::size_t>(C)), hook(static_cast<std::size_t>(S * C));
+    for (int s = 0; s < S; ++s) {
+        copy_to_host(col.data(), out.sum[s], sizeof(float) * col.size());
+        for (int64_t c = 0; c < C; ++c) hook[c * S + s] = col[c];
+    }
+    parts.floats(parts.ctx, hook.data(), S * C, spec);
+    for (int s = 0; s < S; ++s) {
+        for (int64_t c = 0; c < C; ++c) col[c] = hook[c * S + s];
+        copy_from_host(out.sum[s], col.data(), sizeof(float) * col.size());
+    }
+}
+
+/// The exact mode for a part: leaves, their merge per channel, the part's share handed on
+/// (part.sink, part.local), the totals completed over every part (part.parts), then rounded
+/// into out (where set).
 template <int S, class Term>
-void channel_totals(const char* name, const Term& term, const ChannelTotals& q,
-                    const ChannelSums& out) {
+void channel_totals_exact_part(const char* name, const Term& term, const ChannelTotals& q,
+                               const ChannelSums& out, const ChannelPart& part) {
+    const int64_t rows = q.N * q.C;
+    auto* accs = static_cast<common::ExactAcc*>(
+        scratch(sizeof(common::ExactAcc) * static_cast<std::size_t>(S * (rows + q.C))));
+    if (accs == nullptr) return;  // recorded; the engine's next check reports it
+    common::ExactAcc* merged = accs + S * rows;
+    launch_elementwise(name, channel_leaves_kernel<S, Term>, rows, term, q,
+                       static_cast<float*>(nullptr), static_cast<common::KahanSum*>(nullptr), accs,
+                       ChannelSums{});
+    launch_elementwise(name, channel_merge_kernel, S * q.C, S, q,
+                       static_cast<const common::ExactAcc*>(accs), merged);
+    launch_elementwise(name, channel_part_kernel, S * q.C, S, q,
+                       static_cast<const common::ExactAcc*>(merged), part.sink, part.local);
+    if (part.parts != nullptr) complete_exact(*part.parts, merged, S, q.C);
+    launch_elementwise(name, channel_round_kernel, S * q.C, S, q,
+                       static_cast<const common::ExactAcc*>(merged), out);
+}
+
+/// channel_totals of a whole batch (or a part's own totals, in the float modes).
+template <int S, class Term>
+void channel_totals_whole(const char* name, const Term& term, const ChannelTotals& q,
+                          const ChannelSums& out) {
     const int64_t rows = q.N * q.C;
     const common::AccumMode mode = q.accum.mode;
-    if (q.C <= 0) return;
     if (mode == common::AccumMode::kAtomic) {
         for (int k = 0; k < S; ++k)
             cudaMemsetAsync(out.sum[k], 0, sizeof(float) * static_cast<std::size_t>(q.C), stream());
@@ -61,6 +139,26 @@ void channel_totals(const char* name, const Term& term, const ChannelTotals& q,
         name, channel_combine_kernel, S * q.C, S, q, reinterpret_cast<const float*>(s),
         reinterpret_cast<const common::KahanSum*>(s), reinterpret_cast<const common::ExactAcc*>(s),
         static_cast<const uint32_t*>(order), out);
+}
+
+/// Totals s of every channel into out.sum[s]; for a part of a split batch (`part`), also what
+/// ChannelPart says (float modes: local is a copy of this part's totals, then the hook
+/// completes out).
+template <int S, class Term>
+void channel_totals(const char* name, const Term& term, const ChannelTotals& q,
+                    const ChannelSums& out, const ChannelPart* part = nullptr) {
+    if (q.C <= 0) return;
+    if (part != nullptr && q.accum.mode == common::AccumMode::kExact) {
+        channel_totals_exact_part<S>(name, term, q, out, *part);
+        return;
+    }
+    channel_totals_whole<S>(name, term, q, out);
+    if (part == nullptr) return;
+    for (int s = 0; s < S; ++s)
+        if (part->local.sum[s] != nullptr)
+            device_copy(part->local.sum[s], out.sum[s],
+                        sizeof(float) * static_cast<std::size_t>(q.C));
+    if (part->parts != nullptr) complete_floats(*part->parts, out, S, q.C, q.accum);
 }
 
 }  // namespace dt::kernels::cuda

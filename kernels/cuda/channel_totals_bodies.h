@@ -15,6 +15,9 @@
 //            instead: bias_grad_atomic_body.)
 // Layout of the scratch: leaves of sum s at [s * rows + r]. Total s of channel c goes to
 // out.sum[s][c] (ChannelSums: each sum its own array, e.g. batch-norm's dbeta and dgamma).
+// A part of a split batch in the exact mode merges instead (channel_merge_body), hands its
+// unrounded totals on (channel_part_body: into the caller's accumulators, rounded as its own
+// share) and rounds the totals once they are the whole batch's (channel_round_body).
 #pragma once
 #include <cstdint>
 
@@ -129,6 +132,48 @@ DT_HD void channel_combine_body(const GridPos& t, int S, const ChannelTotals& q,
             case common::AccumMode::kAtomic:
                 return;
         }
+    });
+}
+
+// ---- a part of a split batch (engine/runtime/batch_split.h) ----
+
+/// exact: merged[s * C + c] = the leaves of sum s of channel c merged, unrounded (the combine's
+/// sum before its rounding), one thread per (sum, channel).
+DT_HD void channel_merge_body(const GridPos& t, int S, const ChannelTotals& q,
+                              const common::ExactAcc* accs, common::ExactAcc* merged) {
+    const int64_t rows = q.N * q.C;
+    common::grid_stride(t, S * q.C, [&](int64_t i) {
+        const int64_t s = i / q.C, c = i % q.C, base = s * rows + c;
+        common::ExactAcc a;
+        common::exact_init(a);
+        for (int64_t n = 0; n < q.N; ++n) common::exact_merge(a, accs[base + n * q.C]);
+        merged[i] = a;
+    });
+}
+
+/// Where a part's unrounded exact totals go: sum[s][c] (the caller's accumulators, device).
+struct ChannelSinks {
+    common::ExactAcc* sum[2] = {nullptr, nullptr};
+};
+
+/// What a part hands on of its own exact totals: sink.sum[s][c] += merged[s * C + c]
+/// (unrounded, where sink.sum[s] is set) and local.sum[s][c] = its rounding (where set).
+DT_HD void channel_part_body(const GridPos& t, int S, const ChannelTotals& q,
+                             const common::ExactAcc* merged, const ChannelSinks& sink,
+                             const ChannelSums& local) {
+    common::grid_stride(t, S * q.C, [&](int64_t i) {
+        const int64_t s = i / q.C, c = i % q.C;
+        if (sink.sum[s] != nullptr) common::exact_merge(sink.sum[s][c], merged[i]);
+        if (local.sum[s] != nullptr) local.sum[s][c] = common::exact_value(merged[i]);
+    });
+}
+
+/// out.sum[s][c] = merged[s * C + c] rounded once (where out.sum[s] is set).
+DT_HD void channel_round_body(const GridPos& t, int S, const ChannelTotals& q,
+                              const common::ExactAcc* merged, const ChannelSums& out) {
+    common::grid_stride(t, S * q.C, [&](int64_t i) {
+        const int64_t s = i / q.C, c = i % q.C;
+        if (out.sum[s] != nullptr) out.sum[s][c] = common::exact_value(merged[i]);
     });
 }
 

@@ -258,16 +258,22 @@ DT_HD void conv2d_wgrad_body(const GridPos& t, const float* x, const float* dy, 
 /// leaf g of element e at leaves[g * len + e - e0] (conv_wgrad_tiled_block with WgradLeafOut,
 /// conv2d_tiled_bodies.h: the same chains as conv_wgrad_leaf): dw[e] for e in [e0, e0 + len):
 /// +0 for a dead tap, else the mode's combination of the element's leaves (as the per-element
-/// variant).
+/// variant). With p.exact_out (exact mode only): the leaves' exact sum added to exact_out[e]
+/// instead, dw not written.
 DT_HD void conv2d_wgrad_combine_body(const GridPos& t, const float* leaves, const uint32_t* order,
                                      float* dw, const Conv2dParams& p, int64_t e0, int64_t len) {
     common::grid_stride(t, len, [&](int64_t i) {
+        auto leaf = [&](int64_t g) { return leaves[g * len + i]; };
+        if (p.exact_out != nullptr) {  // exact, a part of a split batch: dw is not written
+            if (conv_wgrad_elem(p, e0 + i).live)
+                add_sample_leaves_exact(leaf, p.n, p.exact_out[e0 + i]);
+            return;
+        }
         if (!conv_wgrad_elem(p, e0 + i).live) {
             dw[e0 + i] = 0.0f;
             return;
         }
         // ORDER: the mode's combination of the leaves (tree: group chains in the tree)
-        auto leaf = [&](int64_t g) { return leaves[g * len + i]; };
         dw[e0 + i] = combine_sample_leaves(leaf, conv_wgrad_leaf_count(p), p.accum.mode, order);
     });
 }

@@ -12,7 +12,8 @@
 //             left-complete tree in sample order; kahan: that tree over (product, +0) with
 //             kahan_merge; exact: ExactAcc; permuted: +0 + products in pi's order; atomic: one
 //             thread per (element, group of kLinearAtomicGroup samples): +0 + the group's
-//             products in order, atomic-added into the zeroed dw.
+//             products in order, atomic-added into the zeroed dw. exact with p.exact_out (a part
+//             of a split batch): the exact sum added to exact_out[e], dw not written.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -95,6 +96,10 @@ DT_HD void linear_wgrad_body(const GridPos& t, const float* x, const float* dy, 
     common::grid_stride(t, p.out * p.in, [&](int64_t e) {
         const int64_t o = e / p.in, i = e % p.in;
         auto leaf = [&](int64_t s) { return dy[s * p.out + o] * x[s * p.in + i]; };
+        if (p.exact_out != nullptr) {  // exact, a part of a split batch: dw is not written
+            add_sample_leaves_exact(leaf, p.n, p.exact_out[e]);
+            return;
+        }
         dw[e] = combine_sample_leaves(leaf, p.n, p.accum.mode, order);
     });
 }

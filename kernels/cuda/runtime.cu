@@ -132,9 +132,15 @@ void copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
 
 void synchronize() { ok(cudaStreamSynchronize(stream()), "cudaStreamSynchronize"); }
 
-void* scratch(std::size_t bytes) {
-    static void* block = nullptr;
-    static std::size_t size = 0;
+void* scratch(std::size_t bytes, int slot) {
+    static void* blocks[2] = {nullptr, nullptr};
+    static std::size_t sizes[2] = {0, 0};
+    if (slot < 0 || slot > 1) {
+        note_error("scratch (slot)", static_cast<int>(cudaErrorInvalidValue));
+        return nullptr;
+    }
+    void*& block = blocks[slot];
+    std::size_t& size = sizes[slot];
     if (bytes > size) {
         // Work still queued may use the old block: cudaFree waits for the device first.
         if (block != nullptr) device_free(block);

@@ -37,9 +37,10 @@ void copy_to_host(void* host_dst, const void* src, std::size_t bytes);
 void synchronize();
 
 /// Device scratch memory of at least `bytes` for one launch sequence of a launcher (its contents
-/// are undefined; valid until the next scratch() call). Grown on demand, never shrunk; nullptr
-/// when out of memory (the error is kept for take_error()).
-void* scratch(std::size_t bytes);
+/// are undefined; valid until the next scratch() call with the same slot). Grown on demand,
+/// never shrunk; nullptr when out of memory (the error is kept for take_error()). Slot 0 is the
+/// launchers' own; slot 1 holds what a launcher keeps across a call of another that uses slot 0.
+void* scratch(std::size_t bytes, int slot = 0);
 
 /// The first CUDA error since the last call ("" when none), as "<api>: <name>: <description>";
 /// clears it (a sticky device error stays in the device and comes back on every later call).

@@ -50,6 +50,17 @@ DT_HD float combine_sample_leaves(const Leaf& leaf, int64_t n, common::AccumMode
     }
 }
 
+/// The exact mode for a part of a split batch (the kernels' exact_out,
+/// engine/runtime/batch_split.h): the leaves' exact sum ADDED to `out`, unrounded (n units).
+/// ORDER: none (integer sums).
+template <class Leaf>
+DT_HD void add_sample_leaves_exact(const Leaf& leaf, int64_t n, common::ExactAcc& out) {
+    common::ExactAcc a;
+    common::exact_init(a);
+    for (int64_t s = 0; s < n; ++s) common::exact_add(a, leaf(s));
+    common::exact_merge(out, a);
+}
+
 /// Global thread 0: order[0..n) = permute_order(n, key).
 DT_HD void permute_order_body(const common::GridPos& t, uint32_t* order, int64_t n, uint64_t key) {
     if (t.global() == 0) common::permute_order(order, n, key);

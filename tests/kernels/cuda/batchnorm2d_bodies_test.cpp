@@ -63,12 +63,14 @@ TEST(CudaBatchNormBodies, EveryStepAndModeEqualsTheCpu) {
         // the CUDA launchers' sequences on the host
         std::vector<float> mean = test::channel_totals_on_grid<1>(cuda::BnMeanTerm{x.data(), p.HW},
                                                                   cuda::batchnorm_totals(p));
-        for_each_thread(1, 32, [&](const GridPos& t) { cuda::bn_mean_body(t, mean.data(), p); });
+        for_each_thread(1, 32, [&](const GridPos& t) {
+            cuda::bn_mean_body(t, mean.data(), batchnorm2d_count(p), p);
+        });
         std::vector<float> var = test::channel_totals_on_grid<1>(
             cuda::BnVarTerm{x.data(), mean.data(), p.C, p.HW}, cuda::batchnorm_totals(p));
         std::vector<float> invstd(C);
         for_each_thread(1, 32, [&](const GridPos& t) {
-            cuda::bn_var_invstd_body(t, var.data(), invstd.data(), p);
+            cuda::bn_var_invstd_body(t, var.data(), invstd.data(), batchnorm2d_count(p), p);
         });
         std::vector<float> y(n), rm = run0, rv = run0, dx(n), edx(n);
         for_each_thread(cuda::elementwise_blocks(n), threads, [&](const GridPos& t) {
@@ -76,7 +78,8 @@ TEST(CudaBatchNormBodies, EveryStepAndModeEqualsTheCpu) {
                                 y.data(), p);
         });
         for_each_thread(1, 2, [&](const GridPos& t) {
-            cuda::bn_update_running_body(t, rm.data(), rv.data(), mean.data(), var.data(), 0.1f, p);
+            cuda::bn_update_running_body(t, rm.data(), rv.data(), mean.data(), var.data(), 0.1f,
+                                         batchnorm2d_count(p), p);
         });
         const std::vector<float> totals = test::channel_totals_on_grid<2>(
             cuda::BnBackwardTerm{x.data(), dy.data(), mean.data(), invstd.data(), p.C, p.HW},
@@ -87,7 +90,8 @@ TEST(CudaBatchNormBodies, EveryStepAndModeEqualsTheCpu) {
             for_each_thread(3, 64, [&](const GridPos& t) {
                 cuda::bn_backward_dx_body(t, dy.data(), x.data(), mean.data(), invstd.data(),
                                           gamma.data(), db.data(), dg.data(),
-                                          training ? dx.data() : edx.data(), training, p);
+                                          training ? dx.data() : edx.data(), training,
+                                          batchnorm2d_count(p), p);
             });
         }
         expect_equal(mean, wm, atomic, "mean");
