@@ -62,14 +62,15 @@ struct BatchNorm2dParams {
     // bn.stats (batchnorm2d_stats) / bn.backward (batchnorm2d_backward); the other kernels
     // ignore it.
     common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);
-    // A part of a larger batch (engine/runtime/batch_split.h); CPU kernels only, the engine
-    // never sets these on cuda. `parts`: the statistics and the backward's totals are those of
-    // the whole batch (every total completed by the hook; count = parts->n_total * HW, also in
-    // update_running); dgamma and dbeta stay this part's own totals (the gradient's share).
+    // A part of a larger batch (engine/runtime/batch_split.h). `parts` (host memory: the CUDA
+    // kernels call the hook from the host, their totals copied through it): the statistics and
+    // the backward's totals are those of the whole batch (every total completed by the hook;
+    // count = parts->n_total * HW, also in update_running); dgamma and dbeta stay this part's
+    // own totals (the gradient's share).
     const BatchNormParts* parts = nullptr;
     // bn.backward in the exact mode: this part's unrounded totals of dy * xhat and dy are ADDED
     // to exact_dgamma[c] and exact_dbeta[c] (initialised by the caller); dgamma and dbeta are
-    // still written.
+    // still written. On cuda, device memory.
     common::ExactAcc* exact_dgamma = nullptr;
     common::ExactAcc* exact_dbeta = nullptr;
 };

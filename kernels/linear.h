@@ -48,7 +48,7 @@ struct LinearParams {
     // linear.wgrad in the exact mode only: when set, every element's unrounded sum is ADDED to
     // exact_out[i] (layout of dw, initialised by the caller; at most N units per element) and
     // dw is not written: the batch is one part of a larger one whose sum is rounded once at the
-    // end (engine/runtime/batch_split.h). CPU kernels only: the engine never sets it on cuda.
+    // end (engine/runtime/batch_split.h). On cuda, exact_out is device memory.
     common::ExactAcc* exact_out = nullptr;
 };
 

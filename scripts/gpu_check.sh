@@ -65,6 +65,13 @@ for run in $runs; do
     done
 done
 
+# A split batch on the GPU (micro-batches: the exact sites' accumulators on the device,
+# completed through the host) must give the cpu's whole-batch bits too.
+step train-smallcnn-exact-cuda-micro 40 "$kit/bin/detrain" train --data-dir "$data" \
+    --model smallcnn --epochs 1 --batch-size 128 --eval-batch-size 500 --impl exact \
+    --dropout 0.2 --device cuda --micro-batch 32 --progress none \
+    --out "$work/smallcnn-exact-cuda-micro"
+
 # Where the devices part ways, if they do: the first op output, gradient or weight whose bits
 # differ between the cpu and the cuda run, with its element statistics (docs/audit.md).
 step audit-cpu-vs-cuda 40 sh -c "'$kit/bin/detrain' audit --json --steps 2 --data-dir '$data' \
@@ -108,6 +115,11 @@ for run in runs.split():
     cpu, cuda = result(run, "cpu"), result(run, "cuda")
     same = cpu.get("weights_sha256") is not None and cpu.get("weights_sha256") == cuda.get("weights_sha256")
     hashes[run] = {"cpu": cpu, "cuda": cuda, "bitwise_equal": same}
+cpu, micro = result("smallcnn:exact", "cpu"), result("smallcnn:exact", "cuda-micro")
+hashes["smallcnn:exact, cuda --micro-batch 32"] = {
+    "cpu": cpu, "cuda": micro,
+    "bitwise_equal": cpu.get("weights_sha256") is not None
+                     and cpu.get("weights_sha256") == micro.get("weights_sha256")}
 def jsonl(name):
     p = os.path.join(work, name)
     return [json.loads(l) for l in open(p) if l.strip().startswith("{")] if os.path.exists(p) else []

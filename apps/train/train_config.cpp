@@ -16,7 +16,6 @@
 #include "engine/core/text.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
-#include "engine/runtime/collective.h"
 #include "engine/runtime/cuda_device.h"
 #include "engine/runtime/isa.h"
 #include "models/model.h"
@@ -362,11 +361,6 @@ void validate_train_config(const TrainConfig& c) {
     check_member("--device", c.device, device_names());
     if (c.micro_batch < 0) reject("--micro-batch", c.micro_batch, "a sample count >= 1, or 0");
     check_member("--sync-bn", c.sync_bn, {"on", "off"});
-    // Split batches need the exact sums' accumulators, which only the CPU kernels hand out.
-    if ((c.micro_batch > 0 || world().size() > 1) && c.device != device_name(Device::kCpu)) {
-        throw ValueError(str(c.micro_batch > 0 ? "--micro-batch" : "a data-parallel run (mpirun)",
-                             " needs --device cpu: the CUDA backend does not split batches yet"));
-    }
     // Without a CUDA build or device: DeviceError naming what is missing, before anything is
     // written.
     if (c.device == device_name(Device::kCuda)) cuda_device::require();

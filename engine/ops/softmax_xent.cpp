@@ -52,10 +52,11 @@ Tensor softmax_cross_entropy(const Tensor& logits, const Tensor& labels) {
                                     .softmax_xent_forward(logits.f32(), lab_dev.data<int64_t>(),
                                                           m.data(), z.data(), rows.data(), out, r);
                             });
-    if (split != nullptr) {  // the split is cpu-only: the values are on the host
-        float* l = loss.f32();
-        split->add_loss(*l, loss_rows.f32(), N, p.accum);
-        *l = *l / static_cast<float>(split->whole());  // this part's share (not used for bits)
+    if (split != nullptr) {  // the split completes the loss on the host
+        const float total = loss.item();
+        split->add_loss(total, loss_rows.to_vector().data(), N, p.accum);
+        // This part's share (not used for bits).
+        loss.fill(total / static_cast<float>(split->whole()));
     }
     if (autograd::needs_grad({logits})) {
         autograd::record(loss, "softmax_cross_entropy", {logits},

@@ -2,6 +2,8 @@
 // BatchSplit (contract in batch_split.h): the parts of a step's batch and how they are completed.
 #include "engine/runtime/batch_split.h"
 
+#include <cstring>
+
 #include "engine/core/error.h"
 
 namespace dt {
@@ -13,6 +15,24 @@ namespace {
 thread_local BatchSplit* t_current = nullptr;
 
 constexpr int64_t kAccBytes = 8 * c::kExactLimbs + 4;  // an accumulator on the wire
+
+// The accumulators of a parameter live in an int64 tensor on its device, sizeof(ExactAcc) / 8
+// elements each: all-zero bytes are exact_init's state, and the struct has no padding inside the
+// limbs, so the bytes move between devices as they are.
+static_assert(sizeof(c::ExactAcc) % sizeof(int64_t) == 0);
+constexpr int64_t kAccWords = static_cast<int64_t>(sizeof(c::ExactAcc) / sizeof(int64_t));
+
+Tensor zero_accs(int64_t n, Device device) {
+    return Tensor::zeros({n * kAccWords}, DType::kI64, device);
+}
+
+/// The accumulators of `accs` on the host (a copy, from any device).
+std::vector<c::ExactAcc> host_accs(const Tensor& accs) {
+    const std::vector<int64_t> words = accs.values<int64_t>();
+    std::vector<c::ExactAcc> out(words.size() / static_cast<std::size_t>(kAccWords));
+    std::memcpy(out.data(), words.data(), out.size() * sizeof(c::ExactAcc));
+    return out;
+}
 
 }  // namespace
 
@@ -30,12 +50,7 @@ void BatchSplit::bn_floats(void* ctx, float* totals, int64_t n, const c::AccumSp
 
 BatchSplit::BatchSplit(std::vector<Tensor> params, Collective& ranks, bool sync_batchnorm)
     : params_(std::move(params)), ranks_(ranks), sync_batchnorm_(sync_batchnorm) {
-    for (std::size_t i = 0; i < params_.size(); ++i) {
-        DT_CHECK_T(DeviceError, params_[i].device() == Device::kCpu,
-                   "split batches (data-parallel processes, --micro-batch) run on the cpu device "
-                   "only: the CUDA kernels have no unrounded-sum outputs yet (hint: --device cpu)");
-        index_[params_[i].impl_ptr().get()] = i;
-    }
+    for (std::size_t i = 0; i < params_.size(); ++i) index_[params_[i].impl_ptr().get()] = i;
     accs_.resize(params_.size());
     acc_used_.assign(params_.size(), false);
     bn_parts_.ctx = this;
@@ -47,7 +62,7 @@ void BatchSplit::begin_step(int64_t whole) {
     DT_CHECK_VALUE(whole > 0, "BatchSplit: a step of ", whole, " samples");
     whole_ = whole;
     for (std::size_t i = 0; i < accs_.size(); ++i) {
-        if (acc_used_[i]) c::exact_init_row(accs_[i].data(), static_cast<int64_t>(accs_[i].size()));
+        if (acc_used_[i]) accs_[i] = zero_accs(params_[i].numel(), params_[i].device());
         acc_used_[i] = false;
     }
     c::exact_init(loss_acc_);
@@ -62,12 +77,9 @@ c::ExactAcc* BatchSplit::exact_grad(const Tensor& param, const c::AccumSpec& spe
     const auto it = index_.find(param.impl_ptr().get());
     if (it == index_.end()) return nullptr;
     const std::size_t i = it->second;
-    if (accs_[i].empty()) {
-        accs_[i].resize(static_cast<std::size_t>(param.numel()));
-        c::exact_init_row(accs_[i].data(), param.numel());
-    }
+    if (!accs_[i].defined()) accs_[i] = zero_accs(param.numel(), param.device());
     acc_used_[i] = true;
-    return accs_[i].data();
+    return reinterpret_cast<c::ExactAcc*>(accs_[i].data<int64_t>());
 }
 
 const kernels::BatchNormParts* BatchSplit::batchnorm_parts() const {
@@ -88,14 +100,15 @@ void BatchSplit::add_loss(float total, const float* loss_rows, int64_t n,
 float BatchSplit::finish(const c::AccumSpec& grad_spec) {
     const int P = ranks_.size();
     const bool exchange_accs = P > 1 && grad_spec.mode == c::AccumMode::kExact;
-    // Parameters whose exact sums were kept: exchanged unrounded, or rounded to this process's
-    // share and combined with the float gradients below.
+    // Parameters whose exact sums were kept (on their device; completed on the host): exchanged
+    // unrounded, or rounded to this process's share and combined with the float gradients below.
     std::vector<c::ExactAcc> ex;
     for (std::size_t i = 0; i < params_.size(); ++i) {
         if (!acc_used_[i]) continue;
         DT_CHECK(!params_[i].grad().defined(), "BatchSplit: parameter ", i,
                  " has both exact-site sums and a float gradient (used at two kinds of site)");
-        if (exchange_accs) ex.insert(ex.end(), accs_[i].begin(), accs_[i].end());
+        const std::vector<c::ExactAcc> mine = host_accs(accs_[i]);
+        ex.insert(ex.end(), mine.begin(), mine.end());
     }
     if (exchange_accs && !ex.empty()) {
         ranks_.allreduce_exact(ex.data(), static_cast<int64_t>(ex.size()));
@@ -104,12 +117,9 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
     std::size_t at = 0;
     for (std::size_t i = 0; i < params_.size(); ++i) {
         if (!acc_used_[i]) continue;
-        const c::ExactAcc* src = exchange_accs ? ex.data() + at : accs_[i].data();
-        at += accs_[i].size();
-        Tensor g = Tensor::empty(params_[i].shape());
-        float* gp = g.f32();
-        for (int64_t k = 0; k < g.numel(); ++k) gp[k] = c::exact_value(src[k]);  // one rounding
-        params_[i].set_grad(g);
+        std::vector<float> g(static_cast<std::size_t>(params_[i].numel()));
+        for (float& v : g) v = c::exact_value(ex[at++]);  // one rounding
+        params_[i].set_grad(Tensor::from_vector(params_[i].shape(), g).to(params_[i].device()));
     }
     // Float gradients (and rounded shares) over the processes, in one collective.
     if (P > 1) {
@@ -117,7 +127,9 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
         for (std::size_t i = 0; i < params_.size(); ++i) {
             if (exchange_accs && acc_used_[i]) continue;
             const Tensor g = params_[i].grad();
-            if (g.defined()) buf.insert(buf.end(), g.f32(), g.f32() + g.numel());
+            if (!g.defined()) continue;
+            const std::vector<float> v = g.to_vector();  // from any device
+            buf.insert(buf.end(), v.begin(), v.end());
         }
         if (!buf.empty()) {
             ranks_.allreduce(buf.data(), static_cast<int64_t>(buf.size()), grad_spec);
@@ -128,8 +140,8 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
             if (exchange_accs && acc_used_[i]) continue;
             Tensor g = params_[i].grad();
             if (!g.defined()) continue;
-            std::copy(buf.begin() + static_cast<std::ptrdiff_t>(pos),
-                      buf.begin() + static_cast<std::ptrdiff_t>(pos) + g.numel(), g.f32());
+            const auto first = buf.begin() + static_cast<std::ptrdiff_t>(pos);
+            g.copy_from(Tensor::from_vector(g.shape(), std::vector<float>(first, first + g.numel())));
             pos += static_cast<std::size_t>(g.numel());
         }
     }

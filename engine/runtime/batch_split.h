@@ -28,7 +28,9 @@
 // micro-batching, except that batch-norm statistics are per micro-step: with micro-batches they
 // are those of the micro-step's samples (over every process), as in any framework's gradient
 // accumulation.
-// CPU only: the CUDA kernels have no accumulator outputs yet (the constructor says so).
+// Any device: the accumulators live on the parameters' device (the kernels add to them there);
+// finish() completes them, the float gradients and the loss on the host (copies through it on
+// cuda: the collective is host MPI) and puts the gradients back on the parameters' device.
 #pragma once
 #include <cstdint>
 #include <unordered_map>
@@ -43,7 +45,7 @@ namespace dt {
 
 class BatchSplit {
  public:
-    /// `params`: the trainable tensors (their .grad is completed by finish), on the cpu.
+    /// `params`: the trainable tensors (their .grad is completed by finish), on any device.
     /// `ranks`: the processes that split each batch with this one; `sync_batchnorm`: batch-norm
     /// statistics over every process's part (else each process normalises its own part).
     BatchSplit(std::vector<Tensor> params, Collective& ranks, bool sync_batchnorm);
@@ -88,7 +90,7 @@ class BatchSplit {
     int64_t whole_ = 0;
     kernels::BatchNormParts bn_parts_{};
     std::unordered_map<const TensorImpl*, std::size_t> index_;  // param -> position in params_
-    std::vector<std::vector<kernels::common::ExactAcc>> accs_;  // per param; empty: not used
+    std::vector<Tensor> accs_;  // per param, ExactAccs as int64 words on its device; or undefined
     std::vector<bool> acc_used_;                                // this step
     kernels::common::ExactAcc loss_acc_{};
     bool loss_exact_ = false;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "engine/runtime/cuda_device.h"
 
+#include <cstdlib>
+
 #include "engine/core/error.h"
 
 #if DT_WITH_CUDA
@@ -21,10 +23,20 @@ struct Probe {
     std::string why;
 };
 
+/// This process's rank on its machine as the MPI launcher tells it (Open MPI, MPICH/Hydra,
+/// Slurm), 0 when none does: each process of a machine takes GPU local_rank % GPUs.
+int local_rank() {
+    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+        const char* v = std::getenv(name);
+        if (v != nullptr && *v != '\0') return std::atoi(v);
+    }
+    return 0;
+}
+
 const Probe& probe() {
     static const Probe p = [] {
         Probe q;
-        q.ok = kc::probe_device(&q.info, &q.why);
+        q.ok = kc::probe_device(local_rank(), &q.info, &q.why);
         return q;
     }();
     return p;
@@ -74,7 +86,7 @@ std::string describe() {
     const Probe& p = probe();
     if (!p.ok) return str("none (", p.why, ")");
     const kc::DeviceInfo& d = p.info;
-    return str(d.name, ", sm_", d.major, d.minor, ", ",
+    return str("device ", d.ordinal, " of ", d.count, ": ", d.name, ", sm_", d.major, d.minor, ", ",
                static_cast<double>(d.memory_bytes) / double(1u << 30), " GiB, ", d.multiprocessors,
                " SMs, driver ", d.driver_version / 1000, ".", d.driver_version % 1000 / 10,
                ", runtime ", d.runtime_version / 1000, ".", d.runtime_version % 1000 / 10);

@@ -28,6 +28,17 @@ inline constexpr uint32_t kConvTileThreads = kConvTile * kConvTile;
 /// Shared floats of a block: the weight tile, the input tile and the chunk's live flags.
 inline constexpr int kConvTiledShared = 2 * kConvTile * kConvTile + kConvTile;
 
+/// The padded input of convolution q at tap r = (c, ki, kj) and column j = (sample, output
+/// position) of the implicit GEMM: x at the position the tap reads, or +0 in the padding.
+DT_HD float conv_xpad(const float* x, const Conv2dParams& q, int64_t r, int64_t j) {
+    const int64_t P = q.ho * q.wo;
+    const int64_t c = r / (q.kh * q.kw), ki = (r / q.kw) % q.kh, kj = r % q.kw;
+    const int64_t s = j / P, oh = (j % P) / q.wo, ow = j % q.wo;
+    const int64_t ih = oh * q.stride - q.pad + ki, iw = ow * q.stride - q.pad + kj;
+    return ih >= 0 && ih < q.h && iw >= 0 && iw < q.w ? x[((s * q.ci + c) * q.h + ih) * q.w + iw]
+                                                      : 0.0f;
+}
+
 /// Blocks of the tiled forward of convolution q: tiles of (output channels, N * Ho * Wo).
 DT_HD int64_t conv_tiles(const Conv2dParams& q) {
     const int64_t cols = q.n * q.ho * q.wo;
@@ -62,15 +73,7 @@ DT_HD void conv_forward_tiled_block(const common::GridPos& t, float* shared, con
                                : 0.0f;
             }
             const int64_t rr = k0 + ty;
-            float xv = 0.0f;
-            if (rr < R && j < cols) {
-                const int64_t cc = rr / (q.kh * q.kw), kki = (rr / q.kw) % q.kh, kkj = rr % q.kw;
-                const int64_t s = j / P, oh = (j % P) / q.wo, ow = j % q.wo;
-                const int64_t ih = oh * q.stride - q.pad + kki, iw = ow * q.stride - q.pad + kkj;
-                if (ih >= 0 && ih < q.h && iw >= 0 && iw < q.w)
-                    xv = x[((s * q.ci + cc) * q.h + ih) * q.w + iw];
-            }
-            xs[ty * kConvTile + tx] = xv;
+            xs[ty * kConvTile + tx] = rr < R && j < cols ? conv_xpad(x, q, rr, j) : 0.0f;
         }
         sync();
         const int64_t kc = R - k0 < kConvTile ? R - k0 : kConvTile;
@@ -138,15 +141,7 @@ DT_HD void conv_wgrad_tiled_block(const common::GridPos& t, float* shared, const
             ds[ty * kConvTile + tx] =
                 o < o_hi && kd < K ? dy[((s0 + kd / P) * p.co + o) * P + kd % P] : 0.0f;
             const int64_t kx = k0 + ty;
-            float xv = 0.0f;
-            if (r < R && kx < K) {
-                const int64_t c = r / (p.kh * p.kw), ki = (r / p.kw) % p.kh, kj = r % p.kw;
-                const int64_t s = s0 + kx / P, oh = (kx % P) / p.wo, ow = kx % p.wo;
-                const int64_t ih = oh * p.stride - p.pad + ki, iw = ow * p.stride - p.pad + kj;
-                if (ih >= 0 && ih < p.h && iw >= 0 && iw < p.w)
-                    xv = x[((s * p.ci + c) * p.h + ih) * p.w + iw];
-            }
-            xs[ty * kConvTile + tx] = xv;
+            xs[ty * kConvTile + tx] = r < R && kx < K ? conv_xpad(x, p, r, s0 * P + kx) : 0.0f;
         }
         sync();
         const int64_t kc = K - k0 < kConvTile ? K - k0 : kConvTile;

@@ -49,7 +49,7 @@ std::string take_error() {
     return e;
 }
 
-bool probe_device(DeviceInfo* info, std::string* why) {
+bool probe_device(int local_rank, DeviceInfo* info, std::string* why) {
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
@@ -65,12 +65,17 @@ bool probe_device(DeviceInfo* info, std::string* why) {
         }
         return false;
     }
+    const int ordinal = (local_rank > 0 ? local_rank : 0) % count;
     cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || cudaSetDevice(0) != cudaSuccess) {
+    if (cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess ||
+        cudaSetDevice(ordinal) != cudaSuccess) {
         const cudaError_t e2 = cudaGetLastError();
-        *why = std::string("device 0: ") + cudaGetErrorName(e2) + ": " + cudaGetErrorString(e2);
+        *why = "device " + std::to_string(ordinal) + ": " + cudaGetErrorName(e2) + ": " +
+               cudaGetErrorString(e2);
         return false;
     }
+    info->ordinal = ordinal;
+    info->count = count;
     info->name = prop.name;
     info->major = prop.major;
     info->minor = prop.minor;

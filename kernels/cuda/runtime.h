@@ -11,16 +11,19 @@
 namespace dt::kernels::cuda {
 
 struct DeviceInfo {
-    std::string name;          // e.g. "NVIDIA H100 80GB HBM3"
+    int ordinal = 0, count = 0;  // the device used, of `count` the driver sees
+    std::string name;            // e.g. "NVIDIA H100 80GB HBM3"
     int major = 0, minor = 0;  // compute capability
     std::size_t memory_bytes = 0;
     int multiprocessors = 0;
     int driver_version = 0, runtime_version = 0;  // e.g. 13000 for 13.0
 };
 
-/// Device 0 when the driver reports one (true), else false with `why` saying what is missing
-/// (no driver, no device, a driver too old for this build's runtime).
-bool probe_device(DeviceInfo* info, std::string* why);
+/// Device `local_rank` modulo the devices the driver reports, made current (true), else false
+/// with `why` saying what is missing (no driver, no device, a driver too old for this build's
+/// runtime). local_rank: the process's rank on its machine (0 outside a data-parallel run), so
+/// that the processes of a machine spread over its GPUs.
+bool probe_device(int local_rank, DeviceInfo* info, std::string* why);
 
 /// Raw device memory (cudaMalloc, never managed memory); nullptr when out of memory.
 void* device_malloc(std::size_t bytes);

@@ -102,5 +102,23 @@ TEST_F(DeviceTraining, ACheckpointResumesOnTheOtherDevice) {
     }
 }
 
+TEST_F(DeviceTraining, MicroBatchesOnTheDeviceGiveTheWholeBatchCpuBits) {
+    // A split batch on the device: the exact sites add to accumulators on the device, the
+    // split completes gradients and loss through the host and hands the gradients back; the
+    // loss's per-sample rows and total come back through copies. Batch norm with one micro-batch
+    // per batch: one part, exact_dbeta/dgamma on the device.
+    for (const char* flags : {"--model smallcnn --impl exact --dropout 0.3 --micro-batch 8",
+                              "--model smallcnn-bn --impl exact-all --micro-batch 32"}) {
+        SCOPED_TRACE(flags);
+        std::string whole_flags = flags;
+        whole_flags = whole_flags.substr(0, whole_flags.find(" --micro-batch"));
+        const TrainResult cpu = train(config("cpu", whole_flags, "cpu"));
+        const test::ScopedFakeCuda device;
+        const TrainResult dev = train(config("dev", flags, "cuda"));
+        EXPECT_EQ(dev.device, "cuda");
+        expect_same_run(cpu, dev);
+    }
+}
+
 }  // namespace
 }  // namespace dt

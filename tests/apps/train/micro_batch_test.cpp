@@ -3,7 +3,8 @@
 // gradients are accumulated give the whole batch's weights bit for bit under exact accumulation
 // (the exact sites hand out unrounded sums, rounded once per step), whatever the micro-batch
 // size, with dropout, augmentation and in-batch shuffles; the tree mode shows that the equality
-// is not a given. Plans, checkpoints and refusals.
+// is not a given. Plans, checkpoints and refusals. (On the cuda device:
+// tests/apps/train/device_train_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <string>
@@ -106,16 +107,12 @@ TEST_F(MicroBatch, ACheckpointOfAMicroBatchedRunResumesWithWholeBatches) {
     expect_same_run(whole, train("split", flags, 0, &ck));
 }
 
-TEST_F(MicroBatch, ANegativeSizeAndTheCudaDeviceAreRefused) {
-    EXPECT_THROW(train("neg", "--micro-batch -1"), ValueError);
-    TrainConfig c = test::parse_train("--data-dir " + dir_ / "data" + " --micro-batch 4");
-    c.device = "cuda";
+TEST_F(MicroBatch, ANegativeSizeIsRefused) {
     try {
-        validate_train_config(c);
+        train("neg", "--micro-batch -1");
         FAIL() << "expected ValueError";
     } catch (const ValueError& e) {
-        EXPECT_NE(std::string(e.what()).find("--micro-batch needs --device cpu"), std::string::npos)
-            << e.what();
+        EXPECT_NE(std::string(e.what()).find("--micro-batch"), std::string::npos) << e.what();
     }
 }
 

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+// The CUDA launchers for a part of a split batch (engine/runtime/batch_split.h) against the CPU
+// kernels given the same part, on a GPU: the exact sites' unrounded sums added to accumulators
+// in device memory (conv.wgrad, linear.wgrad, bias.grad, bn.backward's exact_dgamma/dbeta), and
+// batch norm's hook, whose completion goes through the host (channel_totals.cuh): a stand-in
+// hook adds another part's totals, taken from the CPU, so that both devices complete the same
+// totals. Every output bit for bit, in the exact and tree modes. Skips without a CUDA device.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "kernels/batchnorm2d.h"
+#include "kernels/bias_add.h"
+#include "kernels/common/philox.h"
+#include "kernels/conv2d.h"
+#include "kernels/cuda/runtime.h"
+#include "kernels/linear.h"
+
+namespace dt::kernels {
+namespace {
+
+namespace c = common;
+namespace dc = cuda;
+
+bool have_device() {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+std::vector<float> uniform(int64_t n, uint32_t tag) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = 2.0f * c::uniform01(c::philox_draw(11, c::RngStream::kTest, i, tag).v[0]) - 1.0f;
+    return v;
+}
+
+/// A device copy of host data, freed at the end of the scope.
+template <class T>
+struct Dev {
+    T* p = nullptr;
+    std::size_t n = 0;
+    explicit Dev(const std::vector<T>& h) : n(h.size()) {
+        p = static_cast<T*>(dc::device_malloc(sizeof(T) * (n > 0 ? n : 1)));
+        dc::copy_from_host(p, h.data(), sizeof(T) * n);
+    }
+    ~Dev() { dc::device_free(p); }
+    std::vector<T> host() const {
+        std::vector<T> h(n);
+        dc::copy_to_host(h.data(), p, sizeof(T) * n);
+        return h;
+    }
+};
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), 4 * a.size()) == 0;
+}
+
+std::vector<float> rounded(const std::vector<c::ExactAcc>& a) {
+    std::vector<float> v;
+    for (const c::ExactAcc& e : a) v.push_back(c::exact_value(e));
+    return v;
+}
+
+std::vector<c::ExactAcc> zero_accs(int64_t n) {
+    std::vector<c::ExactAcc> a(static_cast<std::size_t>(n));
+    c::exact_init_row(a.data(), n);
+    return a;
+}
+
+TEST(SplitBatchDevice, ExactSumsOfAPartAddToDeviceAccumulators) {
+    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    Conv2dParams cp{
+        .n = 5, .ci = 3, .h = 6, .w = 6, .co = 4, .kh = 3, .kw = 3, .stride = 1, .pad = 1};
+    cp.ho = 6, cp.wo = 6;
+    cp.accum = c::accum_spec(c::AccumMode::kExact);
+    const std::vector<float> x = uniform(5 * 3 * 36, 1), dy = uniform(5 * 4 * 36, 2);
+    const int64_t wn = 4 * 3 * 9;
+    std::vector<c::ExactAcc> want = zero_accs(wn);  // an earlier part's sums already in
+    c::exact_add(want[0], 0.75f);
+    const Dev<c::ExactAcc> accs(want);
+    const Dev<float> dx(x), ddy(dy);
+    cp.exact_out = want.data();
+    cpu::conv2d_backward_weight(x.data(), dy.data(), nullptr, cp);
+    cp.exact_out = accs.p;
+    dc::conv2d_backward_weight(dx.p, ddy.p, nullptr, cp);
+    EXPECT_TRUE(same_bits(rounded(accs.host()), rounded(want))) << "conv.wgrad";
+
+    LinearParams lp{7, 9, 4};
+    lp.accum = cp.accum;
+    const std::vector<float> lx = uniform(7 * 9, 3), ldy = uniform(7 * 4, 4);
+    std::vector<c::ExactAcc> lwant = zero_accs(36);
+    const Dev<c::ExactAcc> laccs(lwant);
+    const Dev<float> dlx(lx), dldy(ldy);
+    lp.exact_out = lwant.data();
+    cpu::linear_backward_weight(lx.data(), ldy.data(), nullptr, lp);
+    lp.exact_out = laccs.p;
+    dc::linear_backward_weight(dlx.p, dldy.p, nullptr, lp);
+    EXPECT_TRUE(same_bits(rounded(laccs.host()), rounded(lwant))) << "linear.wgrad";
+
+    BiasAddParams bp{5, 4, 36};
+    bp.accum = cp.accum;
+    std::vector<c::ExactAcc> bwant = zero_accs(4);
+    const Dev<c::ExactAcc> baccs(bwant);
+    bp.exact_out = bwant.data();
+    cpu::bias_add_backward(dy.data(), nullptr, bp);
+    bp.exact_out = baccs.p;
+    dc::bias_add_backward(ddy.p, nullptr, bp);
+    EXPECT_TRUE(same_bits(rounded(baccs.host()), rounded(bwant))) << "bias.grad";
+    EXPECT_EQ(dc::take_error(), "");
+}
+
+/// The stand-in hook: adds the other part's totals (recorded from the CPU) to this part's.
+struct OtherPart {
+    std::vector<c::ExactAcc> accs;  // per call, in call order
+    std::vector<float> totals;
+    std::size_t at = 0;
+    static void exact(void* ctx, c::ExactAcc* a, int64_t n) {
+        auto* o = static_cast<OtherPart*>(ctx);
+        for (int64_t k = 0; k < n; ++k) c::exact_merge(a[k], o->accs[o->at++]);
+    }
+    static void floats(void* ctx, float* t, int64_t n, const c::AccumSpec&) {
+        auto* o = static_cast<OtherPart*>(ctx);
+        for (int64_t k = 0; k < n; ++k) t[k] = t[k] + o->totals[o->at++];
+    }
+};
+
+/// A hook that records what a part hands it (the other part's side of OtherPart).
+struct Recorder {
+    OtherPart* into;
+    static void exact(void* ctx, c::ExactAcc* a, int64_t n) {
+        auto* r = static_cast<Recorder*>(ctx);
+        r->into->accs.insert(r->into->accs.end(), a, a + n);
+    }
+    static void floats(void* ctx, float* t, int64_t n, const c::AccumSpec&) {
+        auto* r = static_cast<Recorder*>(ctx);
+        r->into->totals.insert(r->into->totals.end(), t, t + n);
+    }
+};
+
+TEST(SplitBatchDevice, BatchNormPartsCompleteTheirTotalsThroughTheHost) {
+    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    const int64_t NA = 5, NB = 3, C = 4, HW = 12;
+    const std::vector<float> xa = uniform(NA * C * HW, 5), xb = uniform(NB * C * HW, 6),
+                             dya = uniform(NA * C * HW, 7), dyb = uniform(NB * C * HW, 8),
+                             gamma = uniform(C, 9);
+    for (const c::AccumMode mode : {c::AccumMode::kExact, c::AccumMode::kTree}) {
+        SCOPED_TRACE(c::accum_mode_name(mode));
+        // The other part (B) on the CPU, recording what it hands its hook.
+        OtherPart other;
+        Recorder rec{&other};
+        BatchNormParts parts_b{&rec, Recorder::exact, Recorder::floats, NA + NB};
+        BatchNorm2dParams pb{NB, C, HW};
+        pb.accum = c::accum_spec(mode);
+        pb.parts = &parts_b;
+        std::vector<float> mb(C), vb(C), ib(C), dxb(dyb.size()), dgb(C), dbb(C);
+        cpu::batchnorm2d_stats(xb.data(), mb.data(), vb.data(), ib.data(), pb);
+        cpu::batchnorm2d_backward(dyb.data(), xb.data(), mb.data(), ib.data(), gamma.data(),
+                                  dxb.data(), dgb.data(), dbb.data(), true, pb);
+        // Part A on both devices, its hook adding B's recorded totals.
+        BatchNormParts parts_a{&other, OtherPart::exact, OtherPart::floats, NA + NB};
+        BatchNorm2dParams pa{NA, C, HW};
+        pa.accum = pb.accum;
+        pa.parts = &parts_a;
+        std::vector<c::ExactAcc> sg = zero_accs(C), sb = zero_accs(C);
+        const Dev<c::ExactAcc> dsg(sg), dsb(sb);
+        std::vector<float> m(C), v(C), is(C), dx(dya.size()), dg(C), db(C);
+        if (mode == c::AccumMode::kExact) pa.exact_dgamma = sg.data(), pa.exact_dbeta = sb.data();
+        cpu::batchnorm2d_stats(xa.data(), m.data(), v.data(), is.data(), pa);
+        cpu::batchnorm2d_backward(dya.data(), xa.data(), m.data(), is.data(), gamma.data(),
+                                  dx.data(), dg.data(), db.data(), true, pa);
+        other.at = 0;
+        if (mode == c::AccumMode::kExact) pa.exact_dgamma = dsg.p, pa.exact_dbeta = dsb.p;
+        const Dev<float> dxa(xa), ddya(dya), dgamma(gamma), dm(m), dv(v), dis(is), ddx(dx), ddg(dg),
+            ddb(db);
+        dc::batchnorm2d_stats(dxa.p, dm.p, dv.p, dis.p, pa);
+        dc::batchnorm2d_backward(ddya.p, dxa.p, dm.p, dis.p, dgamma.p, ddx.p, ddg.p, ddb.p, true,
+                                 pa);
+        EXPECT_TRUE(same_bits(dm.host(), m)) << "mean";
+        EXPECT_TRUE(same_bits(dv.host(), v)) << "var";
+        EXPECT_TRUE(same_bits(dis.host(), is)) << "invstd";
+        EXPECT_TRUE(same_bits(ddx.host(), dx)) << "dx (the whole batch's totals)";
+        EXPECT_TRUE(same_bits(ddg.host(), dg)) << "dgamma (this part's)";
+        EXPECT_TRUE(same_bits(ddb.host(), db)) << "dbeta (this part's)";
+        if (mode == c::AccumMode::kExact) {
+            EXPECT_TRUE(same_bits(rounded(dsg.host()), rounded(sg))) << "exact_dgamma";
+            EXPECT_TRUE(same_bits(rounded(dsb.host()), rounded(sb))) << "exact_dbeta";
+        }
+        EXPECT_EQ(dc::take_error(), "");
+    }
+}
+
+}  // namespace
+}  // namespace dt::kernels
