@@ -2,8 +2,6 @@
 // BatchSplit (contract in batch_split.h): the parts of a step's batch and how they are completed.
 #include "engine/runtime/batch_split.h"
 
-#include <cstring>
-
 #include "engine/core/error.h"
 
 namespace dt {
@@ -26,12 +24,8 @@ Tensor zero_accs(int64_t n, Device device) {
     return Tensor::zeros({n * kAccWords}, DType::kI64, device);
 }
 
-/// The accumulators of `accs` on the host (a copy, from any device).
-std::vector<c::ExactAcc> host_accs(const Tensor& accs) {
-    const std::vector<int64_t> words = accs.values<int64_t>();
-    std::vector<c::ExactAcc> out(words.size() / static_cast<std::size_t>(kAccWords));
-    std::memcpy(out.data(), words.data(), out.size() * sizeof(c::ExactAcc));
-    return out;
+const c::ExactAcc* acc_data(const Tensor& accs) {
+    return reinterpret_cast<const c::ExactAcc*>(accs.data<int64_t>());
 }
 
 }  // namespace
@@ -102,13 +96,15 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
     const bool exchange_accs = P > 1 && grad_spec.mode == c::AccumMode::kExact;
     // Parameters whose exact sums were kept (on their device; completed on the host): exchanged
     // unrounded, or rounded to this process's share and combined with the float gradients below.
+    std::vector<Tensor> host(params_.size());  // the accumulators on the host (cpu: themselves)
     std::vector<c::ExactAcc> ex;
     for (std::size_t i = 0; i < params_.size(); ++i) {
         if (!acc_used_[i]) continue;
         DT_CHECK(!params_[i].grad().defined(), "BatchSplit: parameter ", i,
                  " has both exact-site sums and a float gradient (used at two kinds of site)");
-        const std::vector<c::ExactAcc> mine = host_accs(accs_[i]);
-        ex.insert(ex.end(), mine.begin(), mine.end());
+        host[i] = accs_[i].to(Device::kCpu);
+        if (exchange_accs)
+            ex.insert(ex.end(), acc_data(host[i]), acc_data(host[i]) + params_[i].numel());
     }
     if (exchange_accs && !ex.empty()) {
         ranks_.allreduce_exact(ex.data(), static_cast<int64_t>(ex.size()));
@@ -117,9 +113,12 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
     std::size_t at = 0;
     for (std::size_t i = 0; i < params_.size(); ++i) {
         if (!acc_used_[i]) continue;
-        std::vector<float> g(static_cast<std::size_t>(params_[i].numel()));
-        for (float& v : g) v = c::exact_value(ex[at++]);  // one rounding
-        params_[i].set_grad(Tensor::from_vector(params_[i].shape(), g).to(params_[i].device()));
+        const c::ExactAcc* src = exchange_accs ? ex.data() + at : acc_data(host[i]);
+        at += static_cast<std::size_t>(params_[i].numel());
+        Tensor g = Tensor::empty(params_[i].shape());
+        float* gp = g.f32();
+        for (int64_t k = 0; k < g.numel(); ++k) gp[k] = c::exact_value(src[k]);  // one rounding
+        params_[i].set_grad(g.to(params_[i].device()));
     }
     // Float gradients (and rounded shares) over the processes, in one collective.
     if (P > 1) {
@@ -128,8 +127,8 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
             if (exchange_accs && acc_used_[i]) continue;
             const Tensor g = params_[i].grad();
             if (!g.defined()) continue;
-            const std::vector<float> v = g.to_vector();  // from any device
-            buf.insert(buf.end(), v.begin(), v.end());
+            const Tensor h = g.to(Device::kCpu);  // (on the cpu: g itself)
+            buf.insert(buf.end(), h.f32(), h.f32() + h.numel());
         }
         if (!buf.empty()) {
             ranks_.allreduce(buf.data(), static_cast<int64_t>(buf.size()), grad_spec);
@@ -141,7 +140,11 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
             Tensor g = params_[i].grad();
             if (!g.defined()) continue;
             const auto first = buf.begin() + static_cast<std::ptrdiff_t>(pos);
-            g.copy_from(Tensor::from_vector(g.shape(), std::vector<float>(first, first + g.numel())));
+            if (g.device() == Device::kCpu)
+                std::copy(first, first + g.numel(), g.f32());
+            else  // through a host tensor
+                g.copy_from(
+                    Tensor::from_vector(g.shape(), std::vector<float>(first, first + g.numel())));
             pos += static_cast<std::size_t>(g.numel());
         }
     }
