@@ -89,7 +89,8 @@ void batchnorm2d_backward(const float* dy, const float* x, const float* mean, co
     split.sink.sum[0] = p.exact_dbeta, split.sink.sum[1] = p.exact_dgamma;
     ChannelSums totals{{dbeta, dgamma}};
     if (p.parts != nullptr) {
-        auto* whole = static_cast<float*>(scratch(sizeof(float) * 2 * static_cast<std::size_t>(p.C), 1));
+        auto* whole =
+            static_cast<float*>(scratch(sizeof(float) * 2 * static_cast<std::size_t>(p.C), 1));
         if (whole == nullptr) return;  // recorded; the engine's next check reports it
         split.local = totals;
         split.parts = p.parts;
@@ -101,8 +102,8 @@ void batchnorm2d_backward(const float* dy, const float* x, const float* mean, co
                       batchnorm_totals(p), totals, is_part ? &split : nullptr);
     launch_elementwise("batchnorm2d_backward (dx)", dx_kernel, p.N * p.C * p.HW, dy, x, mean,
                        invstd, gamma, static_cast<const float*>(totals.sum[0]),
-                       static_cast<const float*>(totals.sum[1]), dx, training,
-                       batchnorm2d_count(p), on_device(p));
+                       static_cast<const float*>(totals.sum[1]), dx, training, batchnorm2d_count(p),
+                       on_device(p));
 }
 
 }  // namespace dt::kernels::cuda

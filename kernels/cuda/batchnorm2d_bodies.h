@@ -77,8 +77,8 @@ DT_HD void bn_apply_body(const GridPos& t, const float* x, const float* mean, co
 }
 
 DT_HD void bn_update_running_body(const GridPos& t, float* running_mean, float* running_var,
-                                  const float* mean, const float* var, float momentum,
-                                  float count, const BatchNorm2dParams& p) {
+                                  const float* mean, const float* var, float momentum, float count,
+                                  const BatchNorm2dParams& p) {
     const float keep = 1.0f - momentum;
     const float unbias = count / (count - 1.0f);
     common::grid_stride(t, p.C, [&](int64_t c) {

@@ -13,7 +13,7 @@ namespace dt::kernels::cuda {
 struct DeviceInfo {
     int ordinal = 0, count = 0;  // the device used, of `count` the driver sees
     std::string name;            // e.g. "NVIDIA H100 80GB HBM3"
-    int major = 0, minor = 0;  // compute capability
+    int major = 0, minor = 0;    // compute capability
     std::size_t memory_bytes = 0;
     int multiprocessors = 0;
     int driver_version = 0, runtime_version = 0;  // e.g. 13000 for 13.0
