@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The tiled CUDA GEMM's block program (kernels/cuda/gemm_tiled_bodies.h) run on the host with
-// every thread of a block as its own thread and real barriers (tests/support/block_runner.h),
-// against the CPU GEMM, bitwise: every transpose and accumulate combination, partial tiles in
-// every dimension, K shorter than a tile and K = 0.
+// The tiled CUDA GEMM's block program (kernels/cuda/gemm_tiled_bodies.h over tile_gemm.h) run on
+// the host with every thread of a block as its own thread and real barriers
+// (tests/support/block_runner.h), against the CPU GEMM, bitwise: every transpose and accumulate
+// combination, partial tiles in every dimension, K shorter than a tile and K = 0.
 #include "kernels/cuda/gemm_tiled_bodies.h"
 
 #include <gtest/gtest.h>
@@ -20,7 +20,9 @@ TEST(CudaGemmTiledBlocks, EqualTheCpuGemmInEveryLayout) {
     struct Size {
         int64_t m, n, k;
     };
-    for (const Size s : {Size{37, 21, 45}, Size{16, 16, 16}, Size{5, 40, 3}, Size{18, 2, 0}}) {
+    // Partial tiles (32 x 64) and K chunks (8) everywhere, several tiles in both dimensions.
+    for (const Size s :
+         {Size{37, 21, 45}, Size{16, 16, 16}, Size{5, 40, 3}, Size{18, 2, 0}, Size{70, 130, 19}}) {
         const std::vector<float> a = test::uniform_floats(s.m * s.k, -1, 1, test::test_seed(), 1),
                                  b = test::uniform_floats(s.k * s.n, -1, 1, test::test_seed(), 2),
                                  c0 = test::uniform_floats(s.m * s.n, -1, 1, test::test_seed(), 3);
