@@ -69,45 +69,55 @@ std::vector<c::ExactAcc> zero_accs(int64_t n) {
     return a;
 }
 
+/// run(accs, on_device) adds a part's exact sums to `accs` with the cpu or the cuda kernel; both
+/// start from the same accumulators (an earlier part's sums in element 0) and must round alike.
+template <class Run>
+void expect_same_sums(const char* site, int64_t n, const Run& run) {
+    std::vector<c::ExactAcc> want = zero_accs(n);
+    c::exact_add(want[0], 0.75f);
+    const Dev<c::ExactAcc> accs(want);
+    run(want.data(), false);
+    run(accs.p, true);
+    EXPECT_TRUE(same_bits(rounded(accs.host()), rounded(want))) << site;
+}
+
 TEST(SplitBatchDevice, ExactSumsOfAPartAddToDeviceAccumulators) {
     if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    const c::AccumSpec exact = c::accum_spec(c::AccumMode::kExact);
     Conv2dParams cp{
         .n = 5, .ci = 3, .h = 6, .w = 6, .co = 4, .kh = 3, .kw = 3, .stride = 1, .pad = 1};
     cp.ho = 6, cp.wo = 6;
-    cp.accum = c::accum_spec(c::AccumMode::kExact);
+    cp.accum = exact;
     const std::vector<float> x = uniform(5 * 3 * 36, 1), dy = uniform(5 * 4 * 36, 2);
-    const int64_t wn = 4 * 3 * 9;
-    std::vector<c::ExactAcc> want = zero_accs(wn);  // an earlier part's sums already in
-    c::exact_add(want[0], 0.75f);
-    const Dev<c::ExactAcc> accs(want);
     const Dev<float> dx(x), ddy(dy);
-    cp.exact_out = want.data();
-    cpu::conv2d_backward_weight(x.data(), dy.data(), nullptr, cp);
-    cp.exact_out = accs.p;
-    dc::conv2d_backward_weight(dx.p, ddy.p, nullptr, cp);
-    EXPECT_TRUE(same_bits(rounded(accs.host()), rounded(want))) << "conv.wgrad";
-
-    LinearParams lp{7, 9, 4};
-    lp.accum = cp.accum;
+    expect_same_sums("conv.wgrad", 4 * 3 * 9, [&](c::ExactAcc* out, bool dev) {
+        Conv2dParams q = cp;
+        q.exact_out = out;
+        if (dev)
+            dc::conv2d_backward_weight(dx.p, ddy.p, nullptr, q);
+        else
+            cpu::conv2d_backward_weight(x.data(), dy.data(), nullptr, q);
+    });
     const std::vector<float> lx = uniform(7 * 9, 3), ldy = uniform(7 * 4, 4);
-    std::vector<c::ExactAcc> lwant = zero_accs(36);
-    const Dev<c::ExactAcc> laccs(lwant);
     const Dev<float> dlx(lx), dldy(ldy);
-    lp.exact_out = lwant.data();
-    cpu::linear_backward_weight(lx.data(), ldy.data(), nullptr, lp);
-    lp.exact_out = laccs.p;
-    dc::linear_backward_weight(dlx.p, dldy.p, nullptr, lp);
-    EXPECT_TRUE(same_bits(rounded(laccs.host()), rounded(lwant))) << "linear.wgrad";
-
-    BiasAddParams bp{5, 4, 36};
-    bp.accum = cp.accum;
-    std::vector<c::ExactAcc> bwant = zero_accs(4);
-    const Dev<c::ExactAcc> baccs(bwant);
-    bp.exact_out = bwant.data();
-    cpu::bias_add_backward(dy.data(), nullptr, bp);
-    bp.exact_out = baccs.p;
-    dc::bias_add_backward(ddy.p, nullptr, bp);
-    EXPECT_TRUE(same_bits(rounded(baccs.host()), rounded(bwant))) << "bias.grad";
+    expect_same_sums("linear.wgrad", 4 * 9, [&](c::ExactAcc* out, bool dev) {
+        LinearParams q{7, 9, 4};
+        q.accum = exact;
+        q.exact_out = out;
+        if (dev)
+            dc::linear_backward_weight(dlx.p, dldy.p, nullptr, q);
+        else
+            cpu::linear_backward_weight(lx.data(), ldy.data(), nullptr, q);
+    });
+    expect_same_sums("bias.grad", 4, [&](c::ExactAcc* out, bool dev) {
+        BiasAddParams q{5, 4, 36};
+        q.accum = exact;
+        q.exact_out = out;
+        if (dev)
+            dc::bias_add_backward(ddy.p, nullptr, q);
+        else
+            cpu::bias_add_backward(dy.data(), nullptr, q);
+    });
     EXPECT_EQ(dc::take_error(), "");
 }
 
