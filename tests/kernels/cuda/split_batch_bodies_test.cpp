@@ -100,9 +100,10 @@ TEST(CudaSplitBatchBodies, LinearWgradPartsAddUpToTheWholeBatch) {
     cpu::linear_backward_weight(x.data(), dy.data(), whole.data(), p);
     for (const int64_t cut : {int64_t{1}, int64_t{6}, int64_t{12}}) {
         std::vector<ExactAcc> accs = zero_accs(p.out * p.in);
-        for (const auto& [s0, s1] : {std::pair<int64_t, int64_t>{0, cut}, {cut, p.n}}) {
+        for (const auto& part : {std::pair<int64_t, int64_t>{0, cut}, {cut, p.n}}) {
+            const int64_t s0 = part.first;  // (no structured binding: the lambda captures it)
             LinearParams q = p;
-            q.n = s1 - s0;
+            q.n = part.second - s0;
             q.exact_out = accs.data();
             for_each_thread(3, 32, [&](const GridPos& t) {
                 cuda::linear_wgrad_body(t, x.data() + s0 * p.in, dy.data() + s0 * p.out, nullptr,
