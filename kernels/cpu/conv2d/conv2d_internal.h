@@ -278,7 +278,8 @@ void dgrad_per_sample(const float* dy, const float* w, float* dx, const Conv2dPa
 void conv2d_wgrad_kahan(const float* x, const float* dy, float* dw, const Conv2dParams& p);
 void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2dParams& p);
 /// The exact mode on small maps (conv2d_wgrad_exact_tiled.cpp): same bits as the general
-/// path; false when the shape is not one it takes (then nothing was written).
+/// path (with p.exact_out: the same sums added there); false when the shape is not one it takes
+/// (then nothing was written).
 bool conv2d_wgrad_exact_tiled(const float* x, const float* dy, float* dw, const Geometry& g);
 void conv2d_wgrad_permuted(const float* x, const float* dy, float* dw, const Conv2dParams& p);
 void conv2d_wgrad_atomic(const float* x, const float* dy, float* dw, const Conv2dParams& p);

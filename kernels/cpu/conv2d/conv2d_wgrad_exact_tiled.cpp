@@ -7,7 +7,8 @@
 // once per wave. Here dw is cut into tiles of output channels x live rows (tile_shape) across
 // threads; a tile computes the leaves of all N samples into a buffer that stays in cache (the
 // per-sample leaf's own fma chain over q: the GEMM's bits) and sums each element's N leaves
-// exactly (exact_sum_rows). Only the batch's transposed im2col and dw are touched in memory.
+// exactly (exact_sum_rows; a part of a split batch adds them to its exact_out accumulators
+// instead, exact_add_rows). Only the batch's transposed im2col and dw are touched in memory.
 // ORDER: none across samples (integer accumulation, as on the general path: the same bits).
 #include <omp.h>
 
@@ -170,7 +171,7 @@ bool conv2d_wgrad_exact_tiled(const float* x, const float* dy, float* dw, const 
     // the prefetchers gave up and the leaves waited on L2/L3 at ResNet stage 3.)
     im2col_transposed_blocks(x, g, ts.span, colt);
 
-    if (!g.all_live()) std::fill(dw, dw + p.co * g.R, 0.0f);
+    if (!g.all_live() && p.exact_out == nullptr) std::fill(dw, dw + p.co * g.R, 0.0f);
     const CpuIsa isa = cpu_isa();
     const int64_t tiles_o = (p.co + ts.rows - 1) / ts.rows;
     const int64_t tiles = tiles_o * spans;
@@ -191,11 +192,20 @@ bool conv2d_wgrad_exact_tiled(const float* x, const float* dy, float* dw, const 
                             std::min(kGroupO, to - og), 0, ti, ts.span,
                             leaves + s * kTile + og * ts.span);
         float sums[kMaxSpan];
+        common::ExactAcc accs[kMaxSpan];
         for (int64_t ol = 0; ol < to; ++ol) {
             // ORDER: none (integer accumulation: the result depends only on the multiset of
             // leaves, as on the general path; tests compare the two). exact_sum_rows: one int64
             // sum and one rounding; an ExactAcc only for elements with outlier leaves, Inf/NaN
-            // or a result outside the normal range.
+            // or a result outside the normal range. A part of a batch (exact_out) adds the
+            // unrounded sums to the caller's accumulators instead (dw's layout).
+            if (p.exact_out != nullptr) {
+                common::exact_init_row(accs, ti);
+                exact_add_rows(accs, leaves + ol * ts.span, kTile, p.n, ti);
+                for (int64_t i = 0; i < ti; ++i)
+                    common::exact_merge(p.exact_out[(o0 + ol) * g.R + g.live[i0 + i]], accs[i]);
+                continue;
+            }
             exact_sum_rows(sums, leaves + ol * ts.span, kTile, p.n, ti);
             for (int64_t i = 0; i < ti; ++i) dw[(o0 + ol) * g.R + g.live[i0 + i]] = sums[i];
         }

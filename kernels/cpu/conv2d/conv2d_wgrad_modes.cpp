@@ -81,8 +81,7 @@ void conv2d_wgrad_kahan(const float* x, const float* dy, float* dw, const Conv2d
 // leaf, N < 2^31: no normalisation) ----
 void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     const Geometry g(p);
-    // The tiled path rounds without accumulators: a part of a batch needs them (exact_out).
-    if (p.exact_out == nullptr && conv2d_wgrad_exact_tiled(x, dy, dw, g)) return;
+    if (conv2d_wgrad_exact_tiled(x, dy, dw, g)) return;  // (also for exact_out)
     const int64_t L = p.co * g.RL;
     thread_local std::vector<common::ExactAcc> t_acc;
     if (static_cast<int64_t>(t_acc.size()) < L) t_acc.resize(static_cast<std::size_t>(L));
