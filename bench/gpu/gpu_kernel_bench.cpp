@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -174,7 +175,8 @@ void conv_variants(Timer& timer, int reps) {
         const Variant* variants;
         int count;
     };
-    const Site sites[] = {{"conv.wgrad kernel", wgrad, 6}, {"conv.dgrad kernel", dgrad, 4}};
+    const Site sites[] = {{"conv.wgrad kernel", wgrad, static_cast<int>(std::size(wgrad))},
+                          {"conv.dgrad kernel", dgrad, static_cast<int>(std::size(dgrad))}};
     const dt::Shape shapes[][2] = {{{128, 16, 14, 14}, {32, 16, 3, 3}},
                                    {{128, 256, 8, 8}, {256, 256, 3, 3}}};
     for (const auto& s : shapes) {

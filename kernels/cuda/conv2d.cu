@@ -22,6 +22,35 @@ constexpr std::size_t kWgradLeafBytes = std::size_t{256} << 20;
 /// 9 values per dx element of a 3x3 layer.
 constexpr std::size_t kDgradTapBytes = std::size_t{256} << 20;
 
+/// Scratch for the tiled values of a backward launcher, done in slices: `slice` units (samples,
+/// output channels) of `unit_floats` values each, as many as fit `max_bytes` (at least one),
+/// followed by the permutation of `order_n` items drawn on the device when `spec` is permuted
+/// (else order is null). values is null when out of memory (recorded).
+struct SlicedScratch {
+    float* values = nullptr;
+    const uint32_t* order = nullptr;
+    int64_t slice = 0;
+};
+SlicedScratch sliced_scratch(int64_t unit_floats, int64_t units, std::size_t max_bytes,
+                             const common::AccumSpec& spec, int64_t order_n) {
+    SlicedScratch out;
+    const int64_t cap =
+        unit_floats > 0 ? static_cast<int64_t>(max_bytes / sizeof(float)) / unit_floats : units;
+    out.slice = cap < 1 ? 1 : cap < units ? cap : units;
+    const std::size_t bytes =
+        (sizeof(float) * static_cast<std::size_t>(out.slice * unit_floats) + 255) / 256 * 256;
+    char* s =
+        static_cast<char*>(scratch(bytes + sizeof(uint32_t) * static_cast<std::size_t>(order_n)));
+    if (s == nullptr) return out;
+    out.values = reinterpret_cast<float*>(s);
+    if (spec.mode == common::AccumMode::kPermuted) {
+        auto* order = reinterpret_cast<uint32_t*>(s + bytes);
+        permutation_into(order, order_n, spec.permute_key);
+        out.order = order;
+    }
+    return out;
+}
+
 template <class Weight>
 __global__ void forward_tiled_kernel(const float* x, Weight wt, const float* b, float* y,
                                      Conv2dParams q) {
@@ -103,39 +132,29 @@ void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv
         return;
     }
     // The per-tap values of slices of samples whose values fit kDgradTapBytes (tiled), then
-    // each element's sum of them; the tap permutation (permuted) after them in one scratch block.
-    const int64_t P = p.ho * p.wo, per_sample = p.kh * p.kw * p.ci * P, HW = p.h * p.w;
-    const int64_t cap =
-        per_sample > 0 ? static_cast<int64_t>(kDgradTapBytes / sizeof(float)) / per_sample : p.n;
-    const int64_t slice = cap < 1 ? 1 : cap < p.n ? cap : p.n;  // samples
-    const std::size_t tap_bytes =
-        (sizeof(float) * static_cast<std::size_t>(slice * per_sample) + 255) / 256 * 256;
-    char* s = static_cast<char*>(
-        scratch(tap_bytes + sizeof(uint32_t) * static_cast<std::size_t>(p.kh * p.kw)));
-    if (s == nullptr) return;  // recorded; the engine's next check reports it
-    auto* taps = reinterpret_cast<float*>(s);
-    uint32_t* order = nullptr;
-    if (p.accum.mode == common::AccumMode::kPermuted) {
-        order = reinterpret_cast<uint32_t*>(s + tap_bytes);
-        permutation_into(order, p.kh * p.kw, p.accum.permute_key);
-    }
+    // each element's sum of them; the tap permutation (permuted) drawn once.
+    const int64_t P = p.ho * p.wo, HW = p.h * p.w;
+    const SlicedScratch sc =
+        sliced_scratch(p.kh * p.kw * p.ci * P, p.n, kDgradTapBytes, p.accum, p.kh * p.kw);
+    if (sc.values == nullptr) return;  // recorded; the engine's next check reports it
+    const int64_t slice = sc.slice;    // samples
     if (atomic) cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
     for (int64_t s_lo = 0; s_lo < p.n; s_lo += slice) {
         const int64_t s_hi = p.n - s_lo < slice ? p.n : s_lo + slice;
         const int64_t blocks = conv_dgrad_tap_tiles(p, s_lo, s_hi);
         if (blocks > 0) {
             dgrad_taps_kernel<<<static_cast<unsigned>(blocks), kConvTileThreads, 0, stream()>>>(
-                dy, w, taps, p, s_lo, s_hi);
+                dy, w, sc.values, p, s_lo, s_hi);
             check_launch("conv2d_backward_data (taps)");
         }
-        const DgradTapBuffer t{taps, s_lo, (s_hi - s_lo) * P, p.ci, p.ho, p.wo};
+        const DgradTapBuffer t{sc.values, s_lo, (s_hi - s_lo) * P, p.ci, p.ho, p.wo};
         const int64_t e0 = s_lo * p.ci * HW, e1 = s_hi * p.ci * HW;
         if (atomic)
             launch_elementwise("conv2d_backward_data (atomic)", dgrad_atomic_kernel<DgradTapBuffer>,
                                p.kh * (e1 - e0), t, dx, p, e0, e1);
         else
             launch_elementwise("conv2d_backward_data", dgrad_kernel<DgradTapBuffer>, e1 - e0, t, dx,
-                               static_cast<const uint32_t*>(order), p, e0, e1);
+                               sc.order, p, e0, e1);
     }
 }
 
@@ -170,27 +189,18 @@ void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Co
         return;
     }
     // The leaves of slices of output channels whose leaves fit kWgradLeafBytes, then their
-    // combination; the sample permutation (permuted) after the leaves in the same scratch block.
-    const int64_t R = p.ci * p.kh * p.kw, count = conv_wgrad_leaf_count(p);
-    const int64_t cap = static_cast<int64_t>(kWgradLeafBytes / sizeof(float)) / (count * R);
-    const int64_t slice = cap < 1 ? 1 : cap < p.co ? cap : p.co;  // output channels
-    const std::size_t leaf_bytes =
-        (sizeof(float) * static_cast<std::size_t>(count * slice * R) + 255) / 256 * 256;
-    char* s =
-        static_cast<char*>(scratch(leaf_bytes + sizeof(uint32_t) * static_cast<std::size_t>(p.n)));
-    if (s == nullptr) return;  // recorded; the engine's next check reports it
-    auto* leaves = reinterpret_cast<float*>(s);
-    uint32_t* order = nullptr;
-    if (p.accum.mode == common::AccumMode::kPermuted) {
-        order = reinterpret_cast<uint32_t*>(s + leaf_bytes);
-        permutation_into(order, p.n, p.accum.permute_key);
-    }
+    // combination; the sample permutation (permuted) drawn once.
+    const int64_t R = p.ci * p.kh * p.kw;
+    const SlicedScratch sc =
+        sliced_scratch(conv_wgrad_leaf_count(p) * R, p.co, kWgradLeafBytes, p.accum, p.n);
+    if (sc.values == nullptr) return;  // recorded; the engine's next check reports it
+    const int64_t slice = sc.slice;    // output channels
     for (int64_t o_lo = 0; o_lo < p.co; o_lo += slice) {
         const int64_t o_hi = p.co - o_lo < slice ? p.co : o_lo + slice, len = (o_hi - o_lo) * R;
         wgrad_tiled("conv2d_backward_weight (leaves)", x, dy, p, conv_wgrad_leaf_group(p), o_lo,
-                    o_hi, WgradLeafOut{leaves, o_lo * R, len});
-        launch_elementwise("conv2d_backward_weight (combine)", wgrad_combine_kernel, len, leaves,
-                           static_cast<const uint32_t*>(order), dw, p, o_lo * R, len);
+                    o_hi, WgradLeafOut{sc.values, o_lo * R, len});
+        launch_elementwise("conv2d_backward_weight (combine)", wgrad_combine_kernel, len,
+                           static_cast<const float*>(sc.values), sc.order, dw, p, o_lo * R, len);
     }
 }
 

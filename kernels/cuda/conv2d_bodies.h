@@ -2,8 +2,9 @@
 // Per-thread bodies of the CUDA conv2d backward kernels (kernels/cuda/conv2d.cu), host-device,
 // tested on the host over whole grids against the CPU; the forward (and dgrad's tree mode on
 // conv2d_dgrad_is_forward shapes, the transposed forward) is the tiled block program of
-// conv2d_tiled_bodies.h. Every element is one thread running the chain or sum kernels/conv2d.h
-// defines for it (no column buffer), so the order is the recipe's by construction:
+// conv2d_tiled_bodies.h. A thread runs, for its element, the chain or sum kernels/conv2d.h
+// defines (no column buffer; the tiled programs' values, where the launcher uses them, are the
+// same chains), so the order is the recipe's by construction:
 //   dgrad     the per-tap values t (fma chain over o ascending; the launcher computes them with
 //             the tiled block program of conv2d_tiled_bodies.h into a buffer, the per-element
 //             variant here where they are needed), then per dx element those of the taps whose
@@ -41,6 +42,13 @@ DT_HD bool conv_tap_live(int64_t k, int64_t n_in, int64_t n_out, int64_t pad, in
     const int64_t need = pad - k;
     const int64_t o0 = need <= 0 ? 0 : (need + stride - 1) / stride;
     return o0 < n_out && o0 * stride - pad + k < n_in;
+}
+
+/// Tap r = (c, ki, kj) of convolution q reads the image somewhere (kernels/conv2d.h: dead taps
+/// are left out of every sum).
+DT_HD bool conv_tap_r_live(const Conv2dParams& q, int64_t r) {
+    return conv_tap_live((r / q.kw) % q.kh, q.h, q.ho, q.pad, q.stride) &&
+           conv_tap_live(r % q.kw, q.w, q.wo, q.pad, q.stride);
 }
 
 struct ConvWeight {  // w (Co, Ci, Kh, Kw)
@@ -212,10 +220,7 @@ struct WgradElem {
 };
 DT_HD WgradElem conv_wgrad_elem(const Conv2dParams& p, int64_t e) {
     const int64_t R = p.ci * p.kh * p.kw, r = e % R;
-    WgradElem d{e / R, r / (p.kh * p.kw), (r / p.kw) % p.kh, r % p.kw, false};
-    d.live = conv_tap_live(d.ki, p.h, p.ho, p.pad, p.stride) &&
-             conv_tap_live(d.kj, p.w, p.wo, p.pad, p.stride);
-    return d;
+    return WgradElem{e / R, r / (p.kh * p.kw), (r / p.kw) % p.kh, r % p.kw, conv_tap_r_live(p, r)};
 }
 
 /// Samples per leaf of a dw element (kernels/conv2d.h): tree: G = conv2d_tree_group(P), the
@@ -262,14 +267,15 @@ DT_HD void conv2d_wgrad_body(const GridPos& t, const float* x, const float* dy, 
 /// instead, dw not written.
 DT_HD void conv2d_wgrad_combine_body(const GridPos& t, const float* leaves, const uint32_t* order,
                                      float* dw, const Conv2dParams& p, int64_t e0, int64_t len) {
+    const int64_t R = p.ci * p.kh * p.kw;
     common::grid_stride(t, len, [&](int64_t i) {
         auto leaf = [&](int64_t g) { return leaves[g * len + i]; };
+        const bool live = conv_tap_r_live(p, (e0 + i) % R);
         if (p.exact_out != nullptr) {  // exact, a part of a split batch: dw is not written
-            if (conv_wgrad_elem(p, e0 + i).live)
-                add_sample_leaves_exact(leaf, p.n, p.exact_out[e0 + i]);
+            if (live) add_sample_leaves_exact(leaf, p.n, p.exact_out[e0 + i]);
             return;
         }
-        if (!conv_wgrad_elem(p, e0 + i).live) {
+        if (!live) {
             dw[e0 + i] = 0.0f;
             return;
         }

@@ -38,12 +38,6 @@ DT_HD float conv_xpad(const float* x, const Conv2dParams& q, int64_t r, int64_t 
                                                       : 0.0f;
 }
 
-/// Tap r of convolution q reads the image somewhere (kernels/conv2d.h: dead taps are left out).
-DT_HD bool conv_tap_r_live(const Conv2dParams& q, int64_t r) {
-    return conv_tap_live((r / q.kw) % q.kh, q.h, q.ho, q.pad, q.stride) &&
-           conv_tap_live(r % q.kw, q.w, q.wo, q.pad, q.stride);
-}
-
 /// Blocks of the tiled forward of convolution q: tiles of (output channels, N * Ho * Wo).
 DT_HD int64_t conv_tiles(const Conv2dParams& q) { return tile_count(q.co, q.n * q.ho * q.wo); }
 
