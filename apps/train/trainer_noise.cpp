@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <tuple>
+#include <vector>
 
 #include "engine/core/error.h"
 #include "engine/ops/non_finite_scan.h"
@@ -57,20 +58,26 @@ void backward_checked(const Tensor& loss, const Model& model, double lr, int e, 
     try {
         loss.backward();
     } catch (const autograd::NonFiniteGradient& g) {
-        throw TrainingDiverged(str("non-finite gradient ", step_text(e, b, steps), ": ",
-                                   g.what(), "; that input is ", tensor_role(model, g.tensor),
-                                   " (op ", g.op, "); try a smaller --lr (now ", lr, ")"));
+        throw TrainingDiverged(str("non-finite gradient ", step_text(e, b, steps), ": ", g.what(),
+                                   "; that input is ", tensor_role(model, g.tensor), " (op ", g.op,
+                                   "); try a smaller --lr (now ", lr, ")"));
     }
     // Every trainable gradient once more: sums of finite contributions can overflow, and this is
-    // the only check when the tape's is off.
+    // the only check when the tape's is off. One scan of all of them (one wait for a GPU).
+    std::vector<const NamedParam*> scanned;
+    std::vector<Tensor> grads;
     for (const NamedParam& p : model.params()) {
         if (!p.trainable || !p.tensor.grad().defined()) continue;
-        const Tensor g = p.tensor.grad();
-        const int64_t i = first_non_finite(g);
+        scanned.push_back(&p);
+        grads.push_back(p.tensor.grad());
+    }
+    const std::vector<int64_t> first = first_non_finite_each(grads);
+    for (std::size_t k = 0; k < grads.size(); ++k) {
+        const int64_t i = first[k];
         if (i >= 0) {
             throw TrainingDiverged(str("non-finite gradient ", step_text(e, b, steps), ": ",
-                                       element_at(g, i), " at element ", i,
-                                       " of the gradient of parameter ", p.name,
+                                       element_at(grads[k], i), " at element ", i,
+                                       " of the gradient of parameter ", scanned[k]->name,
                                        "; try a smaller --lr (now ", lr, ")"));
         }
     }

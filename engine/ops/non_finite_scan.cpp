@@ -10,6 +10,23 @@ int64_t first_non_finite(const Tensor& t) {
     return device_kernels(t.device()).first_non_finite(t.f32(), t.numel());
 }
 
+std::vector<int64_t> first_non_finite_each(std::span<const Tensor> ts) {
+    std::vector<int64_t> first(ts.size(), -1);
+    if (ts.empty()) return first;
+    std::vector<kernels::ScanBuffer> buffers;
+    buffers.reserve(ts.size());
+    for (const Tensor& t : ts) {
+        ops_detail::check_f32(t, "first_non_finite_each", "input");
+        DT_CHECK_T(DeviceError, t.device() == ts.front().device(),
+                   "first_non_finite_each: the tensors must be on one device, got ",
+                   ts.front().str(), " and ", t.str(), " (hint: scan each device's tensors apart)");
+        buffers.push_back({t.f32(), t.numel()});
+    }
+    device_kernels(ts.front().device())
+        .first_non_finite_each(buffers.data(), static_cast<int64_t>(buffers.size()), first.data());
+    return first;
+}
+
 float element_at(const Tensor& t, int64_t i) {
     ops_detail::check_f32(t, "element_at", "input");
     DT_CHECK_SHAPE(i >= 0 && i < t.numel(), "element_at: index ", i, " is outside ", t.str());

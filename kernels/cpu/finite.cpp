@@ -2,12 +2,13 @@
 // The non-finite scan on the CPU (kernels/finite.h): blocks of kBlock floats are tested with a
 // branch-free exponent check (vectorised in the AVX-512 / AVX2 clones); only a block holding a
 // NaN or Inf is searched element by element.
+#include "kernels/finite.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "kernels/cpu/target_clones.h"
-#include "kernels/finite.h"
 
 namespace dt::kernels::cpu {
 
@@ -37,6 +38,10 @@ int64_t first_non_finite(const float* p, int64_t n) {
             if (!std::isfinite(p[i])) return i;
     }
     return -1;
+}
+
+void first_non_finite_each(const ScanBuffer* b, int64_t count, int64_t* first) {
+    for (int64_t i = 0; i < count; ++i) first[i] = first_non_finite(b[i].p, b[i].n);
 }
 
 }  // namespace dt::kernels::cpu

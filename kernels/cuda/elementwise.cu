@@ -4,6 +4,8 @@
 // elementwise_bodies.h (tested on the host over whole grids); the launchers run on the engine's
 // stream and record launch errors for the engine (kernels/cuda/runtime.h). Parameter structs go
 // by value into the kernels.
+#include <vector>
+
 #include "kernels/cuda/elementwise_bodies.h"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/finite.h"
@@ -71,18 +73,36 @@ void adam_update(float* p, const float* grad, float* m, float* v, const AdamPara
     launch_elementwise("adam_update", adam_update_kernel, q.n, p, grad, m, v, q);
 }
 
+void first_non_finite_each(const ScanBuffer* b, int64_t count, int64_t* first) {
+    if (count <= 0) return;
+    // One device word per buffer, all ~0 (none) by a memset on the stream (a copy from host
+    // memory that is not page-locked would wait for the device first), one scan launch per
+    // buffer, then one copy back: a single wait for the device, however many buffers.
+    const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(unsigned long long);
+    auto* words = static_cast<unsigned long long*>(scratch(bytes));
+    if (words == nullptr) {  // recorded by scratch(); the engine's check reports it
+        for (int64_t i = 0; i < count; ++i) first[i] = -1;
+        return;
+    }
+    const cudaError_t e = cudaMemsetAsync(words, 0xff, bytes, stream());
+    if (e != cudaSuccess) note_error("cudaMemsetAsync (first_non_finite)", static_cast<int>(e));
+    for (int64_t i = 0; i < count; ++i)
+        launch_elementwise("first_non_finite", first_non_finite_kernel, b[i].n, b[i].p, b[i].n,
+                           words + i);
+    std::vector<unsigned long long> found(static_cast<std::size_t>(count), ~0ull);
+    copy_to_host(found.data(), words, bytes);
+    for (int64_t i = 0; i < count; ++i) {
+        const unsigned long long w = found[static_cast<std::size_t>(i)];
+        first[i] = w == ~0ull ? -1 : static_cast<int64_t>(w);
+    }
+}
+
 int64_t first_non_finite(const float* p, int64_t n) {
     if (n <= 0) return -1;
-    // One device word for the answer, kept for the process (the scan runs every step).
-    static unsigned long long* first =
-        static_cast<unsigned long long*>(device_malloc(sizeof(unsigned long long)));
-    if (first == nullptr) return -1;  // recorded by device_malloc; the engine's check reports it
-    const unsigned long long none = ~0ull;
-    cudaMemcpyAsync(first, &none, sizeof none, cudaMemcpyHostToDevice, stream());
-    launch_elementwise("first_non_finite", first_non_finite_kernel, n, p, n, first);
-    unsigned long long found = none;
-    copy_to_host(&found, first, sizeof found);
-    return found == none ? -1 : static_cast<int64_t>(found);
+    int64_t first = -1;
+    const ScanBuffer b{p, n};
+    first_non_finite_each(&b, 1, &first);
+    return first;
 }
 
 }  // namespace dt::kernels::cuda

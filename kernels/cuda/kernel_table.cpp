@@ -22,6 +22,7 @@ const KernelTable& kernel_table() {
         t.sgd_update = &cuda::sgd_update;
         t.adam_update = &cuda::adam_update;
         t.first_non_finite = &cuda::first_non_finite;
+        t.first_non_finite_each = &cuda::first_non_finite_each;
         // conv2d (kernels/cuda/conv2d.cu)
         t.conv2d_forward = &cuda::conv2d_forward;
         t.conv2d_backward_data = &cuda::conv2d_backward_data;

@@ -203,6 +203,33 @@ TEST(NonFinite, BackwardCheckedNamesStepOpAndParameter) {
     autograd::set_check_finite(false);
 }
 
+// The scan after the backward covers every parameter at once and names the one that is bad, with
+// finite gradients before it.
+TEST(NonFinite, TheGradientScanNamesALaterParameter) {
+    std::unique_ptr<Model> model = make_model(ModelConfig{});
+    const std::vector<NamedParam>& params = model->params();
+    ASSERT_GE(params.size(), 3u);
+    const NamedParam& bad = params.back();
+    Tensor out = Tensor::from_vector({1}, {0.0f});
+    autograd::record(out, "grads", {params[0].tensor, bad.tensor}, [&](const Tensor&) {
+        Tensor g = Tensor::zeros(bad.tensor.shape());
+        g.f32()[bad.tensor.numel() - 1] = std::nanf("");
+        return std::vector<Tensor>{Tensor::zeros(params[0].tensor.shape()), g};
+    });
+    try {
+        backward_checked(out, *model, 0.1, 1, 0, 6);
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        const std::string msg = e.what();
+        for (const std::string& part :
+             {std::string("parameter ") + bad.name,
+              "element " + std::to_string(bad.tensor.numel() - 1), std::string("epoch 2")}) {
+            EXPECT_NE(msg.find(part), std::string::npos) << part << " in " << msg;
+        }
+    }
+    for (const NamedParam& p : params) Tensor(p.tensor).set_grad(Tensor());
+}
+
 // --init-perturb on a real model: one element moves by one ulp, the others stay.
 TEST(NonFinite, PerturbInitialWeightOnAModel) {
     std::unique_ptr<Model> model = make_model(ModelConfig{});

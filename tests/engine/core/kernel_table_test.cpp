@@ -111,7 +111,11 @@ void run_op(OpKind op) {
             make_optimizer(cfg, {p})->step(0.1f);
             break;
         }
-        case OpKind::non_finite_scan: EXPECT_EQ(first_non_finite(x4), -1); break;
+        case OpKind::non_finite_scan:
+            EXPECT_EQ(first_non_finite(x4), -1);
+            EXPECT_EQ(first_non_finite_each(std::vector<Tensor>{x4, x4}),
+                      (std::vector<int64_t>{-1, -1}));
+            break;
     }
 }
 

@@ -182,6 +182,12 @@ TEST_P(DeviceOps, LossArgmaxAndTheNonFiniteScan) {
     EXPECT_EQ(first_non_finite(Tensor::from_vector({90}, v).to(Device::kCuda)), -1);
     v[61] = NAN, v[80] = INFINITY;
     EXPECT_EQ(first_non_finite(Tensor::from_vector({90}, v).to(Device::kCuda)), 61);
+    // The batched scan: one answer per tensor, in one wait for the device.
+    const std::vector<Tensor> ts = {Tensor::from_vector({90}, v).to(Device::kCuda),
+                                    logits.to(Device::kCuda),
+                                    Tensor::from_vector({3, 30}, v).to(Device::kCuda)};
+    EXPECT_EQ(first_non_finite_each(ts), (std::vector<int64_t>{61, -1, 61}));
+    EXPECT_THROW(first_non_finite_each(std::vector<Tensor>{ts[0], logits}), DeviceError);
 }
 
 TEST_P(DeviceOps, OptimizerUpdates) {

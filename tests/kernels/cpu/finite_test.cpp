@@ -59,5 +59,21 @@ TEST(FirstNonFinite, AgreesWithTheReference) {
     }
 }
 
+TEST(FirstNonFinite, TheBatchedScanAnswersForEachBuffer) {
+    std::vector<std::vector<float>> bufs;
+    for (int64_t n : {5, 0, 2049, 1024, 7})
+        bufs.push_back(test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), 8 + n));
+    bufs[2][2000] = std::nanf(""), bufs[2][1500] = -std::numeric_limits<float>::infinity();
+    bufs[4][0] = std::numeric_limits<float>::infinity();
+    std::vector<ScanBuffer> b;
+    for (const auto& v : bufs) b.push_back({v.data(), std::ssize(v)});
+    std::vector<int64_t> first(b.size(), 42);
+    cpu::first_non_finite_each(b.data(), std::ssize(b), first.data());
+    EXPECT_EQ(first, (std::vector<int64_t>{-1, -1, 1500, -1, 0}));
+    for (std::size_t i = 0; i < b.size(); ++i)
+        EXPECT_EQ(first[i], ref::first_non_finite(b[i].p, b[i].n)) << i;
+    cpu::first_non_finite_each(nullptr, 0, nullptr);  // nothing to scan, nothing written
+}
+
 }  // namespace
 }  // namespace dt::kernels
