@@ -80,10 +80,11 @@ float split_step(BatchSplit& split, const TrainConfig& cfg, const BatchLoader& l
         ctx.epoch = static_cast<uint64_t>(e);
         ctx.dropout_seed = cfg.dropout_seed();
         ctx.sample_ids = part.sample_ids;  // dropout is keyed by sample, not by row
-        // The part is prepared on the host (as the CPU run's) and uploaded.
+        // The part is prepared on the host (as the CPU run's) and uploaded (the labels by the
+        // loss, after checking them on the host).
         const Device dev = model.device();
-        const Tensor loss = softmax_cross_entropy(model.forward(part.images.to(dev), ctx),
-                                                  part.labels.to(dev));
+        const Tensor loss =
+            softmax_cross_entropy(model.forward(part.images.to(dev), ctx), part.labels);
         backward_checked(loss, model, cfg.lr, e, b, loader.num_batches());
     }
     images = B;

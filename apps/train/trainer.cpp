@@ -13,8 +13,8 @@
 #include "apps/train/checkpoint.h"
 #include "apps/train/split_step.h"
 #include "apps/train/train_data.h"
-#include "apps/train/trainer_trace.h"
 #include "apps/train/trainer_noise.h"
+#include "apps/train/trainer_trace.h"
 #include "datasets/dataset.h"
 #include "datasets/loader.h"
 #include "datasets/normalization.h"
@@ -177,9 +177,9 @@ float whole_batch_step(const StepLoop& L, int e, int64_t b, int64_t& images) {
     const TrainConfig& cfg = L.cfg;
     Batch batch = L.loader.batch(static_cast<uint64_t>(e), b);
     if (!cfg.noise.shuffle_within_batch.is_off()) {
-        batch = permute_rows(batch, within_batch_permutation(
-                                        batch.size(), cfg.noise.shuffle_within_batch.seed,
-                                        static_cast<uint64_t>(e), b));
+        batch = permute_rows(
+            batch, within_batch_permutation(batch.size(), cfg.noise.shuffle_within_batch.seed,
+                                            static_cast<uint64_t>(e), b));
     }
     trace_batch(batch);
     ForwardContext ctx;
@@ -187,10 +187,10 @@ float whole_batch_step(const StepLoop& L, int e, int64_t b, int64_t& images) {
     ctx.epoch = static_cast<uint64_t>(e);
     ctx.dropout_seed = cfg.dropout_seed();
     ctx.sample_ids = batch.sample_ids;
-    // The batch is prepared on the host (as the CPU run's) and uploaded.
+    // The batch is prepared on the host (as the CPU run's) and uploaded; the labels stay on the
+    // host, where the loss checks them before it uploads them.
     const Device dev = L.model.device();
-    Tensor loss = softmax_cross_entropy(L.model.forward(batch.images.to(dev), ctx),
-                                        batch.labels.to(dev));
+    Tensor loss = softmax_cross_entropy(L.model.forward(batch.images.to(dev), ctx), batch.labels);
     const float loss_value = loss.item();
     images = batch.size();
     if (!std::isfinite(loss_value)) return loss_value;  // the caller stops the run
@@ -226,8 +226,8 @@ void train_epoch(const StepLoop& L) {
                                        "; try a smaller --lr (now ", cfg.lr, ")"));
         }
         trace_parameters(L.model, /*gradients=*/true);
-        L.optimizer.step(static_cast<float>(
-            learning_rate(L.schedule, cfg.lr, step, steps, steps * cfg.epochs)));
+        L.optimizer.step(
+            static_cast<float>(learning_rate(L.schedule, cfg.lr, step, steps, steps * cfg.epochs)));
         trace_parameters(L.model, /*gradients=*/false);
         pos.epoch_loss_sum += loss_value;  // ORDER: batch order, in double
         pos.epoch_images += images;
@@ -357,7 +357,9 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
 
     r.history = pos.history;
     r.final_train_loss = r.history.empty() ? 0.0 : r.history.back().train_loss;
-    r.images_per_second = pos.train_seconds_all > 0 ? static_cast<double>(pos.train_images_all) / pos.train_seconds_all : 0.0;
+    r.images_per_second = pos.train_seconds_all > 0
+                              ? static_cast<double>(pos.train_images_all) / pos.train_seconds_all
+                              : 0.0;
     if (split != nullptr && pos.global_step > steps_before)  // this process's steps
         r.bytes_sent_per_step = static_cast<double>(split->bytes_sent()) /
                                 static_cast<double>(pos.global_step - steps_before);

@@ -177,6 +177,9 @@ TEST_P(DeviceOps, LossArgmaxAndTheNonFiniteScan) {
     expect_device_equals_cpu(
         [&](const auto& in) { return softmax_cross_entropy(in[0], labels.to(in[0].device())); },
         {logits});
+    // Labels on the host with logits on the device (the trainer's way): the same loss.
+    EXPECT_EQ(softmax_cross_entropy(logits.to(Device::kCuda), labels).item(),
+              softmax_cross_entropy(logits, labels).item());
     EXPECT_EQ(argmax_rows(logits.to(Device::kCuda)), argmax_rows(logits));
     std::vector<float> v = logits.to_vector();
     EXPECT_EQ(first_non_finite(Tensor::from_vector({90}, v).to(Device::kCuda)), -1);
