@@ -2,7 +2,8 @@
 # The GPU check, run on a GPU host from the repository root after scripts/gpu_kit.sh built the kit
 # (gpu-kit/, or KIT_DIR) here or anywhere: the CUDA tests (device twins of the numeric core, every
 # op x mode on the device against the cpu), CPU-vs-GPU training runs whose weights_sha256 must
-# agree under the deterministic presets, and the PyTorch-CUDA peer step (deterministic algorithms
+# agree under the deterministic presets, compute-sanitizer's memcheck (scripts/gpu_memcheck.sh),
+# detrain's step and kernel benches and the PyTorch-CUDA peer step (deterministic algorithms
 # on and off, TF32 off and on). Writes check.log, summary.json and the tests' XML into the output
 # folder: $1, else $OUT (the device tool's), else gpu-check-out/. Ends within 6 minutes: every step
 # has a time limit, and steps that would start after the budget are skipped (and listed so).
@@ -77,6 +78,10 @@ step train-smallcnn-exact-cuda-micro 40 "$kit/bin/detrain" train --data-dir "$da
 step audit-cpu-vs-cuda 40 sh -c "'$kit/bin/detrain' audit --json --steps 2 --data-dir '$data' \
     --model smallcnn-bn --impl exact-all --dropout 0.2 --limit-train 1024 --vs '--device cuda' \
     >'$out/audit_cpu_vs_cuda.json'"
+
+# Memory errors of every kernel (compute-sanitizer memcheck: the device tests, a micro-batched
+# and a ResNet-18 run); its log in check.log.
+step memcheck 75 scripts/gpu_memcheck.sh 70
 
 # detrain's training step per model x preset against the atomic baseline (issue 20's targets).
 step detrain-step-bench 90 sh -c "'$kit/bin/dt_gpu_step_bench' --steps 10 --budget-s 75 \
