@@ -3,9 +3,11 @@
 // mpirun: every process runs the same fixed sequence (no adaptive iteration counts, which would
 // let ranks disagree on how many collectives to run), each timed from a barrier to a barrier,
 // so the time is the slowest process's. Rank 0 prints one JSON object per (mode, size): median
-// and minimum seconds, the bytes a process contributes (floats: 4 n; exact accumulators: 76 n,
-// nine int64 limbs and a flag word) and receives (gathered modes: 4 n (P - 1); atomic: MPI's
-// algorithm decides, at least the 4 n of the result), and elements per second.
+// and minimum seconds, the bytes a process contributes (floats: 4 n; exact accumulators: 44 n,
+// packed, engine/runtime/exact_pack.h; exact-rounded, the gradients' exchange: 44 n to the
+// reduce-scatter and 4 n / P rounded floats to the all-gather) and receives (gathered modes:
+// 4 n (P - 1); atomic and exact-accumulators: MPI's algorithm decides, at least the result;
+// exact-rounded: its ring share), and elements per second.
 // On one machine the processes share its cores and memory: this measures overhead, not the
 // bandwidth of a network.
 //   mpirun -np P dt_allreduce_bench [--sizes 1000,100000,1000000] [--reps 15]
@@ -58,11 +60,12 @@ Timing time_it(dt::Collective& w, int reps, Op&& op) {
 void print(dt::Collective& w, const char* mode, int64_t n, const Timing& t, double sent,
            double received) {
     if (w.rank() != 0) return;
-    std::printf("{\"bench\": \"allreduce\", \"processes\": %d, \"mode\": \"%s\", \"elements\": %lld, "
-                "\"median_s\": %.6g, \"min_s\": %.6g, \"bytes_sent_per_process\": %.0f, "
-                "\"bytes_received_per_process\": %.0f, \"elements_per_s\": %.4g}\n",
-                w.size(), mode, static_cast<long long>(n), t.median, t.min, sent, received,
-                static_cast<double>(n) / t.median);
+    std::printf(
+        "{\"bench\": \"allreduce\", \"processes\": %d, \"mode\": \"%s\", \"elements\": %lld, "
+        "\"median_s\": %.6g, \"min_s\": %.6g, \"bytes_sent_per_process\": %.0f, "
+        "\"bytes_received_per_process\": %.0f, \"elements_per_s\": %.4g}\n",
+        w.size(), mode, static_cast<long long>(n), t.median, t.min, sent, received,
+        static_cast<double>(n) / t.median);
     std::fflush(stdout);
 }
 
@@ -72,8 +75,10 @@ int main(int argc, char** argv) {
     std::vector<int64_t> sizes = {1000, 100000, 1000000};
     int reps = 15;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (std::strcmp(argv[i], "--sizes") == 0) sizes = parse_sizes(argv[i + 1]);
-        else if (std::strcmp(argv[i], "--reps") == 0) reps = std::max(1, std::atoi(argv[i + 1]));
+        if (std::strcmp(argv[i], "--sizes") == 0)
+            sizes = parse_sizes(argv[i + 1]);
+        else if (std::strcmp(argv[i], "--reps") == 0)
+            reps = std::max(1, std::atoi(argv[i + 1]));
     }
     dt::Collective& w = dt::world();
     const double P = w.size();
@@ -102,8 +107,13 @@ int main(int argc, char** argv) {
             work = accs;
             w.allreduce_exact(work.data(), n);
         });
-        const double bytes = 76.0 * static_cast<double>(n);
+        const double bytes = 44.0 * static_cast<double>(n);
         print(w, "exact-accumulators", n, t, bytes, bytes);
+        // The gradients' exchange: only the rounded sums (reduce-scatter, round, all-gather).
+        const Timing tr =
+            time_it(w, reps, [&] { w.allreduce_exact_rounded(accs.data(), n, buf.data()); });
+        const double share = static_cast<double>((n + w.size() - 1) / w.size());
+        print(w, "exact-rounded", n, tr, bytes + 4.0 * share, (bytes + 4.0 * n) * (P - 1) / P);
     }
     return 0;
 }

@@ -2,7 +2,10 @@
 // BatchSplit (contract in batch_split.h): the parts of a step's batch and how they are completed.
 #include "engine/runtime/batch_split.h"
 
+#include <algorithm>
+
 #include "engine/core/error.h"
+#include "engine/runtime/exact_pack.h"
 
 namespace dt {
 
@@ -12,7 +15,11 @@ namespace {
 
 thread_local BatchSplit* t_current = nullptr;
 
-constexpr int64_t kAccBytes = 8 * c::kExactLimbs + 4;  // an accumulator on the wire
+// What a process contributes per element (bytes_sent): a packed accumulator (exact_pack.h) to
+// an all-reduce; a packed accumulator to the reduce-scatter and its share of rounded floats to
+// the all-gather of allreduce_exact_rounded.
+constexpr int64_t kAccBytes = sizeof(PackedExactAcc);
+constexpr int64_t kRoundedAccBytes = sizeof(PackedExactAcc) + sizeof(float);
 
 // The accumulators of a parameter live in an int64 tensor on its device, sizeof(ExactAcc) / 8
 // elements each: all-zero bytes are exact_init's state, and the struct has no padding inside the
@@ -97,7 +104,8 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
     // Parameters whose exact sums were kept (on their device; completed on the host): exchanged
     // unrounded, or rounded to this process's share and combined with the float gradients below.
     std::vector<Tensor> host(params_.size());  // the accumulators on the host (cpu: themselves)
-    std::vector<c::ExactAcc> ex;
+    std::vector<c::ExactAcc>& ex = exchange_;  // kept across steps (no fresh pages each step)
+    ex.clear();
     for (std::size_t i = 0; i < params_.size(); ++i) {
         if (!acc_used_[i]) continue;
         DT_CHECK(!params_[i].grad().defined(), "BatchSplit: parameter ", i,
@@ -106,18 +114,25 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
         if (exchange_accs)
             ex.insert(ex.end(), acc_data(host[i]), acc_data(host[i]) + params_[i].numel());
     }
+    std::vector<float>& rounded = rounded_;  // the exchanged sums, rounded once
+    rounded.resize(ex.size());
     if (exchange_accs && !ex.empty()) {
-        ranks_.allreduce_exact(ex.data(), static_cast<int64_t>(ex.size()));
-        bytes_sent_ += kAccBytes * static_cast<int64_t>(ex.size());
+        ranks_.allreduce_exact_rounded(ex.data(), static_cast<int64_t>(ex.size()), rounded.data());
+        bytes_sent_ += kRoundedAccBytes * static_cast<int64_t>(ex.size());
     }
     std::size_t at = 0;
     for (std::size_t i = 0; i < params_.size(); ++i) {
         if (!acc_used_[i]) continue;
-        const c::ExactAcc* src = exchange_accs ? ex.data() + at : acc_data(host[i]);
-        at += static_cast<std::size_t>(params_[i].numel());
         Tensor g = Tensor::empty(params_[i].shape());
         float* gp = g.f32();
-        for (int64_t k = 0; k < g.numel(); ++k) gp[k] = c::exact_value(src[k]);  // one rounding
+        if (exchange_accs) {
+            std::copy(rounded.begin() + static_cast<std::ptrdiff_t>(at),
+                      rounded.begin() + static_cast<std::ptrdiff_t>(at) + g.numel(), gp);
+            at += static_cast<std::size_t>(g.numel());
+        } else {
+            const c::ExactAcc* src = acc_data(host[i]);
+            for (int64_t k = 0; k < g.numel(); ++k) gp[k] = c::exact_value(src[k]);  // one rounding
+        }
         params_[i].set_grad(g.to(params_[i].device()));
     }
     // Float gradients (and rounded shares) over the processes, in one collective.

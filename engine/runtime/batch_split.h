@@ -17,7 +17,7 @@
 //                          kernel adds its part's sums there and no float gradient is made
 // finish() then ends the step identically on every process:
 //   parameters with accumulators: grad.allreduce exact -> the accumulators of every process
-//     added (allreduce_exact) and rounded ONCE; other modes -> rounded here, then as below
+//     added and rounded ONCE (allreduce_exact_rounded); other modes -> rounded here, then as below
 //   other parameters: their .grad (micro-batches added in order by the tape, acc = acc + g)
 //     combined over the processes by the grad.allreduce mode (Collective::allreduce)
 //   loss: exact -> accumulators added over micro-batches and processes, rounded once; else
@@ -75,8 +75,9 @@ class BatchSplit {
     float finish(const kernels::common::AccumSpec& grad_spec);
 
     /// Bytes this process has handed to collectives so far (gradients, loss, batch-norm totals):
-    /// 4 per float, 76 per exact accumulator (nine int64 limbs and a flag word). What it
-    /// receives depends on the mode (engine/runtime/collective.h) and MPI's algorithms.
+    /// 4 per float, 44 per exact accumulator (packed, exact_pack.h), 48 per exactly exchanged
+    /// gradient element (its packed accumulator, then its rounded float). What it receives
+    /// depends on the mode (engine/runtime/collective.h) and MPI's algorithms.
     int64_t bytes_sent() const { return bytes_sent_; }
 
  private:
@@ -92,6 +93,8 @@ class BatchSplit {
     std::unordered_map<const TensorImpl*, std::size_t> index_;  // param -> position in params_
     std::vector<Tensor> accs_;  // per param, ExactAccs as int64 words on its device; or undefined
     std::vector<bool> acc_used_;                                // this step
+    std::vector<kernels::common::ExactAcc> exchange_;           // finish()'s buffers
+    std::vector<float> rounded_;
     kernels::common::ExactAcc loss_acc_{};
     bool loss_exact_ = false;
     float loss_sum_ = 0.0f;

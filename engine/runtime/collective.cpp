@@ -81,6 +81,9 @@ class SingleProcess final : public Collective {
     void allreduce_exact(c::ExactAcc* accs, int64_t n) override {
         for (int64_t i = 0; i < n; ++i) c::exact_normalise(accs[i]);
     }
+    void allreduce_exact_rounded(const c::ExactAcc* accs, int64_t n, float* out) override {
+        for (int64_t i = 0; i < n; ++i) out[i] = c::exact_value(accs[i]);
+    }
     void broadcast(void*, std::size_t, int) override {}
     void barrier() override {}
     [[noreturn]] void abort(const std::string& why) override {

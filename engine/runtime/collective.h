@@ -12,7 +12,10 @@
 //   exact     the exact sum of the P rounded partials, rounded once ("exact across ranks").
 // allreduce_exact sums exact accumulators before any rounding (their integer limbs, which add
 // associatively): the sum of a set of floats split over ranks in any way is the same bits for
-// any P, the guarantee the exact modes give across process counts.
+// any P, the guarantee the exact modes give across process counts. They travel packed (44 bytes,
+// engine/runtime/exact_pack.h). allreduce_exact_rounded gives only the rounded sums (gradients):
+// a reduce-scatter of the packed accumulators, each rank rounds its share, an all-gather of the
+// floats (44 + 4 bytes per element instead of an all-reduce of 44).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +38,9 @@ class Collective {
     virtual void allreduce(float* data, int64_t n, const kernels::common::AccumSpec& spec) = 0;
     /// accs[0 .. n) = the exact sum over ranks (normalised; limbs added, specials or'ed).
     virtual void allreduce_exact(kernels::common::ExactAcc* accs, int64_t n) = 0;
+    /// out[0 .. n) = exact_value of the exact sum over ranks of accs[0 .. n) (rounded once).
+    virtual void allreduce_exact_rounded(const kernels::common::ExactAcc* accs, int64_t n,
+                                         float* out) = 0;
     /// bytes from rank `root` to every rank.
     virtual void broadcast(void* data, std::size_t bytes, int root) = 0;
     virtual void barrier() = 0;

@@ -6,12 +6,14 @@
 #if DT_WITH_MPI
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "engine/runtime/collective.h"
+#include "engine/runtime/exact_pack.h"
 
 namespace dt {
 
@@ -35,6 +37,11 @@ class MpiWorld final : public Collective {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
         MPI_Comm_size(MPI_COMM_WORLD, &size_);
+        // Packed exact accumulators and their sum (commutative: integer limbs).
+        MPI_Type_contiguous(static_cast<int>(sizeof(PackedExactAcc) / sizeof(uint32_t)),
+                            MPI_UINT32_T, &packed_type_);
+        MPI_Type_commit(&packed_type_);
+        MPI_Op_create(&packed_sum, /*commute=*/1, &packed_sum_);
         std::atexit([] {
             int done = 0;
             MPI_Finalized(&done);
@@ -67,27 +74,34 @@ class MpiWorld final : public Collective {
     }
 
     void allreduce_exact(c::ExactAcc* accs, int64_t n) override {
-        // Normalised limbs are < 2^32 in size: P < 2^31 of them add without overflow.
-        std::vector<int64_t> limbs(static_cast<std::size_t>(n) * c::kExactLimbs);
-        std::vector<uint32_t> special(static_cast<std::size_t>(n));
-        for (int64_t i = 0; i < n; ++i) {
-            c::exact_normalise(accs[i]);
-            for (int k = 0; k < c::kExactLimbs; ++k)
-                limbs[i * c::kExactLimbs + k] = accs[i].limb[k];
-            special[i] = accs[i].special;
-        }
-        check(MPI_Allreduce(MPI_IN_PLACE, limbs.data(), count(n * c::kExactLimbs), MPI_INT64_T,
-                            MPI_SUM, MPI_COMM_WORLD),
-              "MPI_Allreduce (exact limbs)");
-        check(MPI_Allreduce(MPI_IN_PLACE, special.data(), count(n), MPI_UINT32_T, MPI_BOR,
+        PackedExactAcc* packed = grow(packed_, n);
+        for (int64_t i = 0; i < n; ++i) packed[i] = exact_pack(accs[i]);
+        check(MPI_Allreduce(MPI_IN_PLACE, packed, count(n), packed_type_, packed_sum_,
                             MPI_COMM_WORLD),
-              "MPI_Allreduce (exact specials)");
-        for (int64_t i = 0; i < n; ++i) {
-            for (int k = 0; k < c::kExactLimbs; ++k)
-                accs[i].limb[k] = limbs[i * c::kExactLimbs + k];
-            accs[i].special = special[i];
-            c::exact_normalise(accs[i]);
-        }
+              "MPI_Allreduce (exact accumulators)");
+        for (int64_t i = 0; i < n; ++i) accs[i] = exact_unpack(packed[i]);
+    }
+
+    void allreduce_exact_rounded(const c::ExactAcc* accs, int64_t n, float* out) override {
+        if (n <= 0) return;
+        // Blocks of `block` elements, one per rank (the last ones padded with the all-zero
+        // packed form, the empty accumulator): rank r sums and rounds block r, then every rank
+        // gathers every block's floats.
+        const int64_t block = (n + size_ - 1) / size_, padded = block * size_;
+        PackedExactAcc* packed = grow(packed_, padded);
+        for (int64_t i = 0; i < n; ++i) packed[i] = exact_pack(accs[i]);
+        std::fill(packed + n, packed + padded, PackedExactAcc{});
+        PackedExactAcc* mine = grow(mine_, block);
+        check(MPI_Reduce_scatter_block(packed, mine, count(block), packed_type_, packed_sum_,
+                                       MPI_COMM_WORLD),
+              "MPI_Reduce_scatter_block (exact accumulators)");
+        float* rounded = grow(rounded_, padded);
+        for (int64_t k = 0; k < block; ++k)  // the one rounding
+            rounded[block * rank_ + k] = c::exact_value(exact_unpack(mine[k]));
+        check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rounded, count(block), MPI_FLOAT,
+                            MPI_COMM_WORLD),
+              "MPI_Allgather (rounded exact sums)");
+        std::copy(rounded, rounded + n, out);
     }
 
     void broadcast(void* data, std::size_t bytes, int root) override {
@@ -116,7 +130,25 @@ class MpiWorld final : public Collective {
               " (another rank may have died; rerun the same command with --resume to continue)");
     }
 
+    /// v's storage for at least n elements, kept across calls (a step exchanges the same sizes
+    /// every time: no fresh pages to fault in).
+    template <typename T>
+    static T* grow(std::vector<T>& v, int64_t n) {
+        if (v.size() < static_cast<std::size_t>(n)) v.resize(static_cast<std::size_t>(n));
+        return v.data();
+    }
+
+    /// The MPI reduction of packed exact accumulators: inout = in + inout.
+    static void packed_sum(void* in, void* inout, int* len, MPI_Datatype*) {
+        exact_packed_merge(static_cast<const PackedExactAcc*>(in),
+                           static_cast<PackedExactAcc*>(inout), *len);
+    }
+
     int rank_ = 0, size_ = 1;
+    MPI_Datatype packed_type_ = MPI_DATATYPE_NULL;
+    MPI_Op packed_sum_ = MPI_OP_NULL;
+    std::vector<PackedExactAcc> packed_, mine_;  // buffers of the exact exchanges
+    std::vector<float> rounded_;
 };
 
 }  // namespace

@@ -3,8 +3,9 @@
 // runs this binary once per count; alone it is a world of one). A fixed set of float terms per
 // element (wide magnitudes, cancellations, signed zeros) is split into contiguous shards, one per
 // rank; each rank checks, against values it computes for every rank itself:
-//   - exact: the all-reduced exact accumulators round to exact_sum over the WHOLE set: the same
-//     bits for every process count (the guarantee of the exact modes across P);
+//   - exact: the all-reduced exact accumulators (and the rounded exchange of the gradients)
+//     round to exact_sum over the WHOLE set: the same bits for every process count (the
+//     guarantee of the exact modes across P);
 //   - tree, kahan, permuted, exact-of-partials: the rank combination of the P shard partials;
 //   - atomic (MPI's sum): within a bound of the exact total.
 #include "engine/runtime/collective.h"
@@ -84,6 +85,29 @@ TEST(Collective, ExactAccumulatorsGiveTheSameBitsForAnyProcessCount) {
         for (int64_t k = 0; k < kTerms; ++k) all[k] = term(e, k);
         EXPECT_TRUE(same_bits(c::exact_value(accs[e]), c::exact_sum(all.data(), kTerms)))
             << "element " << e << " on rank " << w.rank() << " of " << w.size();
+    }
+}
+
+// Only the rounded sums (the gradients' exchange): a reduce-scatter over blocks of elements,
+// the last ones padded, then an all-gather; also with fewer elements than processes.
+TEST(Collective, RoundedExactSumsGiveTheSameBitsForAnyProcessCount) {
+    Collective& w = world();
+    int64_t lo, hi;
+    shard(w.rank(), w.size(), &lo, &hi);
+    for (int64_t n : {kElems, int64_t{1}, int64_t{2}}) {
+        std::vector<c::ExactAcc> accs(static_cast<std::size_t>(n));
+        for (int64_t e = 0; e < n; ++e) {
+            c::exact_init(accs[e]);
+            for (int64_t k = lo; k < hi; ++k) c::exact_add(accs[e], term(e, k));
+        }
+        std::vector<float> out(static_cast<std::size_t>(n), -1.0f);
+        w.allreduce_exact_rounded(accs.data(), n, out.data());
+        for (int64_t e = 0; e < n; ++e) {
+            std::vector<float> all(kTerms);
+            for (int64_t k = 0; k < kTerms; ++k) all[k] = term(e, k);
+            EXPECT_TRUE(same_bits(out[e], c::exact_sum(all.data(), kTerms)))
+                << "element " << e << " of " << n << " on rank " << w.rank() << " of " << w.size();
+        }
     }
 }
 

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+// Packed exact accumulators (engine/runtime/exact_pack.h), the form the processes of a run
+// exchange: packing keeps the value and the flags (positive and negative totals, every binade,
+// subnormals, infinities, NaN); the all-zero packed form is the empty accumulator (MPI pads with
+// it); and the packed sum gives the same words in any order and grouping, whose value is the
+// exact sum of every input (what the ranks' reduction relies on).
+#include "engine/runtime/exact_pack.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "kernels/common/philox.h"
+
+namespace dt {
+namespace {
+
+namespace c = kernels::common;
+
+/// Term k of a wide set: magnitudes 2^-140 .. 2^120, both signs, some subnormals and zeros.
+float term(uint64_t seed, int64_t k) {
+    const c::Philox4 r = c::philox_draw(seed, c::RngStream::kTest, static_cast<uint64_t>(k), 0);
+    const int e = static_cast<int>(r.v[1] % 260) - 140;
+    float v = std::ldexp(c::uniform01(r.v[0]) + 0.5f, e);
+    if (r.v[2] % 2) v = -v;
+    if (k % 53 == 11) v = std::numeric_limits<float>::denorm_min() * static_cast<float>(k % 7);
+    return v;
+}
+
+c::ExactAcc acc_of(uint64_t seed, int64_t lo, int64_t hi) {
+    c::ExactAcc a;
+    c::exact_init(a);
+    for (int64_t k = lo; k < hi; ++k) c::exact_add(a, term(seed, k));
+    return a;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_words(const PackedExactAcc& a, const PackedExactAcc& b) {
+    return std::memcmp(a.word, b.word, sizeof a.word) == 0;
+}
+
+TEST(ExactPack, PackingKeepsTheValueAndTheNormalisedLimbs) {
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+        c::ExactAcc a = acc_of(seed, 0, 200);
+        if (seed % 2 == 0) {  // a negative total below the others: limb 8 negative
+            c::ExactAcc big;
+            c::exact_init(big);
+            c::exact_add(big, -3e38f);
+            c::exact_merge(a, big);
+        }
+        const c::ExactAcc b = exact_unpack(exact_pack(a));
+        c::ExactAcc n = a;
+        c::exact_normalise(n);
+        for (int k = 0; k < c::kExactLimbs; ++k) EXPECT_EQ(b.limb[k], n.limb[k]) << k;
+        EXPECT_TRUE(same_bits(c::exact_value(b), c::exact_value(a))) << seed;
+        EXPECT_EQ(b.special, a.special);
+    }
+}
+
+TEST(ExactPack, TheZeroFormIsTheEmptyAccumulatorAndFlagsTravel) {
+    c::ExactAcc empty;
+    c::exact_init(empty);
+    const PackedExactAcc zero{};
+    EXPECT_TRUE(same_words(exact_pack(empty), zero));
+    PackedExactAcc x = exact_pack(acc_of(3, 0, 50));
+    const PackedExactAcc before = x;
+    exact_packed_merge(&zero, &x, 1);
+    EXPECT_TRUE(same_words(x, before));
+    for (float s : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                    std::nanf("")}) {
+        c::ExactAcc a = acc_of(4, 0, 10);
+        c::exact_add(a, s);
+        const c::ExactAcc b = exact_unpack(exact_pack(a));
+        EXPECT_TRUE(same_bits(c::exact_value(b), c::exact_value(a))) << s;
+    }
+    c::ExactAcc pos, neg;
+    c::exact_init(pos), c::exact_init(neg);
+    c::exact_add(pos, std::numeric_limits<float>::infinity());
+    c::exact_add(neg, -std::numeric_limits<float>::infinity());
+    PackedExactAcc p = exact_pack(pos);
+    const PackedExactAcc q = exact_pack(neg);
+    exact_packed_merge(&q, &p, 1);  // +inf and -inf from two ranks: NaN
+    EXPECT_TRUE(std::isnan(c::exact_value(exact_unpack(p))));
+}
+
+TEST(ExactPack, ThePackedSumIsTheExactSumInAnyOrderAndGrouping) {
+    constexpr int64_t kTerms = 3001, kParts = 7;
+    for (uint64_t seed = 10; seed < 16; ++seed) {
+        std::vector<PackedExactAcc> parts;
+        for (int64_t r = 0; r < kParts; ++r)
+            parts.push_back(
+                exact_pack(acc_of(seed, kTerms * r / kParts, kTerms * (r + 1) / kParts)));
+        PackedExactAcc left = parts[0];  // ((p0 + p1) + p2) + ...
+        for (int64_t r = 1; r < kParts; ++r) exact_packed_merge(&parts[r], &left, 1);
+        PackedExactAcc right = parts[kParts - 1];  // p0 + (p1 + (... + p6))
+        for (int64_t r = kParts - 2; r >= 0; --r) exact_packed_merge(&parts[r], &right, 1);
+        std::vector<PackedExactAcc> level = parts;  // pairs, as a recursive-halving MPI would
+        while (level.size() > 1) {
+            std::vector<PackedExactAcc> next;
+            for (std::size_t i = 0; i + 1 < level.size(); i += 2) {
+                next.push_back(level[i + 1]);
+                exact_packed_merge(&level[i], &next.back(), 1);
+            }
+            if (level.size() % 2) next.push_back(level.back());
+            level = next;
+        }
+        EXPECT_TRUE(same_words(left, right)) << seed;
+        EXPECT_TRUE(same_words(left, level[0])) << seed;
+        std::vector<float> all(kTerms);
+        for (int64_t k = 0; k < kTerms; ++k) all[static_cast<std::size_t>(k)] = term(seed, k);
+        EXPECT_TRUE(same_bits(c::exact_value(exact_unpack(left)), c::exact_sum(all.data(), kTerms)))
+            << seed;
+    }
+}
+
+}  // namespace
+}  // namespace dt
