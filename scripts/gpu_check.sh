@@ -101,59 +101,8 @@ done
 step detrain-kernel-bench 60 sh -c "'$kit/bin/dt_gpu_kernel_bench' --reps 5 --budget-s 50 \
     > '$work/kernels.jsonl'"
 
-python3 - "$out" "$steps" "$work" "$kit" "$budget" "$start" "$runs" <<'PY'
-import json, os, subprocess, sys, time
-out, steps_file, work, kit, budget, start, runs = sys.argv[1:8]
-steps = []
-for line in open(steps_file):
-    name, rc, secs = line.rstrip("\n").split("\t")
-    steps.append({"step": name, "status": rc, "seconds": round(int(secs or 0) / 1000, 2)})
-def result(run, dev):
-    p = os.path.join(work, f"{run.replace(':', '-')}-{dev}", "result.json")
-    if not os.path.exists(p):
-        return {"error": "no result.json (see check.log)"}
-    r = json.load(open(p))
-    return {k: r.get(k) for k in ("weights_sha256", "test_accuracy", "images_per_second",
-                                   "device", "recipe")}
-hashes = {}
-for run in runs.split():
-    cpu, cuda = result(run, "cpu"), result(run, "cuda")
-    same = cpu.get("weights_sha256") is not None and cpu.get("weights_sha256") == cuda.get("weights_sha256")
-    hashes[run] = {"cpu": cpu, "cuda": cuda, "bitwise_equal": same}
-cpu, micro = result("smallcnn:exact", "cpu"), result("smallcnn:exact", "cuda-micro")
-hashes["smallcnn:exact, cuda --micro-batch 32"] = {
-    "cpu": cpu, "cuda": micro,
-    "bitwise_equal": cpu.get("weights_sha256") is not None
-                     and cpu.get("weights_sha256") == micro.get("weights_sha256")}
-def jsonl(name):
-    p = os.path.join(work, name)
-    return [json.loads(l) for l in open(p) if l.strip().startswith("{")] if os.path.exists(p) else []
-peers = []
-pj = os.path.join(work, "peers.jsonl")
-if os.path.exists(pj):
-    peers = [json.loads(l) for l in open(pj) if l.strip().startswith("{")]
-try:
-    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True, timeout=10).stdout.strip()
-except Exception as e:
-    gpu = f"none ({e})"
-summary = {
-    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    "commit": open(os.path.join(kit, "COMMIT")).read().strip(),
-    "gpu": gpu,
-    "seconds": round(time.time() - float(start), 1),
-    "budget_seconds": int(budget),
-    "steps": steps,
-    "cpu_vs_gpu": hashes,
-    "pytorch_cuda": peers,
-    "detrain_step": jsonl("steps.jsonl"),
-    "detrain_kernels": jsonl("kernels.jsonl"),
-}
-json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
-print(json.dumps({"steps": [f"{s['step']}:{s['status']}" for s in steps],
-                  "cpu_vs_gpu": {k: v["bitwise_equal"] for k, v in hashes.items()}}))
-sys.exit(0 if all(s["status"] in ("0", "skipped") for s in steps) else 1)
-PY
+# summary.json: steps, hash pairs, figures and issue 20's targets with verdicts.
+python3 scripts/gpu_summary.py "$out" "$steps" "$work" "$kit" "$budget" "$start" "$runs"
 rc=$?
 rm -rf "$work" "$steps"
 exit $rc

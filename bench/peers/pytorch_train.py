@@ -32,6 +32,13 @@ from torch import nn
 import torch.nn.functional as F
 
 
+def global_avgpool(x):
+    """(N, C, H, W) -> (N, C): a mean over the positions. Not F.adaptive_avg_pool2d: its CUDA
+    backward (atomicAdd) refuses torch.use_deterministic_algorithms(True) wherever ATen does not
+    turn it into a mean itself, and the --deterministic peer must run on every model."""
+    return x.mean(dim=(2, 3))
+
+
 class SmallCNN(nn.Module):
     def __init__(self, in_ch, hw, classes, bn):
         super().__init__()
@@ -67,7 +74,7 @@ class MediumCNN(nn.Module):
         self.fc = nn.Linear(512, classes)
 
     def forward(self, x):
-        return self.fc(torch.flatten(F.adaptive_avg_pool2d(self.features(x), 1), 1))
+        return self.fc(global_avgpool(self.features(x)))
 
 
 class BasicBlock(nn.Module):
@@ -103,7 +110,7 @@ class ResNet18(nn.Module):
 
     def forward(self, x):
         out = self.layers(F.relu(self.bn1(self.conv1(x))))
-        return self.linear(torch.flatten(F.adaptive_avg_pool2d(out, 1), 1))
+        return self.linear(global_avgpool(out))
 
 
 def cpu_capability():

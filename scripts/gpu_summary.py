@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""summary.json of scripts/gpu_check.sh: the steps and their exit statuses, the CPU-vs-GPU hash
+pairs, detrain's step and kernel figures, the PyTorch-CUDA peer figures, and issue 20's speed
+targets each with its measured ratio and a verdict (so that a GPU session records results, not
+arithmetic):
+  deterministic step <= 1.10x atomic, exact <= 1.3x atomic      (SmallCNN, ResNet-18; medians of
+                                                                 dt_gpu_step_bench, same run)
+  SmallCNN step at least PyTorch-CUDA's speed                    (detrain's deterministic step
+                                                                 against PyTorch's fastest eager
+                                                                 step, TF32 off)
+  ResNet-18 at least 0.7x PyTorch with TF32 off                  (the same pair)
+A target whose figures are missing (a step failed or was cut by the budget) says so.
+
+usage: gpu_summary.py OUT STEPS_FILE WORK KIT BUDGET_S START_EPOCH "RUNS"
+Prints a one-line digest; exit status 0 when every step passed or was skipped, else 1.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def result(work, run, dev):
+    p = os.path.join(work, f"{run.replace(':', '-')}-{dev}", "result.json")
+    if not os.path.exists(p):
+        return {"error": "no result.json (see check.log)"}
+    r = json.load(open(p))
+    return {k: r.get(k) for k in ("weights_sha256", "test_accuracy", "images_per_second",
+                                   "device", "recipe")}
+
+
+def pair(cpu, cuda):
+    same = cpu.get("weights_sha256") is not None and cpu.get("weights_sha256") == cuda.get(
+        "weights_sha256")
+    return {"cpu": cpu, "cuda": cuda, "bitwise_equal": same}
+
+
+def jsonl(path):
+    if not os.path.exists(path):
+        return []
+    return [json.loads(l) for l in open(path) if l.strip().startswith("{")]
+
+
+def step_ms(steps, model, preset):
+    for s in steps:
+        if s.get("model") == model and s.get("preset") == preset and "med_ms" in s:
+            return s
+    return None
+
+
+def peer_ms(peers, model, deterministic=False, tf32=False):
+    for p in peers:
+        if (p.get("model") == model and p.get("device") == "cuda"
+                and bool(p.get("deterministic")) == deterministic and bool(p.get("tf32")) == tf32):
+            return p.get("step_ms_median")
+    return None
+
+
+def verdict(value, limit, at_most):
+    if value is None:
+        return {"value": None, "limit": limit, "met": None, "why": "figures missing (check.log)"}
+    met = value <= limit if at_most else value >= limit
+    return {"value": round(value, 4), "limit": limit, "met": met}
+
+
+def targets(steps, peers):
+    """Issue 20's speed targets from dt_gpu_step_bench's and the peer's JSON lines."""
+    out = {}
+    for model in ("smallcnn", "resnet18"):
+        for preset, limit in (("deterministic", 1.10), ("exact", 1.3)):
+            s = step_ms(steps, model, preset)
+            out[f"{model}: {preset} step / atomic step <= {limit}"] = verdict(
+                s["med_vs_fast"] if s else None, limit, at_most=True)
+    for model, limit in (("smallcnn", 1.0), ("resnet18", 0.7)):
+        s = step_ms(steps, model, "deterministic")
+        torch_ms = peer_ms(peers, model)
+        speed = torch_ms / s["med_ms"] if s and torch_ms else None
+        out[f"{model}: PyTorch step / detrain deterministic step >= {limit} (TF32 off)"] = \
+            verdict(speed, limit, at_most=False)
+    return out
+
+
+def main(argv):
+    out, steps_file, work, kit, budget, start, runs = argv[1:8]
+    steps = []
+    for line in open(steps_file):
+        name, rc, msecs = line.rstrip("\n").split("\t")
+        steps.append({"step": name, "status": rc, "seconds": round(int(msecs or 0) / 1000, 2)})
+    hashes = {run: pair(result(work, run, "cpu"), result(work, run, "cuda"))
+              for run in runs.split()}
+    hashes["smallcnn:exact, cuda --micro-batch 32"] = pair(
+        result(work, "smallcnn:exact", "cpu"), result(work, "smallcnn:exact", "cuda-micro"))
+    detrain_steps = jsonl(os.path.join(work, "steps.jsonl"))
+    peers = jsonl(os.path.join(work, "peers.jsonl"))
+    try:
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                              "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10).stdout.strip()
+    except Exception as e:  # no nvidia-smi here: the kit is being checked without a GPU
+        gpu = f"none ({e})"
+    commit_file = os.path.join(kit, "COMMIT")
+    summary = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": open(commit_file).read().strip() if os.path.exists(commit_file) else None,
+        "gpu": gpu,
+        "seconds": round(time.time() - float(start), 1),
+        "budget_seconds": int(budget),
+        "steps": steps,
+        "cpu_vs_gpu": hashes,
+        "targets": targets(detrain_steps, peers),
+        "pytorch_cuda": peers,
+        "detrain_step": detrain_steps,
+        "detrain_kernels": jsonl(os.path.join(work, "kernels.jsonl")),
+    }
+    json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
+    print(json.dumps({"steps": [f"{s['step']}:{s['status']}" for s in steps],
+                      "cpu_vs_gpu": {k: v["bitwise_equal"] for k, v in hashes.items()},
+                      "targets": {k: v["met"] for k, v in summary["targets"].items()}}))
+    return 0 if all(s["status"] in ("0", "skipped") for s in steps) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""scripts/gpu_summary.py on made-up outputs of a GPU check: hash pairs equal and unequal, the
+speed targets met, missed and missing, and the exit status from the steps' statuses.
+usage: gpu_summary_test.py SCRIPT"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def run(script, root, steps_text):
+    out, work, kit = (os.path.join(root, d) for d in ("out", "work", "kit"))
+    for d in (out, work, kit):
+        os.makedirs(d, exist_ok=True)
+    write(os.path.join(kit, "COMMIT"), "abc123\n")
+    steps = os.path.join(root, "steps.tsv")
+    write(steps, steps_text)
+    for run_dir, sha in (("smallcnn-exact-cpu", "aa"), ("smallcnn-exact-cuda", "aa"),
+                         ("smallcnn-exact-cuda-micro", "aa"),
+                         ("smallcnn-deterministic-cpu", "bb"),
+                         ("smallcnn-deterministic-cuda", "cc")):
+        write(os.path.join(work, run_dir, "result.json"), json.dumps({"weights_sha256": sha}))
+    lines = [
+        {"model": "smallcnn", "preset": "deterministic", "med_ms": 2.0, "med_vs_fast": 1.05},
+        {"model": "smallcnn", "preset": "exact", "med_ms": 3.0, "med_vs_fast": 1.5},
+        {"model": "resnet18", "preset": "deterministic", "med_ms": 40.0, "med_vs_fast": 1.2},
+        {"model": "resnet18", "preset": "exact", "skipped": "budget"},
+    ]
+    write(os.path.join(work, "steps.jsonl"), "".join(json.dumps(l) + "\n" for l in lines))
+    peers = [
+        {"model": "smallcnn", "device": "cuda", "deterministic": False, "tf32": False,
+         "step_ms_median": 2.5},
+        {"model": "smallcnn", "device": "cuda", "deterministic": True, "tf32": False,
+         "step_ms_median": 9.0},
+        {"model": "resnet18", "device": "cuda", "deterministic": False, "tf32": True,
+         "step_ms_median": 10.0},
+        {"model": "resnet18", "device": "cuda", "deterministic": False, "tf32": False,
+         "step_ms_median": 20.0},
+    ]
+    write(os.path.join(work, "peers.jsonl"), "".join(json.dumps(p) + "\n" for p in peers))
+    p = subprocess.run([sys.executable, script, out, steps, work, kit, "340", str(time.time()),
+                        "smallcnn:deterministic smallcnn:exact"], capture_output=True, text=True)
+    return p.returncode, json.load(open(os.path.join(out, "summary.json"))), p.stdout
+
+
+def main():
+    script = sys.argv[1]
+    fails = []
+
+    def expect(cond, what):
+        if not cond:
+            fails.append(what)
+
+    with tempfile.TemporaryDirectory() as root:
+        rc, s, digest = run(script, root, "nvidia-smi\t0\t100\ntrain-a\tskipped\t0\n")
+        expect(rc == 0, f"exit {rc} with every step passed or skipped")
+        expect(s["commit"] == "abc123", "commit")
+        h = s["cpu_vs_gpu"]
+        expect(h["smallcnn:exact"]["bitwise_equal"] is True, "equal hashes")
+        expect(h["smallcnn:deterministic"]["bitwise_equal"] is False, "unequal hashes")
+        expect(h["smallcnn:exact, cuda --micro-batch 32"]["bitwise_equal"] is True, "micro pair")
+        t = s["targets"]
+        expect(t["smallcnn: deterministic step / atomic step <= 1.1"]["met"] is True, "det met")
+        expect(t["smallcnn: exact step / atomic step <= 1.3"]["met"] is False, "exact missed")
+        expect(t["resnet18: deterministic step / atomic step <= 1.1"]["met"] is False, "r18 det")
+        expect(t["resnet18: exact step / atomic step <= 1.3"]["met"] is None, "skipped: missing")
+        sm = t["smallcnn: PyTorch step / detrain deterministic step >= 1.0 (TF32 off)"]
+        expect(sm["met"] is True and abs(sm["value"] - 1.25) < 1e-9, f"smallcnn vs torch {sm}")
+        r18 = t["resnet18: PyTorch step / detrain deterministic step >= 0.7 (TF32 off)"]
+        expect(r18["met"] is False and abs(r18["value"] - 0.5) < 1e-9,  # TF32 off: 20 ms
+               f"resnet18 vs torch {r18}")
+        expect('"targets"' in digest, "digest names the targets")
+    with tempfile.TemporaryDirectory() as root:
+        rc, _, _ = run(script, root, "nvidia-smi\t0\t100\ncuda-core-tests\t1\t2000\n")
+        expect(rc == 1, f"exit {rc} with a failed step")
+    for f in fails:
+        print("FAIL:", f)
+    print("ok" if not fails else f"{len(fails)} failed")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
