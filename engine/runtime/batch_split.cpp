@@ -6,6 +6,7 @@
 
 #include "engine/core/error.h"
 #include "engine/runtime/exact_pack.h"
+#include "engine/runtime/exact_round.h"
 
 namespace dt {
 
@@ -21,14 +22,11 @@ thread_local BatchSplit* t_current = nullptr;
 constexpr int64_t kAccBytes = sizeof(PackedExactAcc);
 constexpr int64_t kRoundedAccBytes = sizeof(PackedExactAcc) + sizeof(float);
 
-// The accumulators of a parameter live in an int64 tensor on its device, sizeof(ExactAcc) / 8
-// elements each: all-zero bytes are exact_init's state, and the struct has no padding inside the
-// limbs, so the bytes move between devices as they are.
-static_assert(sizeof(c::ExactAcc) % sizeof(int64_t) == 0);
-constexpr int64_t kAccWords = static_cast<int64_t>(sizeof(c::ExactAcc) / sizeof(int64_t));
-
+// The accumulators of a parameter live in an int64 tensor on its device, kExactAccWords
+// elements each (exact_round.h): all-zero bytes are exact_init's state, and the struct has no
+// padding inside the limbs, so the bytes move between devices as they are.
 Tensor zero_accs(int64_t n, Device device) {
-    return Tensor::zeros({n * kAccWords}, DType::kI64, device);
+    return Tensor::zeros({n * kExactAccWords}, DType::kI64, device);
 }
 
 const c::ExactAcc* acc_data(const Tensor& accs) {
@@ -101,18 +99,19 @@ void BatchSplit::add_loss(float total, const float* loss_rows, int64_t n,
 float BatchSplit::finish(const c::AccumSpec& grad_spec) {
     const int P = ranks_.size();
     const bool exchange_accs = P > 1 && grad_spec.mode == c::AccumMode::kExact;
-    // Parameters whose exact sums were kept (on their device; completed on the host): exchanged
-    // unrounded, or rounded to this process's share and combined with the float gradients below.
-    std::vector<Tensor> host(params_.size());  // the accumulators on the host (cpu: themselves)
+    // Parameters whose exact sums were kept (on their device): exchanged unrounded through the
+    // host, or rounded where they are to this process's share and combined with the float
+    // gradients below.
     std::vector<c::ExactAcc>& ex = exchange_;  // kept across steps (no fresh pages each step)
     ex.clear();
     for (std::size_t i = 0; i < params_.size(); ++i) {
         if (!acc_used_[i]) continue;
         DT_CHECK(!params_[i].grad().defined(), "BatchSplit: parameter ", i,
                  " has both exact-site sums and a float gradient (used at two kinds of site)");
-        host[i] = accs_[i].to(Device::kCpu);
-        if (exchange_accs)
-            ex.insert(ex.end(), acc_data(host[i]), acc_data(host[i]) + params_[i].numel());
+        if (exchange_accs) {
+            const Tensor host = accs_[i].to(Device::kCpu);  // (on the cpu: the tensor itself)
+            ex.insert(ex.end(), acc_data(host), acc_data(host) + params_[i].numel());
+        }
     }
     std::vector<float>& rounded = rounded_;  // the exchanged sums, rounded once
     rounded.resize(ex.size());
@@ -123,16 +122,14 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
     std::size_t at = 0;
     for (std::size_t i = 0; i < params_.size(); ++i) {
         if (!acc_used_[i]) continue;
-        Tensor g = Tensor::empty(params_[i].shape());
-        float* gp = g.f32();
-        if (exchange_accs) {
-            std::copy(rounded.begin() + static_cast<std::ptrdiff_t>(at),
-                      rounded.begin() + static_cast<std::ptrdiff_t>(at) + g.numel(), gp);
-            at += static_cast<std::size_t>(g.numel());
-        } else {
-            const c::ExactAcc* src = acc_data(host[i]);
-            for (int64_t k = 0; k < g.numel(); ++k) gp[k] = c::exact_value(src[k]);  // one rounding
+        if (!exchange_accs) {  // one rounding each, on the accumulators' device
+            params_[i].set_grad(round_exact(accs_[i], params_[i].shape()));
+            continue;
         }
+        Tensor g = Tensor::empty(params_[i].shape());
+        const auto first = rounded.begin() + static_cast<std::ptrdiff_t>(at);
+        std::copy(first, first + g.numel(), g.f32());
+        at += static_cast<std::size_t>(g.numel());
         params_[i].set_grad(g.to(params_[i].device()));
     }
     // Float gradients (and rounded shares) over the processes, in one collective.

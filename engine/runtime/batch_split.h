@@ -28,9 +28,10 @@
 // micro-batching, except that batch-norm statistics are per micro-step: with micro-batches they
 // are those of the micro-step's samples (over every process), as in any framework's gradient
 // accumulation.
-// Any device: the accumulators live on the parameters' device (the kernels add to them there);
-// finish() completes them, the float gradients and the loss on the host (copies through it on
-// cuda: the collective is host MPI) and puts the gradients back on the parameters' device.
+// Any device: the accumulators live on the parameters' device (the kernels add to them there).
+// In one process finish() rounds them there (round_exact, engine/runtime/exact_round.h); with
+// several it exchanges them, the float gradients and the loss through the host (the collective
+// is host MPI) and puts the gradients back on the parameters' device.
 #pragma once
 #include <cstdint>
 #include <unordered_map>

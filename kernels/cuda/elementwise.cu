@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/elementwise_bodies.h"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/exact_round.h"
 #include "kernels/finite.h"
 
 namespace dt::kernels::cuda {
@@ -40,6 +41,9 @@ __global__ void sgd_update_kernel(float* p, const float* grad, float* buf, SgdPa
 __global__ void adam_update_kernel(float* p, const float* grad, float* m, float* v, AdamParams q) {
     adam_update_body(GridPos::here(), p, grad, m, v, q);
 }
+__global__ void exact_round_kernel(const common::ExactAcc* accs, int64_t n, float* out) {
+    exact_round_body(GridPos::here(), accs, n, out);
+}
 __global__ void first_non_finite_kernel(const float* p, int64_t n, unsigned long long* first) {
     first_non_finite_body(GridPos::here(), p, n, first);
 }
@@ -71,6 +75,10 @@ void sgd_update(float* p, const float* grad, float* buf, const SgdParams& q) {
 }
 void adam_update(float* p, const float* grad, float* m, float* v, const AdamParams& q) {
     launch_elementwise("adam_update", adam_update_kernel, q.n, p, grad, m, v, q);
+}
+
+void exact_round(const common::ExactAcc* accs, int64_t n, float* out) {
+    launch_elementwise("exact_round", exact_round_kernel, n, accs, n, out);
 }
 
 void first_non_finite_each(const ScanBuffer* b, int64_t count, int64_t* first) {

@@ -10,6 +10,7 @@
 #include "kernels/adam.h"
 #include "kernels/add.h"
 #include "kernels/bias_add.h"
+#include "kernels/common/accum_exact.h"
 #include "kernels/common/atomic_min.h"
 #include "kernels/common/grid.h"
 #include "kernels/cuda/launch_shape.h"
@@ -77,6 +78,11 @@ DT_HD void first_non_finite_body(const GridPos& t, const float* p, int64_t n,
         if ((common::float_to_bits(p[i]) & kExp) == kExp)
             common::atomic_min_u64(first, static_cast<unsigned long long>(i));
     });
+}
+
+/// out[i] = exact_value(accs[i]): each element's one rounding (no order: integer work).
+DT_HD void exact_round_body(const GridPos& t, const common::ExactAcc* accs, int64_t n, float* out) {
+    common::grid_stride(t, n, [&](int64_t i) { out[i] = common::exact_value(accs[i]); });
 }
 
 }  // namespace dt::kernels::cuda

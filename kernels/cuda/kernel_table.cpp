@@ -23,6 +23,7 @@ const KernelTable& kernel_table() {
         t.adam_update = &cuda::adam_update;
         t.first_non_finite = &cuda::first_non_finite;
         t.first_non_finite_each = &cuda::first_non_finite_each;
+        t.exact_round = &cuda::exact_round;
         // conv2d (kernels/cuda/conv2d.cu)
         t.conv2d_forward = &cuda::conv2d_forward;
         t.conv2d_backward_data = &cuda::conv2d_backward_data;

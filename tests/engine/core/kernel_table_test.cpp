@@ -16,6 +16,7 @@
 
 #include "engine/autograd/tape.h"
 #include "engine/runtime/cuda_device.h"
+#include "engine/runtime/exact_round.h"
 #include "engine/ops/add.h"
 #include "engine/ops/batchnorm2d.h"
 #include "engine/ops/bias_add.h"
@@ -109,6 +110,11 @@ void run_op(OpKind op) {
             cfg.kind = op == OpKind::sgd ? "sgd" : "adamw";
             cfg.momentum = 0.9f;
             make_optimizer(cfg, {p})->step(0.1f);
+            break;
+        }
+        case OpKind::exact_round: {
+            Tensor accs = Tensor::zeros({3 * kExactAccWords}, DType::kI64);
+            EXPECT_EQ(round_exact(accs, {3}).to_vector(), (std::vector<float>{0, 0, 0}));
             break;
         }
         case OpKind::non_finite_scan:

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -28,7 +29,9 @@
 #include "engine/ops/softmax_xent.h"
 #include "engine/optim/optimizer.h"
 #include "engine/runtime/cuda_device.h"
+#include "engine/runtime/exact_round.h"
 #include "tests/support/compare.h"
+#include "tests/support/exact_accs.h"
 #include "tests/support/fake_cuda.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
@@ -191,6 +194,20 @@ TEST_P(DeviceOps, LossArgmaxAndTheNonFiniteScan) {
                                     Tensor::from_vector({3, 30}, v).to(Device::kCuda)};
     EXPECT_EQ(first_non_finite_each(ts), (std::vector<int64_t>{61, -1, 61}));
     EXPECT_THROW(first_non_finite_each(std::vector<Tensor>{ts[0], logits}), DeviceError);
+}
+
+// A split batch's exact gradients rounded where their accumulators are (engine/runtime/
+// exact_round.h): the cpu's bits, without the accumulators coming to the host.
+TEST_P(DeviceOps, ExactAccumulatorsRoundOnTheDevice) {
+    const std::vector<kernels::common::ExactAcc> accs = test::random_exact_accs(1000, 31);
+    std::vector<int64_t> words(accs.size() * kExactAccWords);
+    std::memcpy(words.data(), accs.data(), words.size() * sizeof(int64_t));
+    const Tensor host = Tensor::from_vector_i64({static_cast<int64_t>(words.size())}, words);
+    const Tensor want = round_exact(host, {10, 100});
+    const Tensor got = round_exact(host.to(Device::kCuda), {10, 100});
+    EXPECT_EQ(got.device(), Device::kCuda);
+    EXPECT_EQ(got.shape(), want.shape());
+    EXPECT_TRUE(test::bitwise_equal(got.to_vector(), want.to_vector()));
 }
 
 TEST_P(DeviceOps, OptimizerUpdates) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/finite.h"
+#include "tests/support/exact_accs.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
 
@@ -158,6 +159,21 @@ TEST(CudaElementwiseBodies, NonFiniteScanFindsTheFirstOnAnyGrid) {
     for (const Grid& g : grids(n)) {
         EXPECT_EQ(scan(g), cpu::first_non_finite(x.data(), n));
         EXPECT_EQ(scan(g), 1234);
+    }
+}
+
+TEST(CudaElementwiseBodies, ExactRoundIsExactValueOnAnyGrid) {
+    for (int64_t n : kSizes) {
+        const std::vector<common::ExactAcc> accs = test::random_exact_accs(n, 21);
+        std::vector<float> want(static_cast<std::size_t>(n));
+        for (int64_t i = 0; i < n; ++i) want[i] = common::exact_value(accs[i]);
+        for (const Grid& g : grids(n)) {
+            std::vector<float> out(static_cast<std::size_t>(n), std::nanf(""));
+            for_each_thread(g.blocks, g.threads, [&](const GridPos& t) {
+                cuda::exact_round_body(t, accs.data(), n, out.data());
+            });
+            EXPECT_TRUE(test::bitwise_equal(out, want)) << "n=" << n << " blocks=" << g.blocks;
+        }
     }
 }
 
