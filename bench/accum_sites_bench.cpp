@@ -5,7 +5,10 @@
 // CIFAR: conv2 16x16x16->32, conv4 4x4x64->128, conv6 1x1x256->512) and ResNet-18's stage-3
 // convolution (8x8x256->256, batch 128). Per case and mode, every iteration times one atomic
 // call and one call of the mode; vs_atomic = fastest mode call / fastest atomic call (see
-// timed_loop). Wall-clock time, OpenMP default threads. Data uniform in [-1, 1).
+// timed_loop). Wall-clock time, OpenMP default threads. Data uniform in [-1, 1). The weight and
+// bias gradient sites also time `exact_accumulate`: the exact mode as a part of a split batch
+// calls it (exact_out: the unrounded sums added to the caller's accumulators, no rounding;
+// engine/runtime/batch_split.h).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -37,15 +40,19 @@ k::Conv2dParams conv(int64_t n, int64_t ci, int64_t hw, int64_t co) {
 
 enum class Site { kConvWgrad, kConvDgrad, kBiasGrad };
 
-void conv_site(benchmark::State& state, k::Conv2dParams p, Site site, AccumMode mode) {
+void conv_site(benchmark::State& state, k::Conv2dParams p, Site site, AccumMode mode,
+               bool into_accs) {
     const auto x = uniform(p.n * p.ci * p.h * p.w, 1), w = uniform(p.co * p.ci * p.kh * p.kw, 2);
     const auto dy = uniform(p.n * p.co * p.ho * p.wo, 3);
     std::vector<float> out(site == Site::kConvDgrad  ? x.size()
                            : site == Site::kConvWgrad ? w.size()
                                                       : static_cast<std::size_t>(p.co));
+    std::vector<k::common::ExactAcc> accs(into_accs ? out.size() : 0, k::common::ExactAcc{});
     timed_loop(state, mode, [&](AccumMode m) {
         p.accum = k::common::accum_spec(m, 99);
-        const k::BiasAddParams bp{.n = p.n, .c = p.co, .p = p.ho * p.wo, .accum = p.accum};
+        p.exact_out = into_accs && m == AccumMode::kExact ? accs.data() : nullptr;
+        const k::BiasAddParams bp{
+            .n = p.n, .c = p.co, .p = p.ho * p.wo, .accum = p.accum, .exact_out = p.exact_out};
         switch (site) {
             case Site::kConvWgrad:
                 k::cpu::conv2d_backward_weight(x.data(), dy.data(), out.data(), p);
@@ -60,15 +67,19 @@ void conv_site(benchmark::State& state, k::Conv2dParams p, Site site, AccumMode 
 
 enum class LSite { kWgrad, kDgrad, kBias };
 
-void linear_site(benchmark::State& state, k::LinearParams p, LSite site, AccumMode mode) {
+void linear_site(benchmark::State& state, k::LinearParams p, LSite site, AccumMode mode,
+                 bool into_accs) {
     const auto x = uniform(p.n * p.in, 1), w = uniform(p.out * p.in, 2);
     const auto dy = uniform(p.n * p.out, 3);
     std::vector<float> out(site == LSite::kWgrad   ? w.size()
                            : site == LSite::kDgrad ? x.size()
                                                    : static_cast<std::size_t>(p.out));
+    std::vector<k::common::ExactAcc> accs(into_accs ? out.size() : 0, k::common::ExactAcc{});
     timed_loop(state, mode, [&](AccumMode m) {
         p.accum = k::common::accum_spec(m, 99);
-        const k::BiasAddParams bp{.n = p.n, .c = p.out, .p = 1, .accum = p.accum};
+        p.exact_out = into_accs && m == AccumMode::kExact ? accs.data() : nullptr;
+        const k::BiasAddParams bp{
+            .n = p.n, .c = p.out, .p = 1, .accum = p.accum, .exact_out = p.exact_out};
         switch (site) {
             case LSite::kWgrad:
                 k::cpu::linear_backward_weight(x.data(), dy.data(), out.data(), p);
@@ -82,21 +93,25 @@ void linear_site(benchmark::State& state, k::LinearParams p, LSite site, AccumMo
 }
 
 void add_conv(const std::string& name, k::Conv2dParams p, Site site, int64_t iterations) {
-    for (AccumMode m : kModes) {
-        auto* b = benchmark::RegisterBenchmark((name + "/" + mode_name(m)).c_str(), conv_site,
-                                               p, site, m);
+    auto add = [&](const std::string& mode, AccumMode m, bool into_accs) {
+        auto* b = benchmark::RegisterBenchmark((name + "/" + mode).c_str(), conv_site, p, site, m,
+                                               into_accs);
         b->UseManualTime()->Unit(benchmark::kMillisecond);
         if (iterations > 0) b->Iterations(iterations);
-    }
+    };
+    for (AccumMode m : kModes) add(mode_name(m), m, false);
+    if (site != Site::kConvDgrad) add("exact_accumulate", AccumMode::kExact, true);
 }
 
 void add_linear(const std::string& name, k::LinearParams p, LSite site) {
-    for (AccumMode m : kModes) {
-        benchmark::RegisterBenchmark((name + "/" + mode_name(m)).c_str(), linear_site, p, site,
-                                     m)
+    auto add = [&](const std::string& mode, AccumMode m, bool into_accs) {
+        benchmark::RegisterBenchmark((name + "/" + mode).c_str(), linear_site, p, site, m,
+                                     into_accs)
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
-    }
+    };
+    for (AccumMode m : kModes) add(mode_name(m), m, false);
+    if (site != LSite::kDgrad) add("exact_accumulate", AccumMode::kExact, true);
 }
 
 const bool registered = [] {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The exact row sums (kernels/exact_rows.h) against their reference, one exact_add per term.
-// exact_add_rows: 16 rows of 2048 leaves (one wave of a wgrad slice) into 2048 accumulators;
+// exact_add_rows: 128 rows of 2048 leaves (a batch's leaves, a part of a split batch) into 2048
+// accumulators;
 // exact_sum_rows: 128 rows of 2048 (a batch's leaves per weight element) rounded to 2048 floats;
 // exact_add_columns: the same 128 x 2048 block into one accumulator (a bias / bn channel);
 // exact_add_lanes: it as one contiguous array. Arg 0: terms within a few binades (the int64
@@ -17,9 +18,9 @@
 namespace {
 
 namespace c = dt::kernels::common;
-constexpr int64_t kRows = 16, kCols = 2048, kBatch = 128;
+constexpr int64_t kCols = 2048, kBatch = 128;
 
-std::vector<float> leaves(int kind, int64_t rows = kRows) {
+std::vector<float> leaves(int kind, int64_t rows = kBatch) {
     std::vector<float> v(static_cast<std::size_t>(rows * kCols));
     for (std::size_t i = 0; i < v.size(); ++i) {
         c::Philox4 r = c::philox_draw(2, c::RngStream::kTest, i);
@@ -31,18 +32,18 @@ std::vector<float> leaves(int kind, int64_t rows = kRows) {
 
 template <bool kFast>
 void BM_ExactAddRows(benchmark::State& state) {
-    const std::vector<float> x = leaves(static_cast<int>(state.range(0)));
+    const std::vector<float> x = leaves(static_cast<int>(state.range(0)), kBatch);
     std::vector<c::ExactAcc> acc(kCols);
     for (auto _ : state) {
         c::exact_init_row(acc.data(), kCols);
         if constexpr (kFast) {
-            dt::kernels::cpu::exact_add_rows(acc.data(), x.data(), kCols, kRows, kCols);
+            dt::kernels::cpu::exact_add_rows(acc.data(), x.data(), kCols, kBatch, kCols);
         } else {
-            dt::kernels::ref::exact_add_rows(acc.data(), x.data(), kCols, kRows, kCols);
+            dt::kernels::ref::exact_add_rows(acc.data(), x.data(), kCols, kBatch, kCols);
         }
         benchmark::DoNotOptimize(acc.data());
     }
-    state.SetItemsProcessed(state.iterations() * kRows * kCols);
+    state.SetItemsProcessed(state.iterations() * kBatch * kCols);
 }
 
 template <bool kFast>

@@ -21,12 +21,12 @@
 
 namespace dt::kernels {
 
-constexpr int64_t kExactRowsMaxCount = 16;  // rows per wave of exact_add_rows (spread 34)
+constexpr int64_t kExactRowsMaxCount = 1024;  // rows per wave of exact_add_rows (spread 28)
 
 namespace cpu {
 /// acc[i] += x[j * stride + i] for j < count, i < n, exactly (any count: more than
-/// kExactRowsMaxCount rows are taken in waves of that many). At most 1 unit of headroom per
-/// element per row.
+/// kExactRowsMaxCount rows are taken in waves of that many; a batch's leaves are one wave, one
+/// fold per element). At most 1 unit of headroom per element per row.
 void exact_add_rows(common::ExactAcc* acc, const float* x, int64_t stride, int64_t count,
                     int64_t n);
 

@@ -75,7 +75,7 @@ std::vector<float> rows(int64_t count, int64_t n, int kind, uint64_t seed) {
 
 TEST(ExactRows, SameExactValueAsOneAddPerLeaf) {
     for (int kind = 0; kind < 7; ++kind)
-        for (int64_t count : {1, 2, 7, 16, 17, 40})
+        for (int64_t count : {1, 2, 7, 16, 17, 40, 128, 1025})
             for (int64_t n : {1, 255, 256, 257, 700}) {
                 SCOPED_TRACE(::testing::Message() << "kind " << kind << " count " << count
                                                   << " n " << n);
