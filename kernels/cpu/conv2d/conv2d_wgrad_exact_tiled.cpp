@@ -200,6 +200,11 @@ bool conv2d_wgrad_exact_tiled(const float* x, const float* dy, float* dw, const 
             // or a result outside the normal range. A part of a batch (exact_out) adds the
             // unrounded sums to the caller's accumulators instead (dw's layout).
             if (p.exact_out != nullptr) {
+                if (g.all_live()) {  // dw's row is contiguous: straight into the caller's
+                    exact_add_rows(p.exact_out + (o0 + ol) * g.R + i0, leaves + ol * ts.span, kTile,
+                                   p.n, ti);
+                    continue;
+                }
                 common::exact_init_row(accs, ti);
                 exact_add_rows(accs, leaves + ol * ts.span, kTile, p.n, ti);
                 for (int64_t i = 0; i < ti; ++i)

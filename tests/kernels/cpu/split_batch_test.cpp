@@ -41,9 +41,11 @@ std::vector<float> rounded(const std::vector<ExactAcc>& a) {
 const common::AccumSpec kExact = common::accum_spec(AccumMode::kExact);
 
 TEST(SplitBatch, ConvWgradPartsAddUpToTheWholeBatch) {
-    // 3x3 same on 6x6 (the tiled exact path when whole), 7x7 pad 3 on 2x2 (dead taps), stride 2.
+    // 3x3 same on 6x6 (the tiled exact path when whole; with 48 channels, rows of several
+    // tiles), 7x7 pad 3 on 2x2 (dead taps), stride 2.
     const Conv2dParams shapes[] = {
         {.n = 7, .ci = 3, .h = 6, .w = 6, .co = 4, .kh = 3, .kw = 3, .stride = 1, .pad = 1},
+        {.n = 5, .ci = 48, .h = 6, .w = 6, .co = 3, .kh = 3, .kw = 3, .stride = 1, .pad = 1},
         {.n = 5, .ci = 2, .h = 2, .w = 2, .co = 3, .kh = 7, .kw = 7, .stride = 1, .pad = 3},
         {.n = 6, .ci = 2, .h = 9, .w = 9, .co = 5, .kh = 3, .kw = 3, .stride = 2, .pad = 0}};
     for (Conv2dParams p : shapes) {
