@@ -3,8 +3,9 @@
 // tape's gradient check and the trainer scan every gradient of every step, so the CPU kernel
 // tests blocks of 1024 with a vectorised, branch-free exponent test and searches only a block
 // that holds a non-finite value element by element. No arithmetic: every implementation returns
-// the same index. The batched scan (first_non_finite_each) answers for many buffers at once: on
-// the GPU, one wait for the device per step instead of one per gradient.
+// the same index. The kernel-table entry is the batched scan (first_non_finite_each), which
+// answers for many buffers at once: on the GPU, one wait for the device per step instead of one
+// per gradient; a single buffer is a batch of one.
 #pragma once
 #include <cstdint>
 
@@ -28,7 +29,6 @@ void first_non_finite_each(const ScanBuffer* b, int64_t count, int64_t* first);
 }  // namespace cpu
 
 namespace cuda {  // kernels/cuda/elementwise.cu (device pointers; the engine's stream)
-int64_t first_non_finite(const float* p, int64_t n);
 void first_non_finite_each(const ScanBuffer* b, int64_t count, int64_t* first);
 }  // namespace cuda
 

@@ -105,12 +105,4 @@ void first_non_finite_each(const ScanBuffer* b, int64_t count, int64_t* first) {
     }
 }
 
-int64_t first_non_finite(const float* p, int64_t n) {
-    if (n <= 0) return -1;
-    int64_t first = -1;
-    const ScanBuffer b{p, n};
-    first_non_finite_each(&b, 1, &first);
-    return first;
-}
-
 }  // namespace dt::kernels::cuda

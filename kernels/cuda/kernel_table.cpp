@@ -21,7 +21,6 @@ const KernelTable& kernel_table() {
         t.dropout_backward = &cuda::dropout_backward;
         t.sgd_update = &cuda::sgd_update;
         t.adam_update = &cuda::adam_update;
-        t.first_non_finite = &cuda::first_non_finite;
         t.first_non_finite_each = &cuda::first_non_finite_each;
         t.exact_round = &cuda::exact_round;
         // conv2d (kernels/cuda/conv2d.cu)
