@@ -4,15 +4,20 @@
 // accumulators;
 // exact_sum_rows: 128 rows of 2048 (a batch's leaves per weight element) rounded to 2048 floats;
 // exact_add_columns: the same 128 x 2048 block into one accumulator (a bias / bn channel);
-// exact_add_lanes: it as one contiguous array. Arg 0: terms within a few binades (the int64
-// path), Arg 1: spread over 2^-40 .. 2^40 (mostly the per-term path). Items/s = terms per second.
+// exact_add_lanes: it as one contiguous array; exact_round (kernels/exact_round.h): 64 x 2048
+// such accumulators (a parameter's, at a split batch's end) rounded, over the threads. Arg 0: terms
+// within a few binades (the int64 path), Arg 1: spread over 2^-40 .. 2^40 (mostly the per-term
+// path). Items/s = terms per second.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "kernels/common/philox.h"
+#include "kernels/exact_round.h"
 #include "kernels/exact_rows.h"
+#include "kernels/ref/exact_round_ref.h"
 #include "kernels/ref/exact_rows_ref.h"
 
 namespace {
@@ -80,6 +85,29 @@ void BM_ExactAddBlock(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * kBatch * kCols);
 }
 
+/// The rounding of a split batch's accumulators: a batch's leaves per element, 64 x kCols of
+/// them (the cpu kernel over the default threads, the reference on one). Items: accumulators.
+template <bool kFast>
+void BM_ExactRound(benchmark::State& state) {
+    constexpr int64_t kCopies = 64, n = kCopies * kCols;
+    const std::vector<float> x = leaves(static_cast<int>(state.range(0)), kBatch);
+    std::vector<c::ExactAcc> acc(static_cast<std::size_t>(n));
+    c::exact_init_row(acc.data(), kCols);
+    dt::kernels::cpu::exact_add_rows(acc.data(), x.data(), kCols, kBatch, kCols);
+    for (int64_t k = 1; k < kCopies; ++k)
+        std::copy(acc.begin(), acc.begin() + kCols, acc.begin() + k * kCols);
+    std::vector<float> out(static_cast<std::size_t>(n));
+    for (auto _ : state) {
+        if constexpr (kFast) {
+            dt::kernels::cpu::exact_round(acc.data(), n, out.data());
+        } else {
+            dt::kernels::ref::exact_round(acc.data(), n, out.data());
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetItemsProcessed(state.iterations() * n);
+}
+
 BENCHMARK(BM_ExactAddRows<true>)->Arg(0)->Arg(1);
 BENCHMARK(BM_ExactAddRows<false>)->Arg(0)->Arg(1);
 BENCHMARK(BM_ExactSumRows<true>)->Arg(0)->Arg(1);
@@ -87,5 +115,7 @@ BENCHMARK(BM_ExactSumRows<false>)->Arg(0)->Arg(1);
 BENCHMARK(BM_ExactAddBlock<true, false>)->Arg(0)->Arg(1);
 BENCHMARK(BM_ExactAddBlock<true, true>)->Arg(0)->Arg(1);
 BENCHMARK(BM_ExactAddBlock<false, false>)->Arg(0)->Arg(1);
+BENCHMARK(BM_ExactRound<true>)->Arg(0)->Arg(1)->UseRealTime();
+BENCHMARK(BM_ExactRound<false>)->Arg(0)->Arg(1)->UseRealTime();
 
 }  // namespace

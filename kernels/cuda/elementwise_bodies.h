@@ -80,7 +80,7 @@ DT_HD void first_non_finite_body(const GridPos& t, const float* p, int64_t n,
     });
 }
 
-/// out[i] = exact_value(accs[i]): each element's one rounding (no order: integer work).
+/// out[i] = exact_value(accs[i]). ORDER: none (integer work, then one rounding per element).
 DT_HD void exact_round_body(const GridPos& t, const common::ExactAcc* accs, int64_t n, float* out) {
     common::grid_stride(t, n, [&](int64_t i) { out[i] = common::exact_value(accs[i]); });
 }
