@@ -25,7 +25,8 @@ void run_xent(benchmark::State& state, bool backward, int64_t N, int64_t K) {
     cpu::softmax_xent_forward(l.data(), lab.data(), m.data(), s.data(), rows.data(), &loss, p);
     for (auto _ : state) {
         if (backward) {
-            cpu::softmax_xent_backward(l.data(), lab.data(), m.data(), s.data(), 1.0f, dl.data(),
+            const float one = 1.0f;
+            cpu::softmax_xent_backward(l.data(), lab.data(), m.data(), s.data(), &one, dl.data(),
                                        p);
         } else {
             cpu::softmax_xent_forward(l.data(), lab.data(), m.data(), s.data(), rows.data(), &loss,

@@ -7,7 +7,8 @@
 //   s_n    = sum over k of dt_expf(l[n,k] - m_n), from +0 in class order              // ORDER
 //   loss_n = dt_logf(s_n) - (l[n,label] - m_n)
 //   loss   = total(loss_0, ..., loss_{N-1}) / N   (site loss, one leaf per sample, see below)
-// Backward, with g = dloss / N computed once (N: the divisor, softmax_xent_divisor below):
+// Backward, with g = dloss / N computed once (N: the divisor, softmax_xent_divisor below; dloss
+// is read from one float in the kernel's device memory, so the host never waits to learn it):
 //   dlogits[n,k] = ((dt_expf(l[n,k] - m_n) / s_n) - [k == label]) * g              // ORDER
 // Forward saves m_n and s_n so the backward recomputes the same exponentials bit for bit.
 // Site loss (the AccumSpec `accum` in the Params) decides only how the N per-sample losses are
@@ -123,7 +124,7 @@ void softmax_xent_forward(const float* logits, const int64_t* labels, float* row
                           float* rowsum, float* loss_rows, float* loss,
                           const SoftmaxXentParams& p);
 void softmax_xent_backward(const float* logits, const int64_t* labels, const float* rowmax,
-                           const float* rowsum, float dloss, float* dlogits,
+                           const float* rowsum, const float* dloss, float* dlogits,
                            const SoftmaxXentParams& p);
 /// out[n] = index of the first maximum of row n of x (N, K).
 void argmax_rows(const float* x, int64_t* out, int64_t N, int64_t K);
@@ -134,7 +135,7 @@ void softmax_xent_forward(const float* logits, const int64_t* labels, float* row
                           float* rowsum, float* loss_rows, float* loss,
                           const SoftmaxXentParams& p);
 void softmax_xent_backward(const float* logits, const int64_t* labels, const float* rowmax,
-                           const float* rowsum, float dloss, float* dlogits,
+                           const float* rowsum, const float* dloss, float* dlogits,
                            const SoftmaxXentParams& p);
 void argmax_rows(const float* x, int64_t* out, int64_t N, int64_t K);
 }  // namespace cuda

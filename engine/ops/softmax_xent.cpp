@@ -64,7 +64,7 @@ Tensor softmax_cross_entropy(const Tensor& logits, const Tensor& labels) {
             Tensor dlogits = ops_detail::empty_like_device(logits.shape(), logits);
             device_kernels(logits.device())
                 .softmax_xent_backward(logits.f32(), lab_dev.data<int64_t>(), rowmax.f32(),
-                                       rowsum.f32(), dloss.item(), dlogits.f32(), back);
+                                       rowsum.f32(), dloss.f32(), dlogits.f32(), back);
             return std::vector<Tensor>{dlogits};
         });
     }

@@ -32,9 +32,9 @@ void softmax_xent_forward(const float* logits, const int64_t* labels, float* row
 }
 
 void softmax_xent_backward(const float* logits, const int64_t* labels, const float* rowmax,
-                           const float* rowsum, float dloss, float* dlogits,
+                           const float* rowsum, const float* dloss, float* dlogits,
                            const SoftmaxXentParams& p) {
-    const float g = dloss / softmax_xent_divisor(p);  // ORDER: dloss / N once
+    const float g = *dloss / softmax_xent_divisor(p);  // ORDER: dloss / N once
 #pragma omp parallel for schedule(static) if (p.N * p.K >= kParallelMin)
     for (int64_t n = 0; n < p.N; ++n)
         for (int64_t k = 0; k < p.K; ++k)

@@ -119,14 +119,7 @@ void device_copy(void* dst, const void* src, std::size_t bytes) {
     ok(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream()), "cudaMemcpyAsync");
 }
 
-void copy_from_host(void* dst, const void* host_src, std::size_t bytes) {
-    // From pageable memory the copy is staged before the call returns; waiting keeps the rule
-    // simple for pinned buffers too.
-    if (ok(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream()),
-           "cudaMemcpyAsync(host to device)")) {
-        ok(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
-    }
-}
+// copy_from_host: kernels/cuda/upload.cu (through page-locked staging buffers).
 
 void copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
     if (ok(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream()),

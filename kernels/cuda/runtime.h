@@ -32,7 +32,8 @@ void device_free(void* p);
 // ---- on the stream, in issue order ----
 void device_zero(void* p, std::size_t bytes);
 void device_copy(void* dst, const void* src, std::size_t bytes);
-/// Host to device; returns when the host buffer may be reused.
+/// Host to device; returns when the host buffer may be reused, without waiting for the device
+/// (the data goes through a page-locked staging buffer; upload.cu).
 void copy_from_host(void* dst, const void* host_src, std::size_t bytes);
 /// Device to host; waits for everything issued before it.
 void copy_to_host(void* host_dst, const void* src, std::size_t bytes);

@@ -21,8 +21,9 @@ __global__ void total_kernel(const float* loss_rows, const float* atomic_total, 
     softmax_xent_total_body(GridPos::here(), loss_rows, atomic_total, loss, order, p);
 }
 __global__ void backward_kernel(const float* logits, const int64_t* labels, const float* rowmax,
-                                const float* rowsum, float g, float* dlogits, SoftmaxXentParams p) {
-    softmax_xent_backward_body(GridPos::here(), logits, labels, rowmax, rowsum, g, dlogits, p);
+                                const float* rowsum, const float* dloss, float* dlogits,
+                                SoftmaxXentParams p) {
+    softmax_xent_backward_body(GridPos::here(), logits, labels, rowmax, rowsum, dloss, dlogits, p);
 }
 __global__ void argmax_kernel(const float* x, int64_t* out, int64_t N, int64_t K) {
     argmax_rows_body(GridPos::here(), x, out, N, K);
@@ -45,11 +46,10 @@ void softmax_xent_forward(const float* logits, const int64_t* labels, float* row
 }
 
 void softmax_xent_backward(const float* logits, const int64_t* labels, const float* rowmax,
-                           const float* rowsum, float dloss, float* dlogits,
+                           const float* rowsum, const float* dloss, float* dlogits,
                            const SoftmaxXentParams& p) {
-    const float g = dloss / softmax_xent_divisor(p);  // ORDER: dloss / N once
     launch_elementwise("softmax_xent_backward", backward_kernel, p.N * p.K, logits, labels, rowmax,
-                       rowsum, g, dlogits, p);
+                       rowsum, dloss, dlogits, p);
 }
 
 void argmax_rows(const float* x, int64_t* out, int64_t N, int64_t K) {

@@ -39,10 +39,13 @@ DT_HD void softmax_xent_total_body(const GridPos& t, const float* loss_rows,
     *loss = total / softmax_xent_divisor(p);
 }
 
-/// dlogits (N, K), one element per thread; g = dloss / N computed once by the launcher.
+/// dlogits (N, K), one element per thread; dloss: the loss's upstream gradient, one float in
+/// device memory (read there: no wait for the host to learn it).
 DT_HD void softmax_xent_backward_body(const GridPos& t, const float* logits, const int64_t* labels,
-                                      const float* rowmax, const float* rowsum, float g,
+                                      const float* rowmax, const float* rowsum, const float* dloss,
                                       float* dlogits, const SoftmaxXentParams& p) {
+    // ORDER: g = dloss / N, the same single division as the CPU's (each thread makes it).
+    const float g = *dloss / softmax_xent_divisor(p);
     common::grid_stride(t, p.N * p.K, [&](int64_t i) {
         dlogits[i] = softmax_xent_grad(logits, labels, rowmax, rowsum, g, i / p.K, i % p.K, p.K);
     });

@@ -27,6 +27,7 @@ struct State {
     std::map<void*, std::size_t> blocks;  // live allocations, by mapped address
     int open = 0;                         // nesting depth of Open
     std::size_t kernel_calls = 0, copies = 0;
+    std::size_t to_host = 0, from_host = 0;  // of the copies: to and from the host
 };
 inline State& state() {
     static State s;
@@ -81,7 +82,16 @@ inline void copy(void* d, const void* s, std::size_t n) {
     std::memmove(d, s, n);
 }
 
-inline constexpr DeviceMemory kMemory{allocate, release, zero, copy, copy, copy};
+inline void to_host(void* d, const void* s, std::size_t n) {
+    copy(d, s, n);
+    ++state().to_host;
+}
+inline void from_host(void* d, const void* s, std::size_t n) {
+    copy(d, s, n);
+    ++state().from_host;
+}
+
+inline constexpr DeviceMemory kMemory{allocate, release, zero, copy, to_host, from_host};
 
 /// Calls the CPU kernel Fn with the fake device's memory open.
 template <auto Fn, typename F>
@@ -116,10 +126,16 @@ class ScopedFakeCuda {
           table_(Device::kCuda, fake_cuda_detail::table()) {
         fake_cuda_detail::state().kernel_calls = 0;
         fake_cuda_detail::state().copies = 0;
+        fake_cuda_detail::state().to_host = 0;
+        fake_cuda_detail::state().from_host = 0;
     }
     /// Kernels run and copies made on the fake device so far.
     static std::size_t kernel_calls() { return fake_cuda_detail::state().kernel_calls; }
     static std::size_t copies() { return fake_cuda_detail::state().copies; }
+    /// Of the copies, those to the host: each is a wait for the device on a real GPU (uploads
+    /// are not: kernels/cuda/upload.cu).
+    static std::size_t copies_to_host() { return fake_cuda_detail::state().to_host; }
+    static std::size_t copies_from_host() { return fake_cuda_detail::state().from_host; }
     static std::size_t live_blocks() { return fake_cuda_detail::state().blocks.size(); }
 
  private:

@@ -120,5 +120,37 @@ TEST_F(DeviceTraining, MicroBatchesOnTheDeviceGiveTheWholeBatchCpuBits) {
     }
 }
 
+/// Records, at every training step, how many copies to and from the device there were so far.
+class CopyCountingProgress : public Progress {
+ public:
+    CopyCountingProgress() : Progress(Mode::kNone) {}
+    void step(int, int64_t, double, double) override {
+        to_host.push_back(test::ScopedFakeCuda::copies_to_host());
+        from_host.push_back(test::ScopedFakeCuda::copies_from_host());
+    }
+    std::vector<std::size_t> to_host, from_host;
+};
+
+TEST_F(DeviceTraining, AStepCopiesOneValueToTheHost) {
+    // A copy to the host waits for the device; uploads do not (kernels/cuda/upload.cu). A
+    // whole-batch step waits twice: for the loss (the divergence check before the backward),
+    // the one copy to the host counted here, and inside the scan of every gradient for NaN/Inf
+    // (first_non_finite_each's own copy back of its results, in the kernel entry). Its uploads:
+    // the images, the labels, the sample ids of the dropout masks and the backward's seed
+    // gradient (read on the device by the loss's backward: it cost a wait to learn it).
+    const std::string flags =
+        "--model smallcnn-bn --dropout 0.3 --optimizer adamw --impl deterministic";
+    const test::ScopedFakeCuda device;
+    CopyCountingProgress progress;
+    run_training(config("dev", flags, "cuda"), progress);
+    const std::size_t steps_per_epoch = 128 / 32;
+    ASSERT_EQ(progress.to_host.size(), 2 * steps_per_epoch);
+    for (std::size_t s = 1; s < steps_per_epoch; ++s) {  // the first epoch's steps after its first
+        SCOPED_TRACE(s);
+        EXPECT_EQ(progress.to_host[s] - progress.to_host[s - 1], 1u);
+        EXPECT_EQ(progress.from_host[s] - progress.from_host[s - 1], 4u);
+    }
+}
+
 }  // namespace
 }  // namespace dt

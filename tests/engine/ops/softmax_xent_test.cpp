@@ -62,7 +62,8 @@ TEST(SoftmaxXentOp, ChainEqualsKernelsCalledByHand) {
     kernels::cpu::maxpool2d_forward(xv.data(), y.data(), am.data(), pp);
     kernels::cpu::softmax_xent_forward(y.data(), lab.data(), m.data(), s.data(), rows.data(), &loss,
                                        sp);
-    kernels::cpu::softmax_xent_backward(y.data(), lab.data(), m.data(), s.data(), 1.0f, dl.data(),
+    const float one = 1.0f;
+    kernels::cpu::softmax_xent_backward(y.data(), lab.data(), m.data(), s.data(), &one, dl.data(),
                                         sp);
     kernels::cpu::maxpool2d_backward(dl.data(), am.data(), dx.data(), pp);
     EXPECT_TRUE(test::bitwise_equal(x.grad().to_vector(), dx));

@@ -69,7 +69,7 @@ Out run(const SoftmaxXentParams& p, const Vec& l, const Labels& lab, float dloss
     Out o{Vec(p.N), Vec(p.N), Vec(p.N), Vec(p.N * p.K)};
     cpu::softmax_xent_forward(l.data(), lab.data(), o.rowmax.data(), o.rowsum.data(), o.rows.data(),
                               &o.loss, p);
-    cpu::softmax_xent_backward(l.data(), lab.data(), o.rowmax.data(), o.rowsum.data(), dloss,
+    cpu::softmax_xent_backward(l.data(), lab.data(), o.rowmax.data(), o.rowsum.data(), &dloss,
                                o.dlogits.data(), p);
     return o;
 }

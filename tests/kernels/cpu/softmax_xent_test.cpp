@@ -51,7 +51,7 @@ Out run(const SoftmaxXentParams& p, const Vec& l, const std::vector<int64_t>& la
     Out o{Vec(p.N), Vec(p.N), Vec(p.N), Vec(p.N * p.K)};
     cpu::softmax_xent_forward(l.data(), lab.data(), o.rowmax.data(), o.rowsum.data(), o.rows.data(),
                               &o.loss, p);
-    cpu::softmax_xent_backward(l.data(), lab.data(), o.rowmax.data(), o.rowsum.data(), dloss,
+    cpu::softmax_xent_backward(l.data(), lab.data(), o.rowmax.data(), o.rowsum.data(), &dloss,
                                o.dlogits.data(), p);
     return o;
 }

@@ -40,8 +40,9 @@ TEST(CudaSoftmaxXentBodies, ForwardBackwardAndArgmaxEqualTheCpu) {
             float want_loss = NAN, loss = NAN;
             cpu::softmax_xent_forward(logits.data(), labels.data(), want_m.data(), want_s.data(),
                                       want_rows.data(), &want_loss, p);
+            const float dloss = 0.75f;
             cpu::softmax_xent_backward(logits.data(), labels.data(), want_m.data(), want_s.data(),
-                                       0.75f, want_dl.data(), p);
+                                       &dloss, want_dl.data(), p);
             float atomic_total = 0.0f;
             std::vector<uint32_t> order(static_cast<std::size_t>(N));
             for_each_thread(
@@ -53,10 +54,9 @@ TEST(CudaSoftmaxXentBodies, ForwardBackwardAndArgmaxEqualTheCpu) {
                 cuda::softmax_xent_total_body(t, rows.data(), &atomic_total, &loss, order.data(),
                                               p);
             });
-            const float g = 0.75f / static_cast<float>(N);
             for_each_thread(3, 32, [&](const GridPos& t) {  // a strided grid
                 cuda::softmax_xent_backward_body(t, logits.data(), labels.data(), m.data(),
-                                                 s.data(), g, dl.data(), p);
+                                                 s.data(), &dloss, dl.data(), p);
             });
             EXPECT_TRUE(test::bitwise_equal(m.data(), want_m.data(), N));
             EXPECT_TRUE(test::bitwise_equal(s.data(), want_s.data(), N));

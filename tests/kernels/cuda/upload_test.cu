@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+// copy_from_host (kernels/cuda/upload.cu) on a GPU: an upload returns while the stream is still
+// busy (it does not wait for the device), the host buffer may be overwritten as soon as it
+// returns, and uploads of every size, cycling through the staging buffers and growing them,
+// arrive whole and in issue order. Skips without a CUDA device.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/runtime.h"
+
+namespace dt::kernels::cuda {
+namespace {
+
+bool have_device() {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+/// Keeps one thread busy for about `cycles` clock cycles, then writes 1 to *done.
+__global__ void spin_kernel(long long cycles, int* done) {
+    const long long start = clock64();
+    while (clock64() - start < cycles) {
+    }
+    *done = 1;
+}
+
+std::vector<int32_t> pattern(std::size_t n, int32_t salt) {
+    std::vector<int32_t> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>(i * 2654435761u) ^ salt;
+    return v;
+}
+
+struct DeviceBlock {
+    void* p = nullptr;
+    explicit DeviceBlock(std::size_t bytes) : p(device_malloc(bytes)) {}
+    ~DeviceBlock() { device_free(p); }
+};
+
+TEST(CudaUpload, ReturnsWithoutWaitingAndTheHostBufferIsFreeAtOnce) {
+    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DeviceBlock flag(sizeof(int)), data(4096 * sizeof(int32_t));
+    ASSERT_NE(flag.p, nullptr);
+    device_zero(flag.p, sizeof(int));
+    // ~0.2 s of one thread's clock on any current GPU: the upload below is issued long before.
+    spin_kernel<<<1, 1, 0, stream()>>>(400'000'000LL, static_cast<int*>(flag.p));
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    std::vector<int32_t> host = pattern(4096, 7);
+    const std::vector<int32_t> want = host;
+    copy_from_host(data.p, host.data(), host.size() * sizeof(int32_t));
+    EXPECT_EQ(cudaStreamQuery(stream()), cudaErrorNotReady)
+        << "copy_from_host waited for the kernel running before it";
+    for (int32_t& x : host) x = -1;  // the caller may reuse its buffer at once
+    std::vector<int32_t> got(host.size());
+    copy_to_host(got.data(), data.p, got.size() * sizeof(int32_t));
+    int done = 0;
+    copy_to_host(&done, flag.p, sizeof done);
+    EXPECT_EQ(done, 1);
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(take_error(), "");
+}
+
+TEST(CudaUpload, ManyUploadsOfEverySizeArriveInOrder) {
+    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    // Sizes below, at and above the first staging size, growing and shrinking, more uploads than
+    // staging buffers, the same destination written twice in a row (the later must win), and
+    // one above the staged maximum (copied directly).
+    const std::vector<std::size_t> counts = {1,     3,     16384, 16385,   300000,   7,
+                                             70000, 70000, 1,     4 << 20, 17000000, 5};
+    std::vector<DeviceBlock> blocks;
+    blocks.reserve(counts.size());
+    std::vector<std::vector<int32_t>> want;
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+        blocks.emplace_back(counts[k] * sizeof(int32_t));
+        ASSERT_NE(blocks.back().p, nullptr);
+        std::vector<int32_t> first = pattern(counts[k], static_cast<int32_t>(100 + k));
+        copy_from_host(blocks[k].p, first.data(), first.size() * sizeof(int32_t));
+        std::vector<int32_t> second = pattern(counts[k], static_cast<int32_t>(200 + k));
+        copy_from_host(blocks[k].p, second.data(), second.size() * sizeof(int32_t));
+        want.push_back(second);
+    }
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+        std::vector<int32_t> got(counts[k]);
+        copy_to_host(got.data(), blocks[k].p, got.size() * sizeof(int32_t));
+        EXPECT_EQ(got, want[k]) << "upload " << k << " of " << counts[k] << " ints";
+    }
+    EXPECT_EQ(take_error(), "");
+}
+
+}  // namespace
+}  // namespace dt::kernels::cuda
