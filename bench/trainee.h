@@ -2,13 +2,18 @@
 // What the training-step benchmarks share (bench/train_step_bench.cpp on the CPU,
 // bench/gpu/gpu_step_bench.cpp on a GPU): a model with its Adam optimizer and a fixed synthetic
 // batch (Philox pixels, labels i % 10), all from seed 0, and the reduce-site specs of a preset.
-// One step = forward (training mode) -> softmax cross-entropy -> zero_grad -> backward -> Adam.
+// One step = forward (training mode) -> softmax cross-entropy -> zero_grad -> backward -> Adam;
+// with trainer_checks, also what the trainer's step adds (apps/train/trainer.cpp): the loss read
+// on the host before the backward (the divergence check) and the tape's finite check of every
+// gradient. The labels stay on the host, as the trainer's do (the loss checks and uploads them).
 #pragma once
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/autograd/tape.h"
+#include "engine/core/error.h"
 #include "engine/noise/noise_config.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/softmax_xent.h"
@@ -33,6 +38,7 @@ struct Trainee {
     std::unique_ptr<dt::Optimizer> optimizer;
     Tensor images, labels;
     dt::ForwardContext ctx;
+    bool trainer_checks = false;
 
     /// On `device`: the model initialised on the host and moved, the batch uploaded.
     explicit Trainee(const Shape& s, dt::Device device = dt::Device::kCpu) {
@@ -59,15 +65,24 @@ struct Trainee {
         std::vector<int64_t> lab(static_cast<std::size_t>(s.batch));
         for (int i = 0; i < s.batch; ++i) lab[static_cast<std::size_t>(i)] = i % 10;
         images = Tensor::from_vector({s.batch, s.channels, s.hw, s.hw}, px).to(device);
-        labels = Tensor::from_vector_i64({s.batch}, lab).to(device);
+        labels = Tensor::from_vector_i64({s.batch}, lab);
         ctx.training = true;
         for (int i = 0; i < s.batch; ++i) ctx.sample_ids.push_back(i);
     }
 
     void step() {
         Tensor loss = dt::softmax_cross_entropy(model->forward(images, ctx), labels);
+        if (trainer_checks && !std::isfinite(loss.item())) throw dt::Error("the loss diverged");
         optimizer->zero_grad();
-        dt::autograd::backward(loss);
+        const bool checked = dt::autograd::check_finite();
+        dt::autograd::set_check_finite(trainer_checks);
+        try {
+            dt::autograd::backward(loss);
+        } catch (...) {
+            dt::autograd::set_check_finite(checked);
+            throw;
+        }
+        dt::autograd::set_check_finite(checked);
         optimizer->step(1e-4f);  // small: the weights stay in range over thousands of steps
     }
 };

@@ -26,7 +26,7 @@ std::string tensor_role(const Model& model, const Tensor& t) {
     for (const NamedParam& p : model.params()) {
         if (p.tensor.same(t)) return "parameter " + p.name;
     }
-    return str("an intermediate tensor ", t.defined() ? t.str() : "");
+    return t.defined() ? str("an intermediate tensor ", t.str()) : "an intermediate tensor";
 }
 
 }  // namespace
@@ -62,21 +62,22 @@ void backward_checked(const Tensor& loss, const Model& model, double lr, int e, 
                                    "; that input is ", tensor_role(model, g.tensor), " (op ", g.op,
                                    "); try a smaller --lr (now ", lr, ")"));
     }
-    // Every trainable gradient once more: sums of finite contributions can overflow, and this is
-    // the only check when the tape's is off. One scan of all of them (one wait for a GPU).
+    // With the tape's check on, every gradient of the pass was scanned, sums of contributions
+    // included (a parameter's gradient is one of them). Otherwise every trainable gradient is
+    // scanned here: one scan of all of them (one wait for a GPU).
+    if (autograd::check_finite()) return;
     std::vector<const NamedParam*> scanned;
-    std::vector<Tensor> grads;
+    NonFiniteScan scan(loss.device());
     for (const NamedParam& p : model.params()) {
         if (!p.trainable || !p.tensor.grad().defined()) continue;
         scanned.push_back(&p);
-        grads.push_back(p.tensor.grad());
+        scan.add(p.tensor.grad());
     }
-    const std::vector<int64_t> first = first_non_finite_each(grads);
-    for (std::size_t k = 0; k < grads.size(); ++k) {
-        const int64_t i = first[k];
-        if (i >= 0) {
+    const std::vector<NonFiniteAt> found = scan.results();
+    for (std::size_t k = 0; k < found.size(); ++k) {
+        if (found[k].found()) {
             throw TrainingDiverged(str("non-finite gradient ", step_text(e, b, steps), ": ",
-                                       element_at(grads[k], i), " at element ", i,
+                                       found[k].value, " at element ", found[k].index,
                                        " of the gradient of parameter ", scanned[k]->name,
                                        "; try a smaller --lr (now ", lr, ")"));
         }

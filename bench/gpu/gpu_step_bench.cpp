@@ -3,9 +3,11 @@
 // (`fast`) in the same run: every iteration runs one step under `fast` and one under the preset,
 // on two models initialised alike, each timed from a device synchronisation to the next (the step
 // is a sequence of kernels and a few small copies; CUDA events around it would time the same
-// span). Prints one JSON object per case: median and minimum step (ms), the baseline's, their
-// ratios, images per second. For scripts/gpu_check.sh and the targets of issue 20
-// (deterministic <= 1.10x and exact <= 1.3x atomic). Without a GPU it says so and exits 2.
+// span). The step is the trainer's whole step (bench/trainee.h, trainer_checks): its two waits
+// for the device, the loss's divergence check and the tape's finite check, included. Prints one
+// JSON object per case: median and minimum step (ms), the baseline's, their ratios, images per
+// second. For scripts/gpu_check.sh and the targets of issue 20 (deterministic <= 1.10x and exact
+// <= 1.3x atomic). Without a GPU it says so and exits 2.
 //   dt_gpu_step_bench [--models smallcnn,smallcnn-bn,resnet18] [--presets fast,deterministic,
 //                      exact,exact-all] [--steps N] [--budget-s S]
 #include <algorithm>
@@ -95,6 +97,7 @@ int run(int argc, char** argv) {
             }
             const dt::ReduceSiteSpecs mine = dt::bench::preset_specs(preset);
             Trainee base(*shape, dt::Device::kCuda), trainee(*shape, dt::Device::kCuda);
+            base.trainer_checks = trainee.trainer_checks = true;  // the trainer's whole step
             timed_step(base, fast);  // warm-up: allocations (the block cache), first launches
             timed_step(trainee, mine);
             std::vector<double> tf, tm;

@@ -2,6 +2,8 @@
 #include "engine/autograd/tape.h"
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "engine/autograd/trace.h"
 #include "engine/core/backend.h"
@@ -19,22 +21,50 @@ thread_local Tape t_tape;
 thread_local bool t_grad_enabled = true;
 thread_local bool t_check_finite = false;
 
-// Throws NonFiniteGradient when the check is on and `g` (the gradient for input `i` of `node`,
-// or their sum when `summed`) holds a NaN/Inf.
-void check_gradient(const Tensor& g, const Node& node, std::size_t i, const Tensor& in,
-                    bool summed) {
-    if (!t_check_finite) return;
-    const int64_t bad = g.dtype() == DType::kF32 ? first_non_finite(g) : -1;
-    if (bad < 0) return;
-    const float v = element_at(g, bad);
-    const std::string what =
-        summed ? str("adding the gradient from the backward of ", node.name,
-                     " to earlier contributions gave ")
-               : str("the backward of ", node.name, " returned ");
-    throw NonFiniteGradient(str("non-finite gradient: ", what, v, " at element ", bad,
-                                " of the gradient for its input ", i, " (", in.str(), ")"),
-                            node.name, i, in, bad, v);
-}
+// The finite check of one backward: every gradient a node returns and every sum of two
+// contributions is scanned as it is made (NonFiniteScan: queued on a GPU, where the tensor may
+// be freed right after); the answers come back once, at the end, and the first non-finite
+// gradient in the order of the pass is reported, as a check that stopped there would have.
+class FiniteChecks {
+ public:
+    explicit FiniteChecks(Device device) : scan_(device) {}
+
+    /// Scans `g`, the gradient for input i of `node` (or the sum of its contributions when
+    /// `summed`). The input is kept only when it is a leaf (alive anyway: a parameter).
+    void add(const Tensor& g, const Node& node, std::size_t i, const Tensor& in, bool summed) {
+        if (g.dtype() != DType::kF32) return;
+        scan_.add(g);
+        checks_.push_back({node.name, i, in.is_leaf() ? in : Tensor(), in.str(), summed});
+    }
+
+    /// Throws NonFiniteGradient for the first non-finite gradient scanned, if any.
+    void report() const {
+        if (checks_.empty()) return;
+        const std::vector<NonFiniteAt> found = scan_.results();
+        for (std::size_t k = 0; k < checks_.size(); ++k) {
+            if (!found[k].found()) continue;
+            const Check& c = checks_[k];
+            const std::string what = c.summed ? str("adding the gradient from the backward of ",
+                                                    c.op, " to earlier contributions gave ")
+                                              : str("the backward of ", c.op, " returned ");
+            throw NonFiniteGradient(
+                str("non-finite gradient: ", what, found[k].value, " at element ", found[k].index,
+                    " of the gradient for its input ", c.input, " (", c.input_str, ")"),
+                c.op, c.input, c.leaf, found[k].index, found[k].value);
+        }
+    }
+
+ private:
+    struct Check {
+        std::string op;
+        std::size_t input;
+        Tensor leaf;  // the input when it is a leaf, else undefined
+        std::string input_str;
+        bool summed;
+    };
+    NonFiniteScan scan_;
+    std::vector<Check> checks_;
+};
 
 // Adds a gradient contribution to `slot` by the documented rule.
 void add_into(std::shared_ptr<TensorImpl>& slot, const Tensor& g, const Tensor& owner,
@@ -100,6 +130,8 @@ void backward(const Tensor& loss) {
     // Walk a snapshot so the tape can be cleared even if a closure throws.
     std::vector<std::shared_ptr<Node>> nodes;
     nodes.swap(t_tape.nodes);
+    std::optional<FiniteChecks> checks;
+    if (t_check_finite) checks.emplace(loss.device());
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
         Node& node = **it;
         if (!node.grad_out.defined()) continue;  // not on a path to the loss
@@ -118,25 +150,26 @@ void backward(const Tensor& loss) {
         for (std::size_t i = 0; i < grads.size(); ++i) {
             const Tensor& in = node.inputs[i];
             if (!grads[i].defined() || !in.defined() || !in.requires_grad()) continue;
-            check_gradient(grads[i], node, i, in, /*summed=*/false);
+            if (checks) checks->add(grads[i], node, i, in, /*summed=*/false);
             if (in.is_leaf()) {
                 // A leaf's .grad() is handed to optimizers and users: never let two leaves
                 // share one buffer (add's backward returns the same dy for both inputs).
                 const bool first = !in.impl().grad;
                 add_into(in.impl().grad, first ? grads[i].clone() : grads[i], in, node.name);
-                if (!first) check_gradient(in.grad(), node, i, in, /*summed=*/true);
+                if (!first && checks) checks->add(in.grad(), node, i, in, /*summed=*/true);
             } else {
                 auto& slot = in.impl().grad_fn->grad_out;
                 std::shared_ptr<TensorImpl> s = slot.impl_ptr();
                 const bool first = !s;
                 add_into(s, grads[i], in, node.name);
                 slot = Tensor(s);
-                if (!first) check_gradient(slot, node, i, in, /*summed=*/true);
+                if (!first && checks) checks->add(slot, node, i, in, /*summed=*/true);
             }
         }
         node.backward = nullptr;  // release saved tensors early
         node.inputs.clear();
     }
+    if (checks) checks->report();
 }
 
 std::size_t tape_size() { return t_tape.nodes.size(); }

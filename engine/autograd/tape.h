@@ -60,14 +60,17 @@ void record(Tensor& out, const std::string& name, std::vector<Tensor> inputs, Ba
 void backward(const Tensor& loss);
 
 /// Opt-in check of every gradient (off by default; per thread). When on, backward() scans each
-/// gradient a node's backward returns, and each sum of two contributions, and throws
-/// NonFiniteGradient at the first NaN or Inf: the op whose backward produced it, which input,
-/// the element and its value. The tape is cleared as usual. Cost: one pass over every gradient.
+/// gradient a node's backward returns, and each sum of two contributions, and at its end throws
+/// NonFiniteGradient for the first NaN or Inf in the order of the pass: the op whose backward
+/// produced it, which input, the element and its value. The tape is cleared as usual. Cost: one
+/// pass over every gradient; on a GPU the scans are queued and their answers come back in one
+/// copy at the end of the backward (one wait, not one per gradient).
 void set_check_finite(bool on);
 bool check_finite();
 
-/// A NaN/Inf gradient found by the check above. `tensor` is the input whose gradient it is (a
-/// leaf, i.e. a parameter, or an intermediate); callers map it to a name.
+/// A NaN/Inf gradient found by the check above. `tensor` is the input whose gradient it is when
+/// that is a leaf (a parameter; callers map it to a name), undefined for an intermediate (freed
+/// by the end of the backward).
 class NonFiniteGradient : public Error {
  public:
     NonFiniteGradient(const std::string& msg, std::string op_name, std::size_t input_index,
@@ -80,9 +83,9 @@ class NonFiniteGradient : public Error {
           value(element_value) {}
     std::string op;     // the node's op name ("conv2d", ...), or "accumulate" for a sum
     std::size_t input;  // input index within the node
-    Tensor tensor;      // the input whose gradient is non-finite
+    Tensor tensor;      // the input whose gradient is non-finite, when a leaf
     int64_t element;    // first non-finite element (row-major)
-    float value;        // NaN or +-Inf
+    float value;        // +-Inf, or a quiet NaN of its sign (the payload is not kept)
 };
 
 /// Number of nodes currently on this thread's tape (for tests).

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
-// dt::first_non_finite: where a float32 tensor holds its first NaN or Inf (the tape's gradient
-// check and the trainer's scan of every gradient). Runs the scan kernel of the tensor's device
-// (kernels/finite.h); not differentiable, records nothing.
+// Where float32 tensors hold their first NaN or Inf (the tape's gradient check, the trainer's
+// scan of every gradient). Runs the scan kernel of the tensors' device (kernels/finite.h); not
+// differentiable, records nothing.
+//
+// NonFiniteScan scans each tensor when it is added (the tensor may be freed right after) and
+// gives every answer at once: on a GPU the scans are queued on the stream and results() is the
+// one wait for the device, however many tensors (the tape adds each gradient of a backward).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -11,14 +15,35 @@
 
 namespace dt {
 
+/// The first NaN/Inf of a tensor: its row-major index (-1: none) and its value (+-Inf, or a
+/// quiet NaN of its sign: a NaN's payload is not kept).
+struct NonFiniteAt {
+    int64_t index = -1;
+    float value = 0.0f;
+    bool found() const { return index >= 0; }
+};
+
+class NonFiniteScan {
+ public:
+    explicit NonFiniteScan(Device device);
+    /// Queues the scan of t (float32, on this scan's device; throws DeviceError otherwise);
+    /// returns its position in results().
+    std::size_t add(const Tensor& t);
+    std::size_t size() const { return count_; }
+    /// Every answer, in the order of add(): one copy to the host.
+    std::vector<NonFiniteAt> results() const;
+
+ private:
+    Device device_;
+    Tensor words_;  // int64 words of kernels/finite.h on the device, capacity words_.numel()
+    std::size_t count_ = 0;
+};
+
 /// Row-major index of the first NaN or Inf of t (float32, any device), or -1.
 int64_t first_non_finite(const Tensor& t);
 
 /// first_non_finite of each tensor (float32, all on one device), in one scan: on the GPU one
-/// wait for the device for all of them (the trainer scans every gradient of every step).
+/// wait for the device for all of them.
 std::vector<int64_t> first_non_finite_each(std::span<const Tensor> ts);
-
-/// Element i of a float32 tensor (any device), copied to the host: for messages.
-float element_at(const Tensor& t, int64_t i);
 
 }  // namespace dt

@@ -18,12 +18,11 @@ constexpr int64_t kBlock = 1024;
 
 /// True when a float of p[0 .. n) has all exponent bits set (NaN or Inf). Branch-free.
 DT_TARGET_CLONES bool block_has_non_finite(const float* p, int64_t n) {
-    constexpr uint32_t kExp = 0x7f800000u;
     uint32_t any = 0;
     for (int64_t i = 0; i < n; ++i) {
         uint32_t bits;
         std::memcpy(&bits, p + i, sizeof bits);
-        any |= static_cast<uint32_t>((bits & kExp) == kExp);
+        any |= static_cast<uint32_t>(non_finite_bits(bits));
     }
     return any != 0;
 }
@@ -40,8 +39,13 @@ int64_t first_non_finite(const float* p, int64_t n) {
     return -1;
 }
 
-void first_non_finite_each(const ScanBuffer* b, int64_t count, int64_t* first) {
-    for (int64_t i = 0; i < count; ++i) first[i] = first_non_finite(b[i].p, b[i].n);
+void first_non_finite_each(const ScanBuffer* b, int64_t count, uint64_t* words) {
+    for (int64_t k = 0; k < count; ++k) {
+        const int64_t i = first_non_finite(b[k].p, b[k].n);
+        uint32_t bits = 0;
+        if (i >= 0) std::memcpy(&bits, b[k].p + i, sizeof bits);
+        words[k] = i < 0 ? kAllFinite : non_finite_word(i, bits);
+    }
 }
 
 }  // namespace dt::kernels::cpu

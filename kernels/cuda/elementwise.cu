@@ -81,28 +81,18 @@ void exact_round(const common::ExactAcc* accs, int64_t n, float* out) {
     launch_elementwise("exact_round", exact_round_kernel, n, accs, n, out);
 }
 
-void first_non_finite_each(const ScanBuffer* b, int64_t count, int64_t* first) {
+void first_non_finite_each(const ScanBuffer* b, int64_t count, uint64_t* words) {
     if (count <= 0) return;
-    // One device word per buffer, all ~0 (none) by a memset on the stream (a copy from host
-    // memory that is not page-locked would wait for the device first), one scan launch per
-    // buffer, then one copy back: a single wait for the device, however many buffers.
-    const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(unsigned long long);
-    auto* words = static_cast<unsigned long long*>(scratch(bytes));
-    if (words == nullptr) {  // recorded by scratch(); the engine's check reports it
-        for (int64_t i = 0; i < count; ++i) first[i] = -1;
-        return;
-    }
-    const cudaError_t e = cudaMemsetAsync(words, 0xff, bytes, stream());
+    // The words set to kAllFinite (all bits) by a memset on the stream, then one scan launch per
+    // buffer; no wait: the engine copies the words back when it wants the answers.
+    static_assert(sizeof(uint64_t) == sizeof(unsigned long long));
+    auto* w = reinterpret_cast<unsigned long long*>(words);
+    const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(uint64_t);
+    const cudaError_t e = cudaMemsetAsync(w, 0xff, bytes, stream());
     if (e != cudaSuccess) note_error("cudaMemsetAsync (first_non_finite)", static_cast<int>(e));
     for (int64_t i = 0; i < count; ++i)
         launch_elementwise("first_non_finite", first_non_finite_kernel, b[i].n, b[i].p, b[i].n,
-                           words + i);
-    std::vector<unsigned long long> found(static_cast<std::size_t>(count), ~0ull);
-    copy_to_host(found.data(), words, bytes);
-    for (int64_t i = 0; i < count; ++i) {
-        const unsigned long long w = found[static_cast<std::size_t>(i)];
-        first[i] = w == ~0ull ? -1 : static_cast<int64_t>(w);
-    }
+                           w + i);
 }
 
 }  // namespace dt::kernels::cuda

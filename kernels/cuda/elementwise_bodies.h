@@ -15,6 +15,7 @@
 #include "kernels/common/grid.h"
 #include "kernels/cuda/launch_shape.h"
 #include "kernels/dropout.h"
+#include "kernels/finite.h"
 #include "kernels/relu.h"
 #include "kernels/sgd.h"
 
@@ -69,14 +70,14 @@ DT_HD void adam_update_body(const GridPos& t, float* p, const float* grad, float
     common::grid_stride(t, q.n, [&](int64_t k) { adam_update_element(k, p, grad, m, v, q); });
 }
 
-/// *first = min(*first, i) for every non-finite p[i]: the minimum does not depend on which thread
-/// gets there first, so the answer is deterministic. *first starts at ~0ull (none).
+/// *word = min(*word, non_finite_word(i, p[i])) for every non-finite p[i] (kernels/finite.h):
+/// the minimum does not depend on which thread gets there first, so the answer is deterministic.
+/// *word starts at kAllFinite.
 DT_HD void first_non_finite_body(const GridPos& t, const float* p, int64_t n,
-                                 unsigned long long* first) {
+                                 unsigned long long* word) {
     common::grid_stride(t, n, [&](int64_t i) {
-        constexpr uint32_t kExp = 0x7f800000u;
-        if ((common::float_to_bits(p[i]) & kExp) == kExp)
-            common::atomic_min_u64(first, static_cast<unsigned long long>(i));
+        const uint32_t bits = common::float_to_bits(p[i]);
+        if (non_finite_bits(bits)) common::atomic_min_u64(word, non_finite_word(i, bits));
     });
 }
 

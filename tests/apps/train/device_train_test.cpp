@@ -131,13 +131,14 @@ class CopyCountingProgress : public Progress {
     std::vector<std::size_t> to_host, from_host;
 };
 
-TEST_F(DeviceTraining, AStepCopiesOneValueToTheHost) {
-    // A copy to the host waits for the device; uploads do not (kernels/cuda/upload.cu). A
-    // whole-batch step waits twice: for the loss (the divergence check before the backward),
-    // the one copy to the host counted here, and inside the scan of every gradient for NaN/Inf
-    // (first_non_finite_each's own copy back of its results, in the kernel entry). Its uploads:
-    // the images, the labels, the sample ids of the dropout masks and the backward's seed
-    // gradient (read on the device by the loss's backward: it cost a wait to learn it).
+TEST_F(DeviceTraining, AStepWaitsForTheDeviceTwice) {
+    // A copy to the host waits for the device; uploads do not (kernels/cuda/upload.cu), nor do
+    // kernels (the non-finite scan writes its answers into device memory). A whole-batch step
+    // copies twice to the host: the loss (the divergence check before the backward) and the
+    // answers of the tape's finite check of every gradient, at the end of the backward (it was
+    // one wait per gradient, and one more for the trainer's scan). Its uploads: the images, the
+    // labels, the sample ids of the dropout masks and the backward's seed gradient (read on the
+    // device by the loss's backward: it cost a wait to learn it).
     const std::string flags =
         "--model smallcnn-bn --dropout 0.3 --optimizer adamw --impl deterministic";
     const test::ScopedFakeCuda device;
@@ -147,7 +148,7 @@ TEST_F(DeviceTraining, AStepCopiesOneValueToTheHost) {
     ASSERT_EQ(progress.to_host.size(), 2 * steps_per_epoch);
     for (std::size_t s = 1; s < steps_per_epoch; ++s) {  // the first epoch's steps after its first
         SCOPED_TRACE(s);
-        EXPECT_EQ(progress.to_host[s] - progress.to_host[s - 1], 1u);
+        EXPECT_EQ(progress.to_host[s] - progress.to_host[s - 1], 2u);
         EXPECT_EQ(progress.from_host[s] - progress.from_host[s - 1], 4u);
     }
 }

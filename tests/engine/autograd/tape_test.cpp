@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "engine/ops/add.h"
@@ -84,6 +87,71 @@ TEST(Tape, BackwardFromNonScalarThrows) {
     Tensor y = relu(x);
     EXPECT_THROW(y.backward(), Error);
     autograd::clear_tape();
+}
+
+/// out = node `name` of `inputs` (values: zeros of `shape`); its backward returns `grads`.
+Tensor op(const std::string& name, const std::vector<Tensor>& inputs, const Shape& shape,
+          std::vector<Tensor> grads, bool* ran = nullptr) {
+    Tensor out = Tensor::zeros(shape);
+    autograd::record(out, name, inputs, [grads, ran](const Tensor&) {
+        if (ran != nullptr) *ran = true;
+        return grads;
+    });
+    return out;
+}
+
+TEST(Tape, TheFiniteCheckReportsTheFirstNonFiniteGradientOfThePass) {
+    // loss = second(h), h = first(x): second's backward runs first and returns -inf for h; then
+    // first's returns a NaN for x. The pass completes (the answers come back at its end) and the
+    // report is second's, as a check that stopped there would have given.
+    const float inf = std::numeric_limits<float>::infinity();
+    Tensor x = leaf({2}, {1.0f, 2.0f});
+    bool first_ran = false;
+    Tensor h = op("first", {x}, {3}, {Tensor::from_vector({2}, {std::nanf(""), 0.0f})}, &first_ran);
+    Tensor loss = op("second", {h}, {1}, {Tensor::from_vector({3}, {0.0f, -inf, 1.0f})});
+    autograd::set_check_finite(true);
+    try {
+        loss.backward();
+        ADD_FAILURE() << "no NonFiniteGradient";
+    } catch (const autograd::NonFiniteGradient& e) {
+        EXPECT_EQ(e.op, "second");
+        EXPECT_EQ(e.input, 0u);
+        EXPECT_EQ(e.element, 1);
+        EXPECT_EQ(e.value, -inf);
+        EXPECT_FALSE(e.tensor.defined());  // an intermediate: not kept
+        EXPECT_NE(std::string(e.what()).find("the backward of second returned -inf at element 1 "
+                                             "of the gradient for its input 0 (float32[3] cpu)"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_TRUE(first_ran);
+    EXPECT_EQ(autograd::tape_size(), 0u);
+    autograd::set_check_finite(false);
+}
+
+TEST(Tape, TheFiniteCheckCatchesASumOfFiniteContributions) {
+    // Two finite contributions to one leaf overflow when added: the sum is reported, with the
+    // leaf and the NaN/Inf class of the value.
+    Tensor x = leaf({2}, {1.0f, 2.0f});
+    const Tensor big = Tensor::from_vector({2}, {3e38f, 1.0f});
+    Tensor a = op("a", {x}, {1}, {big});
+    Tensor b = op("b", {x}, {1}, {big});
+    Tensor loss = op("join", {a, b}, {1},
+                     {Tensor::from_vector({1}, {1.0f}), Tensor::from_vector({1}, {1.0f})});
+    autograd::set_check_finite(true);
+    try {
+        loss.backward();
+        ADD_FAILURE() << "no NonFiniteGradient";
+    } catch (const autograd::NonFiniteGradient& e) {
+        EXPECT_EQ(e.element, 0);
+        EXPECT_EQ(e.value, std::numeric_limits<float>::infinity());
+        EXPECT_TRUE(e.tensor.same(x));
+        EXPECT_NE(std::string(e.what()).find("to earlier contributions gave inf at element 0"),
+                  std::string::npos)
+            << e.what();
+    }
+    autograd::set_check_finite(false);
+    x.zero_grad();
 }
 
 }  // namespace

@@ -194,6 +194,24 @@ TEST_P(DeviceOps, LossArgmaxAndTheNonFiniteScan) {
                                     Tensor::from_vector({3, 30}, v).to(Device::kCuda)};
     EXPECT_EQ(first_non_finite_each(ts), (std::vector<int64_t>{61, -1, 61}));
     EXPECT_THROW(first_non_finite_each(std::vector<Tensor>{ts[0], logits}), DeviceError);
+    // The tape's way: each tensor scanned when added and freed at once, the answers at the end,
+    // past the first capacity of answer words (grown on the device with the queued answers).
+    NonFiniteScan scan(Device::kCuda);
+    for (int k = 0; k < 600; ++k) {
+        std::vector<float> w(static_cast<std::size_t>(7 + k % 5), 0.5f);
+        if (k % 7 == 3) w[static_cast<std::size_t>(k % 4)] = k % 2 ? -INFINITY : -NAN;
+        EXPECT_EQ(scan.add(Tensor::from_vector({std::ssize(w)}, w).to(Device::kCuda)),
+                  static_cast<std::size_t>(k));
+    }
+    const std::vector<NonFiniteAt> found = scan.results();
+    ASSERT_EQ(found.size(), 600u);
+    for (int k = 0; k < 600; ++k) {
+        SCOPED_TRACE(k);
+        EXPECT_EQ(found[k].index, k % 7 == 3 ? k % 4 : -1);
+        if (k % 7 != 3) continue;
+        EXPECT_TRUE(std::signbit(found[k].value));
+        EXPECT_EQ(std::isnan(found[k].value), k % 2 == 0);
+    }
 }
 
 // A split batch's exact gradients rounded where their accumulators are (engine/runtime/

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -60,19 +61,49 @@ TEST(FirstNonFinite, AgreesWithTheReference) {
 }
 
 TEST(FirstNonFinite, TheBatchedScanAnswersForEachBuffer) {
+    const float inf = std::numeric_limits<float>::infinity();
     std::vector<std::vector<float>> bufs;
-    for (int64_t n : {5, 0, 2049, 1024, 7})
+    for (int64_t n : {5, 0, 2049, 1024, 7, 3000, 9})
         bufs.push_back(test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), 8 + n));
-    bufs[2][2000] = std::nanf(""), bufs[2][1500] = -std::numeric_limits<float>::infinity();
-    bufs[4][0] = std::numeric_limits<float>::infinity();
+    bufs[2][2000] = std::nanf(""), bufs[2][1500] = -inf;
+    bufs[4][0] = inf;
+    bufs[5][2999] = std::nanf("7"), bufs[6][4] = -std::nanf("");
     std::vector<ScanBuffer> b;
     for (const auto& v : bufs) b.push_back({v.data(), std::ssize(v)});
-    std::vector<int64_t> first(b.size(), 42);
-    cpu::first_non_finite_each(b.data(), std::ssize(b), first.data());
-    EXPECT_EQ(first, (std::vector<int64_t>{-1, -1, 1500, -1, 0}));
-    for (std::size_t i = 0; i < b.size(); ++i)
-        EXPECT_EQ(first[i], ref::first_non_finite(b[i].p, b[i].n)) << i;
+    std::vector<uint64_t> words(b.size(), 42);
+    cpu::first_non_finite_each(b.data(), std::ssize(b), words.data());
+    std::vector<int64_t> first;
+    for (uint64_t w : words) first.push_back(non_finite_index(w));
+    EXPECT_EQ(first, (std::vector<int64_t>{-1, -1, 1500, -1, 0, 2999, 4}));
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        SCOPED_TRACE(i);
+        EXPECT_EQ(first[i], ref::first_non_finite(b[i].p, b[i].n));
+        if (first[i] < 0) {
+            EXPECT_EQ(words[i], kAllFinite);
+            continue;
+        }
+        // The value's class: its sign, and NaN or Inf (a NaN comes back quiet, payload dropped).
+        const float want = b[i].p[first[i]];
+        const float got = std::bit_cast<float>(non_finite_value_bits(words[i]));
+        EXPECT_EQ(std::signbit(got), std::signbit(want));
+        EXPECT_EQ(std::isnan(got), std::isnan(want));
+        if (std::isinf(want)) EXPECT_EQ(got, want);
+    }
     cpu::first_non_finite_each(nullptr, 0, nullptr);  // nothing to scan, nothing written
+}
+
+TEST(FirstNonFinite, AWordsOrderIsItsIndexWhateverTheValue) {
+    // The GPU keeps the minimum word over its threads' finds: the first index must win over any
+    // later one, whatever the two values' classes.
+    const uint32_t classes[] = {0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u};
+    for (uint32_t a : classes) {
+        for (uint32_t later : classes) {
+            EXPECT_LT(non_finite_word(41, a), non_finite_word(42, later));
+            EXPECT_LT(non_finite_word(41, a), kAllFinite);
+        }
+        EXPECT_EQ(non_finite_index(non_finite_word(41, a)), 41);
+    }
+    EXPECT_EQ(non_finite_index(kAllFinite), -1);
 }
 
 }  // namespace
