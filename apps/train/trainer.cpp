@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "apps/common/noise_flags.h"
+#include "apps/train/batches_ahead.h"
 #include "apps/train/checkpoint.h"
 #include "apps/train/split_step.h"
 #include "apps/train/train_data.h"
@@ -98,8 +99,11 @@ Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test
     ev.predictions.assign(static_cast<std::size_t>(test.size), -1);
     const auto K = static_cast<std::size_t>(test.num_classes);
     ev.logits.assign(static_cast<std::size_t>(test.size) * K, 0.0f);
+    BatchesAhead batches(
+        loader.num_batches(), [&loader](int64_t b) { return loader.batch(0, b); },
+        model.device() != Device::kCpu);
     for (int64_t b = 0; b < loader.num_batches(); ++b) {
-        Batch batch = loader.batch(0, b);
+        const Batch batch = batches.take(b);
         ForwardContext ctx;
         ctx.training = false;
         ctx.epoch = epoch;
@@ -171,16 +175,19 @@ struct StepLoop {
     BatchSplit* split;         // processes / micro-batches (split_step.h); null: whole batches
 };
 
-/// The whole batch b of epoch e at once: forward, loss, backward. Returns the loss; a
-/// non-finite loss throws before the backward.
-float whole_batch_step(const StepLoop& L, int e, int64_t b, int64_t& images) {
-    const TrainConfig& cfg = L.cfg;
+/// Batch b of epoch e as a whole-batch step takes it: the loader's, with the within-batch shuffle.
+Batch training_batch(const StepLoop& L, int e, int64_t b) {
     Batch batch = L.loader.batch(static_cast<uint64_t>(e), b);
-    if (!cfg.noise.shuffle_within_batch.is_off()) {
-        batch = permute_rows(
-            batch, within_batch_permutation(batch.size(), cfg.noise.shuffle_within_batch.seed,
-                                            static_cast<uint64_t>(e), b));
-    }
+    const SourceSetting& within = L.cfg.noise.shuffle_within_batch;
+    if (within.is_off()) return batch;
+    return permute_rows(
+        batch, within_batch_permutation(batch.size(), within.seed, static_cast<uint64_t>(e), b));
+}
+
+/// Whole batch b of epoch e (`batch`, training_batch's) at once: forward, loss, backward.
+/// Returns the loss; a non-finite loss throws before the backward.
+float whole_batch_step(const StepLoop& L, int e, int64_t b, Batch batch, int64_t& images) {
+    const TrainConfig& cfg = L.cfg;
     trace_batch(batch);
     ForwardContext ctx;
     ctx.training = true;
@@ -208,6 +215,10 @@ void train_epoch(const StepLoop& L) {
     const Clock::time_point start = Clock::now();
     const double seconds_before = pos.epoch_train_seconds;  // of a resumed epoch's first part
     const int64_t steps = L.loader.num_batches();
+    // Whole batches on a device are made one ahead while the device works (batches_ahead.h).
+    BatchesAhead batches(
+        steps, [&L, e](int64_t b) { return training_batch(L, e, b); },
+        L.split == nullptr && L.model.device() != Device::kCpu);
     for (int64_t b = pos.batch; b < steps; ++b) {
         int64_t images = 0;
         float loss_value = 0;
@@ -216,7 +227,7 @@ void train_epoch(const StepLoop& L) {
             L.optimizer.zero_grad();
             loss_value = split_step(*L.split, cfg, L.loader, L.model, e, b, images);
         } else {
-            loss_value = whole_batch_step(L, e, b, images);
+            loss_value = whole_batch_step(L, e, b, batches.take(b), images);
         }
         const int64_t step = e * steps + b;  // global, 0-based
         if (!std::isfinite(loss_value)) {
