@@ -27,7 +27,7 @@ def result(work, run, dev):
         return {"error": "no result.json (see check.log)"}
     r = json.load(open(p))
     return {k: r.get(k) for k in ("weights_sha256", "test_accuracy", "images_per_second",
-                                   "device", "recipe")}
+                                   "device", "recipe", "device_peak_bytes")}
 
 
 def pair(cpu, cuda):

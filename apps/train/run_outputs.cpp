@@ -117,6 +117,7 @@ nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
     j["wall_time_seconds"] = r.wall_time_seconds;
     j["images_per_second"] = r.images_per_second;
     j["peak_rss_bytes"] = r.peak_rss_bytes;
+    if (r.device_peak_bytes >= 0) j["device_peak_bytes"] = r.device_peak_bytes;
     j["files"] = Json{{"result", "result.json"},
                       {"predictions", "predictions.csv"},
                       {"weights", "weights.safetensors"},
@@ -163,21 +164,25 @@ RunFiles write_run_outputs(const TrainConfig& cfg, const TrainResult& r,
 }
 
 void print_summary(std::FILE* out, const TrainResult& r, const RunFiles& files) {
-    std::fprintf(out,
-                 "test accuracy   %.2f%% (%lld test examples)\n"
-                 "final loss      %.4f (train, last epoch)\n"
-                 "weights_sha256  %s\n"
-                 "time            %.1f s, %.0f training images/s, %d threads, peak memory %.0f MiB\n"
-                 "files           %s\n"
-                 "                %s\n"
-                 "                %s\n"
-                 "                %s\n",
-                 100.0 * r.test_accuracy, static_cast<long long>(r.info.test_size),
-                 r.final_train_loss, r.weights_sha256.c_str(), r.wall_time_seconds,
-                 r.images_per_second, r.threads, static_cast<double>(r.peak_rss_bytes) / (1 << 20),
-                 files.result_json.c_str(),
-                 files.predictions_csv.c_str(), files.weights.c_str(),
-                 files.test_logits.c_str());
+    char device_memory[64] = "";  // " host, 300 MiB cuda" for a run on a device
+    if (r.device_peak_bytes >= 0) {
+        std::snprintf(device_memory, sizeof device_memory, " host, %.0f MiB %s",
+                      static_cast<double>(r.device_peak_bytes) / (1 << 20), r.device.c_str());
+    }
+    std::fprintf(
+        out,
+        "test accuracy   %.2f%% (%lld test examples)\n"
+        "final loss      %.4f (train, last epoch)\n"
+        "weights_sha256  %s\n"
+        "time            %.1f s, %.0f training images/s, %d threads, peak memory %.0f MiB%s\n"
+        "files           %s\n"
+        "                %s\n"
+        "                %s\n"
+        "                %s\n",
+        100.0 * r.test_accuracy, static_cast<long long>(r.info.test_size), r.final_train_loss,
+        r.weights_sha256.c_str(), r.wall_time_seconds, r.images_per_second, r.threads,
+        static_cast<double>(r.peak_rss_bytes) / (1 << 20), device_memory, files.result_json.c_str(),
+        files.predictions_csv.c_str(), files.weights.c_str(), files.test_logits.c_str());
     std::fflush(out);
 }
 

@@ -21,6 +21,7 @@
 #include "datasets/normalization.h"
 #include "datasets/sampler.h"
 #include "engine/autograd/tape.h"
+#include "engine/core/backend.h"
 #include "engine/core/error.h"
 #include "engine/io/atomic_file.h"
 #include "engine/ops/softmax_xent.h"
@@ -382,6 +383,9 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     r.weights_sha256 = weights_sha256(*r.model);
     r.wall_time_seconds = seconds_since(run_start);
     r.peak_rss_bytes = peak_rss_bytes();
+    const DeviceMemory& mem = device_memory(r.model->device());
+    if (r.model->device() != Device::kCpu && mem.peak_bytes != nullptr)
+        r.device_peak_bytes = static_cast<int64_t>(mem.peak_bytes());
     return r;
 }
 

@@ -38,6 +38,7 @@ struct TrainResult {
     double images_per_second = 0;     // training images / training seconds, all epochs
     double wall_time_seconds = 0;     // whole run_training call (loading, training, evaluation)
     int64_t peak_rss_bytes = 0;       // the process's peak resident memory at the end of training
+    int64_t device_peak_bytes = -1;   // the most memory the process held on the device (-1: cpu)
     int threads = 0;
     std::string isa;  // GEMM instruction set used: scalar | avx2 | avx512
     std::string device;  // where it trained: cpu | cuda

@@ -23,6 +23,9 @@ struct DeviceMemory {
     void (*copy)(void* dst, const void* src, std::size_t bytes) = nullptr;  // within the device
     void (*to_host)(void* host_dst, const void* src, std::size_t bytes) = nullptr;
     void (*from_host)(void* dst, const void* host_src, std::size_t bytes) = nullptr;
+    /// The most memory this device held for the process at once, in bytes (the allocator's
+    /// blocks, cached ones included); nullptr where not tracked (the cpu: see peak RSS).
+    std::size_t (*peak_bytes)() = nullptr;
 };
 
 /// The memory of device d; throws DeviceError when this build has no backend for d.

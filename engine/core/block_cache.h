@@ -28,6 +28,8 @@ class BlockCache {
         std::size_t hits = 0;          // allocations served from a free list
         std::size_t misses = 0;        // cacheable allocations that went to the source
         std::size_t retries = 0;       // source out of memory: cache freed, asked again
+        std::size_t held_bytes = 0;  // taken from the source and not given back (in use or cached)
+        std::size_t peak_held_bytes = 0;  // the most held_bytes has been
     };
 
     BlockCache(Source source, std::size_t min_cached, std::size_t max_cached);

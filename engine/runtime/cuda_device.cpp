@@ -70,7 +70,9 @@ void from_host(void* d, const void* s, std::size_t n) {
     check();
 }
 
-constexpr DeviceMemory kCudaMemory{allocate, release, zero, copy, to_host, from_host};
+std::size_t peak_bytes() { return cache().stats().peak_held_bytes; }
+
+constexpr DeviceMemory kCudaMemory{allocate, release, zero, copy, to_host, from_host, peak_bytes};
 
 }  // namespace
 

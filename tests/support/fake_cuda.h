@@ -28,6 +28,7 @@ struct State {
     int open = 0;                         // nesting depth of Open
     std::size_t kernel_calls = 0, copies = 0;
     std::size_t to_host = 0, from_host = 0;  // of the copies: to and from the host
+    std::size_t bytes = 0, peak_bytes = 0;   // allocated (as asked), and the most at once
 };
 inline State& state() {
     static State s;
@@ -62,13 +63,16 @@ inline void* allocate(std::size_t bytes) {
     void* p = ::mmap(nullptr, n, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return nullptr;
     state().blocks[p] = n;
+    state().bytes += bytes;
+    if (state().bytes > state().peak_bytes) state().peak_bytes = state().bytes;
     return p;
 }
-inline void release(void* p, std::size_t) {
+inline void release(void* p, std::size_t bytes) {
     if (p == nullptr) return;
     std::lock_guard<std::mutex> lock(state().mu);
     auto it = state().blocks.find(p);
     if (it == state().blocks.end()) return;
+    state().bytes -= bytes;
     ::munmap(p, it->second);
     state().blocks.erase(it);
 }
@@ -91,7 +95,13 @@ inline void from_host(void* d, const void* s, std::size_t n) {
     ++state().from_host;
 }
 
-inline constexpr DeviceMemory kMemory{allocate, release, zero, copy, to_host, from_host};
+inline std::size_t peak_bytes() {
+    std::lock_guard<std::mutex> lock(state().mu);
+    return state().peak_bytes;
+}
+
+inline constexpr DeviceMemory kMemory{allocate, release,   zero,      copy,
+                                      to_host,  from_host, peak_bytes};
 
 /// Calls the CPU kernel Fn with the fake device's memory open.
 template <auto Fn, typename F>
@@ -128,6 +138,7 @@ class ScopedFakeCuda {
         fake_cuda_detail::state().copies = 0;
         fake_cuda_detail::state().to_host = 0;
         fake_cuda_detail::state().from_host = 0;
+        fake_cuda_detail::state().peak_bytes = fake_cuda_detail::state().bytes;
     }
     /// Kernels run and copies made on the fake device so far.
     static std::size_t kernel_calls() { return fake_cuda_detail::state().kernel_calls; }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "apps/train/checkpoint.h"
+#include "apps/train/run_outputs.h"
 #include "apps/train/train_resume.h"
 #include "apps/train/trainer.h"
 #include "tests/support/fake_cuda.h"
@@ -81,6 +82,13 @@ TEST_F(DeviceTraining, ARunOnTheDeviceGivesTheCpuBits) {
     EXPECT_EQ(dev.model->device(), Device::kCuda);
     EXPECT_GT(test::ScopedFakeCuda::kernel_calls(), 100u);
     expect_same_run(cpu, dev);
+    // The device memory the run held at its peak: at least the parameters, their gradients and
+    // AdamW's two moments; reported for a device only.
+    EXPECT_EQ(cpu.device_peak_bytes, -1);
+    EXPECT_GE(dev.device_peak_bytes, 4 * 4 * dev.num_parameters);
+    EXPECT_FALSE(result_json(config("cpu", flags, "cpu"), cpu, {}).contains("device_peak_bytes"));
+    EXPECT_EQ(result_json(config("dev", flags, "cuda"), dev, {})["device_peak_bytes"],
+              dev.device_peak_bytes);
 }
 
 TEST_F(DeviceTraining, ACheckpointResumesOnTheOtherDevice) {

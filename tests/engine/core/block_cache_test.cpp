@@ -75,5 +75,32 @@ TEST(BlockCache, OutOfMemoryTrimsTheCacheAndAsksAgain) {
     EXPECT_TRUE(Source::live.empty());
 }
 
+TEST(BlockCache, HeldBytesFollowTheSourceAndKeepTheirPeak) {
+    // What a run reports as its device memory: every block taken from the source and not given
+    // back, cached or in use, small or not; the peak survives trims and releases.
+    Source::reset(1 << 20);
+    BlockCache cache({Source::allocate, Source::free}, 256, 4096);
+    auto expect_held = [&](std::size_t peak) {
+        EXPECT_EQ(cache.stats().held_bytes, Source::used);
+        EXPECT_EQ(cache.stats().peak_held_bytes, peak);
+    };
+    void* a = cache.allocate(1024);
+    void* small = cache.allocate(100);  // bypasses the cache, still held
+    expect_held(1124);
+    cache.release(a, 1024);  // cached: still held
+    expect_held(1124);
+    void* b = cache.allocate(8192);
+    expect_held(9316);
+    cache.release(b, 8192);  // over the cap: freed
+    cache.release(small, 100);
+    expect_held(9316);
+    cache.trim();
+    expect_held(9316);
+    EXPECT_EQ(cache.stats().held_bytes, 0u);
+    Source::reset(2048);  // a refused allocation changes nothing
+    EXPECT_EQ(cache.allocate(4096), nullptr);
+    expect_held(9316);
+}
+
 }  // namespace
 }  // namespace dt
