@@ -83,7 +83,7 @@ int64_t gemm_packed_a_size(CpuIsa isa, const GemmParams& p);
 GemmPackedA gemm_pack_a(CpuIsa isa, const float* a, float* buffer, const GemmParams& p);
 }  // namespace cpu
 
-namespace cuda {  // kernels/cuda/linear.cu: the same recipe, one thread per C element
+namespace cuda {  // kernels/cuda/linear.cu: the same chains, as a tiled block program
 void gemm(const float* a, const float* b, float* c, const GemmParams& p);
 }  // namespace cuda
 

@@ -11,6 +11,14 @@
 #define DT_HD inline
 #endif
 
+// DT_UNROLL before a loop of a constant trip count: unrolled in device code, so that arrays it
+// indexes stay in registers (host compilers would warn of an unknown pragma).
+#if defined(__CUDA_ARCH__)
+#define DT_UNROLL _Pragma("unroll")
+#else
+#define DT_UNROLL
+#endif
+
 namespace dt::kernels::common {
 
 DT_HD int popcount64(uint64_t x) {

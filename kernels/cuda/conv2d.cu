@@ -51,11 +51,11 @@ SlicedScratch sliced_scratch(int64_t unit_floats, int64_t units, std::size_t max
     return out;
 }
 
-template <class Weight>
+template <class S, class Weight>
 __global__ void forward_tiled_kernel(const float* x, Weight wt, const float* b, float* y,
                                      Conv2dParams q) {
-    __shared__ float shared[kConvTiledShared];
-    conv_forward_tiled_block(GridPos::here(), shared, DeviceSync{}, x, wt, b, y, q);
+    __shared__ float shared[S::kShared];
+    conv_forward_tiled_block<S>(GridPos::here(), shared, DeviceSync{}, x, wt, b, y, q);
 }
 
 /// The tiled forward of convolution q (one block per tile of output channels x positions).
@@ -63,8 +63,11 @@ template <class Weight>
 void forward_tiled(const char* name, const float* x, const Weight& wt, const float* b, float* y,
                    const Conv2dParams& q) {
     if (q.n * q.co * q.ho * q.wo <= 0) return;
-    forward_tiled_kernel<<<static_cast<unsigned>(conv_tiles(q)), kConvTileThreads, 0, stream()>>>(
-        x, wt, b, y, q);
+    with_tile_shape([&](auto shape) {
+        using S = decltype(shape);
+        forward_tiled_kernel<S, Weight>
+            <<<static_cast<unsigned>(conv_tiles<S>(q)), S::kThreads, 0, stream()>>>(x, wt, b, y, q);
+    });
     check_launch(name);
 }
 template <class TapValue>
@@ -76,10 +79,12 @@ template <class TapValue>
 __global__ void dgrad_atomic_kernel(TapValue t, float* dx, Conv2dParams p, int64_t e0, int64_t e1) {
     conv2d_dgrad_atomic_body(GridPos::here(), t, dx, p, e0, e1);
 }
+template <class S>
 __global__ void dgrad_taps_kernel(const float* dy, const float* w, float* taps, Conv2dParams p,
                                   int64_t s_lo, int64_t s_hi) {
-    __shared__ float shared[kConvTiledShared];
-    conv_dgrad_taps_tiled_block(GridPos::here(), shared, DeviceSync{}, dy, w, taps, p, s_lo, s_hi);
+    __shared__ float shared[S::kShared];
+    conv_dgrad_taps_tiled_block<S>(GridPos::here(), shared, DeviceSync{}, dy, w, taps, p, s_lo,
+                                   s_hi);
 }
 __global__ void wgrad_kernel(const float* x, const float* dy, float* dw, const uint32_t* order,
                              Conv2dParams p) {
@@ -89,21 +94,24 @@ __global__ void wgrad_combine_kernel(const float* leaves, const uint32_t* order,
                                      Conv2dParams p, int64_t e0, int64_t len) {
     conv2d_wgrad_combine_body(GridPos::here(), leaves, order, dw, p, e0, len);
 }
-template <class Out>
+template <class S, class Out>
 __global__ void wgrad_tiled_kernel(const float* x, const float* dy, Conv2dParams p, int64_t G,
                                    int64_t o_lo, int64_t o_hi, Out out) {
-    __shared__ float shared[kConvTiledShared];
-    conv_wgrad_tiled_block(GridPos::here(), shared, DeviceSync{}, x, dy, p, G, o_lo, o_hi, out);
+    __shared__ float shared[S::kShared];
+    conv_wgrad_tiled_block<S>(GridPos::here(), shared, DeviceSync{}, x, dy, p, G, o_lo, o_hi, out);
 }
 
 /// conv.wgrad's chains over groups of G samples for the channels [o_lo, o_hi), tiled, to `out`.
 template <class Out>
 void wgrad_tiled(const char* name, const float* x, const float* dy, const Conv2dParams& p,
                  int64_t G, int64_t o_lo, int64_t o_hi, const Out& out) {
-    const int64_t blocks = (p.n + G - 1) / G * conv_wgrad_tiles(p, o_lo, o_hi);
-    if (blocks <= 0) return;
-    wgrad_tiled_kernel<<<static_cast<unsigned>(blocks), kConvTileThreads, 0, stream()>>>(
-        x, dy, p, G, o_lo, o_hi, out);
+    with_tile_shape([&](auto shape) {
+        using S = decltype(shape);
+        const int64_t blocks = (p.n + G - 1) / G * conv_wgrad_tiles<S>(p, o_lo, o_hi);
+        if (blocks <= 0) return;
+        wgrad_tiled_kernel<S, Out><<<static_cast<unsigned>(blocks), S::kThreads, 0, stream()>>>(
+            x, dy, p, G, o_lo, o_hi, out);
+    });
     check_launch(name);
 }
 __global__ void wgrad_exact_limbs_kernel(const float* x, const float* dy, common::ExactAcc* accs,
@@ -141,12 +149,14 @@ void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv
     if (atomic) cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
     for (int64_t s_lo = 0; s_lo < p.n; s_lo += slice) {
         const int64_t s_hi = p.n - s_lo < slice ? p.n : s_lo + slice;
-        const int64_t blocks = conv_dgrad_tap_tiles(p, s_lo, s_hi);
-        if (blocks > 0) {
-            dgrad_taps_kernel<<<static_cast<unsigned>(blocks), kConvTileThreads, 0, stream()>>>(
+        with_tile_shape([&](auto shape) {
+            using S = decltype(shape);
+            const int64_t blocks = conv_dgrad_tap_tiles<S>(p, s_lo, s_hi);
+            if (blocks <= 0) return;
+            dgrad_taps_kernel<S><<<static_cast<unsigned>(blocks), S::kThreads, 0, stream()>>>(
                 dy, w, sc.values, p, s_lo, s_hi);
             check_launch("conv2d_backward_data (taps)");
-        }
+        });
         const DgradTapBuffer t{sc.values, s_lo, (s_hi - s_lo) * P, p.ci, p.ho, p.wo};
         const int64_t e0 = s_lo * p.ci * HW, e1 = s_hi * p.ci * HW;
         if (atomic)

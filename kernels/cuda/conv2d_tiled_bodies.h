@@ -10,7 +10,9 @@
 //                chains) of conv.wgrad
 //   dgrad taps   per tap, C = W_tap^T . dY, C (Ci, N*P slice), K = Co: conv.dgrad's per-tap
 //                values
-// Host tests: tests/support/block_runner.h (real barriers).
+// Each is a template on its tile shape S (tile_gemm.h; SmallTile by default): its blocks have
+// S::kThreads threads and S::kShared shared floats. Host tests: tests/support/block_runner.h
+// (real barriers).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -22,10 +24,6 @@
 #include "kernels/cuda/tile_gemm.h"
 
 namespace dt::kernels::cuda {
-
-inline constexpr uint32_t kConvTileThreads = kTileThreads;
-/// Shared floats of a block.
-inline constexpr int kConvTiledShared = kTileShared;
 
 /// The padded input of convolution q at tap r = (c, ki, kj) and column j = (sample, output
 /// position) of the implicit GEMM: x at the position the tap reads, or +0 in the padding.
@@ -39,18 +37,21 @@ DT_HD float conv_xpad(const float* x, const Conv2dParams& q, int64_t r, int64_t 
 }
 
 /// Blocks of the tiled forward of convolution q: tiles of (output channels, N * Ho * Wo).
-DT_HD int64_t conv_tiles(const Conv2dParams& q) { return tile_count(q.co, q.n * q.ho * q.wo); }
+template <class S = SmallTile>
+DT_HD int64_t conv_tiles(const Conv2dParams& q) {
+    return tile_count<S>(q.co, q.n * q.ho * q.wo);
+}
 
 /// y (N, Co, Ho, Wo) of convolution q over x, weights through wt(o, c, ki, kj), + b[o] once
-/// when b is not null. Thread t of block t.block of conv_tiles(q) blocks. ORDER: each output's
-/// chain over the live taps ascending (tile_gemm_block), then + b[o] once.
-template <class Weight, class Sync>
+/// when b is not null. Thread t of block t.block of conv_tiles<S>(q) blocks. ORDER: each
+/// output's chain over the live taps ascending (tile_gemm_block), then + b[o] once.
+template <class S = SmallTile, class Weight, class Sync>
 DT_HD void conv_forward_tiled_block(const common::GridPos& t, float* shared, const Sync& sync,
                                     const float* x, const Weight& wt, const float* b, float* y,
                                     const Conv2dParams& q) {
     const int64_t P = q.ho * q.wo, cols = q.n * P, R = q.ci * q.kh * q.kw;
-    tile_gemm_block(
-        t, shared, sync, tile_origin(t.block, cols), q.co, cols, R,
+    tile_gemm_block<S>(
+        t, shared, sync, tile_origin<S>(t.block, cols), q.co, cols, R,
         [&](int64_t o, int64_t r) { return wt(o, r / (q.kh * q.kw), (r / q.kw) % q.kh, r % q.kw); },
         [&](int64_t r, int64_t j) { return conv_xpad(x, q, r, j); },
         [&](int64_t r) { return conv_tap_r_live(q, r); }, ZeroInit{},
@@ -77,26 +78,28 @@ struct WgradLeafOut {
 
 /// Blocks of conv_wgrad_tiled_block per group: tiles of the output channels [o_lo, o_hi) x
 /// the R taps.
+template <class S = SmallTile>
 DT_HD int64_t conv_wgrad_tiles(const Conv2dParams& p, int64_t o_lo, int64_t o_hi) {
-    return tile_count(o_hi - o_lo, p.ci * p.kh * p.kw);
+    return tile_count<S>(o_hi - o_lo, p.ci * p.kh * p.kw);
 }
 
 /// The fma chains of conv.wgrad over groups of G consecutive samples (group g: samples
 /// [g G, min(N, g G + G))) for the output channels [o_lo, o_hi): block b of
-/// groups x conv_wgrad_tiles(p, o_lo, o_hi) owns group b / tiles and a tile of channels x taps.
+/// groups x conv_wgrad_tiles<S>(p, o_lo, o_hi) owns group b / tiles and a tile of channels x
+/// taps.
 /// ORDER: acc = fma(dy[s,o,p], xpad[s,r,p], acc) from +0 over the group's samples ascending,
 /// positions ascending within each (conv_wgrad_chain's chain, padding included as +0
 /// operands), then out(g, e, acc) for a live tap, e = o * R + r.
-template <class Sync, class Out>
+template <class S = SmallTile, class Sync, class Out>
 DT_HD void conv_wgrad_tiled_block(const common::GridPos& t, float* shared, const Sync& sync,
                                   const float* x, const float* dy, const Conv2dParams& p, int64_t G,
                                   int64_t o_lo, int64_t o_hi, const Out& out) {
     const int64_t P = p.ho * p.wo, R = p.ci * p.kh * p.kw;
-    const int64_t tiles = conv_wgrad_tiles(p, o_lo, o_hi);
+    const int64_t tiles = conv_wgrad_tiles<S>(p, o_lo, o_hi);
     const int64_t g = t.block / tiles, s0 = g * G;
     const int64_t K = ((s0 + G < p.n ? s0 + G : p.n) - s0) * P;
-    tile_gemm_block(
-        t, shared, sync, tile_origin(t.block % tiles, R), o_hi - o_lo, R, K,
+    tile_gemm_block<S>(
+        t, shared, sync, tile_origin<S>(t.block % tiles, R), o_hi - o_lo, R, K,
         [&](int64_t i, int64_t k) { return dy[((s0 + k / P) * p.co + o_lo + i) * P + k % P]; },
         [&](int64_t k, int64_t r) { return conv_xpad(x, p, r, s0 * P + k); }, AllLive{}, ZeroInit{},
         [&](int64_t i, int64_t r, float acc) {
@@ -106,23 +109,24 @@ DT_HD void conv_wgrad_tiled_block(const common::GridPos& t, float* shared, const
 
 /// Blocks of conv_dgrad_taps_tiled_block for samples [s_lo, s_hi): per tap, tiles of the Ci
 /// input channels x the (sample, output position) columns.
+template <class S = SmallTile>
 DT_HD int64_t conv_dgrad_tap_tiles(const Conv2dParams& p, int64_t s_lo, int64_t s_hi) {
-    return p.kh * p.kw * tile_count(p.ci, (s_hi - s_lo) * p.ho * p.wo);
+    return p.kh * p.kw * tile_count<S>(p.ci, (s_hi - s_lo) * p.ho * p.wo);
 }
 
 /// conv.dgrad's per-tap values of samples [s_lo, s_hi) (kernels/conv2d.h: t[s,c,ki,kj,oh,ow],
 /// the same in every mode) into taps_out (DgradTapBuffer's layout, conv2d_bodies.h): per tap, the
-/// GEMM W_tap^T (Ci x Co) . dY (Co x columns); block b of conv_dgrad_tap_tiles owns tap
+/// GEMM W_tap^T (Ci x Co) . dY (Co x columns); block b of conv_dgrad_tap_tiles<S> owns tap
 /// b / (its tiles) and a tile of channels x columns. ORDER: acc = fma(w[o,c,ki,kj],
 /// dy[s,o,oh,ow], acc) from +0 over o ascending (conv_dgrad_tap's chain).
-template <class Sync>
+template <class S = SmallTile, class Sync>
 DT_HD void conv_dgrad_taps_tiled_block(const common::GridPos& t, float* shared, const Sync& sync,
                                        const float* dy, const float* w, float* taps_out,
                                        const Conv2dParams& p, int64_t s_lo, int64_t s_hi) {
     const int64_t P = p.ho * p.wo, cols = (s_hi - s_lo) * P, KK = p.kh * p.kw;
-    const int64_t per_tap = tile_count(p.ci, cols), tap = t.block / per_tap;
-    tile_gemm_block(
-        t, shared, sync, tile_origin(t.block % per_tap, cols), p.ci, cols, p.co,
+    const int64_t per_tap = tile_count<S>(p.ci, cols), tap = t.block / per_tap;
+    tile_gemm_block<S>(
+        t, shared, sync, tile_origin<S>(t.block % per_tap, cols), p.ci, cols, p.co,
         [&](int64_t c, int64_t o) { return w[(o * p.ci + c) * KK + tap]; },
         [&](int64_t o, int64_t j) { return dy[((s_lo + j / P) * p.co + o) * P + j % P]; },
         AllLive{}, ZeroInit{},

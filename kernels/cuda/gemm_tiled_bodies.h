@@ -14,22 +14,22 @@
 
 namespace dt::kernels::cuda {
 
-inline constexpr uint32_t kGemmTileThreads = kTileThreads;
-/// Shared floats a block uses.
-inline constexpr int kGemmTiledShared = kTileShared;
+/// Blocks of a tiled GEMM of C (m, n): row-major over tiles of S.
+template <class S = SmallTile>
+DT_HD int64_t gemm_tiles(const GemmParams& p) {
+    return tile_count<S>(p.m, p.n);
+}
 
-/// Blocks of a tiled GEMM of C (m, n): row-major over tiles.
-DT_HD int64_t gemm_tiles(const GemmParams& p) { return tile_count(p.m, p.n); }
-
-/// Thread t of block t.block (of gemm_tiles(p) blocks of kGemmTileThreads threads).
-template <class Sync>
+/// Thread t of block t.block (of gemm_tiles<S>(p) blocks of S::kThreads threads, S::kShared
+/// shared floats).
+template <class S = SmallTile, class Sync>
 DT_HD void gemm_tiled_block(const common::GridPos& t, float* shared, const Sync& sync,
                             const float* a, const float* b, float* c, const GemmParams& p) {
     const int64_t lda = p.lda ? p.lda : (p.trans_a ? p.m : p.k);
     const int64_t ldb = p.ldb ? p.ldb : (p.trans_b ? p.k : p.n);
     const int64_t ldc = p.ldc ? p.ldc : p.n;
-    tile_gemm_block(
-        t, shared, sync, tile_origin(t.block, p.n), p.m, p.n, p.k,
+    tile_gemm_block<S>(
+        t, shared, sync, tile_origin<S>(t.block, p.n), p.m, p.n, p.k,
         [&](int64_t i, int64_t k) { return p.trans_a ? a[k * lda + i] : a[i * lda + k]; },
         [&](int64_t k, int64_t j) { return p.trans_b ? b[j * ldb + k] : b[k * ldb + j]; },
         AllLive{}, [&](int64_t i, int64_t j) { return p.accumulate ? c[i * ldc + j] : 0.0f; },

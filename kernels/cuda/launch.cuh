@@ -11,6 +11,7 @@
 #include "kernels/common/hd.h"
 #include "kernels/cuda/launch_shape.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/cuda/tile_gemm.h"
 
 namespace dt::kernels::cuda {
 
@@ -40,6 +41,17 @@ struct DeviceSync {
 #endif
     }
 };
+
+/// f(SmallTile{}) or f(LargeTile{}), as tile_choice() says: the launchers of the tiled block
+/// programs instantiate their kernels for both shapes and launch the chosen one.
+template <class F>
+void with_tile_shape(F&& f) {
+    if (tile_choice() == TileChoice::kLarge) {
+        f(LargeTile{});
+    } else {
+        f(SmallTile{});
+    }
+}
 
 /// Records a launch failure of `what` (a kernel's name) for take_error().
 inline void check_launch(const char* what) {

@@ -11,9 +11,10 @@ namespace dt::kernels::cuda {
 
 namespace {
 
+template <class S>
 __global__ void gemm_tiled_kernel(const float* a, const float* b, float* c, GemmParams p) {
-    __shared__ float shared[kGemmTiledShared];
-    gemm_tiled_block(GridPos::here(), shared, DeviceSync{}, a, b, c, p);
+    __shared__ float shared[S::kShared];
+    gemm_tiled_block<S>(GridPos::here(), shared, DeviceSync{}, a, b, c, p);
 }
 __global__ void bias_kernel(const float* b, float* y, LinearParams p) {
     linear_bias_body(GridPos::here(), b, y, p);
@@ -37,9 +38,12 @@ __global__ void wgrad_atomic_kernel(const float* x, const float* dy, float* dw, 
 
 void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
     if (p.m * p.n <= 0) return;
-    // One block per 16x16 tile of C (grids may have up to 2^31 - 1 blocks in x).
-    gemm_tiled_kernel<<<static_cast<unsigned>(gemm_tiles(p)), kGemmTileThreads, 0, stream()>>>(
-        a, b, c, p);
+    // One block per tile of C (grids may have up to 2^31 - 1 blocks in x).
+    with_tile_shape([&](auto shape) {
+        using S = decltype(shape);
+        gemm_tiled_kernel<S>
+            <<<static_cast<unsigned>(gemm_tiles<S>(p)), S::kThreads, 0, stream()>>>(a, b, c, p);
+    });
     check_launch("gemm");
 }
 

@@ -2,6 +2,9 @@
 // kernels/cuda/runtime.h over the CUDA runtime API.
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -129,6 +132,20 @@ void copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
 }
 
 void synchronize() { ok(cudaStreamSynchronize(stream()), "cudaStreamSynchronize"); }
+
+namespace {
+std::atomic<int>& tile_setting() {
+    static std::atomic<int> c = [] {
+        const char* v = std::getenv("DT_CUDA_TILE");
+        return static_cast<int>(v != nullptr && std::strcmp(v, "large") == 0 ? TileChoice::kLarge
+                                                                           : TileChoice::kSmall);
+    }();
+    return c;
+}
+}  // namespace
+
+TileChoice tile_choice() { return static_cast<TileChoice>(tile_setting().load()); }
+void set_tile_choice(TileChoice choice) { tile_setting().store(static_cast<int>(choice)); }
 
 void* scratch(std::size_t bytes, int slot) {
     static void* blocks[2] = {nullptr, nullptr};

@@ -38,26 +38,25 @@ Conv2dParams conv(int64_t n, int64_t ci, int64_t hw, int64_t co, int64_t k, int6
     return p;
 }
 
-/// The tiled forward's block program over all its blocks, with real barriers.
-template <class Weight>
+/// The tiled forward's block program (tile shape S) over all its blocks, with real barriers.
+template <class S = cuda::SmallTile, class Weight>
 void forward_tiled(const float* x, const Weight& wt, const float* b, float* y,
                    const Conv2dParams& q) {
-    test::run_blocks(static_cast<uint32_t>(cuda::conv_tiles(q)), cuda::kConvTileThreads,
-                     cuda::kConvTiledShared,
+    test::run_blocks(static_cast<uint32_t>(cuda::conv_tiles<S>(q)), S::kThreads, S::kShared,
                      [&](const GridPos& t, float* shared, const auto& sync) {
-                         cuda::conv_forward_tiled_block(t, shared, sync, x, wt, b, y, q);
+                         cuda::conv_forward_tiled_block<S>(t, shared, sync, x, wt, b, y, q);
                      });
 }
 
 /// conv.wgrad's tiled group chains for the channels [o_lo, o_hi), with real barriers.
-template <class Out>
+template <class S = cuda::SmallTile, class Out>
 void wgrad_tiled(const float* x, const float* dy, const Conv2dParams& p, int64_t G, int64_t o_lo,
                  int64_t o_hi, const Out& out) {
-    const int64_t blocks = (p.n + G - 1) / G * cuda::conv_wgrad_tiles(p, o_lo, o_hi);
-    test::run_blocks(static_cast<uint32_t>(blocks), cuda::kConvTileThreads, cuda::kConvTiledShared,
+    const int64_t blocks = (p.n + G - 1) / G * cuda::conv_wgrad_tiles<S>(p, o_lo, o_hi);
+    test::run_blocks(static_cast<uint32_t>(blocks), S::kThreads, S::kShared,
                      [&](const GridPos& t, float* shared, const auto& sync) {
-                         cuda::conv_wgrad_tiled_block(t, shared, sync, x, dy, p, G, o_lo, o_hi,
-                                                      out);
+                         cuda::conv_wgrad_tiled_block<S>(t, shared, sync, x, dy, p, G, o_lo, o_hi,
+                                                         out);
                      });
 }
 
@@ -68,15 +67,16 @@ struct TapSlices {
     int64_t slice;
     std::vector<std::vector<float>> values;  // per slice
 };
+template <class S = cuda::SmallTile>
 TapSlices dgrad_tap_values(const float* dy, const float* w, const Conv2dParams& p, int64_t slice) {
     TapSlices out{slice, {}};
     for (int64_t s_lo = 0; s_lo < p.n; s_lo += slice) {
         const int64_t s_hi = std::min(p.n, s_lo + slice);
         out.values.emplace_back((s_hi - s_lo) * p.kh * p.kw * p.ci * p.ho * p.wo, NAN);
-        test::run_blocks(static_cast<uint32_t>(cuda::conv_dgrad_tap_tiles(p, s_lo, s_hi)),
-                         cuda::kConvTileThreads, cuda::kConvTiledShared,
+        test::run_blocks(static_cast<uint32_t>(cuda::conv_dgrad_tap_tiles<S>(p, s_lo, s_hi)),
+                         S::kThreads, S::kShared,
                          [&](const GridPos& t, float* shared, const auto& sync) {
-                             cuda::conv_dgrad_taps_tiled_block(
+                             cuda::conv_dgrad_taps_tiled_block<S>(
                                  t, shared, sync, dy, w, out.values.back().data(), p, s_lo, s_hi);
                          });
     }
@@ -112,6 +112,7 @@ struct LeafSlices {
     int64_t group, slice;
     std::vector<std::vector<float>> values;  // per slice
 };
+template <class S = cuda::SmallTile>
 LeafSlices wgrad_leaves(const float* x, const float* dy, const Conv2dParams& p, int64_t group,
                         int64_t slice) {
     LeafSlices out{group, slice, {}};
@@ -119,8 +120,8 @@ LeafSlices wgrad_leaves(const float* x, const float* dy, const Conv2dParams& p, 
     for (int64_t o_lo = 0; o_lo < p.co; o_lo += slice) {
         const int64_t o_hi = std::min(p.co, o_lo + slice), len = (o_hi - o_lo) * R;
         out.values.emplace_back(count * len, NAN);
-        wgrad_tiled(x, dy, p, group, o_lo, o_hi,
-                    cuda::WgradLeafOut{out.values.back().data(), o_lo * R, len});
+        wgrad_tiled<S>(x, dy, p, group, o_lo, o_hi,
+                       cuda::WgradLeafOut{out.values.back().data(), o_lo * R, len});
     }
     return out;
 }
@@ -230,6 +231,34 @@ TEST(CudaConv2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
                 EXPECT_TRUE(test::bitwise_equal(dw.data(), want_dw.data(), Wn))
                     << "wgrad, slices of " << leaves.slice << " channels";
             }
+        }
+    }
+}
+
+TEST(CudaConv2dBodies, TheLargeTileGivesTheSmallTilesBits) {
+    // Every block program of the convolution with LargeTile (64 x 128, 8 x 8 per thread) against
+    // SmallTile (checked against the CPU above): the same chains, so the same bits, partial
+    // tiles included (shapes smaller and larger than a tile in each dimension).
+    using L = cuda::LargeTile;
+    for (const Conv2dParams& p :
+         {conv(3, 2, 6, 4, 3, 1, 1), conv(2, 3, 2, 2, 7, 1, 3), conv(5, 9, 12, 70, 3, 1, 1)}) {
+        SCOPED_TRACE(testing::Message() << "n" << p.n << " ci" << p.ci << " co" << p.co);
+        const int64_t X = p.n * p.ci * p.h * p.w, Y = p.n * p.co * p.ho * p.wo,
+                      Wn = p.co * p.ci * p.kh * p.kw;
+        const std::vector<float> x = uniform(X, 11), w = uniform(Wn, 12), b = uniform(p.co, 13),
+                                 dy = uniform(Y, 14);
+        std::vector<float> small(Y, NAN), large(Y, NAN);
+        const cuda::ConvWeight wt{w.data(), p.ci, p.kh, p.kw};
+        forward_tiled(x.data(), wt, b.data(), small.data(), p);
+        forward_tiled<L>(x.data(), wt, b.data(), large.data(), p);
+        EXPECT_TRUE(test::bitwise_equal(large.data(), small.data(), Y)) << "forward";
+        const TapSlices ts = dgrad_tap_values(dy.data(), w.data(), p, p.n),
+                        tl = dgrad_tap_values<L>(dy.data(), w.data(), p, p.n);
+        EXPECT_TRUE(test::bitwise_equal(tl.values[0], ts.values[0])) << "dgrad taps";
+        for (const int64_t group : {int64_t{1}, int64_t{2}}) {
+            const LeafSlices ls = wgrad_leaves(x.data(), dy.data(), p, group, p.co),
+                             ll = wgrad_leaves<L>(x.data(), dy.data(), p, group, p.co);
+            EXPECT_TRUE(test::bitwise_equal(ll.values[0], ls.values[0])) << "wgrad " << group;
         }
     }
 }

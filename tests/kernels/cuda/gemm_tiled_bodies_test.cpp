@@ -20,7 +20,8 @@ TEST(CudaGemmTiledBlocks, EqualTheCpuGemmInEveryLayout) {
     struct Size {
         int64_t m, n, k;
     };
-    // Partial tiles (32 x 64) and K chunks (8) everywhere, several tiles in both dimensions.
+    // Partial tiles (32 x 64, 64 x 128) and K chunks (8) everywhere, several tiles in both
+    // dimensions.
     for (const Size s :
          {Size{37, 21, 45}, Size{16, 16, 16}, Size{5, 40, 3}, Size{18, 2, 0}, Size{70, 130, 19}}) {
         const std::vector<float> a = test::uniform_floats(s.m * s.k, -1, 1, test::test_seed(), 1),
@@ -35,17 +36,23 @@ TEST(CudaGemmTiledBlocks, EqualTheCpuGemmInEveryLayout) {
                                        .trans_a = ta,
                                        .trans_b = tb,
                                        .accumulate = acc};
-                    std::vector<float> want = c0, got = c0;
+                    std::vector<float> want = c0;
                     cpu::gemm(a.data(), b.data(), want.data(), p);
-                    test::run_blocks(
-                        static_cast<uint32_t>(cuda::gemm_tiles(p)), cuda::kGemmTileThreads,
-                        cuda::kGemmTiledShared,
-                        [&](const common::GridPos& t, float* shared, const auto& sync) {
-                            cuda::gemm_tiled_block(t, shared, sync, a.data(), b.data(), got.data(),
-                                                   p);
-                        });
-                    EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), s.m * s.n))
+                    auto tiled = [&](auto shape) {
+                        using S = decltype(shape);
+                        std::vector<float> got = c0;
+                        test::run_blocks(
+                            static_cast<uint32_t>(cuda::gemm_tiles<S>(p)), S::kThreads, S::kShared,
+                            [&](const common::GridPos& t, float* shared, const auto& sync) {
+                                cuda::gemm_tiled_block<S>(t, shared, sync, a.data(), b.data(),
+                                                          got.data(), p);
+                            });
+                        return got;
+                    };
+                    EXPECT_TRUE(test::bitwise_equal(tiled(cuda::SmallTile{}), want))
                         << s.m << "x" << s.n << "x" << s.k << " " << ta << tb << acc;
+                    EXPECT_TRUE(test::bitwise_equal(tiled(cuda::LargeTile{}), want))
+                        << "large " << s.m << "x" << s.n << "x" << s.k << " " << ta << tb << acc;
                 }
     }
 }

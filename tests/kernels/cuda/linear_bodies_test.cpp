@@ -38,8 +38,8 @@ TEST(CudaLinearBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
         cpu::linear_forward(x.data(), w.data(), bias ? b.data() : nullptr, want.data(), shape);
         const GemmParams g{.m = N, .n = O, .k = I, .trans_b = true};
         test::run_blocks(
-            static_cast<uint32_t>(cuda::gemm_tiles(g)), cuda::kGemmTileThreads,
-            cuda::kGemmTiledShared, [&](const GridPos& t, float* shared, const auto& sync) {
+            static_cast<uint32_t>(cuda::gemm_tiles(g)), cuda::SmallTile::kThreads,
+            cuda::SmallTile::kShared, [&](const GridPos& t, float* shared, const auto& sync) {
                 cuda::gemm_tiled_block(t, shared, sync, x.data(), w.data(), got.data(), g);
             });
         if (bias) {
@@ -80,8 +80,8 @@ TEST(CudaLinearBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
             const GemmParams g{.m = N, .n = I, .k = O};
             std::vector<float> tiled(N * I, NAN);
             test::run_blocks(
-                static_cast<uint32_t>(cuda::gemm_tiles(g)), cuda::kGemmTileThreads,
-                cuda::kGemmTiledShared, [&](const GridPos& t, float* shared, const auto& sync) {
+                static_cast<uint32_t>(cuda::gemm_tiles(g)), cuda::SmallTile::kThreads,
+                cuda::SmallTile::kShared, [&](const GridPos& t, float* shared, const auto& sync) {
                     cuda::gemm_tiled_block(t, shared, sync, dy.data(), w.data(), tiled.data(), g);
                 });
             EXPECT_TRUE(test::bitwise_equal(tiled.data(), want_dx.data(), N * I)) << "tiled";

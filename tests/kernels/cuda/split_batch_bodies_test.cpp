@@ -55,8 +55,8 @@ void conv_wgrad_part(const float* x, const float* dy, Conv2dParams p, int64_t s0
     const int64_t len = p.co * R;
     std::vector<float> leaves(static_cast<std::size_t>(p.n * len), NAN);
     test::run_blocks(
-        static_cast<uint32_t>(p.n * cuda::conv_wgrad_tiles(p, 0, p.co)), cuda::kConvTileThreads,
-        cuda::kConvTiledShared, [&](const GridPos& t, float* shared, const auto& sync) {
+        static_cast<uint32_t>(p.n * cuda::conv_wgrad_tiles(p, 0, p.co)), cuda::SmallTile::kThreads,
+        cuda::SmallTile::kShared, [&](const GridPos& t, float* shared, const auto& sync) {
             cuda::conv_wgrad_tiled_block(t, shared, sync, x + s0 * xs, dy + s0 * ys, p, 1, 0, p.co,
                                          cuda::WgradLeafOut{leaves.data(), 0, len});
         });
