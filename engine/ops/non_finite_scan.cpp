@@ -10,7 +10,7 @@
 namespace dt {
 
 namespace {
-constexpr int64_t kFirstCapacity = 256;  // words; a ResNet-18 backward adds ~130 gradients
+constexpr int64_t kFirstCapacity = 256;  // words, doubled when full
 }  // namespace
 
 NonFiniteScan::NonFiniteScan(Device device) : device_(device) {}

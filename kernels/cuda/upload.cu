@@ -9,7 +9,8 @@
 // buffers and the upload issued from there, on the engine's stream; an event recorded after it
 // says when that buffer may be written again. A buffer comes round again kSlots uploads later,
 // when its copy is normally long done (otherwise the upload waits for that copy alone).
-// Uploads above kMaxStaged bytes (none in training) copy directly and wait, as before.
+// Uploads above kMaxStaged bytes (none in training), and every upload once page-locked memory
+// was refused, copy directly and wait, as before.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -37,6 +38,7 @@ struct Staging {
     std::mutex mu;
     StagingSlot slots[kSlots];
     int next = 0;
+    bool no_pinned = false;  // cudaMallocHost failed once: every upload copies directly
 };
 
 Staging& staging() {
@@ -50,9 +52,10 @@ bool check(cudaError_t e, const char* api) {
     return false;
 }
 
-/// The slot's buffer, free to write and at least `bytes` long; nullptr when it cannot be had
-/// (the error is recorded; the caller copies directly).
-void* ready_buffer(StagingSlot& s, std::size_t bytes) {
+/// The slot's buffer, free to write and at least `bytes` long; nullptr when it cannot be had (a
+/// CUDA error is recorded; no page-locked memory is not an error: the caller copies directly).
+void* ready_buffer(Staging& st, StagingSlot& s, std::size_t bytes) {
+    if (st.no_pinned) return nullptr;
     if (s.copied == nullptr &&
         !check(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming), "cudaEventCreate")) {
         return nullptr;
@@ -68,8 +71,10 @@ void* ready_buffer(StagingSlot& s, std::size_t bytes) {
         s.size = 0;
         std::size_t size = kMinStaging;
         while (size < bytes) size *= 2;
-        if (!check(cudaMallocHost(&s.host, size), "cudaMallocHost (staging)")) {
+        if (cudaMallocHost(&s.host, size) != cudaSuccess) {
+            cudaGetLastError();  // not sticky, and not fatal: uploads go the direct way
             s.host = nullptr;
+            st.no_pinned = true;
             return nullptr;
         }
         s.size = size;
@@ -96,7 +101,7 @@ void copy_from_host(void* dst, const void* host_src, std::size_t bytes) {
     std::lock_guard<std::mutex> lock(st.mu);
     StagingSlot& s = st.slots[st.next];
     st.next = (st.next + 1) % kSlots;
-    void* buffer = ready_buffer(s, bytes);
+    void* buffer = ready_buffer(st, s, bytes);
     if (buffer == nullptr) {
         copy_and_wait(dst, host_src, bytes);
         return;
