@@ -21,8 +21,9 @@ std::size_t NonFiniteScan::add(const Tensor& t) {
                device_name(device_), " got ", t.str(), " (hint: scan each device's tensors apart)");
     const auto n = static_cast<int64_t>(count_);
     if (!words_.defined() || n == words_.numel()) {
-        // Grown by copying on the device, in stream order: the queued scans' words come along.
-        Tensor grown = Tensor::empty({n == 0 ? kFirstCapacity : 2 * n}, DType::kI64, device_);
+        // Zeroed (kNoneFound) once for all the scans it will hold; grown by copying on the
+        // device, in stream order: the queued scans' words come along.
+        Tensor grown = Tensor::zeros({n == 0 ? kFirstCapacity : 2 * n}, DType::kI64, device_);
         if (n > 0) {
             device_memory(device_).copy(grown.data<int64_t>(), words_.data<int64_t>(),
                                         static_cast<std::size_t>(n) * sizeof(int64_t));

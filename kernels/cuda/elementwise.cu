@@ -82,14 +82,10 @@ void exact_round(const common::ExactAcc* accs, int64_t n, float* out) {
 }
 
 void first_non_finite_each(const ScanBuffer* b, int64_t count, uint64_t* words) {
-    if (count <= 0) return;
-    // The words set to kAllFinite (all bits) by a memset on the stream, then one scan launch per
-    // buffer; no wait: the engine copies the words back when it wants the answers.
+    // One scan launch per buffer, max-combining into its word (zeroed by the caller); no wait:
+    // the engine copies the words back when it wants the answers.
     static_assert(sizeof(uint64_t) == sizeof(unsigned long long));
     auto* w = reinterpret_cast<unsigned long long*>(words);
-    const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(uint64_t);
-    const cudaError_t e = cudaMemsetAsync(w, 0xff, bytes, stream());
-    if (e != cudaSuccess) note_error("cudaMemsetAsync (first_non_finite)", static_cast<int>(e));
     for (int64_t i = 0; i < count; ++i)
         launch_elementwise("first_non_finite", first_non_finite_kernel, b[i].n, b[i].p, b[i].n,
                            w + i);

@@ -11,7 +11,7 @@
 #include "kernels/add.h"
 #include "kernels/bias_add.h"
 #include "kernels/common/accum_exact.h"
-#include "kernels/common/atomic_min.h"
+#include "kernels/common/atomic_max.h"
 #include "kernels/common/grid.h"
 #include "kernels/cuda/launch_shape.h"
 #include "kernels/dropout.h"
@@ -70,14 +70,13 @@ DT_HD void adam_update_body(const GridPos& t, float* p, const float* grad, float
     common::grid_stride(t, q.n, [&](int64_t k) { adam_update_element(k, p, grad, m, v, q); });
 }
 
-/// *word = min(*word, non_finite_word(i, p[i])) for every non-finite p[i] (kernels/finite.h):
-/// the minimum does not depend on which thread gets there first, so the answer is deterministic.
-/// *word starts at kAllFinite.
+/// *word = max(*word, non_finite_mark(i, p[i])) for every non-finite p[i] (kernels/finite.h):
+/// the maximum does not depend on which thread gets there first, so the answer is deterministic.
 DT_HD void first_non_finite_body(const GridPos& t, const float* p, int64_t n,
                                  unsigned long long* word) {
     common::grid_stride(t, n, [&](int64_t i) {
         const uint32_t bits = common::float_to_bits(p[i]);
-        if (non_finite_bits(bits)) common::atomic_min_u64(word, non_finite_word(i, bits));
+        if (non_finite_bits(bits)) common::atomic_max_u64(word, non_finite_mark(i, bits));
     });
 }
 

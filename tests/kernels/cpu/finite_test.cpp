@@ -70,7 +70,7 @@ TEST(FirstNonFinite, TheBatchedScanAnswersForEachBuffer) {
     bufs[5][2999] = std::nanf("7"), bufs[6][4] = -std::nanf("");
     std::vector<ScanBuffer> b;
     for (const auto& v : bufs) b.push_back({v.data(), std::ssize(v)});
-    std::vector<uint64_t> words(b.size(), 42);
+    std::vector<uint64_t> words(b.size(), kNoneFound);
     cpu::first_non_finite_each(b.data(), std::ssize(b), words.data());
     std::vector<int64_t> first;
     for (uint64_t w : words) first.push_back(non_finite_index(w));
@@ -79,7 +79,7 @@ TEST(FirstNonFinite, TheBatchedScanAnswersForEachBuffer) {
         SCOPED_TRACE(i);
         EXPECT_EQ(first[i], ref::first_non_finite(b[i].p, b[i].n));
         if (first[i] < 0) {
-            EXPECT_EQ(words[i], kAllFinite);
+            EXPECT_EQ(words[i], kNoneFound);
             continue;
         }
         // The value's class: its sign, and NaN or Inf (a NaN comes back quiet, payload dropped).
@@ -87,23 +87,44 @@ TEST(FirstNonFinite, TheBatchedScanAnswersForEachBuffer) {
         const float got = std::bit_cast<float>(non_finite_value_bits(words[i]));
         EXPECT_EQ(std::signbit(got), std::signbit(want));
         EXPECT_EQ(std::isnan(got), std::isnan(want));
-        if (std::isinf(want)) EXPECT_EQ(got, want);
+        if (std::isinf(want)) {
+            EXPECT_EQ(got, want);
+        }
     }
     cpu::first_non_finite_each(nullptr, 0, nullptr);  // nothing to scan, nothing written
 }
 
-TEST(FirstNonFinite, AWordsOrderIsItsIndexWhateverTheValue) {
-    // The GPU keeps the minimum word over its threads' finds: the first index must win over any
-    // later one, whatever the two values' classes.
+TEST(FirstNonFinite, AMarksOrderIsItsIndexWhateverTheValue) {
+    // The GPU keeps the maximum mark over its threads' finds: the first index must win over any
+    // later one, whatever the two values' classes, and over "none found".
     const uint32_t classes[] = {0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u};
     for (uint32_t a : classes) {
         for (uint32_t later : classes) {
-            EXPECT_LT(non_finite_word(41, a), non_finite_word(42, later));
-            EXPECT_LT(non_finite_word(41, a), kAllFinite);
+            EXPECT_GT(non_finite_mark(41, a), non_finite_mark(42, later));
+            EXPECT_GT(non_finite_mark(0, a), non_finite_mark(1 << 30, later));
         }
-        EXPECT_EQ(non_finite_index(non_finite_word(41, a)), 41);
+        EXPECT_GT(non_finite_mark(int64_t{1} << 40, a), kNoneFound);
+        EXPECT_EQ(non_finite_index(non_finite_mark(41, a)), 41);
     }
-    EXPECT_EQ(non_finite_index(kAllFinite), -1);
+    EXPECT_EQ(non_finite_index(kNoneFound), -1);
+}
+
+TEST(FirstNonFinite, ScansIntoOneWordKeepTheFirstIndex) {
+    // The scan max-combines into its word: scanning more buffers into one word keeps the
+    // smallest index found, in either order, and a finite buffer changes nothing.
+    std::vector<float> early(50, 1.0f), late(50, 1.0f), finite(50, 1.0f);
+    early[7] = -std::numeric_limits<float>::infinity();
+    late[30] = std::nanf("");
+    const ScanBuffer e{early.data(), 50}, l{late.data(), 50}, f{finite.data(), 50};
+    for (const auto& order : {std::vector<ScanBuffer>{e, l, f}, std::vector<ScanBuffer>{f, l, e}}) {
+        uint64_t word = kNoneFound;
+        for (const ScanBuffer& b : order) cpu::first_non_finite_each(&b, 1, &word);
+        EXPECT_EQ(non_finite_index(word), 7);
+        EXPECT_EQ(non_finite_value_bits(word), 0xff800000u);  // -inf
+    }
+    uint64_t word = kNoneFound;
+    cpu::first_non_finite_each(&f, 1, &word);
+    EXPECT_EQ(word, kNoneFound);
 }
 
 }  // namespace

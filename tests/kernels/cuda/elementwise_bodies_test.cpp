@@ -145,19 +145,19 @@ TEST(CudaElementwiseBodies, NonFiniteScanFindsTheFirstOnAnyGrid) {
     const int64_t n = 70001;
     std::vector<float> x = random_values(n, 11);
     auto scan = [&](const Grid& g) {
-        unsigned long long word = kAllFinite;
+        unsigned long long word = kNoneFound;
         for_each_thread(g.blocks, g.threads, [&](const GridPos& t) {
             cuda::first_non_finite_body(t, x.data(), n, &word);
         });
         return static_cast<uint64_t>(word);
     };
     auto want = [&] {
-        std::vector<uint64_t> w(1);
+        std::vector<uint64_t> w(1, kNoneFound);
         const ScanBuffer b{x.data(), n};
         cpu::first_non_finite_each(&b, 1, w.data());
         return w[0];
     };
-    for (const Grid& g : grids(n)) EXPECT_EQ(scan(g), kAllFinite);
+    for (const Grid& g : grids(n)) EXPECT_EQ(scan(g), kNoneFound);
     // Threads of later blocks find theirs first in the grid's order; the minimum still wins.
     x[69000] = std::numeric_limits<float>::infinity();
     x[40000] = -std::numeric_limits<float>::infinity();

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: MIT
-// Atomic minimum of an unsigned 64-bit integer. Unlike a float sum, the minimum of a set does not
+// Atomic maximum of an unsigned 64-bit integer. Unlike a float sum, the maximum of a set does not
 // depend on the order its members arrive in, so kernels that race to record "the first index
-// where ..." stay deterministic.
+// where ..." (encoded so that the first is the largest, kernels/finite.h) stay deterministic.
 #pragma once
 #include "kernels/common/hd.h"
 
 namespace dt::kernels::common {
 
-/// *p = min(*p, v) atomically.
-DT_HD void atomic_min_u64(unsigned long long* p, unsigned long long v) {
+/// *p = max(*p, v) atomically.
+DT_HD void atomic_max_u64(unsigned long long* p, unsigned long long v) {
 #if defined(__CUDA_ARCH__)
-    atomicMin(p, v);
+    atomicMax(p, v);
 #else
     unsigned long long old = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (v < old &&
+    while (v > old &&
            !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     }
 #endif
