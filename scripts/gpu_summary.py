@@ -81,6 +81,15 @@ def targets(steps, peers):
     return out
 
 
+def tiles(kernels):
+    """The tile shapes compared (dt_gpu_kernel_bench's "tile" lines): per kernel and shape the
+    large tile's time over the small one's, and whether every pair gave the same bits."""
+    lines = [k for k in kernels if k.get("op") == "tile"]
+    return {"large_vs_small": {f"{k['kernel']} {k['shape']}": k.get("large_vs_small")
+                               for k in lines},
+            "bits_equal": all(k.get("bits_equal") is True for k in lines) if lines else None}
+
+
 def main(argv):
     out, steps_file, work, kit, budget, start, runs = argv[1:8]
     steps = []
@@ -99,6 +108,7 @@ def main(argv):
                              capture_output=True, text=True, timeout=10).stdout.strip()
     except Exception as e:  # no nvidia-smi here: the kit is being checked without a GPU
         gpu = f"none ({e})"
+    kernels = jsonl(os.path.join(work, "kernels.jsonl"))
     commit_file = os.path.join(kit, "COMMIT")
     summary = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -111,12 +121,14 @@ def main(argv):
         "targets": targets(detrain_steps, peers),
         "pytorch_cuda": peers,
         "detrain_step": detrain_steps,
-        "detrain_kernels": jsonl(os.path.join(work, "kernels.jsonl")),
+        "tiles": tiles(kernels),
+        "detrain_kernels": kernels,
     }
     json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
     print(json.dumps({"steps": [f"{s['step']}:{s['status']}" for s in steps],
                       "cpu_vs_gpu": {k: v["bitwise_equal"] for k, v in hashes.items()},
-                      "targets": {k: v["met"] for k, v in summary["targets"].items()}}))
+                      "targets": {k: v["met"] for k, v in summary["targets"].items()},
+                      "tiles": summary["tiles"]}))
     return 0 if all(s["status"] in ("0", "skipped") for s in steps) else 1
 
 

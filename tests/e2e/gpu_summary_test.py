@@ -16,7 +16,7 @@ def write(path, text):
         f.write(text)
 
 
-def run(script, root, steps_text):
+def run(script, root, steps_text, tile_bits=True):
     out, work, kit = (os.path.join(root, d) for d in ("out", "work", "kit"))
     for d in (out, work, kit):
         os.makedirs(d, exist_ok=True)
@@ -46,6 +46,14 @@ def run(script, root, steps_text):
          "step_ms_median": 20.0},
     ]
     write(os.path.join(work, "peers.jsonl"), "".join(json.dumps(p) + "\n" for p in peers))
+    kernels = [
+        {"op": "tile", "kernel": "conv.forward", "shape": "s1", "small_ms": 2.0, "large_ms": 1.0,
+         "large_vs_small": 0.5, "bits_equal": True},
+        {"op": "tile", "kernel": "gemm", "shape": "s2", "small_ms": 1.0, "large_ms": 1.5,
+         "large_vs_small": 1.5, "bits_equal": tile_bits},
+        {"op": "conv2d", "shape": "s1", "mode": "tree", "forward_ms": 1.0},
+    ]
+    write(os.path.join(work, "kernels.jsonl"), "".join(json.dumps(k) + "\n" for k in kernels))
     p = subprocess.run([sys.executable, script, out, steps, work, kit, "340", str(time.time()),
                         "smallcnn:deterministic smallcnn:exact"], capture_output=True, text=True)
     return p.returncode, json.load(open(os.path.join(out, "summary.json"))), p.stdout
@@ -78,6 +86,12 @@ def main():
         expect(r18["met"] is False and abs(r18["value"] - 0.5) < 1e-9,  # TF32 off: 20 ms
                f"resnet18 vs torch {r18}")
         expect('"targets"' in digest, "digest names the targets")
+        tl = s["tiles"]
+        expect(tl["large_vs_small"] == {"conv.forward s1": 0.5, "gemm s2": 1.5}, f"tiles {tl}")
+        expect(tl["bits_equal"] is True and '"tiles"' in digest, "tile bits and digest")
+    with tempfile.TemporaryDirectory() as root:
+        _, s, _ = run(script, root, "nvidia-smi\t0\t100\n", tile_bits=False)
+        expect(s["tiles"]["bits_equal"] is False, "a tile pair with other bits is reported")
     with tempfile.TemporaryDirectory() as root:
         rc, _, _ = run(script, root, "nvidia-smi\t0\t100\ncuda-core-tests\t1\t2000\n")
         expect(rc == 1, f"exit {rc} with a failed step")

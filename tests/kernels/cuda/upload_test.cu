@@ -45,10 +45,14 @@ TEST(CudaUpload, ReturnsWithoutWaitingAndTheHostBufferIsFreeAtOnce) {
     DeviceBlock flag(sizeof(int)), data(4096 * sizeof(int32_t));
     ASSERT_NE(flag.p, nullptr);
     device_zero(flag.p, sizeof(int));
+    // Uploads of this size through every staging buffer first (more uploads than buffers): the
+    // first use of a buffer allocates page-locked memory, which may synchronise the device.
+    std::vector<int32_t> host = pattern(4096, 7);
+    for (int k = 0; k < 16; ++k) copy_from_host(data.p, host.data(), host.size() * sizeof(int32_t));
+    synchronize();
     // ~0.2 s of one thread's clock on any current GPU: the upload below is issued long before.
     spin_kernel<<<1, 1, 0, stream()>>>(400'000'000LL, static_cast<int*>(flag.p));
     ASSERT_EQ(cudaGetLastError(), cudaSuccess);
-    std::vector<int32_t> host = pattern(4096, 7);
     const std::vector<int32_t> want = host;
     copy_from_host(data.p, host.data(), host.size() * sizeof(int32_t));
     EXPECT_EQ(cudaStreamQuery(stream()), cudaErrorNotReady)
