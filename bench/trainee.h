@@ -74,15 +74,10 @@ struct Trainee {
         Tensor loss = dt::softmax_cross_entropy(model->forward(images, ctx), labels);
         if (trainer_checks && !std::isfinite(loss.item())) throw dt::Error("the loss diverged");
         optimizer->zero_grad();
-        const bool checked = dt::autograd::check_finite();
-        dt::autograd::set_check_finite(trainer_checks);
-        try {
+        {
+            const dt::autograd::FiniteCheckGuard check(trainer_checks);
             dt::autograd::backward(loss);
-        } catch (...) {
-            dt::autograd::set_check_finite(checked);
-            throw;
         }
-        dt::autograd::set_check_finite(checked);
         optimizer->step(1e-4f);  // small: the weights stay in range over thousands of steps
     }
 };

@@ -283,7 +283,7 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
              "run_training: the noise configuration is not resolved (call finalize_train_config)");
     // The implementation switches of this run, counters at 0; restored when the run ends.
     const ScopedReduceConfig reduce_config(reduce_site_specs(cfg.noise));
-    const FiniteCheckGuard finite_check;
+    const autograd::FiniteCheckGuard finite_check;
     const bool writer = world().rank() == 0;  // rank 0 writes and evaluates
     if (cfg.checkpoint_every > 0 && writer) io::prepare_output_dir(cfg.out);  // checkpoints
 

@@ -34,16 +34,4 @@ class TrainingDiverged : public Error {
 void backward_checked(const Tensor& loss, const Model& model, double lr, int e, int64_t b,
                       int64_t steps);
 
-/// Turns the tape's finite check on for its lifetime (a run) and restores the previous setting.
-class FiniteCheckGuard {
- public:
-    FiniteCheckGuard() : previous_(autograd::check_finite()) { autograd::set_check_finite(true); }
-    ~FiniteCheckGuard() { autograd::set_check_finite(previous_); }
-    FiniteCheckGuard(const FiniteCheckGuard&) = delete;
-    FiniteCheckGuard& operator=(const FiniteCheckGuard&) = delete;
-
- private:
-    bool previous_;
-};
-
 }  // namespace dt

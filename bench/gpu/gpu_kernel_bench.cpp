@@ -95,6 +95,17 @@ class Timer {
     void* flush_;
 };
 
+/// The median of `reps` timed runs of fn, after one untimed (warm-up) run, each after an L2 flush.
+double median_time(Timer& timer, int reps, const std::function<void()>& fn) {
+    std::vector<double> t;
+    for (int r = 0; r <= reps; ++r) {
+        timer.flush_l2();
+        const double m = timer.time(fn);
+        if (r > 0) t.push_back(m);
+    }
+    return median(t);
+}
+
 std::vector<Case> cases() {
     std::vector<Case> c;
     // SmallCNN's second convolution and ResNet-18's layer3 convolution (batch 128).
@@ -194,14 +205,8 @@ void conv_variants(Timer& timer, int reps) {
             std::vector<std::vector<float>> bits(static_cast<std::size_t>(site.count));
             for (int v = 0; v < site.count; ++v) {
                 p.accum = kc::accum_spec(site.variants[v].mode);
-                std::vector<double> t;
-                for (int r = 0; r <= reps; ++r) {
-                    timer.flush_l2();
-                    const double m =
-                        timer.time([&] { site.variants[v].kernel(a, b, out.f32(), p); });
-                    if (r > 0) t.push_back(m);
-                }
-                ms[v] = median(t);
+                ms[v] =
+                    median_time(timer, reps, [&] { site.variants[v].kernel(a, b, out.f32(), p); });
                 bits[v] = out.to_vector();
             }
             for (int v = 0; v < site.count; ++v) {
@@ -251,16 +256,9 @@ void tile_variants(Timer& timer, int reps) {
         std::vector<float> bits[2];
         for (int v = 0; v < 2; ++v) {
             cu::set_tile_choice(v == 0 ? cu::TileChoice::kSmall : cu::TileChoice::kLarge);
-            std::vector<double> t;
-            for (int r = 0; r <= reps; ++r) {
-                timer.flush_l2();
-                const double m = timer.time([&] { run(out.f32()); });
-                if (r > 0) t.push_back(m);
-            }
-            ms[v] = median(t);
+            ms[v] = median_time(timer, reps, [&] { run(out.f32()); });
             bits[v] = out.to_vector();
         }
-        cu::set_tile_choice(cu::TileChoice::kSmall);
         const bool same = std::memcmp(bits[0].data(), bits[1].data(), bits[0].size() * 4) == 0;
         std::printf(
             "{\"op\": \"tile\", \"kernel\": \"%s\", \"shape\": \"%s\", \"small_ms\": %.4f, "

@@ -68,6 +68,19 @@ void backward(const Tensor& loss);
 void set_check_finite(bool on);
 bool check_finite();
 
+/// Sets the check (on by default) for its lifetime and restores the previous setting: a run, a
+/// benchmark's step.
+class FiniteCheckGuard {
+ public:
+    explicit FiniteCheckGuard(bool on = true) : previous_(check_finite()) { set_check_finite(on); }
+    ~FiniteCheckGuard() { set_check_finite(previous_); }
+    FiniteCheckGuard(const FiniteCheckGuard&) = delete;
+    FiniteCheckGuard& operator=(const FiniteCheckGuard&) = delete;
+
+ private:
+    bool previous_;
+};
+
 /// A NaN/Inf gradient found by the check above. `tensor` is the input whose gradient it is when
 /// that is a leaf (a parameter; callers map it to a name), undefined for an intermediate (freed
 /// by the end of the backward).

@@ -29,7 +29,6 @@ class NonFiniteScan {
     /// Queues the scan of t (float32, on this scan's device; throws DeviceError otherwise);
     /// returns its position in results().
     std::size_t add(const Tensor& t);
-    std::size_t size() const { return count_; }
     /// Every answer, in the order of add(): one copy to the host.
     std::vector<NonFiniteAt> results() const;
 

@@ -43,9 +43,7 @@ void first_non_finite_each(const ScanBuffer* b, int64_t count, uint64_t* words) 
     for (int64_t k = 0; k < count; ++k) {
         const int64_t i = first_non_finite(b[k].p, b[k].n);
         if (i < 0) continue;
-        uint32_t bits = 0;
-        std::memcpy(&bits, b[k].p + i, sizeof bits);
-        const uint64_t mark = non_finite_mark(i, bits);
+        const uint64_t mark = non_finite_mark(i, common::float_to_bits(b[k].p[i]));
         if (mark > words[k]) words[k] = mark;
     }
 }

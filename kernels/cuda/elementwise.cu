@@ -4,7 +4,6 @@
 // elementwise_bodies.h (tested on the host over whole grids); the launchers run on the engine's
 // stream and record launch errors for the engine (kernels/cuda/runtime.h). Parameter structs go
 // by value into the kernels.
-#include <vector>
 
 #include "kernels/cuda/elementwise_bodies.h"
 #include "kernels/cuda/launch.cuh"

@@ -53,6 +53,14 @@ void with_tile_shape(F&& f) {
     }
 }
 
+/// Keeps the first error (for take_error()) when `e`, the answer of CUDA runtime call `api`, is
+/// one; returns whether it was a success.
+inline bool check_call(cudaError_t e, const char* api) {
+    if (e == cudaSuccess) return true;
+    note_error(api, static_cast<int>(e));
+    return false;
+}
+
 /// Records a launch failure of `what` (a kernel's name) for take_error().
 inline void check_launch(const char* what) {
     const cudaError_t e = cudaGetLastError();

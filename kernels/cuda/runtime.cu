@@ -24,12 +24,6 @@ std::string& first_error() {
     return e;
 }
 
-/// Keeps the first error; returns whether `e` was a success.
-bool ok(cudaError_t e, const char* api) {
-    if (e == cudaSuccess) return true;
-    note_error(api, static_cast<int>(e));
-    return false;
-}
 
 }  // namespace
 
@@ -92,7 +86,7 @@ bool probe_device(int local_rank, DeviceInfo* info, std::string* why) {
 cudaStream_t stream() {
     static cudaStream_t s = [] {
         cudaStream_t t = nullptr;
-        ok(cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking), "cudaStreamCreate");
+        check_call(cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking), "cudaStreamCreate");
         return t;
     }();
     return s;
@@ -105,33 +99,33 @@ void* device_malloc(std::size_t bytes) {
         cudaGetLastError();  // out of memory is an answer, not an error to keep
         return nullptr;
     }
-    return ok(e, "cudaMalloc") ? p : nullptr;
+    return check_call(e, "cudaMalloc") ? p : nullptr;
 }
 
 void device_free(void* p) {
     // The block may still be in use by work issued on the stream: cudaFree synchronises the
     // device, which is why the engine caches blocks (engine/core/block_cache.h).
-    ok(cudaFree(p), "cudaFree");
+    check_call(cudaFree(p), "cudaFree");
 }
 
 void device_zero(void* p, std::size_t bytes) {
-    ok(cudaMemsetAsync(p, 0, bytes, stream()), "cudaMemsetAsync");
+    check_call(cudaMemsetAsync(p, 0, bytes, stream()), "cudaMemsetAsync");
 }
 
 void device_copy(void* dst, const void* src, std::size_t bytes) {
-    ok(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream()), "cudaMemcpyAsync");
+    check_call(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream()), "cudaMemcpyAsync");
 }
 
 // copy_from_host: kernels/cuda/upload.cu (through page-locked staging buffers).
 
 void copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
-    if (ok(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream()),
+    if (check_call(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream()),
            "cudaMemcpyAsync(device to host)")) {
-        ok(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
+        check_call(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
     }
 }
 
-void synchronize() { ok(cudaStreamSynchronize(stream()), "cudaStreamSynchronize"); }
+void synchronize() { check_call(cudaStreamSynchronize(stream()), "cudaStreamSynchronize"); }
 
 namespace {
 std::atomic<int>& tile_setting() {

@@ -46,27 +46,21 @@ Staging& staging() {
     return *s;
 }
 
-bool check(cudaError_t e, const char* api) {
-    if (e == cudaSuccess) return true;
-    note_error(api, static_cast<int>(e));
-    return false;
-}
-
 /// The slot's buffer, free to write and at least `bytes` long; nullptr when it cannot be had (a
 /// CUDA error is recorded; no page-locked memory is not an error: the caller copies directly).
 void* ready_buffer(Staging& st, StagingSlot& s, std::size_t bytes) {
     if (st.no_pinned) return nullptr;
     if (s.copied == nullptr &&
-        !check(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming), "cudaEventCreate")) {
+        !check_call(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming), "cudaEventCreate")) {
         return nullptr;
     }
     if (s.pending) {  // the upload issued kSlots uploads ago, normally done already
-        if (!check(cudaEventSynchronize(s.copied), "cudaEventSynchronize (staging)"))
+        if (!check_call(cudaEventSynchronize(s.copied), "cudaEventSynchronize (staging)"))
             return nullptr;
         s.pending = false;
     }
     if (s.size < bytes) {
-        if (s.host != nullptr) check(cudaFreeHost(s.host), "cudaFreeHost (staging)");
+        if (s.host != nullptr) check_call(cudaFreeHost(s.host), "cudaFreeHost (staging)");
         s.host = nullptr;
         s.size = 0;
         std::size_t size = kMinStaging;
@@ -83,9 +77,9 @@ void* ready_buffer(Staging& st, StagingSlot& s, std::size_t bytes) {
 }
 
 void copy_and_wait(void* dst, const void* host_src, std::size_t bytes) {
-    if (check(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream()),
+    if (check_call(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream()),
               "cudaMemcpyAsync(host to device)")) {
-        check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
+        check_call(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
     }
 }
 
@@ -107,15 +101,15 @@ void copy_from_host(void* dst, const void* host_src, std::size_t bytes) {
         return;
     }
     std::memcpy(buffer, host_src, bytes);
-    if (check(cudaMemcpyAsync(dst, buffer, bytes, cudaMemcpyHostToDevice, stream()),
+    if (check_call(cudaMemcpyAsync(dst, buffer, bytes, cudaMemcpyHostToDevice, stream()),
               "cudaMemcpyAsync(host to device, staged)") &&
-        check(cudaEventRecord(s.copied, stream()), "cudaEventRecord (staging)")) {
+        check_call(cudaEventRecord(s.copied, stream()), "cudaEventRecord (staging)")) {
         s.pending = true;
         return;
     }
     // The upload was not issued as planned: wait, so that no later upload overwrites a buffer a
     // copy may still read.
-    check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
+    check_call(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
 }
 
 }  // namespace dt::kernels::cuda
