@@ -3,17 +3,20 @@
 // bench/gpu/gpu_step_bench.cpp on a GPU): a model with its Adam optimizer and a fixed synthetic
 // batch (Philox pixels, labels i % 10), all from seed 0, and the reduce-site specs of a preset.
 // One step = forward (training mode) -> softmax cross-entropy -> zero_grad -> backward -> Adam;
-// with trainer_checks, also what the trainer's step adds (apps/train/trainer.cpp): the loss read
-// on the host before the backward (the divergence check) and the tape's finite check of every
-// gradient. The labels stay on the host, as the trainer's do (the loss checks and uploads them).
+// with trainer_checks, also what the trainer's step adds (apps/train/trainer.cpp): the tape's
+// finite check of every gradient and the loss read on the host (issued after the forward, taken
+// after the backward: the divergence check). The labels stay on the host, as the trainer's do (the
+// loss checks and uploads them).
 #pragma once
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
+#include "engine/core/pending_item.h"
 #include "engine/noise/noise_config.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/softmax_xent.h"
@@ -72,12 +75,14 @@ struct Trainee {
 
     void step() {
         Tensor loss = dt::softmax_cross_entropy(model->forward(images, ctx), labels);
-        if (trainer_checks && !std::isfinite(loss.item())) throw dt::Error("the loss diverged");
+        std::optional<dt::PendingItem> loss_value;
+        if (trainer_checks) loss_value.emplace(loss);
         optimizer->zero_grad();
         {
             const dt::autograd::FiniteCheckGuard check(trainer_checks);
             dt::autograd::backward(loss);
         }
+        if (loss_value && !std::isfinite(loss_value->get())) throw dt::Error("the loss diverged");
         optimizer->step(1e-4f);  // small: the weights stay in range over thousands of steps
     }
 };

@@ -23,6 +23,7 @@
 #include "engine/autograd/tape.h"
 #include "engine/core/backend.h"
 #include "engine/core/error.h"
+#include "engine/core/pending_item.h"
 #include "engine/io/atomic_file.h"
 #include "engine/ops/softmax_xent.h"
 #include "engine/optim/optimizer.h"
@@ -186,7 +187,7 @@ Batch training_batch(const StepLoop& L, int e, int64_t b) {
 }
 
 /// Whole batch b of epoch e (`batch`, training_batch's) at once: forward, loss, backward.
-/// Returns the loss; a non-finite loss throws before the backward.
+/// Returns the loss, which the caller checks before the update (a non-finite loss stops the run).
 float whole_batch_step(const StepLoop& L, int e, int64_t b, Batch batch, int64_t& images) {
     const TrainConfig& cfg = L.cfg;
     trace_batch(batch);
@@ -199,12 +200,20 @@ float whole_batch_step(const StepLoop& L, int e, int64_t b, Batch batch, int64_t
     // host, where the loss checks them before it uploads them.
     const Device dev = L.model.device();
     Tensor loss = softmax_cross_entropy(L.model.forward(batch.images.to(dev), ctx), batch.labels);
-    const float loss_value = loss.item();
     images = batch.size();
-    if (!std::isfinite(loss_value)) return loss_value;  // the caller stops the run
+    // The loss is taken after the backward, whose finite check of the gradients is the step's one
+    // wait for a device: read before it, the host would wait for the forward before it could
+    // issue the backward (pending_item.h). A non-finite loss still ends the run as the loss's
+    // divergence, also when the gradients it made non-finite are found first.
+    PendingItem loss_value(loss);
     L.optimizer.zero_grad();
-    backward_checked(loss, L.model, cfg.lr, e, b, L.loader.num_batches());
-    return loss_value;
+    try {
+        backward_checked(loss, L.model, cfg.lr, e, b, L.loader.num_batches());
+    } catch (const TrainingDiverged&) {
+        if (const float v = loss_value.get(); !std::isfinite(v)) return v;
+        throw;
+    }
+    return loss_value.get();
 }
 
 /// The remaining training steps of epoch pos.epoch, from batch pos.batch on; pos follows every

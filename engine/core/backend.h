@@ -9,6 +9,7 @@
 // op calls it (a backend may be filled op by op).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "engine/core/dtype.h"
 #include "kernels/kernel_table.h"
@@ -16,6 +17,9 @@
 namespace dt {
 
 /// A device's memory. Sizes in bytes; pointers are the device's own.
+/// The most bytes one DeviceMemory::to_host_later copies.
+inline constexpr std::size_t kReadLaterMaxBytes = 256;
+
 struct DeviceMemory {
     void* (*allocate)(std::size_t bytes) = nullptr;  // 64-byte aligned; nullptr when out of memory
     void (*release)(void* p, std::size_t bytes) = nullptr;  // a block of allocate(bytes)
@@ -23,6 +27,12 @@ struct DeviceMemory {
     void (*copy)(void* dst, const void* src, std::size_t bytes) = nullptr;  // within the device
     void (*to_host)(void* host_dst, const void* src, std::size_t bytes) = nullptr;
     void (*from_host)(void* dst, const void* host_src, std::size_t bytes) = nullptr;
+    /// A copy to the host that does not wait (at most kReadLaterMaxBytes): to_host_later queues
+    /// it and returns a ticket; take_later waits for that copy alone (nothing when a wait issued
+    /// after it, a to_host, has returned) and writes the bytes to host_dst. nullptr where every
+    /// copy is immediate (the cpu): PendingItem then copies with to_host.
+    uint64_t (*to_host_later)(const void* src, std::size_t bytes) = nullptr;
+    void (*take_later)(uint64_t ticket, void* host_dst, std::size_t bytes) = nullptr;
     /// The most memory this device held for the process at once, in bytes (the allocator's
     /// blocks, cached ones included); nullptr where not tracked (the cpu: see peak RSS).
     std::size_t (*peak_bytes)() = nullptr;

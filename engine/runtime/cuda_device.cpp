@@ -70,9 +70,21 @@ void from_host(void* d, const void* s, std::size_t n) {
     check();
 }
 
+static_assert(kReadLaterMaxBytes == kc::kReadLaterMaxBytes);
+uint64_t to_host_later(const void* s, std::size_t n) {
+    const uint64_t ticket = kc::read_later(s, n);
+    check();
+    return ticket;
+}
+void take_later(uint64_t ticket, void* d, std::size_t n) {
+    kc::take_read(ticket, d, n);
+    check();
+}
+
 std::size_t peak_bytes() { return cache().stats().peak_held_bytes; }
 
-constexpr DeviceMemory kCudaMemory{allocate, release, zero, copy, to_host, from_host, peak_bytes};
+constexpr DeviceMemory kCudaMemory{allocate,  release,       zero,       copy,      to_host,
+                                   from_host, to_host_later, take_later, peak_bytes};
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 // turns into a DeviceError at its synchronisation points (engine/runtime/cuda_device.h).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace dt::kernels::cuda {
@@ -37,6 +38,16 @@ void device_copy(void* dst, const void* src, std::size_t bytes);
 void copy_from_host(void* dst, const void* host_src, std::size_t bytes);
 /// Device to host; waits for everything issued before it.
 void copy_to_host(void* host_dst, const void* src, std::size_t bytes);
+/// Device to host later (read_later.cu): queues a copy of at most kReadLaterMaxBytes from src
+/// into a page-locked slot and returns its ticket (> 0; 0 when not issued: the error is kept)
+/// without waiting for the device. take_read waits for that copy alone, which costs nothing
+/// once a wait issued after it (copy_to_host, synchronize) has returned, and writes the bytes to
+/// host_dst. A ticket is good until kReadLaterSlots later read_later calls; taking it after that
+/// records an error. Without page-locked memory read_later copies at once (and waits).
+constexpr std::size_t kReadLaterMaxBytes = 256;
+constexpr int kReadLaterSlots = 16;
+uint64_t read_later(const void* src, std::size_t bytes);
+void take_read(uint64_t ticket, void* host_dst, std::size_t bytes);
 /// Waits for everything issued so far.
 void synchronize();
 

@@ -11,9 +11,12 @@
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "engine/core/backend.h"
 #include "kernels/kernel_table.h"
@@ -29,6 +32,15 @@ struct State {
     std::size_t kernel_calls = 0, copies = 0;
     std::size_t to_host = 0, from_host = 0;  // of the copies: to and from the host
     std::size_t bytes = 0, peak_bytes = 0;   // allocated (as asked), and the most at once
+    // Copies to the host made later (to_host_later): their bytes, by ticket, and whether a wait
+    // issued after them (a to_host) has returned, so that taking them would not wait on a GPU.
+    struct LaterRead {
+        std::vector<unsigned char> bytes;
+        bool covered = false;
+    };
+    std::map<uint64_t, LaterRead> later;
+    uint64_t next_ticket = 1;
+    std::size_t reads_later = 0;
 };
 inline State& state() {
     static State s;
@@ -88,7 +100,28 @@ inline void copy(void* d, const void* s, std::size_t n) {
 
 inline void to_host(void* d, const void* s, std::size_t n) {
     copy(d, s, n);
+    std::lock_guard<std::mutex> lock(state().mu);
     ++state().to_host;
+    for (auto& [ticket, read] : state().later) read.covered = true;  // a wait covers them all
+}
+inline uint64_t to_host_later(const void* s, std::size_t n) {
+    State::LaterRead read;
+    read.bytes.resize(n);
+    copy(read.bytes.data(), s, n);
+    std::lock_guard<std::mutex> lock(state().mu);
+    ++state().reads_later;
+    const uint64_t ticket = state().next_ticket++;
+    state().later[ticket] = std::move(read);
+    return ticket;
+}
+/// Counts as a copy to the host (a wait) unless a to_host since the read covered it.
+inline void take_later(uint64_t ticket, void* d, std::size_t n) {
+    std::lock_guard<std::mutex> lock(state().mu);
+    auto it = state().later.find(ticket);
+    if (it == state().later.end() || it->second.bytes.size() != n) std::abort();
+    if (!it->second.covered) ++state().to_host;
+    std::memcpy(d, it->second.bytes.data(), n);
+    state().later.erase(it);
 }
 inline void from_host(void* d, const void* s, std::size_t n) {
     copy(d, s, n);
@@ -100,8 +133,8 @@ inline std::size_t peak_bytes() {
     return state().peak_bytes;
 }
 
-inline constexpr DeviceMemory kMemory{allocate, release,   zero,      copy,
-                                      to_host,  from_host, peak_bytes};
+inline constexpr DeviceMemory kMemory{allocate,  release,       zero,       copy,      to_host,
+                                      from_host, to_host_later, take_later, peak_bytes};
 
 /// Calls the CPU kernel Fn with the fake device's memory open.
 template <auto Fn, typename F>
@@ -138,6 +171,8 @@ class ScopedFakeCuda {
         fake_cuda_detail::state().copies = 0;
         fake_cuda_detail::state().to_host = 0;
         fake_cuda_detail::state().from_host = 0;
+        fake_cuda_detail::state().reads_later = 0;
+        fake_cuda_detail::state().later.clear();
         fake_cuda_detail::state().peak_bytes = fake_cuda_detail::state().bytes;
     }
     /// Kernels run and copies made on the fake device so far.
@@ -147,6 +182,9 @@ class ScopedFakeCuda {
     /// are not: kernels/cuda/upload.cu).
     static std::size_t copies_to_host() { return fake_cuda_detail::state().to_host; }
     static std::size_t copies_from_host() { return fake_cuda_detail::state().from_host; }
+    /// Copies to the host made later (DeviceMemory::to_host_later); a take that no wait covered
+    /// counts in copies_to_host.
+    static std::size_t reads_later() { return fake_cuda_detail::state().reads_later; }
     static std::size_t live_blocks() { return fake_cuda_detail::state().blocks.size(); }
 
  private:

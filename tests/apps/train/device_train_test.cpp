@@ -16,6 +16,7 @@
 #include "apps/train/run_outputs.h"
 #include "apps/train/train_resume.h"
 #include "apps/train/trainer.h"
+#include "apps/train/trainer_noise.h"
 #include "tests/support/fake_cuda.h"
 #include "tests/support/synthetic_idx.h"
 #include "tests/support/temp_dir.h"
@@ -135,18 +136,19 @@ class CopyCountingProgress : public Progress {
     void step(int, int64_t, double, double) override {
         to_host.push_back(test::ScopedFakeCuda::copies_to_host());
         from_host.push_back(test::ScopedFakeCuda::copies_from_host());
+        reads_later.push_back(test::ScopedFakeCuda::reads_later());
     }
-    std::vector<std::size_t> to_host, from_host;
+    std::vector<std::size_t> to_host, from_host, reads_later;
 };
 
-TEST_F(DeviceTraining, AStepWaitsForTheDeviceTwice) {
+TEST_F(DeviceTraining, AStepWaitsForTheDeviceOnce) {
     // A copy to the host waits for the device; uploads do not (kernels/cuda/upload.cu), nor do
-    // kernels (the non-finite scan writes its answers into device memory). A whole-batch step
-    // copies twice to the host: the loss (the divergence check before the backward) and the
-    // answers of the tape's finite check of every gradient, at the end of the backward (it was
-    // one wait per gradient, and one more for the trainer's scan). Its uploads: the images, the
-    // labels, the sample ids of the dropout masks and the backward's seed gradient (read on the
-    // device by the loss's backward: it cost a wait to learn it).
+    // kernels (the non-finite scan writes its answers into device memory), nor a copy read later
+    // (the loss: PendingItem, taken after a wait covered it). A whole-batch step copies once to
+    // the host, the answers of the tape's finite check of every gradient at the end of the
+    // backward (it was one wait per gradient, one for the trainer's scan and one for the loss
+    // before the backward), and reads its loss later. Its uploads: the images, the labels, the
+    // sample ids of the dropout masks and the backward's seed gradient.
     const std::string flags =
         "--model smallcnn-bn --dropout 0.3 --optimizer adamw --impl deterministic";
     const test::ScopedFakeCuda device;
@@ -156,9 +158,30 @@ TEST_F(DeviceTraining, AStepWaitsForTheDeviceTwice) {
     ASSERT_EQ(progress.to_host.size(), 2 * steps_per_epoch);
     for (std::size_t s = 1; s < steps_per_epoch; ++s) {  // the first epoch's steps after its first
         SCOPED_TRACE(s);
-        EXPECT_EQ(progress.to_host[s] - progress.to_host[s - 1], 2u);
+        EXPECT_EQ(progress.to_host[s] - progress.to_host[s - 1], 1u);
         EXPECT_EQ(progress.from_host[s] - progress.from_host[s - 1], 4u);
+        EXPECT_EQ(progress.reads_later[s] - progress.reads_later[s - 1], 1u);
     }
+}
+
+TEST_F(DeviceTraining, ADivergedLossIsReportedAsOnTheCpu) {
+    // The loss is taken after the backward on every device; a non-finite one still ends the run
+    // as the loss's divergence, at the same step, with the same message as the cpu's.
+    const std::string flags = "--model smallcnn --optimizer sgd --momentum 0 --lr 1e4";
+    std::string messages[2];
+    for (int k = 0; k < 2; ++k) {
+        const test::ScopedFakeCuda device;
+        try {
+            train(config("nan", flags, k == 0 ? "cpu" : "cuda"));
+            ADD_FAILURE() << "training did not diverge";
+        } catch (const TrainingDiverged& e) {
+            messages[k] = e.what();
+        }
+    }
+    EXPECT_NE(messages[0].find("training diverged: the loss (op softmax_cross_entropy) is"),
+              std::string::npos)
+        << messages[0];
+    EXPECT_EQ(messages[1], messages[0]);
 }
 
 }  // namespace
