@@ -73,6 +73,17 @@ step train-smallcnn-exact-cuda-micro 40 "$kit/bin/detrain" train --data-dir "$da
     --dropout 0.2 --device cuda --micro-batch 32 --progress none \
     --out "$work/smallcnn-exact-cuda-micro"
 
+# A run moved between devices mid-way (--stop-after 7 of 16 steps, then --resume on the other
+# device): checkpoints written on one device and read on the other must give the cpu run's bits.
+for way in cuda-cpu cpu-cuda; do
+    dir="$work/smallcnn-deterministic-$way"
+    run_flags="--data-dir '$data' --model smallcnn --epochs 1 --batch-size 128 \
+        --eval-batch-size 500 --impl deterministic --dropout 0.2 --progress none --out '$dir'"
+    step "train-smallcnn-deterministic-$way" 40 sh -c \
+        "'$kit/bin/detrain' train $run_flags --device ${way%-*} --stop-after 7 &&
+         '$kit/bin/detrain' train $run_flags --device ${way#*-} --resume '$dir'"
+done
+
 # Where the devices part ways, if they do: the first op output, gradient or weight whose bits
 # differ between the cpu and the cuda run, with its element statistics (docs/audit.md).
 step audit-cpu-vs-cuda 40 sh -c "'$kit/bin/detrain' audit --json --steps 2 --data-dir '$data' \

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """summary.json of scripts/gpu_check.sh: the steps and their exit statuses, the CPU-vs-GPU hash
-pairs, detrain's step and kernel figures, the PyTorch-CUDA peer figures, and issue 20's speed
-targets each with its measured ratio and a verdict (so that a GPU session records results, not
-arithmetic):
+pairs (the same run on each device, micro-batched on the GPU, and moved between the devices
+mid-way through a checkpoint), detrain's step and kernel figures, the PyTorch-CUDA peer figures,
+and issue 20's speed targets each with its measured ratio and a verdict (so that a GPU session
+records results, not arithmetic):
   deterministic step <= 1.10x atomic, exact <= 1.3x atomic      (SmallCNN, ResNet-18; medians of
                                                                  dt_gpu_step_bench, same run)
   SmallCNN step at least PyTorch-CUDA's speed                    (detrain's deterministic step
@@ -100,6 +101,11 @@ def main(argv):
               for run in runs.split()}
     hashes["smallcnn:exact, cuda --micro-batch 32"] = pair(
         result(work, "smallcnn:exact", "cpu"), result(work, "smallcnn:exact", "cuda-micro"))
+    for way, what in (("cuda-cpu", "cuda to step 7, resumed on cpu"),
+                      ("cpu-cuda", "cpu to step 7, resumed on cuda")):
+        hashes[f"smallcnn:deterministic, {what}"] = pair(
+            result(work, "smallcnn:deterministic", "cpu"),
+            result(work, "smallcnn:deterministic", way))
     detrain_steps = jsonl(os.path.join(work, "steps.jsonl"))
     peers = jsonl(os.path.join(work, "peers.jsonl"))
     try:

@@ -45,7 +45,8 @@ std::pair<TrainConfig, TrainConfig> audit_configs(const std::vector<std::string>
                                                   const std::vector<std::string>& b_flags,
                                                   int64_t steps) {
     DT_CHECK_VALUE(steps >= 1, "audit: --steps ", steps, ": need at least 1");
-    for (const char* refused : {"--replay", "--resume", "--out", "--checkpoint-every", "--trace"}) {
+    for (const char* refused :
+         {"--replay", "--resume", "--out", "--checkpoint-every", "--stop-after", "--trace"}) {
         for (const auto* flags : {&a_flags, &b_flags}) {
             if (std::find(flags->begin(), flags->end(), refused) != flags->end())
                 throw ValueError(str(refused,

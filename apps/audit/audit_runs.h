@@ -31,7 +31,7 @@ Trail run_traced(const TrainConfig& cfg, const TrailOptions& options = {});
 
 /// Run A's and B's configurations from their flags: `random` seeds drawn once for both,
 /// `steps` training steps each, no checkpoints, no progress. Flags that write files or continue
-/// runs (--out, --resume, --replay, --checkpoint-every, --trace) are refused.
+/// runs (--out, --resume, --replay, --checkpoint-every, --stop-after, --trace) are refused.
 std::pair<TrainConfig, TrainConfig> audit_configs(const std::vector<std::string>& a_flags,
                                                   const std::vector<std::string>& b_flags,
                                                   int64_t steps);

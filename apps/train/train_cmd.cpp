@@ -97,6 +97,15 @@ int run_train_command(const CLI::App& train, TrainConfig& cfg,
     tracing.reset();
     trace_file.reset();
     if (!writer) return 0;
+    if (result.stopped_after > 0) {  // --stop-after: a checkpoint, no results yet
+        std::printf(
+            "stopped         after global step %lld of %lld; checkpoint %s\n"
+            "continue with   detrain train --resume %s\n",
+            static_cast<long long>(result.stopped_after),
+            static_cast<long long>(result.info.steps_per_epoch * cfg.epochs),
+            checkpoint_path(cfg.out).c_str(), cfg.out.c_str());
+        return 0;
+    }
     const RunFiles files = write_run_outputs(cfg, result, command_line);
     print_summary(stdout, result, files);
     if (!cfg.replay.empty()) {

@@ -250,62 +250,7 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
                    "(default off)")
         ->check(noise_check<&NoiseFlags::shuffle_within_batch>("--shuffle-within-batch"));
 
-    app.add_option("--threads", cfg.threads,
-                   "CPU threads (results do not depend on it, except under atomic accumulation)")
-        ->capture_default_str();
-    app.add_option("--isa", cfg.isa,
-                   "Instruction set of the GEMM and convolution kernels" + choice(isa_names()) +
-                       "; auto = $DT_ISA if set, else the best this CPU has. The Adam update, "
-                       "the non-finite scan, linear's wgrad leaves and the exact row sums pick "
-                       "their vector variant when the program loads instead. Results do not "
-                       "depend on either")
-        ->capture_default_str();
-    app.add_option("--device", cfg.device,
-                   "Where the tensors live and the kernels run" + choice(device_names()) +
-                       ". cuda needs a CUDA build and an NVIDIA GPU (docs/gpu.md); under the "
-                       "deterministic modes the weights do not depend on it")
-        ->capture_default_str();
-    app.add_option("--micro-batch", cfg.micro_batch,
-                   "Split every batch into micro-batches of at most M samples (per process) and "
-                   "accumulate their gradients: the memory of M, the update of the whole batch. "
-                   "Under --impl exact the weights equal whole batches bit for bit (batch norm "
-                   "then normalises each micro-batch on its own); 0 = whole batches")
-        ->capture_default_str();
-    app.add_option("--sync-bn", cfg.sync_bn,
-                   "Batch norm under mpirun -np P: on = statistics over the whole batch (every "
-                   "process's part; with --impl exact the single-process bits), off = each "
-                   "process normalises its own part (bits depend on P)" + choice({"on", "off"}))
-        ->capture_default_str();
-    app.add_option("--progress", cfg.progress,
-                   "Progress output" + choice(progress_names()) +
-                       "; auto = live bar on a terminal, plain lines otherwise")
-        ->capture_default_str();
-    app.add_option("--out", cfg.out, "Output directory (default: runs/<model>-<dataset>)");
-    app.add_option("--replay", cfg.replay,
-                   "Re-run the configuration recorded in a result.json, random seeds as drawn; "
-                   "only --out, --progress, --threads, --isa, --device, --micro-batch, "
-                   "--sync-bn, --data-dir, --checkpoint-every may "
-                   "be given with it "
-                   "(default --out: <its directory>-replay)");
-    app.add_option("--checkpoint-every", cfg.checkpoint_every,
-                   "Write --out/checkpoint.safetensors every N training steps (atomically: the "
-                   "previous one stays valid until the new one is complete); 0 = never")
-        ->capture_default_str();
-    app.add_option("--trace", cfg.trace,
-                   "Write the hash of every op output, gradient and weight of every step to FILE "
-                   "(JSON lines), for detrain audit --traces A B (docs/audit.md)")
-        ->type_name("FILE");
-    app.add_option("--resume", cfg.resume,
-                   "Continue the run checkpointed in DIR (its --out), with its configuration; "
-                   "other flags must repeat the run's values (or --force), except --threads, "
-                   "--isa, --device, --micro-batch, --sync-bn, --progress, --data-dir, "
-                   "--checkpoint-every, and the number of processes. With no checkpoint in DIR "
-                   "yet (a run killed before its first), starts the run there from the "
-                   "beginning with the given flags, so one restart command always works; a DIR "
-                   "holding a finished run and no checkpoint is refused")
-        ->type_name("DIR");
-    app.add_flag("--force", cfg.force,
-                 "With --resume: continue even where the given flags differ from the run's");
+    add_run_option_flags(app, cfg);
 }
 
 // ---- validation ----
@@ -354,6 +299,8 @@ void validate_train_config(const TrainConfig& c) {
     if (c.checkpoint_every < 0) {
         reject("--checkpoint-every", c.checkpoint_every, "a step count >= 1, or 0 for never");
     }
+    if (c.stop_after < 0)
+        reject("--stop-after", c.stop_after, "a global step >= 1, or 0 for never");
     if (c.threads < 1 || c.threads > 4096)
         reject("--threads", c.threads, "an integer in [1, 4096]");
     check_member("--progress", c.progress, progress_names());

@@ -106,6 +106,9 @@ struct RunOptions {
     std::string out;                // "" -> runs/<model>-<dataset>
     int64_t checkpoint_every = 0;   // write --out/checkpoint.safetensors every N steps; 0 = never
     std::string trace;              // --trace FILE: the per-op hash trail (apps/audit/trace_file.h)
+    // --stop-after N: end this invocation after global step N with a checkpoint, before the end
+    // of the run (0: run to the end). Not recorded: a resumed run goes on unless given it again.
+    int64_t stop_after = 0;
     // Stop after this many global steps, without the evaluation of the unfinished epoch (0: the
     // whole run). Not a flag: `detrain audit --steps N` sets it.
     int64_t max_steps = 0;
@@ -134,6 +137,8 @@ const std::vector<std::string>& device_names();  // cpu, cuda
 /// Registers every flag of `detrain train` on `app`, writing into `cfg` (which must outlive the
 /// parse). Defaults shown in --help are the current values of `cfg`.
 void add_train_flags(CLI::App& app, TrainConfig& cfg);
+/// The run options' flags of add_train_flags (train_run_flags.cpp).
+void add_run_option_flags(CLI::App& app, RunOptions& cfg);
 
 /// The flags of `detrain train` given as a list (by `detrain study` and `detrain audit`), parsed
 /// and validated as train would, not finalized; a parse error is a ValueError prefixed by `who`.

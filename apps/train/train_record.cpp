@@ -23,8 +23,9 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 const std::vector<std::string>& run_option_flags() {
     static const std::vector<std::string> v = {
-        "--threads",  "--isa",      "--device",           "--micro-batch", "--sync-bn",
-        "--progress", "--data-dir", "--checkpoint-every", "--out",         "--trace"};
+        "--threads", "--isa",      "--device",    "--micro-batch",
+        "--sync-bn", "--progress", "--data-dir",  "--checkpoint-every",
+        "--out",     "--trace",    "--stop-after"};
     return v;
 }
 
@@ -51,6 +52,7 @@ TrainConfig recorded_config(const std::string& source, const nlohmann::json& con
     if (contains(flags, "--checkpoint-every")) run.checkpoint_every = mine.checkpoint_every;
     if (contains(flags, "--out")) run.out = mine.out;
     if (contains(flags, "--trace")) run.trace = mine.trace;
+    if (contains(flags, "--stop-after")) run.stop_after = mine.stop_after;
     return c;
 }
 

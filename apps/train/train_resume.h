@@ -4,12 +4,12 @@
 // DIR), a fresh start into DIR, so that the same restart command works whatever the moment of a
 // kill. A DIR that holds a finished run (result.json) and no checkpoint is refused.
 // The run's own configuration (the checkpoint's "config" and "noise", random seeds as drawn),
-// with the run-only flags applied when given: --threads, --isa, --progress, --data-dir,
-// --checkpoint-every (results do not depend on them). Any other flag given must repeat the run's
-// value, so that re-running the original command with --resume appended is accepted; a flag
-// that differs is refused with the list of differences, unless --force, which applies them. The
-// noise flags act as a group: when any is given, the noise configuration they make (a `random`
-// seed keeps the run's draw) must equal the run's.
+// with the run-only flags applied when given (run_option_flags: --threads, --isa, --device,
+// --progress, --data-dir, --checkpoint-every, --stop-after, ...; results do not depend on them).
+// Any other flag given must repeat the run's value, so that re-running the original command with
+// --resume appended is accepted; a flag that differs is refused with the list of differences,
+// unless --force, which applies them. The noise flags act as a group: when any is given, the noise
+// configuration they make (a `random` seed keeps the run's draw) must equal the run's.
 #pragma once
 #include <string>
 #include <vector>

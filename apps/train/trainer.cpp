@@ -12,6 +12,7 @@
 #include "apps/common/noise_flags.h"
 #include "apps/train/batches_ahead.h"
 #include "apps/train/checkpoint.h"
+#include "apps/train/evaluation.h"
 #include "apps/train/split_step.h"
 #include "apps/train/train_data.h"
 #include "apps/train/trainer_noise.h"
@@ -86,61 +87,6 @@ ScheduleConfig schedule_config(const TrainRecipe& cfg) {
     return sc;
 }
 
-struct Evaluation {
-    double accuracy = 0;
-    std::vector<double> per_class;     // NaN for a class without test examples
-    std::vector<int64_t> predictions;  // by test index
-    std::vector<float> logits;         // (test size, classes) by test index
-};
-
-/// Predictions for every test example (training = false, no tape) and the accuracies.
-Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test, uint64_t epoch,
-                    uint64_t dropout_seed) {
-    autograd::NoGradGuard no_grad;
-    Evaluation ev;
-    ev.predictions.assign(static_cast<std::size_t>(test.size), -1);
-    const auto K = static_cast<std::size_t>(test.num_classes);
-    ev.logits.assign(static_cast<std::size_t>(test.size) * K, 0.0f);
-    BatchesAhead batches(
-        loader.num_batches(), [&loader](int64_t b) { return loader.batch(0, b); },
-        model.device() != Device::kCpu);
-    for (int64_t b = 0; b < loader.num_batches(); ++b) {
-        const Batch batch = batches.take(b);
-        ForwardContext ctx;
-        ctx.training = false;
-        ctx.epoch = epoch;
-        ctx.dropout_seed = dropout_seed;
-        ctx.sample_ids = batch.sample_ids;
-        // Predictions are read on the host: the logits come back from the model's device.
-        const Tensor logits = model.forward(batch.images.to(model.device()), ctx).to(Device::kCpu);
-        const std::vector<int64_t> pred = argmax_rows(logits);
-        const float* lp = logits.data<float>();
-        for (std::size_t i = 0; i < pred.size(); ++i) {
-            const auto id = static_cast<std::size_t>(batch.sample_ids[i]);
-            ev.predictions[id] = pred[i];
-            std::copy_n(lp + i * K, K, ev.logits.begin() + static_cast<std::ptrdiff_t>(id * K));
-        }
-    }
-    std::vector<int64_t> correct(static_cast<std::size_t>(test.num_classes), 0);
-    std::vector<int64_t> total(static_cast<std::size_t>(test.num_classes), 0);
-    int64_t all_correct = 0;
-    for (int64_t i = 0; i < test.size; ++i) {
-        const auto label = static_cast<std::size_t>(test.labels[static_cast<std::size_t>(i)]);
-        const bool ok = ev.predictions[static_cast<std::size_t>(i)] == static_cast<int64_t>(label);
-        ++total[label];
-        correct[label] += ok;
-        all_correct += ok;
-    }
-    ev.accuracy =
-        test.size > 0 ? static_cast<double>(all_correct) / static_cast<double>(test.size) : 0.0;
-    for (std::size_t c = 0; c < total.size(); ++c) {
-        ev.per_class.push_back(total[c] > 0
-                                   ? static_cast<double>(correct[c]) / static_cast<double>(total[c])
-                                   : std::nan(""));
-    }
-    return ev;
-}
-
 /// The model of --model for images shaped like `ds`, initialised from --seed-init, then
 /// --init-perturb applied. `perturb_note` says what the perturbation changed.
 std::unique_ptr<Model> make_initialised_model(const TrainRecipe& cfg, const Dataset& ds,
@@ -174,6 +120,7 @@ struct StepLoop {
     Progress& progress;
     TrainPosition& pos;
     int64_t& last_checkpoint;  // global step of the last checkpoint in cfg.out (0: none)
+    int64_t stop_at;  // --stop-after before the run's end: the step to stop after (0: none)
     BatchSplit* split;         // processes / micro-batches (split_step.h); null: whole batches
 };
 
@@ -264,6 +211,13 @@ void train_epoch(const StepLoop& L) {
             L.last_checkpoint = pos.global_step;
         }
         if (cfg.max_steps > 0 && pos.global_step >= cfg.max_steps) return;  // an audit's steps
+        if (pos.global_step == L.stop_at) {  // --stop-after: with a checkpoint to resume from
+            if (L.last_checkpoint != pos.global_step && world().rank() == 0) {
+                save_checkpoint(cfg, L.model, L.optimizer, pos);
+                L.last_checkpoint = pos.global_step;
+            }
+            return;
+        }
     }
 }
 
@@ -294,7 +248,8 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     const ScopedReduceConfig reduce_config(reduce_site_specs(cfg.noise));
     const autograd::FiniteCheckGuard finite_check;
     const bool writer = world().rank() == 0;  // rank 0 writes and evaluates
-    if (cfg.checkpoint_every > 0 && writer) io::prepare_output_dir(cfg.out);  // checkpoints
+    if ((cfg.checkpoint_every > 0 || cfg.stop_after > 0) && writer)
+        io::prepare_output_dir(cfg.out);  // checkpoints
 
     const DatasetSplits data = load_splits(cfg, cfg.data_dir);
     const Normalization norm =
@@ -336,6 +291,11 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
                           pos.batch + 1, " (global step ", pos.global_step + 1, ")"));
     }
     int64_t last_checkpoint = resume ? pos.global_step : 0;
+    const int64_t run_steps = train_loader.num_batches() * cfg.epochs;
+    DT_CHECK_VALUE(cfg.stop_after == 0 || cfg.stop_after > pos.global_step, "--stop-after ",
+                   cfg.stop_after, ": the run is at global step ", pos.global_step,
+                   " already (hint: give a later step, or leave --stop-after out to finish it)");
+    const int64_t stop_at = cfg.stop_after < run_steps ? cfg.stop_after : 0;
     const int64_t steps_before = pos.global_step;
     // Processes of a data-parallel run and micro-batches split every batch (split_step.h).
     std::unique_ptr<BatchSplit> split;
@@ -345,7 +305,7 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
         split = std::make_unique<BatchSplit>(r.model->trainable(), world(), cfg.sync_bn == "on");
     }
     const StepLoop loop{cfg,      *r.model, *optimizer,      train_loader, schedule,
-                        progress, pos,      last_checkpoint, split.get()};
+                        progress, pos,      last_checkpoint, stop_at,      split.get()};
     Evaluation ev;
     while (pos.epoch < cfg.epochs) {
         try {
@@ -354,6 +314,10 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
             throw TrainingDiverged(with_checkpoint_note(cfg, last_checkpoint, d.what()));
         }
         if (cfg.max_steps > 0 && pos.global_step >= cfg.max_steps) break;  // no evaluation
+        if (stop_at > 0 && pos.global_step == stop_at) {  // --stop-after: not finished
+            r.stopped_after = stop_at;
+            return r;
+        }
         const int e = pos.epoch;
         progress.evaluating(e + 1);
         const Clock::time_point train_end = Clock::now();

@@ -39,6 +39,9 @@ struct TrainResult {
     double wall_time_seconds = 0;     // whole run_training call (loading, training, evaluation)
     int64_t peak_rss_bytes = 0;       // the process's peak resident memory at the end of training
     int64_t device_peak_bytes = -1;   // the most memory the process held on the device (-1: cpu)
+    // --stop-after: the global step this invocation stopped after, its checkpoint in --out; the
+    // run is not finished (no final evaluation: the fields below are empty). 0: finished.
+    int64_t stopped_after = 0;
     int threads = 0;
     std::string isa;  // GEMM instruction set used: scalar | avx2 | avx512
     std::string device;  // where it trained: cpu | cuda

@@ -26,7 +26,9 @@ def run(script, root, steps_text, tile_bits=True):
     for run_dir, sha in (("smallcnn-exact-cpu", "aa"), ("smallcnn-exact-cuda", "aa"),
                          ("smallcnn-exact-cuda-micro", "aa"),
                          ("smallcnn-deterministic-cpu", "bb"),
-                         ("smallcnn-deterministic-cuda", "cc")):
+                         ("smallcnn-deterministic-cuda", "cc"),
+                         ("smallcnn-deterministic-cuda-cpu", "bb"),
+                         ("smallcnn-deterministic-cpu-cuda", "dd")):
         write(os.path.join(work, run_dir, "result.json"), json.dumps({"weights_sha256": sha}))
     lines = [
         {"model": "smallcnn", "preset": "deterministic", "med_ms": 2.0, "med_vs_fast": 1.05},
@@ -75,6 +77,9 @@ def main():
         expect(h["smallcnn:exact"]["bitwise_equal"] is True, "equal hashes")
         expect(h["smallcnn:deterministic"]["bitwise_equal"] is False, "unequal hashes")
         expect(h["smallcnn:exact, cuda --micro-batch 32"]["bitwise_equal"] is True, "micro pair")
+        moved = "smallcnn:deterministic, {} to step 7, resumed on {}"
+        expect(h[moved.format("cuda", "cpu")]["bitwise_equal"] is True, "moved to the cpu")
+        expect(h[moved.format("cpu", "cuda")]["bitwise_equal"] is False, "moved to the gpu")
         t = s["targets"]
         expect(t["smallcnn: deterministic step / atomic step <= 1.1"]["met"] is True, "det met")
         expect(t["smallcnn: exact step / atomic step <= 1.3"]["met"] is False, "exact missed")

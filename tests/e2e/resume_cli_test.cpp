@@ -229,6 +229,28 @@ TEST_F(ResumeCli, BadResumesFailWithAMessage) {
     EXPECT_NE(r.err.find("--checkpoint-every: got -1"), std::string::npos) << r.err;
 }
 
+TEST_F(ResumeCli, StopAfterEndsWithACheckpointAndResumeFinishesTheRun) {
+    ASSERT_EQ(detrain(train_args("stop-ref") + " --epochs 1").status, 0);
+    const std::string dir = (root_ / "stop").string();
+    CliRun r = detrain(train_args("stop") + " --epochs 1 --stop-after 5");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("after global step 5 of 32"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("detrain train --resume " + dir), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(root_ / "stop" / "result.json"));
+    EXPECT_EQ(dt::read_checkpoint(dir).position.global_step, 5);
+    r = detrain(train_args("stop") + " --epochs 1 --stop-after 3 --resume " + dir);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("--stop-after 3: the run is at global step 5 already"), std::string::npos)
+        << r.err;
+    r = detrain(train_args("stop") + " --epochs 1 --resume " + dir);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(result("stop").at("weights_sha256"), result("stop-ref").at("weights_sha256"));
+    EXPECT_FALSE(result("stop").at("config").contains("stop-after"));
+    r = detrain(train_args("x") + " --stop-after -2");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("--stop-after: got -2"), std::string::npos) << r.err;
+}
+
 TEST_F(ResumeCli, AFullDiskLeavesThePreviousRunsFiles) {
     ASSERT_EQ(detrain(train_args("full") + " --epochs 1").status, 0);
     const fs::path dir = root_ / "full";

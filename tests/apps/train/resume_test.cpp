@@ -167,5 +167,56 @@ TEST_F(Resume, DivergenceKeepsTheLastGoodCheckpoint) {
     }
 }
 
+TEST_F(Resume, StopAfterEndsWithACheckpointAndTheResumedRunIsTheWholeOne) {
+    // 2 epochs of 6 steps. Step 3: inside epoch 1; step 6: its last, before its evaluation;
+    // step 8: inside epoch 2. At or past the run's end (12), the run simply finishes.
+    const std::string flags = "--impl deterministic";
+    const TrainResult whole = train(test::parse_train(args("whole", flags)));
+    for (int64_t stop : {3, 6, 8}) {
+        SCOPED_TRACE(stop);
+        const std::string out = "stopped-" + std::to_string(stop);
+        const std::string stopping = flags + " --stop-after " + std::to_string(stop);
+        const TrainResult first = train(test::parse_train(args(out, stopping)));
+        EXPECT_EQ(first.stopped_after, stop);
+        EXPECT_TRUE(first.history.empty() && first.weights_sha256.empty());  // no results yet
+        const Checkpoint ck = read_checkpoint(dir_ / out);
+        EXPECT_EQ(ck.position.global_step, stop);
+        EXPECT_EQ(ck.position.history.size(), stop > 6 ? 1u : 0u);  // epoch 1 evaluated
+        std::vector<std::string> given;
+        const TrainConfig again =
+            test::parse_train_given(args(out, flags) + " --resume " + dir_ / out, given);
+        const TrainResult rest = train(resume_config(ck, again, given), 0, &ck);
+        EXPECT_EQ(rest.stopped_after, 0);
+        expect_same_run(whole, rest);
+    }
+    const TrainResult past = train(test::parse_train(args("past", flags + " --stop-after 12")));
+    EXPECT_EQ(past.stopped_after, 0);
+    expect_same_run(whole, past);
+}
+
+TEST_F(Resume, AResumedRunStopsAgainOnlyWhenToldAndNeverBeforeItsPosition) {
+    const TrainResult whole = train(test::parse_train(args("whole", "")));
+    EXPECT_EQ(train(test::parse_train(args("run", "--stop-after 4"))).stopped_after, 4);
+    auto resumed = [&](const std::string& extra) {
+        const Checkpoint ck = read_checkpoint(dir_ / "run");
+        std::vector<std::string> given;
+        const TrainConfig again =
+            test::parse_train_given(args("run", extra) + " --resume " + dir_ / "run", given);
+        return train(resume_config(ck, again, given), 0, &ck);
+    };
+    try {
+        resumed("--stop-after 4");
+        ADD_FAILURE() << "a stop at the checkpoint's own step was taken";
+    } catch (const ValueError& e) {
+        EXPECT_NE(std::string(e.what()).find("--stop-after 4: the run is at global step 4 already"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(resumed("--stop-after 9").stopped_after, 9);  // another slot of the same run
+    const TrainResult rest = resumed("");                   // not recorded: goes to the end
+    EXPECT_EQ(rest.stopped_after, 0);
+    expect_same_run(whole, rest);
+}
+
 }  // namespace
 }  // namespace dt
