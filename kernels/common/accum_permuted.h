@@ -20,7 +20,7 @@
 
 namespace dt::kernels::common {
 
-/// Philox stream of the permuted mode. TODO: becomes RngStream::kPermute = 5 in philox.h.
+/// Philox stream of the permuted mode (philox.h).
 constexpr RngStream kPermuteStream = RngStream::kPermute;
 /// `sub` coordinate of the shuffle draws (the key derivation uses sub = site).
 constexpr uint32_t kPermuteSubShuffle = 0xffffffffu;
