@@ -48,6 +48,16 @@ DT_HD void adam_update_element(int64_t k, float* p, const float* grad, float* m,
     p[k] = pk + (q.neg_step * mk) / denom;  // ORDER: pk + ((-step_size*m)/denom)
 }
 
+/// One parameter of an optimizer step over all of them (adam_update_each): its buffers and the
+/// scalars of its own step (each parameter counts its steps).
+struct AdamTensor {
+    float* p = nullptr;
+    const float* grad = nullptr;
+    float* m = nullptr;
+    float* v = nullptr;
+    AdamParams q;
+};
+
 namespace ref {
 inline void adam_update(double* p, const double* grad, double* m, double* v, const AdamParams& q);
 }  // namespace ref
@@ -55,10 +65,14 @@ inline void adam_update(double* p, const double* grad, double* m, double* v, con
 namespace cpu {
 /// p, m, v (n) updated in place from grad (n).
 void adam_update(float* p, const float* grad, float* m, float* v, const AdamParams& q);
+/// adam_update of each of t[0 .. count), in turn (the kernel-table entry).
+void adam_update_each(const AdamTensor* t, int64_t count);
 }  // namespace cpu
 
 namespace cuda {  // kernels/cuda/elementwise.cu (device pointers; the engine's stream)
-void adam_update(float* p, const float* grad, float* m, float* v, const AdamParams& q);
+/// adam_update of each of t[0 .. count) (a host array holding device pointers): one launch per
+/// kUpdateBatch parameters, not one per parameter (elements are independent: the same bits).
+void adam_update_each(const AdamTensor* t, int64_t count);
 }  // namespace cuda
 
 }  // namespace dt::kernels

@@ -35,6 +35,14 @@ DT_HD void sgd_update_element(int64_t k, float* p, const float* grad, float* buf
     p[k] = p[k] - q.lr * g;  // ORDER: (lr*g) rounded, then subtracted
 }
 
+/// One parameter of an optimizer step over all of them (sgd_update_each).
+struct SgdTensor {
+    float* p = nullptr;
+    const float* grad = nullptr;
+    float* buf = nullptr;  // nullptr when q.momentum == 0
+    SgdParams q;
+};
+
 namespace ref {
 inline void sgd_update(double* p, const double* grad, double* buf, const SgdParams& q);
 }  // namespace ref
@@ -43,10 +51,14 @@ namespace cpu {
 /// p (n) updated in place from grad (n); buf (n) is the momentum buffer, nullptr when
 /// q.momentum == 0.
 void sgd_update(float* p, const float* grad, float* buf, const SgdParams& q);
+/// sgd_update of each of t[0 .. count), in turn (the kernel-table entry).
+void sgd_update_each(const SgdTensor* t, int64_t count);
 }  // namespace cpu
 
 namespace cuda {  // kernels/cuda/elementwise.cu (device pointers; the engine's stream)
-void sgd_update(float* p, const float* grad, float* buf, const SgdParams& q);
+/// sgd_update of each of t[0 .. count) (a host array holding device pointers): one launch per
+/// kUpdateBatch parameters.
+void sgd_update_each(const SgdTensor* t, int64_t count);
 }  // namespace cuda
 
 }  // namespace dt::kernels

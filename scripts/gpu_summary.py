@@ -91,6 +91,16 @@ def tiles(kernels):
             "bits_equal": all(k.get("bits_equal") is True for k in lines) if lines else None}
 
 
+def optimizer(kernels):
+    """The Adam step over all parameters in one call against one call per parameter
+    (dt_gpu_kernel_bench's "optimizer" lines): the time ratio per model, and whether the bits
+    agreed."""
+    lines = [k for k in kernels if k.get("op") == "optimizer"]
+    return {"batched_vs_per_parameter": {k["shape"]: k.get("batched_vs_per_parameter")
+                                         for k in lines},
+            "bits_equal": all(k.get("bits_equal") is True for k in lines) if lines else None}
+
+
 def main(argv):
     out, steps_file, work, kit, budget, start, runs = argv[1:8]
     steps = []
@@ -128,13 +138,14 @@ def main(argv):
         "pytorch_cuda": peers,
         "detrain_step": detrain_steps,
         "tiles": tiles(kernels),
+        "optimizer": optimizer(kernels),
         "detrain_kernels": kernels,
     }
     json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
     print(json.dumps({"steps": [f"{s['step']}:{s['status']}" for s in steps],
                       "cpu_vs_gpu": {k: v["bitwise_equal"] for k, v in hashes.items()},
                       "targets": {k: v["met"] for k, v in summary["targets"].items()},
-                      "tiles": summary["tiles"]}))
+                      "tiles": summary["tiles"], "optimizer": summary["optimizer"]}))
     return 0 if all(s["status"] in ("0", "skipped") for s in steps) else 1
 
 

@@ -7,7 +7,9 @@
 // (tiled, then per element) and per element; for wgrad also exact computed with integer atomics
 // on the accumulators' limbs (issue 20: measure it); with a bit check of each variant against
 // its mode's launcher. Then the GEMM-shaped kernels with each tile shape of their block programs
-// (tile_variants). For scripts/gpu_check.sh; without a GPU it says so and exits 2.
+// (tile_variants), and an Adam step over all of ResNet-18's parameters in one call against one
+// call per parameter (optimizer_variants.h). For scripts/gpu_check.sh; without a GPU it says so and
+// exits 2.
 //   dt_gpu_kernel_bench [--reps N] [--budget-s S]
 #include <cuda_runtime.h>
 
@@ -21,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu/gpu_timer.h"
+#include "bench/gpu/optimizer_variants.h"
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/add.h"
@@ -41,6 +45,9 @@ namespace {
 
 using dt::Device;
 using dt::Tensor;
+using dt::bench::median;
+using dt::bench::median_time;
+using dt::bench::Timer;
 namespace kc = dt::kernels::common;
 
 Tensor uniform(const dt::Shape& shape, uint32_t tag) {
@@ -58,53 +65,6 @@ struct Case {
     std::string op, shape;
     std::function<Tensor()> forward;  // builds the op's output (recording its backward)
 };
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-
-class Timer {
- public:
-    Timer() {
-        cudaEventCreate(&a_);
-        cudaEventCreate(&b_);
-        flush_ = nullptr;
-        cudaMalloc(&flush_, kFlushBytes);
-    }
-    ~Timer() {
-        cudaEventDestroy(a_);
-        cudaEventDestroy(b_);
-        cudaFree(flush_);
-    }
-    void flush_l2() { cudaMemsetAsync(flush_, 0, kFlushBytes, dt::kernels::cuda::stream()); }
-    double time(const std::function<void()>& fn) {
-        cudaEventRecord(a_, dt::kernels::cuda::stream());
-        fn();
-        cudaEventRecord(b_, dt::kernels::cuda::stream());
-        cudaEventSynchronize(b_);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, a_, b_);
-        dt::cuda_device::check();
-        return ms;
-    }
-
- private:
-    static constexpr std::size_t kFlushBytes = std::size_t{256} << 20;
-    cudaEvent_t a_, b_;
-    void* flush_;
-};
-
-/// The median of `reps` timed runs of fn, after one untimed (warm-up) run, each after an L2 flush.
-double median_time(Timer& timer, int reps, const std::function<void()>& fn) {
-    std::vector<double> t;
-    for (int r = 0; r <= reps; ++r) {
-        timer.flush_l2();
-        const double m = timer.time(fn);
-        if (r > 0) t.push_back(m);
-    }
-    return median(t);
-}
 
 std::vector<Case> cases() {
     std::vector<Case> c;
@@ -323,6 +283,7 @@ int run(int argc, char** argv) {
     Timer timer;
     conv_variants(timer, reps);  // first: the budget cuts the op cases, not these
     tile_variants(timer, reps);
+    optimizer_variants(timer, reps);
     const kc::AccumSpec modes[] = {
         kc::accum_spec(kc::AccumMode::kAtomic), kc::accum_spec(kc::AccumMode::kTree),
         kc::accum_spec(kc::AccumMode::kKahan), kc::accum_spec(kc::AccumMode::kExact),

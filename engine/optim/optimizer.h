@@ -47,6 +47,36 @@ void check_params(const std::vector<Tensor>& params, const char* who);
 Tensor grad_of(const Tensor& param, std::size_t i, const char* who);
 /// An int64 scalar tensor holding 0 (step counters).
 Tensor zero_counter();
+
+/// The updates of one step, run in one kernel-table call per stretch of parameters on the same
+/// device (one for a model on one device), in parameter order.
+template <class Item>
+class UpdateList {
+ public:
+    void add(Device d, const Item& item) {
+        if (stretches_.empty() || stretches_.back().device != d)
+            stretches_.push_back({d, items_.size()});
+        items_.push_back(item);
+    }
+    /// f(device, items, count) for each stretch, in order.
+    template <class Run>
+    void run(Run&& f) const {
+        for (std::size_t s = 0; s < stretches_.size(); ++s) {
+            const std::size_t begin = stretches_[s].begin;
+            const std::size_t end =
+                s + 1 < stretches_.size() ? stretches_[s + 1].begin : items_.size();
+            f(stretches_[s].device, items_.data() + begin, static_cast<int64_t>(end - begin));
+        }
+    }
+
+ private:
+    struct Stretch {
+        Device device;
+        std::size_t begin;
+    };
+    std::vector<Item> items_;
+    std::vector<Stretch> stretches_;
+};
 }  // namespace optim_detail
 
 }  // namespace dt

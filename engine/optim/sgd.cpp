@@ -33,6 +33,7 @@ Sgd::Sgd(std::vector<Tensor> params, const OptimizerConfig& cfg)
 
 void Sgd::step(float lr) {
     step_.data<int64_t>()[0] += 1;
+    optim_detail::UpdateList<kernels::SgdTensor> updates;
     for (std::size_t i = 0; i < params_.size(); ++i) {
         Tensor g_t = optim_detail::grad_of(params_[i], i, "sgd");
         if (!g_t.defined()) continue;
@@ -43,10 +44,12 @@ void Sgd::step(float lr) {
         q.n = params_[i].numel();
         q.lr = lr, q.momentum = momentum_, q.weight_decay = weight_decay_;
         q.nesterov = nesterov_, q.first = first;
-        device_kernels(params_[i].device())
-            .sgd_update(params_[i].f32(), g_t.f32(), momentum_ != 0.0f ? buf_[i].f32() : nullptr,
-                        q);
+        updates.add(params_[i].device(),
+                    {params_[i].f32(), g_t.f32(), momentum_ != 0.0f ? buf_[i].f32() : nullptr, q});
     }
+    updates.run([](Device d, const kernels::SgdTensor* t, int64_t n) {
+        device_kernels(d).sgd_update_each(t, n);
+    });
 }
 
 std::vector<std::pair<std::string, Tensor>> Sgd::state() {

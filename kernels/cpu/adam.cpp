@@ -31,4 +31,8 @@ void adam_update(float* p, const float* grad, float* m, float* v, const AdamPara
         adam_range(q, grad, p, m, v, bk * kBlock, std::min(n, (bk + 1) * kBlock));
 }
 
+void adam_update_each(const AdamTensor* t, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) adam_update(t[i].p, t[i].grad, t[i].m, t[i].v, t[i].q);
+}
+
 }  // namespace dt::kernels::cpu

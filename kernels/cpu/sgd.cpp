@@ -27,4 +27,8 @@ void sgd_update(float* p, const float* grad, float* buf, const SgdParams& q) {
         sgd_range(q, p, grad, buf, bk * kBlock, std::min(n, (bk + 1) * kBlock));
 }
 
+void sgd_update_each(const SgdTensor* t, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) sgd_update(t[i].p, t[i].grad, t[i].buf, t[i].q);
+}
+
 }  // namespace dt::kernels::cpu

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The elementwise CUDA kernels: relu, add, bias add, dropout, the SGD and Adam updates and the
-// non-finite scan. Each __global__ function maps blockIdx/threadIdx onto its body in
+// The elementwise CUDA kernels: relu, add, bias add, dropout, the SGD and Adam updates (all of a
+// step's parameters in one launch per kUpdateBatch) and the non-finite scan. Each __global__ function maps blockIdx/threadIdx onto its body in
 // elementwise_bodies.h (tested on the host over whole grids); the launchers run on the engine's
 // stream and record launch errors for the engine (kernels/cuda/runtime.h). Parameter structs go
 // by value into the kernels.
@@ -34,17 +34,26 @@ __global__ void dropout_backward_kernel(const float* dy, const uint8_t* mask, fl
                                         DropoutParams p) {
     dropout_backward_body(GridPos::here(), dy, mask, dx, p);
 }
-__global__ void sgd_update_kernel(float* p, const float* grad, float* buf, SgdParams q) {
-    sgd_update_body(GridPos::here(), p, grad, buf, q);
-}
-__global__ void adam_update_kernel(float* p, const float* grad, float* m, float* v, AdamParams q) {
-    adam_update_body(GridPos::here(), p, grad, m, v, q);
+template <class Item>
+__global__ void update_each_kernel(UpdateBatch<Item> b) {
+    update_body(GridPos::here(), b.item[blockIdx.y]);
 }
 __global__ void exact_round_kernel(const common::ExactAcc* accs, int64_t n, float* out) {
     exact_round_body(GridPos::here(), accs, n, out);
 }
 __global__ void first_non_finite_kernel(const float* p, int64_t n, unsigned long long* first) {
     first_non_finite_body(GridPos::here(), p, n, first);
+}
+
+/// The optimizer update of items[0 .. count): one launch per kUpdateBatch of them.
+template <class Item>
+void launch_update_each(const char* name, const Item* items, int64_t count) {
+    for (int64_t first = 0; first < count; first += kUpdateBatch) {
+        const UpdateBatch<Item> b = update_batch(items, count, first);
+        const dim3 grid(update_blocks(b), static_cast<unsigned>(b.count));
+        update_each_kernel<Item><<<grid, kElementwiseThreads, 0, stream()>>>(b);
+        check_launch(name);
+    }
 }
 
 }  // namespace
@@ -69,11 +78,11 @@ void dropout_forward(const float* x, const int64_t* sample_ids, float* y, uint8_
 void dropout_backward(const float* dy, const uint8_t* mask, float* dx, const DropoutParams& p) {
     launch_elementwise("dropout_backward", dropout_backward_kernel, p.N * p.D, dy, mask, dx, p);
 }
-void sgd_update(float* p, const float* grad, float* buf, const SgdParams& q) {
-    launch_elementwise("sgd_update", sgd_update_kernel, q.n, p, grad, buf, q);
+void sgd_update_each(const SgdTensor* t, int64_t count) {
+    launch_update_each("sgd_update_each", t, count);
 }
-void adam_update(float* p, const float* grad, float* m, float* v, const AdamParams& q) {
-    launch_elementwise("adam_update", adam_update_kernel, q.n, p, grad, m, v, q);
+void adam_update_each(const AdamTensor* t, int64_t count) {
+    launch_update_each("adam_update_each", t, count);
 }
 
 void exact_round(const common::ExactAcc* accs, int64_t n, float* out) {

@@ -70,6 +70,43 @@ DT_HD void adam_update_body(const GridPos& t, float* p, const float* grad, float
     common::grid_stride(t, q.n, [&](int64_t k) { adam_update_element(k, p, grad, m, v, q); });
 }
 
+// ---- an optimizer step over many parameters in one launch ----
+// Up to kUpdateBatch parameters go by value in the kernel's parameters (16 AdamTensors: 1.4 KiB of
+// the 4 KiB a launch may pass): blockIdx.y picks the parameter, and the x blocks stride over its
+// elements, enough of them for the batch's largest parameter (the others' extra blocks find no
+// element). Elements are independent, so the grid changes no bit.
+inline constexpr int kUpdateBatch = 16;
+
+template <class Item>
+struct UpdateBatch {
+    Item item[kUpdateBatch];
+    int count = 0;
+};
+
+DT_HD void update_body(const GridPos& t, const AdamTensor& a) {
+    adam_update_body(t, a.p, a.grad, a.m, a.v, a.q);
+}
+DT_HD void update_body(const GridPos& t, const SgdTensor& s) {
+    sgd_update_body(t, s.p, s.grad, s.buf, s.q);
+}
+
+/// The launch of items[first .. first + kUpdateBatch) of count (fewer at the end).
+template <class Item>
+UpdateBatch<Item> update_batch(const Item* items, int64_t count, int64_t first) {
+    UpdateBatch<Item> b;
+    b.count = static_cast<int>(count - first < kUpdateBatch ? count - first : kUpdateBatch);
+    for (int i = 0; i < b.count; ++i) b.item[i] = items[first + i];
+    return b;
+}
+
+/// The x extent of a batched update's grid: elementwise_blocks of its largest parameter.
+template <class Item>
+DT_HD uint32_t update_blocks(const UpdateBatch<Item>& b) {
+    int64_t most = 0;
+    for (int i = 0; i < b.count; ++i) most = b.item[i].q.n > most ? b.item[i].q.n : most;
+    return elementwise_blocks(most);
+}
+
 /// *word = max(*word, non_finite_mark(i, p[i])) for every non-finite p[i] (kernels/finite.h):
 /// the maximum does not depend on which thread gets there first, so the answer is deterministic.
 DT_HD void first_non_finite_body(const GridPos& t, const float* p, int64_t n,

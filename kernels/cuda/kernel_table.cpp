@@ -19,8 +19,8 @@ const KernelTable& kernel_table() {
         t.bias_add_backward = &cuda::bias_add_backward;  // bias_grad.cu
         t.dropout_forward = &cuda::dropout_forward;
         t.dropout_backward = &cuda::dropout_backward;
-        t.sgd_update = &cuda::sgd_update;
-        t.adam_update = &cuda::adam_update;
+        t.sgd_update_each = &cuda::sgd_update_each;
+        t.adam_update_each = &cuda::adam_update_each;
         t.first_non_finite_each = &cuda::first_non_finite_each;
         t.exact_round = &cuda::exact_round;
         // conv2d (kernels/cuda/conv2d.cu)

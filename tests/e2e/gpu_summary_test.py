@@ -54,6 +54,9 @@ def run(script, root, steps_text, tile_bits=True):
         {"op": "tile", "kernel": "gemm", "shape": "s2", "small_ms": 1.0, "large_ms": 1.5,
          "large_vs_small": 1.5, "bits_equal": tile_bits},
         {"op": "conv2d", "shape": "s1", "mode": "tree", "forward_ms": 1.0},
+        {"op": "optimizer", "kernel": "adam", "shape": "resnet18, 62 parameters",
+         "batched_ms": 0.1, "per_parameter_ms": 0.4, "batched_vs_per_parameter": 0.25,
+         "bits_equal": True},
     ]
     write(os.path.join(work, "kernels.jsonl"), "".join(json.dumps(k) + "\n" for k in kernels))
     p = subprocess.run([sys.executable, script, out, steps, work, kit, "340", str(time.time()),
@@ -94,6 +97,9 @@ def main():
         tl = s["tiles"]
         expect(tl["large_vs_small"] == {"conv.forward s1": 0.5, "gemm s2": 1.5}, f"tiles {tl}")
         expect(tl["bits_equal"] is True and '"tiles"' in digest, "tile bits and digest")
+        op = s["optimizer"]
+        expect(op == {"batched_vs_per_parameter": {"resnet18, 62 parameters": 0.25},
+                      "bits_equal": True} and '"optimizer"' in digest, f"optimizer {op}")
     with tempfile.TemporaryDirectory() as root:
         _, s, _ = run(script, root, "nvidia-smi\t0\t100\n", tile_bits=False)
         expect(s["tiles"]["bits_equal"] is False, "a tile pair with other bits is reported")

@@ -141,6 +141,75 @@ TEST(CudaElementwiseBodies, OptimizerUpdatesEqualTheCpu) {
     }
 }
 
+TEST(CudaElementwiseBodies, AStepOverManyParametersEqualsTheCpuParameterByParameter) {
+    // 37 parameters (three launches of kUpdateBatch), sizes from 0 to past a block's worth, each
+    // with its own step's scalars; SGD with and without a momentum buffer. The launches as the
+    // launcher makes them: blockIdx.y picks the parameter, the x blocks cover the largest.
+    const int64_t count = 37;
+    std::vector<std::vector<float>> p0, g, m0, v0;
+    std::vector<AdamParams> aq;
+    std::vector<SgdParams> sq;
+    for (int64_t i = 0; i < count; ++i) {
+        const int64_t n = i == 0 ? 0 : (i * 7919) % 3001 + (i % 5 == 1 ? 70001 : 0);
+        const auto seed = static_cast<uint64_t>(100 + 4 * i);
+        p0.push_back(random_values(n, seed));
+        g.push_back(random_values(n, seed + 1));
+        m0.push_back(random_values(n, seed + 2));
+        v0.push_back(random_values(n, seed + 3, 0.0f, 1.0f));
+        AdamParams a;
+        a.n = n, a.c2s = 0.01f * static_cast<float>(i + 1), a.neg_step = -1e-3f / (i + 1);
+        a.wd = i % 2 ? 0.01f : 0.0f, a.decay = 0.9999f, a.decoupled = i % 3 == 0;
+        aq.push_back(a);
+        sq.push_back(SgdParams{n, 0.05f, i % 4 ? 0.9f : 0.0f, 1e-4f, i % 4 == 1, i % 2 == 0});
+    }
+    std::vector<std::vector<float>> want_ap = p0, want_m = m0, want_v = v0, want_sp = p0,
+                                    want_buf = m0;
+    std::vector<AdamTensor> want_a;
+    std::vector<SgdTensor> want_s;
+    for (int64_t i = 0; i < count; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        want_a.push_back(
+            {want_ap[k].data(), g[k].data(), want_m[k].data(), want_v[k].data(), aq[k]});
+        float* buf = sq[k].momentum != 0.0f ? want_buf[k].data() : nullptr;
+        want_s.push_back({want_sp[k].data(), g[k].data(), buf, sq[k]});
+    }
+    cpu::adam_update_each(want_a.data(), count);
+    cpu::sgd_update_each(want_s.data(), count);
+
+    std::vector<std::vector<float>> ap = p0, m = m0, v = v0, sp = p0, sbuf = m0;
+    std::vector<AdamTensor> a_items;
+    std::vector<SgdTensor> s_items;
+    for (int64_t i = 0; i < count; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        a_items.push_back({ap[k].data(), g[k].data(), m[k].data(), v[k].data(), aq[k]});
+        float* buf = sq[k].momentum != 0.0f ? sbuf[k].data() : nullptr;
+        s_items.push_back({sp[k].data(), g[k].data(), buf, sq[k]});
+    }
+    auto launch = [](const auto* items, int64_t n_items) {
+        int launches = 0;
+        for (int64_t first = 0; first < n_items; first += cuda::kUpdateBatch, ++launches) {
+            const auto b = cuda::update_batch(items, n_items, first);
+            for (int y = 0; y < b.count; ++y)
+                for_each_thread(cuda::update_blocks(b), cuda::kElementwiseThreads,
+                                [&](const GridPos& t) { cuda::update_body(t, b.item[y]); });
+        }
+        return launches;
+    };
+    EXPECT_EQ(launch(a_items.data(), count), 3);
+    EXPECT_EQ(launch(s_items.data(), count), 3);
+    for (int64_t i = 0; i < count; ++i) {
+        SCOPED_TRACE(i);
+        const auto k = static_cast<std::size_t>(i);
+        const int64_t n = aq[k].n;
+        EXPECT_TRUE(test::bitwise_equal(ap[k].data(), want_ap[k].data(), n));
+        EXPECT_TRUE(test::bitwise_equal(m[k].data(), want_m[k].data(), n));
+        EXPECT_TRUE(test::bitwise_equal(v[k].data(), want_v[k].data(), n));
+        EXPECT_TRUE(test::bitwise_equal(sp[k].data(), want_sp[k].data(), n));
+        EXPECT_TRUE(test::bitwise_equal(sbuf[k].data(), want_buf[k].data(), n));
+        EXPECT_FALSE(test::bitwise_equal(ap[k].data(), p0[k].data(), n) && n > 0);  // updated
+    }
+}
+
 TEST(CudaElementwiseBodies, NonFiniteScanFindsTheFirstOnAnyGrid) {
     const int64_t n = 70001;
     std::vector<float> x = random_values(n, 11);
