@@ -11,16 +11,12 @@
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/cuda/accum_core.h"
+#include "tests/support/gpu_test.h"
 
 namespace {
 
 namespace c = dt::kernels::common;
 namespace dc = dt::kernels::cuda;
-
-bool have_device() {
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
 
 // Wide magnitudes and signs, plus cancelling huge pairs, subnormals, a tie: rounding matters.
 std::vector<float> inputs(int64_t n) {
@@ -36,7 +32,7 @@ std::vector<float> inputs(int64_t n) {
 }
 
 TEST(AccumDevice, ExactBitwiseEqualsHostForAnyThreadCount) {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
     for (int64_t n : {0, 1, 3, 255, 1000, 100003}) {
         std::vector<float> x = inputs(n);
         const float host = c::exact_sum(x.data(), n);
@@ -49,7 +45,7 @@ TEST(AccumDevice, ExactBitwiseEqualsHostForAnyThreadCount) {
 }
 
 TEST(AccumDevice, KahanBitwiseEqualsHost) {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
     for (int64_t n : {0, 1, 255, 256, 257, 1000, 20000}) {
         std::vector<float> x = inputs(n);
         float dev = 0.0f;
@@ -60,7 +56,7 @@ TEST(AccumDevice, KahanBitwiseEqualsHost) {
 }
 
 TEST(AccumDevice, PermuteOrderEqualsHost) {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
     const int64_t n = 5001;
     const uint64_t key = c::permute_key(42, 3, 9);
     std::vector<uint32_t> dev(n), host(n);
@@ -79,7 +75,7 @@ __global__ void merge_into_one(const float* x, int64_t n, c::ExactAcc* shared) {
 }
 
 TEST(AccumDevice, ExactAtomicMergeOfEveryThreadEqualsTheHostSum) {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
     const int64_t n = 100003;
     const std::vector<float> x = inputs(n);
     float* dx = nullptr;
@@ -98,7 +94,7 @@ TEST(AccumDevice, ExactAtomicMergeOfEveryThreadEqualsTheHostSum) {
 }
 
 TEST(AccumDevice, AtomicAddLosesNoUpdate) {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
     float dev = 0.0f;
     ASSERT_EQ(dc::atomic_count_on_device(100000, &dev), cudaSuccess);
     EXPECT_EQ(dev, 100000.0f);  // integer-valued partial sums are exact in any order

@@ -8,18 +8,14 @@
 #include "kernels/common/philox.h"
 #include "kernels/common/reduce_tree.h"
 #include "kernels/cuda/common_core.h"
+#include "tests/support/gpu_test.h"
 
 namespace {
 
 namespace c = dt::kernels::common;
 
-bool have_device() {
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
 TEST(CommonDevice, TreeCombineBitwiseEqualsHost) {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
     std::vector<float> p(1000);
     for (int i = 0; i < 1000; ++i) p[i] = (i % 7 - 3) * 1.0e6f / (i + 1) + 1e-3f * i;
     for (int64_t n : {1, 2, 3, 255, 256, 257, 1000}) {
@@ -31,7 +27,7 @@ TEST(CommonDevice, TreeCombineBitwiseEqualsHost) {
 }
 
 TEST(CommonDevice, PhiloxBitwiseEqualsHost) {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
     const int64_t n = 4096;
     std::vector<uint32_t> dev(4 * n);
     ASSERT_EQ(dt::kernels::cuda::philox_on_device(42, 7, n, dev.data()), cudaSuccess);

@@ -12,14 +12,12 @@
 
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/runtime.h"
+#include "tests/support/gpu_test.h"
 
 namespace dt::kernels::cuda {
 namespace {
 
-bool have_device() {
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using test::DeviceBlock;
 
 /// Keeps one thread busy for about `cycles` clock cycles, then writes `value` to *out.
 __global__ void spin_then_write(long long cycles, float* out, float value) {
@@ -29,14 +27,8 @@ __global__ void spin_then_write(long long cycles, float* out, float value) {
     *out = value;
 }
 
-struct DeviceBlock {
-    void* p = nullptr;
-    explicit DeviceBlock(std::size_t bytes) : p(device_malloc(bytes)) {}
-    ~DeviceBlock() { device_free(p); }
-};
-
 TEST(CudaReadLater, ReturnsWithoutWaitingAndGivesTheValueTheStreamReached) {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
     DeviceBlock x(sizeof(float));
     ASSERT_NE(x.p, nullptr);
     float* xp = static_cast<float*>(x.p);
@@ -63,7 +55,7 @@ TEST(CudaReadLater, ReturnsWithoutWaitingAndGivesTheValueTheStreamReached) {
 }
 
 TEST(CudaReadLater, EverySlotGivesItsOwnValueAndAReusedSlotIsAnError) {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
     const int n = 3 * kReadLaterSlots;
     DeviceBlock block(n * sizeof(float));
     ASSERT_NE(block.p, nullptr);

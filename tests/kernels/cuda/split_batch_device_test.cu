@@ -17,17 +17,13 @@
 #include "kernels/conv2d.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/linear.h"
+#include "tests/support/gpu_test.h"
 
 namespace dt::kernels {
 namespace {
 
 namespace c = common;
 namespace dc = cuda;
-
-bool have_device() {
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
 
 std::vector<float> uniform(int64_t n, uint32_t tag) {
     std::vector<float> v(static_cast<std::size_t>(n));
@@ -82,7 +78,7 @@ void expect_same_sums(const char* site, int64_t n, const Run& run) {
 }
 
 TEST(SplitBatchDevice, ExactSumsOfAPartAddToDeviceAccumulators) {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
     const c::AccumSpec exact = c::accum_spec(c::AccumMode::kExact);
     Conv2dParams cp{
         .n = 5, .ci = 3, .h = 6, .w = 6, .co = 4, .kh = 3, .kw = 3, .stride = 1, .pad = 1};
@@ -150,7 +146,7 @@ struct Recorder {
 };
 
 TEST(SplitBatchDevice, BatchNormPartsCompleteTheirTotalsThroughTheHost) {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
     const int64_t NA = 5, NB = 3, C = 4, HW = 12;
     const std::vector<float> xa = uniform(NA * C * HW, 5), xb = uniform(NB * C * HW, 6),
                              dya = uniform(NA * C * HW, 7), dyb = uniform(NB * C * HW, 8),

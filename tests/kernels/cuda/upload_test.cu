@@ -11,14 +11,12 @@
 
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/runtime.h"
+#include "tests/support/gpu_test.h"
 
 namespace dt::kernels::cuda {
 namespace {
 
-bool have_device() {
-    int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+using test::DeviceBlock;
 
 /// Keeps one thread busy for about `cycles` clock cycles, then writes 1 to *done.
 __global__ void spin_kernel(long long cycles, int* done) {
@@ -34,14 +32,8 @@ std::vector<int32_t> pattern(std::size_t n, int32_t salt) {
     return v;
 }
 
-struct DeviceBlock {
-    void* p = nullptr;
-    explicit DeviceBlock(std::size_t bytes) : p(device_malloc(bytes)) {}
-    ~DeviceBlock() { device_free(p); }
-};
-
 TEST(CudaUpload, ReturnsWithoutWaitingAndTheHostBufferIsFreeAtOnce) {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
     DeviceBlock flag(sizeof(int)), data(4096 * sizeof(int32_t));
     ASSERT_NE(flag.p, nullptr);
     device_zero(flag.p, sizeof(int));
@@ -69,7 +61,7 @@ TEST(CudaUpload, ReturnsWithoutWaitingAndTheHostBufferIsFreeAtOnce) {
 }
 
 TEST(CudaUpload, ManyUploadsOfEverySizeArriveInOrder) {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device on this machine";
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
     // Sizes below, at and above the first staging size, growing and shrinking, more uploads than
     // staging buffers, the same destination written twice in a row (the later must win), and
     // one above the staged maximum (copied directly).
