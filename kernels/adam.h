@@ -71,7 +71,7 @@ void adam_update_each(const AdamTensor* t, int64_t count);
 
 namespace cuda {  // kernels/cuda/elementwise.cu (device pointers; the engine's stream)
 /// adam_update of each of t[0 .. count) (a host array holding device pointers): one launch per
-/// kUpdateBatch parameters, not one per parameter (elements are independent: the same bits).
+/// kBatchItems parameters, not one per parameter (elements are independent: the same bits).
 void adam_update_each(const AdamTensor* t, int64_t count);
 }  // namespace cuda
 

@@ -7,16 +7,16 @@
 //
 // The kernel-table entry is the batched scan first_non_finite_each, which records its answers
 // in words in the device's own memory and returns without waiting for the device: the engine
-// scans each gradient as the backward produces it (the tensor may be freed right after) and
-// copies every answer back once at the end (engine/ops/non_finite_scan.h), one wait per
-// backward on a GPU instead of one per gradient.
+// scans the gradients of a backward, 16 per call on a GPU (one launch: blockIdx.y picks the
+// buffer), and copies every answer back once at the end (engine/ops/non_finite_scan.h), one
+// wait per backward on a GPU instead of one per gradient.
 //
 // An answer is a mark: kNoneFound (0) while no NaN/Inf was seen, else non_finite_mark(i, bits
 // of p[i]) = ~(i << 2 | NaN << 1 | sign): the element's index and its value's class, complemented
 // so that the first index has the largest mark. The scan max-combines the marks of every
 // non-finite element into the buffer's word (a GPU with an atomic maximum, in any order): the
 // first one's mark is what stays. The words start at 0, zeroed by the caller: one memset for all
-// the scans of a backward, and a scan is one launch.
+// the scans of a backward.
 #pragma once
 #include <cstdint>
 

@@ -57,7 +57,7 @@ void sgd_update_each(const SgdTensor* t, int64_t count);
 
 namespace cuda {  // kernels/cuda/elementwise.cu (device pointers; the engine's stream)
 /// sgd_update of each of t[0 .. count) (a host array holding device pointers): one launch per
-/// kUpdateBatch parameters.
+/// kBatchItems parameters.
 void sgd_update_each(const SgdTensor* t, int64_t count);
 }  // namespace cuda
 

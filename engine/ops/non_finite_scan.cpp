@@ -30,15 +30,30 @@ std::size_t NonFiniteScan::add(const Tensor& t) {
         }
         words_ = grown;
     }
-    const kernels::ScanBuffer b{t.f32(), t.numel()};
-    device_kernels(device_).first_non_finite_each(
-        &b, 1, reinterpret_cast<uint64_t*>(words_.data<int64_t>()) + n);
-    return count_++;
+    held_.push_back(t);
+    held_bytes_ += t.numel() * static_cast<int64_t>(sizeof(float));
+    ++count_;
+    const std::size_t batch = device_ == Device::kCpu ? 1 : kScanBatch;  // the cpu gains nothing
+    if (held_.size() >= batch || held_bytes_ >= kScanHeldBytes) issue();
+    return count_ - 1;
 }
 
-std::vector<NonFiniteAt> NonFiniteScan::results() const {
+void NonFiniteScan::issue() {
+    if (held_.empty()) return;
+    std::vector<kernels::ScanBuffer> b;
+    for (const Tensor& t : held_) b.push_back({t.f32(), t.numel()});
+    const std::size_t first = count_ - held_.size();  // their words follow one another
+    device_kernels(device_).first_non_finite_each(
+        b.data(), static_cast<int64_t>(b.size()),
+        reinterpret_cast<uint64_t*>(words_.data<int64_t>()) + first);
+    held_.clear();
+    held_bytes_ = 0;
+}
+
+std::vector<NonFiniteAt> NonFiniteScan::results() {
     std::vector<NonFiniteAt> out(count_);
     if (count_ == 0) return out;
+    issue();
     std::vector<int64_t> words(count_);
     device_memory(device_).to_host(words.data(), words_.data<int64_t>(), count_ * sizeof(int64_t));
     for (std::size_t k = 0; k < count_; ++k) {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The elementwise CUDA kernels: relu, add, bias add, dropout, the SGD and Adam updates (all of a
-// step's parameters in one launch per kUpdateBatch) and the non-finite scan. Each __global__ function maps blockIdx/threadIdx onto its body in
+// The elementwise CUDA kernels: relu, add, bias add, dropout, and, kBatchItems tensors per launch,
+// the SGD and Adam updates (a step's parameters) and the non-finite scan (a backward's gradients). Each __global__ function maps blockIdx/threadIdx onto its body in
 // elementwise_bodies.h (tested on the host over whole grids); the launchers run on the engine's
 // stream and record launch errors for the engine (kernels/cuda/runtime.h). Parameter structs go
 // by value into the kernels.
+
+#include <vector>
 
 #include "kernels/cuda/elementwise_bodies.h"
 #include "kernels/cuda/launch.cuh"
@@ -35,23 +37,20 @@ __global__ void dropout_backward_kernel(const float* dy, const uint8_t* mask, fl
     dropout_backward_body(GridPos::here(), dy, mask, dx, p);
 }
 template <class Item>
-__global__ void update_each_kernel(UpdateBatch<Item> b) {
-    update_body(GridPos::here(), b.item[blockIdx.y]);
+__global__ void batch_kernel(ItemBatch<Item> b) {
+    item_body(GridPos::here(), b.item[blockIdx.y]);
 }
 __global__ void exact_round_kernel(const common::ExactAcc* accs, int64_t n, float* out) {
     exact_round_body(GridPos::here(), accs, n, out);
 }
-__global__ void first_non_finite_kernel(const float* p, int64_t n, unsigned long long* first) {
-    first_non_finite_body(GridPos::here(), p, n, first);
-}
 
-/// The optimizer update of items[0 .. count): one launch per kUpdateBatch of them.
+/// item_body of items[0 .. count): one launch per kBatchItems of them.
 template <class Item>
-void launch_update_each(const char* name, const Item* items, int64_t count) {
-    for (int64_t first = 0; first < count; first += kUpdateBatch) {
-        const UpdateBatch<Item> b = update_batch(items, count, first);
-        const dim3 grid(update_blocks(b), static_cast<unsigned>(b.count));
-        update_each_kernel<Item><<<grid, kElementwiseThreads, 0, stream()>>>(b);
+void launch_batched(const char* name, const Item* items, int64_t count) {
+    for (int64_t first = 0; first < count; first += kBatchItems) {
+        const ItemBatch<Item> b = item_batch(items, count, first);
+        const dim3 grid(batch_blocks(b), static_cast<unsigned>(b.count));
+        batch_kernel<Item><<<grid, kElementwiseThreads, 0, stream()>>>(b);
         check_launch(name);
     }
 }
@@ -79,10 +78,10 @@ void dropout_backward(const float* dy, const uint8_t* mask, float* dx, const Dro
     launch_elementwise("dropout_backward", dropout_backward_kernel, p.N * p.D, dy, mask, dx, p);
 }
 void sgd_update_each(const SgdTensor* t, int64_t count) {
-    launch_update_each("sgd_update_each", t, count);
+    launch_batched("sgd_update_each", t, count);
 }
 void adam_update_each(const AdamTensor* t, int64_t count) {
-    launch_update_each("adam_update_each", t, count);
+    launch_batched("adam_update_each", t, count);
 }
 
 void exact_round(const common::ExactAcc* accs, int64_t n, float* out) {
@@ -90,13 +89,13 @@ void exact_round(const common::ExactAcc* accs, int64_t n, float* out) {
 }
 
 void first_non_finite_each(const ScanBuffer* b, int64_t count, uint64_t* words) {
-    // One scan launch per buffer, max-combining into its word (zeroed by the caller); no wait:
-    // the engine copies the words back when it wants the answers.
+    // Each buffer max-combines into its word (zeroed by the caller), kBatchItems buffers per
+    // launch; no wait: the engine copies the words back when it wants the answers.
     static_assert(sizeof(uint64_t) == sizeof(unsigned long long));
     auto* w = reinterpret_cast<unsigned long long*>(words);
-    for (int64_t i = 0; i < count; ++i)
-        launch_elementwise("first_non_finite", first_non_finite_kernel, b[i].n, b[i].p, b[i].n,
-                           w + i);
+    std::vector<ScanItem> items(static_cast<std::size_t>(count));
+    for (int64_t i = 0; i < count; ++i) items[static_cast<std::size_t>(i)] = {b[i].p, b[i].n, w + i};
+    launch_batched("first_non_finite_each", items.data(), count);
 }
 
 }  // namespace dt::kernels::cuda

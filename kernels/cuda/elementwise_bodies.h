@@ -70,43 +70,6 @@ DT_HD void adam_update_body(const GridPos& t, float* p, const float* grad, float
     common::grid_stride(t, q.n, [&](int64_t k) { adam_update_element(k, p, grad, m, v, q); });
 }
 
-// ---- an optimizer step over many parameters in one launch ----
-// Up to kUpdateBatch parameters go by value in the kernel's parameters (16 AdamTensors: 1.4 KiB of
-// the 4 KiB a launch may pass): blockIdx.y picks the parameter, and the x blocks stride over its
-// elements, enough of them for the batch's largest parameter (the others' extra blocks find no
-// element). Elements are independent, so the grid changes no bit.
-inline constexpr int kUpdateBatch = 16;
-
-template <class Item>
-struct UpdateBatch {
-    Item item[kUpdateBatch];
-    int count = 0;
-};
-
-DT_HD void update_body(const GridPos& t, const AdamTensor& a) {
-    adam_update_body(t, a.p, a.grad, a.m, a.v, a.q);
-}
-DT_HD void update_body(const GridPos& t, const SgdTensor& s) {
-    sgd_update_body(t, s.p, s.grad, s.buf, s.q);
-}
-
-/// The launch of items[first .. first + kUpdateBatch) of count (fewer at the end).
-template <class Item>
-UpdateBatch<Item> update_batch(const Item* items, int64_t count, int64_t first) {
-    UpdateBatch<Item> b;
-    b.count = static_cast<int>(count - first < kUpdateBatch ? count - first : kUpdateBatch);
-    for (int i = 0; i < b.count; ++i) b.item[i] = items[first + i];
-    return b;
-}
-
-/// The x extent of a batched update's grid: elementwise_blocks of its largest parameter.
-template <class Item>
-DT_HD uint32_t update_blocks(const UpdateBatch<Item>& b) {
-    int64_t most = 0;
-    for (int i = 0; i < b.count; ++i) most = b.item[i].q.n > most ? b.item[i].q.n : most;
-    return elementwise_blocks(most);
-}
-
 /// *word = max(*word, non_finite_mark(i, p[i])) for every non-finite p[i] (kernels/finite.h):
 /// the maximum does not depend on which thread gets there first, so the answer is deterministic.
 DT_HD void first_non_finite_body(const GridPos& t, const float* p, int64_t n,
@@ -115,6 +78,60 @@ DT_HD void first_non_finite_body(const GridPos& t, const float* p, int64_t n,
         const uint32_t bits = common::float_to_bits(p[i]);
         if (non_finite_bits(bits)) common::atomic_max_u64(word, non_finite_mark(i, bits));
     });
+}
+
+// ---- many tensors in one launch: an optimizer step's parameters, a backward's scans ----
+// Up to kBatchItems items go by value in the kernel's parameters (16 AdamTensors: 1.4 KiB of the
+// 4 KiB a launch may pass): blockIdx.y picks the item, and the x blocks stride over its elements,
+// enough of them for the batch's largest item (the others' extra blocks find no element). Each
+// item's elements are its own (an update) or max-combined (a scan): no grid changes a bit.
+inline constexpr int kBatchItems = 16;
+
+template <class Item>
+struct ItemBatch {
+    Item item[kBatchItems];
+    int count = 0;
+};
+
+/// One buffer of a batched non-finite scan and the word its answer goes to.
+struct ScanItem {
+    const float* p = nullptr;
+    int64_t n = 0;
+    unsigned long long* word = nullptr;
+};
+
+DT_HD int64_t item_elements(const AdamTensor& a) { return a.q.n; }
+DT_HD int64_t item_elements(const SgdTensor& s) { return s.q.n; }
+DT_HD int64_t item_elements(const ScanItem& s) { return s.n; }
+
+DT_HD void item_body(const GridPos& t, const AdamTensor& a) {
+    adam_update_body(t, a.p, a.grad, a.m, a.v, a.q);
+}
+DT_HD void item_body(const GridPos& t, const SgdTensor& s) {
+    sgd_update_body(t, s.p, s.grad, s.buf, s.q);
+}
+DT_HD void item_body(const GridPos& t, const ScanItem& s) {
+    first_non_finite_body(t, s.p, s.n, s.word);
+}
+
+/// The launch of items[first .. first + kBatchItems) of count (fewer at the end).
+template <class Item>
+ItemBatch<Item> item_batch(const Item* items, int64_t count, int64_t first) {
+    ItemBatch<Item> b;
+    b.count = static_cast<int>(count - first < kBatchItems ? count - first : kBatchItems);
+    for (int i = 0; i < b.count; ++i) b.item[i] = items[first + i];
+    return b;
+}
+
+/// The x extent of a batch's grid: elementwise_blocks of its largest item.
+template <class Item>
+DT_HD uint32_t batch_blocks(const ItemBatch<Item>& b) {
+    int64_t most = 0;
+    for (int i = 0; i < b.count; ++i) {
+        const int64_t n = item_elements(b.item[i]);
+        most = n > most ? n : most;
+    }
+    return elementwise_blocks(most);
 }
 
 /// out[i] = exact_value(accs[i]). ORDER: none (integer work, then one rounding per element).

@@ -254,6 +254,25 @@ TEST_P(DeviceOps, OptimizerUpdates) {
     }
 }
 
+TEST(NonFiniteScanOnADevice, IssuesSixteenTensorsPerKernelCall) {
+    // On a device the scans go kScanBatch at a time (one launch on a GPU), the rest at results();
+    // the answers are those of scans issued one by one.
+    const test::ScopedFakeCuda device;
+    NonFiniteScan scan(Device::kCuda);
+    const std::size_t before = test::ScopedFakeCuda::kernel_calls();
+    for (int k = 0; k < 40; ++k) {
+        std::vector<float> w(static_cast<std::size_t>(3 + k), 1.0f);
+        if (k == 17 || k == 39) w[2] = k == 17 ? NAN : -INFINITY;
+        scan.add(Tensor::from_vector({std::ssize(w)}, w).to(Device::kCuda));
+    }
+    EXPECT_EQ(test::ScopedFakeCuda::kernel_calls() - before, 2u);  // 16 and 32 reached
+    const std::vector<NonFiniteAt> found = scan.results();
+    EXPECT_EQ(test::ScopedFakeCuda::kernel_calls() - before, 3u);  // the last 8
+    for (int k = 0; k < 40; ++k) EXPECT_EQ(found[k].index, k == 17 || k == 39 ? 2 : -1) << k;
+    EXPECT_TRUE(std::isnan(found[17].value));
+    EXPECT_EQ(found[39].value, -INFINITY);
+}
+
 INSTANTIATE_TEST_SUITE_P(Device, DeviceOps, ::testing::Values(Stand::kFake, Stand::kCuda),
                          [](const auto& info) {
                              return std::string(info.param == Stand::kFake ? "StandIn" : "Cuda");

@@ -142,7 +142,7 @@ TEST(CudaElementwiseBodies, OptimizerUpdatesEqualTheCpu) {
 }
 
 TEST(CudaElementwiseBodies, AStepOverManyParametersEqualsTheCpuParameterByParameter) {
-    // 37 parameters (three launches of kUpdateBatch), sizes from 0 to past a block's worth, each
+    // 37 parameters (three launches of kBatchItems), sizes from 0 to past a block's worth, each
     // with its own step's scalars; SGD with and without a momentum buffer. The launches as the
     // launcher makes them: blockIdx.y picks the parameter, the x blocks cover the largest.
     const int64_t count = 37;
@@ -187,11 +187,11 @@ TEST(CudaElementwiseBodies, AStepOverManyParametersEqualsTheCpuParameterByParame
     }
     auto launch = [](const auto* items, int64_t n_items) {
         int launches = 0;
-        for (int64_t first = 0; first < n_items; first += cuda::kUpdateBatch, ++launches) {
-            const auto b = cuda::update_batch(items, n_items, first);
+        for (int64_t first = 0; first < n_items; first += cuda::kBatchItems, ++launches) {
+            const auto b = cuda::item_batch(items, n_items, first);
             for (int y = 0; y < b.count; ++y)
-                for_each_thread(cuda::update_blocks(b), cuda::kElementwiseThreads,
-                                [&](const GridPos& t) { cuda::update_body(t, b.item[y]); });
+                for_each_thread(cuda::batch_blocks(b), cuda::kElementwiseThreads,
+                                [&](const GridPos& t) { cuda::item_body(t, b.item[y]); });
         }
         return launches;
     };
@@ -234,6 +234,42 @@ TEST(CudaElementwiseBodies, NonFiniteScanFindsTheFirstOnAnyGrid) {
     for (const Grid& g : grids(n)) {
         EXPECT_EQ(scan(g), want());  // the same word as the CPU's: index and value class
         EXPECT_EQ(non_finite_index(scan(g)), 1234);
+    }
+}
+
+TEST(CudaElementwiseBodies, BatchedScansGiveEachBufferTheCpusWord) {
+    // 21 buffers in two launches (kBatchItems, then 5), of sizes 0 to 70001, some finite, some
+    // with a NaN or an Inf (or several, of both signs) anywhere: each word as the CPU writes it.
+    const int64_t count = 21;
+    std::vector<std::vector<float>> x;
+    std::vector<ScanBuffer> buffers;
+    for (int64_t i = 0; i < count; ++i) {
+        const int64_t n = i == 0 ? 0 : (i * 104729) % 70001 + 1;
+        x.push_back(random_values(n, static_cast<uint64_t>(300 + i)));
+        std::vector<float>& v = x.back();
+        if (i % 3 == 1)
+            v[static_cast<std::size_t>((i * 31) % n)] = -std::numeric_limits<float>::infinity();
+        if (i % 4 == 2)
+            v[static_cast<std::size_t>(n / 2)] = std::numeric_limits<float>::quiet_NaN();
+        if (i % 4 == 2) v[static_cast<std::size_t>(n - 1)] = std::numeric_limits<float>::infinity();
+        buffers.push_back({v.data(), n});
+    }
+    std::vector<uint64_t> want(count, kNoneFound);
+    cpu::first_non_finite_each(buffers.data(), count, want.data());
+    std::vector<unsigned long long> words(count, kNoneFound);
+    std::vector<cuda::ScanItem> items;
+    for (int64_t i = 0; i < count; ++i) items.push_back({buffers[i].p, buffers[i].n, &words[i]});
+    int launches = 0;
+    for (int64_t first = 0; first < count; first += cuda::kBatchItems, ++launches) {
+        const auto b = cuda::item_batch(items.data(), count, first);
+        for (int y = 0; y < b.count; ++y)
+            for_each_thread(cuda::batch_blocks(b), cuda::kElementwiseThreads,
+                            [&](const GridPos& t) { cuda::item_body(t, b.item[y]); });
+    }
+    EXPECT_EQ(launches, 2);
+    for (int64_t i = 0; i < count; ++i) {
+        EXPECT_EQ(static_cast<uint64_t>(words[i]), want[i]) << "buffer " << i;
+        EXPECT_EQ(want[i] != kNoneFound, i % 3 == 1 || i % 4 == 2) << "buffer " << i;
     }
 }
 
