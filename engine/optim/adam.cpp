@@ -40,10 +40,11 @@ Adam::Adam(std::vector<Tensor> params, const OptimizerConfig& cfg, bool decouple
 
 void Adam::step(float lr) {
     const char* who = decoupled_ ? "adamw" : "adam";
+    const std::vector<Tensor> grads = optim_detail::grads_of(params_, who);
     step_.data<int64_t>()[0] += 1;
     optim_detail::UpdateList<kernels::AdamTensor> updates;
     for (std::size_t i = 0; i < params_.size(); ++i) {
-        Tensor g_t = optim_detail::grad_of(params_[i], i, who);
+        const Tensor& g_t = grads[i];
         if (!g_t.defined()) continue;
         int64_t& t = steps_[i].data<int64_t>()[0];
         t += 1;

@@ -47,6 +47,12 @@ Tensor grad_of(const Tensor& param, std::size_t i, const char* who) {
     return g;
 }
 
+std::vector<Tensor> grads_of(const std::vector<Tensor>& params, const char* who) {
+    std::vector<Tensor> grads;
+    for (std::size_t i = 0; i < params.size(); ++i) grads.push_back(grad_of(params[i], i, who));
+    return grads;
+}
+
 Tensor zero_counter() { return Tensor::zeros({}, DType::kI64); }
 
 }  // namespace optim_detail

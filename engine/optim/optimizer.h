@@ -45,6 +45,9 @@ void check_params(const std::vector<Tensor>& params, const char* who);
 /// The gradient of parameter i (checked to match its shape, dtype and device), or an undefined
 /// tensor.
 Tensor grad_of(const Tensor& param, std::size_t i, const char* who);
+/// grad_of every parameter, all checked before a step changes anything (a bad gradient leaves
+/// the parameters, their state and the counters as they were).
+std::vector<Tensor> grads_of(const std::vector<Tensor>& params, const char* who);
 /// An int64 scalar tensor holding 0 (step counters).
 Tensor zero_counter();
 

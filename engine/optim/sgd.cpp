@@ -32,10 +32,11 @@ Sgd::Sgd(std::vector<Tensor> params, const OptimizerConfig& cfg)
 }
 
 void Sgd::step(float lr) {
+    const std::vector<Tensor> grads = optim_detail::grads_of(params_, "sgd");
     step_.data<int64_t>()[0] += 1;
     optim_detail::UpdateList<kernels::SgdTensor> updates;
     for (std::size_t i = 0; i < params_.size(); ++i) {
-        Tensor g_t = optim_detail::grad_of(params_[i], i, "sgd");
+        const Tensor& g_t = grads[i];
         if (!g_t.defined()) continue;
         int64_t& t = steps_[i].data<int64_t>()[0];
         const bool first = t == 0;

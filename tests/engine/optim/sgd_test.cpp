@@ -139,6 +139,21 @@ TEST(Sgd, GradientShapeMismatch) {
     EXPECT_THROW(opt->step(0.1f), ShapeError);
 }
 
+TEST(Optimizers, ABadGradientChangesNothing) {
+    // Every gradient is checked before the step updates anything: the parameters before the bad
+    // one keep their values and every counter stays, for SGD with momentum and for Adam.
+    for (const OptimizerConfig& cfg : {sgd(0.9f), OptimizerConfig{}}) {
+        Tensor a = param({1.0f, 2.0f}), b = param({3.0f});
+        auto opt = make_optimizer(cfg, {a, b});
+        a.set_grad(Tensor::from_vector({2}, {0.5f, 0.5f}));
+        b.set_grad(Tensor::from_vector({2}, {1.0f, 1.0f}));  // b has one element
+        EXPECT_THROW(opt->step(0.1f), ShapeError);
+        EXPECT_EQ(a.to_vector(), (std::vector<float>{1.0f, 2.0f}));
+        for (const auto& [name, t] : opt->state())
+            if (t.dtype() == DType::kI64) EXPECT_EQ(t.data<int64_t>()[0], 0) << name;
+    }
+}
+
 TEST(Sgd, Validation) {
     Tensor p = param({1.0f});
     std::string m = message_of<ValueError>([&] { make_optimizer(sgd(-0.5f), {p}); });
