@@ -111,6 +111,24 @@ TEST_F(DeviceTraining, ACheckpointResumesOnTheOtherDevice) {
     }
 }
 
+TEST_F(DeviceTraining, ARunStoppedOnOneDeviceEndsOnTheOther) {
+    // --stop-after, as the GPU check moves its run: the checkpoint written at the stop from one
+    // device's tensors and read into the other's, dropout masks included, gives the cpu's run.
+    const std::string flags = "--model smallcnn --dropout 0.3 --impl deterministic";
+    const TrainResult whole = train(config("whole", flags, "cpu"));
+    for (const std::string first : {"cpu", "cuda"}) {
+        SCOPED_TRACE(first);
+        const std::string out = "stopped-on-" + first;
+        const test::ScopedFakeCuda device;
+        TrainConfig stopping = config(out, flags, first);
+        stopping.stop_after = 5;  // of 8: inside the second epoch
+        EXPECT_EQ(train(stopping).stopped_after, 5);
+        const Checkpoint ck = read_checkpoint(dir_ / out);
+        EXPECT_EQ(ck.position.global_step, 5);
+        expect_same_run(whole, train(config(out, flags, first == "cpu" ? "cuda" : "cpu"), 0, &ck));
+    }
+}
+
 TEST_F(DeviceTraining, MicroBatchesOnTheDeviceGiveTheWholeBatchCpuBits) {
     // A split batch on the device: the exact sites add to accumulators on the device, the
     // split completes gradients and loss through the host and hands the gradients back; the
