@@ -82,23 +82,23 @@ def targets(steps, peers):
     return out
 
 
-def tiles(kernels):
-    """The tile shapes compared (dt_gpu_kernel_bench's "tile" lines): per kernel and shape the
-    large tile's time over the small one's, and whether every pair gave the same bits."""
-    lines = [k for k in kernels if k.get("op") == "tile"]
-    return {"large_vs_small": {f"{k['kernel']} {k['shape']}": k.get("large_vs_small")
-                               for k in lines},
+def compared(kernels, op, ratio, name):
+    """dt_gpu_kernel_bench's lines of `op`, each two variants of one computation timed against
+    each other: {ratio: {name(line): line[ratio]}, "bits_equal": whether every pair gave the same
+    bits (None without lines)}."""
+    lines = [k for k in kernels if k.get("op") == op]
+    return {ratio: {name(k): k.get(ratio) for k in lines},
             "bits_equal": all(k.get("bits_equal") is True for k in lines) if lines else None}
+
+
+def tiles(kernels):
+    """The tile shapes compared: per kernel and shape the large tile's time over the small one's."""
+    return compared(kernels, "tile", "large_vs_small", lambda k: f"{k['kernel']} {k['shape']}")
 
 
 def optimizer(kernels):
-    """The Adam step over all parameters in one call against one call per parameter
-    (dt_gpu_kernel_bench's "optimizer" lines): the time ratio per model, and whether the bits
-    agreed."""
-    lines = [k for k in kernels if k.get("op") == "optimizer"]
-    return {"batched_vs_per_parameter": {k["shape"]: k.get("batched_vs_per_parameter")
-                                         for k in lines},
-            "bits_equal": all(k.get("bits_equal") is True for k in lines) if lines else None}
+    """The Adam step over all parameters in one call against one call per parameter, per model."""
+    return compared(kernels, "optimizer", "batched_vs_per_parameter", lambda k: k["shape"])
 
 
 def main(argv):

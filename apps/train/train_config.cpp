@@ -142,18 +142,20 @@ CLI::Validator noise_check(const std::string& flag) {
 
 // ---- registration ----
 
+std::string flag_choices(const std::vector<std::string>& values) {
+    return " (" + join_text(values, "|") + ")";
+}
+
 void add_train_flags(CLI::App& app, TrainConfig& cfg) {
-    auto choice = [](const std::vector<std::string>& v) {
-        return " (" + join_text(v, "|") + ")";
-    };
     // A flag given twice: the last one wins (scripts append overrides to a base command).
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
-    app.add_option("--model", cfg.model, "Model" + choice(model_names()))->capture_default_str();
+    app.add_option("--model", cfg.model, "Model" + flag_choices(model_names()))
+        ->capture_default_str();
     app.add_option("--kernel-size", cfg.kernel_size,
                    "Convolution kernel size of mediumcnn (1|3|5|7)")
         ->capture_default_str();
-    app.add_option("--init", cfg.init, "Weight init, uniform" + choice(init_names()))
+    app.add_option("--init", cfg.init, "Weight init, uniform" + flag_choices(init_names()))
         ->capture_default_str();
     app.add_option("--dropout", cfg.dropout, "Dropout probability before the classifier, [0, 1)")
         ->capture_default_str();
@@ -163,7 +165,8 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
         ->capture_default_str();
     app.add_option("--data-dir", cfg.data_dir,
                    "Directory with the data set's files (default: /usr/share/datasets/<dataset>)");
-    app.add_option("--augment", cfg.augment, "Training augmentation" + choice(augment_names()))
+    app.add_option("--augment", cfg.augment,
+                   "Training augmentation" + flag_choices(augment_names()))
         ->capture_default_str();
     app.add_option("--crop-padding", cfg.crop_padding, "Zero padding of random crops, in pixels")
         ->capture_default_str();
@@ -186,7 +189,7 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
     app.add_option("--eval-batch-size", cfg.eval_batch_size, "Evaluation batch size")
         ->capture_default_str();
     app.add_option("--lr", cfg.lr, "Base learning rate")->capture_default_str();
-    app.add_option("--optimizer", cfg.optimizer, "Optimizer" + choice(optimizer_names()))
+    app.add_option("--optimizer", cfg.optimizer, "Optimizer" + flag_choices(optimizer_names()))
         ->capture_default_str();
     app.add_option("--momentum", cfg.momentum, "SGD momentum (ignored by adam/adamw)")
         ->capture_default_str();
@@ -194,7 +197,8 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
     app.add_option("--weight-decay", cfg.weight_decay,
                    "Weight decay (sgd/adam: L2 on the gradient; adamw: decoupled)")
         ->capture_default_str();
-    app.add_option("--schedule", cfg.schedule, "Learning-rate schedule" + choice(schedule_names()))
+    app.add_option("--schedule", cfg.schedule,
+                   "Learning-rate schedule" + flag_choices(schedule_names()))
         ->capture_default_str();
     app.add_option("--step-epochs", cfg.step_epochs, "step: multiply lr by --gamma every N epochs")
         ->capture_default_str();

@@ -137,6 +137,8 @@ const std::vector<std::string>& device_names();  // cpu, cuda
 /// Registers every flag of `detrain train` on `app`, writing into `cfg` (which must outlive the
 /// parse). Defaults shown in --help are the current values of `cfg`.
 void add_train_flags(CLI::App& app, TrainConfig& cfg);
+/// " (a|b|c)": a flag's values for its --help text.
+std::string flag_choices(const std::vector<std::string>& values);
 /// The run options' flags of add_train_flags (train_run_flags.cpp).
 void add_run_option_flags(CLI::App& app, RunOptions& cfg);
 

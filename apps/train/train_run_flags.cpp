@@ -5,27 +5,23 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/train/train_config.h"
-#include "engine/core/text.h"
 
 namespace dt {
-
-namespace {
-std::string choice(const std::vector<std::string>& v) { return " (" + join_text(v, "|") + ")"; }
-}  // namespace
 
 void add_run_option_flags(CLI::App& app, RunOptions& cfg) {
     app.add_option("--threads", cfg.threads,
                    "CPU threads (results do not depend on it, except under atomic accumulation)")
         ->capture_default_str();
     app.add_option("--isa", cfg.isa,
-                   "Instruction set of the GEMM and convolution kernels" + choice(isa_names()) +
+                   "Instruction set of the GEMM and convolution kernels" +
+                       flag_choices(isa_names()) +
                        "; auto = $DT_ISA if set, else the best this CPU has. The Adam update, "
                        "the non-finite scan, linear's wgrad leaves and the exact row sums pick "
                        "their vector variant when the program loads instead. Results do not "
                        "depend on either")
         ->capture_default_str();
     app.add_option("--device", cfg.device,
-                   "Where the tensors live and the kernels run" + choice(device_names()) +
+                   "Where the tensors live and the kernels run" + flag_choices(device_names()) +
                        ". cuda needs a CUDA build and an NVIDIA GPU (docs/gpu.md); under the "
                        "deterministic modes the weights do not depend on it")
         ->capture_default_str();
@@ -39,10 +35,10 @@ void add_run_option_flags(CLI::App& app, RunOptions& cfg) {
                    "Batch norm under mpirun -np P: on = statistics over the whole batch (every "
                    "process's part; with --impl exact the single-process bits), off = each "
                    "process normalises its own part (bits depend on P)" +
-                       choice({"on", "off"}))
+                       flag_choices({"on", "off"}))
         ->capture_default_str();
     app.add_option("--progress", cfg.progress,
-                   "Progress output" + choice(progress_names()) +
+                   "Progress output" + flag_choices(progress_names()) +
                        "; auto = live bar on a terminal, plain lines otherwise")
         ->capture_default_str();
     app.add_option("--out", cfg.out, "Output directory (default: runs/<model>-<dataset>)");

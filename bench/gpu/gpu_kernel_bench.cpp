@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/gpu/gpu_timer.h"
+#include "bench/gpu/kernel_bench_common.h"
 #include "bench/gpu/optimizer_variants.h"
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
@@ -48,18 +48,8 @@ using dt::Tensor;
 using dt::bench::median;
 using dt::bench::median_time;
 using dt::bench::Timer;
+using dt::bench::uniform;
 namespace kc = dt::kernels::common;
-
-Tensor uniform(const dt::Shape& shape, uint32_t tag) {
-    std::vector<float> v(static_cast<std::size_t>(dt::shape_numel(shape)));
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        const kc::Philox4 r = kc::philox_draw(7, kc::RngStream::kTest, i, tag);
-        v[i] = 2.0f * kc::uniform01(r.v[0]) - 1.0f;
-    }
-    Tensor t = Tensor::from_vector(shape, v).to(Device::kCuda);
-    t.set_requires_grad(true);
-    return t;
-}
 
 struct Case {
     std::string op, shape;

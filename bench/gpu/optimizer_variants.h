@@ -9,10 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/gpu/gpu_timer.h"
+#include "bench/gpu/kernel_bench_common.h"
 #include "engine/core/tensor.h"
 #include "kernels/adam.h"
-#include "kernels/common/philox.h"
 #include "models/model.h"
 
 namespace dt::bench {
@@ -28,14 +27,8 @@ inline void optimizer_variants(Timer& timer, int reps) {
         // Copies of the parameters and made-up gradients and moments, on the device.
         std::vector<Tensor> p0, g, m0, v0;
         for (const Tensor& p : model->trainable()) {
-            std::vector<float> gv(static_cast<std::size_t>(p.numel()));
-            for (std::size_t i = 0; i < gv.size(); ++i) {
-                const kernels::common::Philox4 r = kernels::common::philox_draw(
-                    9, kernels::common::RngStream::kTest, i, static_cast<uint32_t>(g.size()));
-                gv[i] = kernels::common::uniform01(r.v[0]) - 0.5f;
-            }
             p0.push_back(p.to(Device::kCuda));
-            g.push_back(Tensor::from_vector(p.shape(), gv).to(Device::kCuda));
+            g.push_back(uniform(p.shape(), 40 + static_cast<uint32_t>(g.size())));
             m0.push_back(Tensor::zeros(p.shape(), DType::kF32, Device::kCuda));
             v0.push_back(Tensor::zeros(p.shape(), DType::kF32, Device::kCuda));
         }

@@ -24,8 +24,8 @@ thread_local bool t_check_finite = false;
 // The finite check of one backward: every gradient a node returns and every sum of two
 // contributions is scanned (NonFiniteScan: queued on a GPU, 16 gradients a launch; a gradient is
 // never changed once made, so a scan issued later sees the same values); the answers come back
-// once, at the end, and the first non-finite
-// gradient in the order of the pass is reported, as a check that stopped there would have.
+// once, at the end, and the first non-finite gradient in the order of the pass is reported, as a
+// check that stopped there would have.
 class FiniteChecks {
  public:
     explicit FiniteChecks(Device device) : scan_(device) {}

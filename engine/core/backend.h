@@ -16,10 +16,10 @@
 
 namespace dt {
 
-/// A device's memory. Sizes in bytes; pointers are the device's own.
 /// The most bytes one DeviceMemory::to_host_later copies.
 inline constexpr std::size_t kReadLaterMaxBytes = 256;
 
+/// A device's memory. Sizes in bytes; pointers are the device's own.
 struct DeviceMemory {
     void* (*allocate)(std::size_t bytes) = nullptr;  // 64-byte aligned; nullptr when out of memory
     void (*release)(void* p, std::size_t bytes) = nullptr;  // a block of allocate(bytes)

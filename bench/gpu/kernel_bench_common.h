@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Timing on the engine's CUDA stream for the GPU benches: CUDA events around the work, the L2
-// cache flushed (a 256 MiB memset) before each timed run, medians over repetitions.
+// What dt_gpu_kernel_bench's parts share: timing on the engine's CUDA stream (CUDA events around
+// the work, the L2 cache flushed by a 256 MiB memset before each timed run, medians over
+// repetitions) and device tensors of Philox values as inputs.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -8,10 +9,26 @@
 #include <functional>
 #include <vector>
 
+#include "engine/core/tensor.h"
 #include "engine/runtime/cuda_device.h"
+#include "kernels/common/philox.h"
 #include "kernels/cuda/launch.cuh"
 
 namespace dt::bench {
+
+/// A cuda tensor of `shape` with Philox values in [-1, 1) keyed by `tag`, requiring a gradient
+/// (the ops' inputs).
+inline Tensor uniform(const Shape& shape, uint32_t tag) {
+    namespace kc = kernels::common;
+    std::vector<float> v(static_cast<std::size_t>(shape_numel(shape)));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const kc::Philox4 r = kc::philox_draw(7, kc::RngStream::kTest, i, tag);
+        v[i] = 2.0f * kc::uniform01(r.v[0]) - 1.0f;
+    }
+    Tensor t = Tensor::from_vector(shape, v).to(Device::kCuda);
+    t.set_requires_grad(true);
+    return t;
+}
 
 inline double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
