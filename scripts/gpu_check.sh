@@ -28,6 +28,16 @@ if [[ ! -x "$kit/bin/detrain" ]]; then
     exit 2
 fi
 
+# The kit's binaries were linked against this machine's glibc: a host with an older one cannot
+# load any of them, so say that once instead of failing every step with a loader error.
+need=$(cat "$kit/GLIBC" 2>/dev/null || echo 0)
+have=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+if [[ -n $have && $(printf '%s\n' "$need" "$have" | sort -V | head -1) != "$need" ]]; then
+    echo "gpu_check.sh: the kit needs glibc $need or newer and this host has $have: build the" \
+         "kit on a machine whose glibc is at most $have (scripts/gpu_kit.sh)" | tee -a "$log" >&2
+    exit 2
+fi
+
 # step NAME LIMIT_S COMMAND...: runs COMMAND with its output in the log, under min(LIMIT, what is
 # left of the budget); records name, exit status and seconds.
 step() {
@@ -91,7 +101,8 @@ step audit-cpu-vs-cuda 40 sh -c "'$kit/bin/detrain' audit --json --steps 2 --dat
     >'$out/audit_cpu_vs_cuda.json'"
 
 # Memory errors of every kernel (compute-sanitizer memcheck: the device tests, a micro-batched
-# and a ResNet-18 run); its log in check.log.
+# and a ResNet-18 run); its log in check.log. Exit 2 (no compute-sanitizer, or one that refuses
+# the device) is listed as "unavailable", not as a failure.
 step memcheck 75 scripts/gpu_memcheck.sh 70
 
 # detrain's training step per model x preset against the atomic baseline (issue 20's targets).

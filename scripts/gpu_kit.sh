@@ -50,9 +50,13 @@ for split, keep in (("train", 2048), ("t10k", 1000)):
     with open(os.path.join(dst, f"{split}-labels-idx1-ubyte"), "wb") as f:
         f.write(struct.pack(">II", 0x801, keep) + lab[8:8 + keep])
 PY
+# The newest glibc symbol version the kit imports (2.36 with Debian 12's libstdc++, whose
+# random_device calls arc4random): gpu_check.sh compares it with the host's glibc first.
+objdump -T "$kit"/bin/* "$kit"/lib/* | grep -o 'GLIBC_2\.[0-9]*' | sort -V -u | tail -1 |
+    sed 's/GLIBC_//' > "$kit/GLIBC"
 git describe --always --dirty --abbrev=40 > "$kit/COMMIT" 2>/dev/null || echo unknown > "$kit/COMMIT"
 size=$(du -sm "$kit" | cut -f1)
-echo "gpu_kit.sh: $kit is ${size} MiB (commit $(cat "$kit/COMMIT"))"
+echo "gpu_kit.sh: $kit is ${size} MiB (commit $(cat "$kit/COMMIT"), needs glibc $(cat "$kit/GLIBC"))"
 if (( size >= 48 )); then
     echo "gpu_kit.sh: the kit must stay well under 64 MiB (the device tool's limit)" >&2
     exit 1

@@ -106,6 +106,8 @@ def main(argv):
     steps = []
     for line in open(steps_file):
         name, rc, msecs = line.rstrip("\n").split("\t")
+        if name == "memcheck" and rc == "2":  # no compute-sanitizer, or it refused the device
+            rc = "unavailable"
         steps.append({"step": name, "status": rc, "seconds": round(int(msecs or 0) / 1000, 2)})
     hashes = {run: pair(result(work, run, "cpu"), result(work, run, "cuda"))
               for run in runs.split()}
@@ -146,7 +148,7 @@ def main(argv):
                       "cpu_vs_gpu": {k: v["bitwise_equal"] for k, v in hashes.items()},
                       "targets": {k: v["met"] for k, v in summary["targets"].items()},
                       "tiles": summary["tiles"], "optimizer": summary["optimizer"]}))
-    return 0 if all(s["status"] in ("0", "skipped") for s in steps) else 1
+    return 0 if all(s["status"] in ("0", "skipped", "unavailable") for s in steps) else 1
 
 
 if __name__ == "__main__":

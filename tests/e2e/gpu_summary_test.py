@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """scripts/gpu_summary.py on made-up outputs of a GPU check: hash pairs equal and unequal, the
-speed targets met, missed and missing, and the exit status from the steps' statuses.
+speed targets met, missed and missing, and the exit status from the steps' statuses (memcheck's
+exit 2, no usable compute-sanitizer, listed as unavailable).
 usage: gpu_summary_test.py SCRIPT"""
 import json
 import os
@@ -106,6 +107,12 @@ def main():
     with tempfile.TemporaryDirectory() as root:
         rc, _, _ = run(script, root, "nvidia-smi\t0\t100\ncuda-core-tests\t1\t2000\n")
         expect(rc == 1, f"exit {rc} with a failed step")
+    with tempfile.TemporaryDirectory() as root:  # compute-sanitizer missing or refusing the GPU
+        rc, s, _ = run(script, root, "nvidia-smi\t0\t100\nmemcheck\t2\t3000\n")
+        expect(rc == 0 and s["steps"][1]["status"] == "unavailable", f"memcheck unavailable {rc}")
+    with tempfile.TemporaryDirectory() as root:  # exit 2 means unavailable for memcheck only
+        rc, _, _ = run(script, root, "nvidia-smi\t0\t100\nmemcheck\t1\t3000\ntrain-a\t2\t9\n")
+        expect(rc == 1, f"exit {rc} with memcheck findings and a step's exit 2")
     for f in fails:
         print("FAIL:", f)
     print("ok" if not fails else f"{len(fails)} failed")
