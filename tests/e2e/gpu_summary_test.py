@@ -2,7 +2,8 @@
 """scripts/gpu_summary.py on made-up outputs of a GPU check: hash pairs equal and unequal, the
 speed targets met, missed and missing, and the exit status from the steps' statuses (memcheck's
 exit 2, no usable compute-sanitizer, listed as unavailable).
-usage: gpu_summary_test.py SCRIPT"""
+With scripts/gpu_record.py as well: the Markdown record written from that check's folder.
+usage: gpu_summary_test.py SUMMARY_SCRIPT [RECORD_SCRIPT]"""
 import json
 import os
 import subprocess
@@ -65,8 +66,60 @@ def run(script, root, steps_text, tile_bits=True):
     return p.returncode, json.load(open(os.path.join(out, "summary.json"))), p.stdout
 
 
+XML = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="3" failures="1" name="AllTests">
+  <testsuite name="CommonDevice" tests="3" failures="1" skipped="1">
+    <testcase name="Passes" status="run" result="completed" classname="CommonDevice"/>
+    <testcase name="Breaks" status="run" result="completed" classname="CommonDevice">
+      <failure message="bits differ"/>
+    </testcase>
+    <testcase name="Skips" status="run" result="skipped" classname="CommonDevice">
+      <skipped message="no device"/>
+    </testcase>
+  </testsuite>
+</testsuites>
+"""
+
+
+def check_record(record_script, out, expect):
+    """scripts/gpu_record.py on the made-up check: its Markdown, and --into a doc twice."""
+    write(os.path.join(out, "check.log"), "== nvidia-smi (limit 15 s): nvidia-smi\nH100\n"
+          "== cuda-core-tests (limit 60 s): dt_test_cuda\n[  FAILED  ] CommonDevice.Breaks\n"
+          "== memcheck (limit 75 s): scripts/gpu_memcheck.sh 70\nDevice not supported\n")
+    write(os.path.join(out, "tests_cuda.xml"), XML)
+    write(os.path.join(out, "audit_cpu_vs_cuda.json"), json.dumps({"first_difference": {
+        "step": 0, "op": "conv2d", "phase": "backward", "tensor": "weight grad",
+        "differing_elements": 3, "elements": 864, "max_ulp": 2.0}}))
+    p = subprocess.run([sys.executable, record_script, out], capture_output=True, text=True)
+    md = p.stdout
+    expect(p.returncode == 0, f"gpu_record.py exit {p.returncode}: {p.stderr}")
+    expect("failed: cuda-core-tests." in md and "[  FAILED  ] CommonDevice.Breaks" in md,
+           f"the failed step and the end of its log:\n{md}")
+    expect("Not run: memcheck (unavailable)." in md, "memcheck listed as not run")
+    expect("| tests_cuda.xml | 3 | 1 | 1 |" in md and "Failing in tests_cuda.xml: "
+           "CommonDevice.Breaks" in md, "test counts and the failing test")
+    expect("| smallcnn:exact | aa | aa | yes |" in md
+           and "| smallcnn:deterministic | bb | cc | **no** |" in md, "hash pairs")
+    expect("first difference at step 0, conv2d (backward, weight grad): 3 of 864" in md,
+           "the audit's first difference")
+    expect("| smallcnn: exact step / atomic step <= 1.3 | 1.5 | **no** |" in md
+           and "| resnet18: exact step / atomic step <= 1.3 |  | missing |" in md, "targets")
+    expect("| gemm s2 | 1.5 |" in md and "| resnet18, 62 parameters | 0.25 |" in md,
+           "tile and optimizer ratios")
+    expect("| conv2d | s1 | tree | 1.0 |" in md, "each op per mode")
+    doc = os.path.join(out, "gpu.md")
+    write(doc, "# GPU\n\n## Verified on real hardware\nNothing yet: none.\n\n## Later\nkept\n")
+    for _ in range(2):
+        subprocess.run([sys.executable, record_script, out, "--into", doc], check=True)
+    text = open(doc).read()
+    expect("Nothing yet" not in text and text.count("### ") == 2 and text.endswith("## Later\nkept\n")
+           and text.index("## Verified") < text.index("### ") < text.index("## Later"),
+           f"--into replaces 'Nothing yet', then adds, inside the section:\n{text}")
+
+
 def main():
     script = sys.argv[1]
+    record_script = sys.argv[2] if len(sys.argv) > 2 else None
     fails = []
 
     def expect(cond, what):
@@ -101,6 +154,11 @@ def main():
         op = s["optimizer"]
         expect(op == {"batched_vs_per_parameter": {"resnet18, 62 parameters": 0.25},
                       "bits_equal": True} and '"optimizer"' in digest, f"optimizer {op}")
+    if record_script:
+        with tempfile.TemporaryDirectory() as root:
+            run(script, root, "nvidia-smi\t0\t100\ncuda-core-tests\t1\t2000\n"
+                "memcheck\t2\t3000\n")
+            check_record(record_script, os.path.join(root, "out"), expect)
     with tempfile.TemporaryDirectory() as root:
         _, s, _ = run(script, root, "nvidia-smi\t0\t100\n", tile_bits=False)
         expect(s["tiles"]["bits_equal"] is False, "a tile pair with other bits is reported")
