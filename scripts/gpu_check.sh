@@ -100,6 +100,19 @@ step audit-cpu-vs-cuda 40 sh -c "'$kit/bin/detrain' audit --json --steps 2 --dat
     --model smallcnn-bn --impl exact-all --dropout 0.2 --limit-train 1024 --vs '--device cuda' \
     >'$out/audit_cpu_vs_cuda.json'"
 
+# ResNet-18 the same way (2 steps of 32 images): the large model's shapes, op by op (full tiles,
+# 512 channels, the 1x1 stride-2 shortcuts), which the training pairs above do not reach.
+step audit-resnet18-cpu-vs-cuda 40 sh -c "'$kit/bin/detrain' audit --json --steps 2 \
+    --data-dir '$data' --model resnet18 --impl exact-all --batch-size 32 --limit-train 64 \
+    --vs '--device cuda' >'$out/audit_resnet18_cpu_vs_cuda.json'"
+
+# The large tile shape of the GEMM-shaped kernels (DT_CUDA_TILE=large; the default is small)
+# over a whole run: the cpu's bits too.
+step train-smallcnn-deterministic-cuda-large-tiles 40 env DT_CUDA_TILE=large \
+    "$kit/bin/detrain" train --data-dir "$data" --model smallcnn --epochs 1 --batch-size 128 \
+    --eval-batch-size 500 --impl deterministic --dropout 0.2 --device cuda --progress none \
+    --out "$work/smallcnn-deterministic-cuda-large"
+
 # Memory errors of every kernel (compute-sanitizer memcheck: the device tests, a micro-batched
 # and a ResNet-18 run); its log in check.log. Exit 2 (no compute-sanitizer, or one that refuses
 # the device) is listed as "unavailable", not as a failure.

@@ -90,16 +90,15 @@ def record(out):
     peak = [b for b in peak if b]
     if peak:
         md.append(f"Device peak memory of those runs: up to {max(peak) / 2**20:.1f} MiB.")
-    audit_path = os.path.join(out, "audit_cpu_vs_cuda.json")
-    try:
-        first = json.load(open(audit_path)).get("first_difference")
-        md += ["", "Audit, SmallCNN-BN exact-all, cpu vs cuda: " + (
-            "no difference in any op output, gradient or weight." if first is None else
+    md += ["", "Audits, cpu vs cuda (`detrain audit --vs \"--device cuda\"`):", ""]
+    for what, a in s.get("audits", {}).items():
+        first = a.get("first_difference")
+        md.append(f"- {what}: " + (
+            f"no audit ({a['error']})" if a.get("identical") is None else
+            "no difference in any op output, gradient or weight" if first is None else
             f"first difference at step {first.get('step')}, {first.get('op')} "
             f"({first.get('phase')}, {first.get('tensor')}): {first.get('differing_elements')} "
-            f"of {first.get('elements')} elements, up to {first.get('max_ulp')} ULP.")]
-    except (OSError, ValueError):
-        md += ["", "Audit, cpu vs cuda: no readable audit_cpu_vs_cuda.json (see check.log)."]
+            f"of {first.get('elements')} elements, up to {first.get('max_ulp')} ULP"))
     md += ["", "Issue 20's targets:", ""]
     md += table(["target", "measured", "met"],
                 [(k, v["value"], {True: "yes", False: "**no**", None: "missing"}[v["met"]])

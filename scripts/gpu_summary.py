@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """summary.json of scripts/gpu_check.sh: the steps and their exit statuses, the CPU-vs-GPU hash
-pairs (the same run on each device, micro-batched on the GPU, and moved between the devices
-mid-way through a checkpoint), detrain's step and kernel figures, the PyTorch-CUDA peer figures,
-and issue 20's speed targets each with its measured ratio and a verdict (so that a GPU session
-records results, not arithmetic):
+pairs (the same run on each device, micro-batched on the GPU, with the large tiles, and moved
+between the devices mid-way through a checkpoint), the cpu-vs-cuda audits, detrain's step and
+kernel figures, the PyTorch-CUDA peer figures, and issue 20's speed targets each with its
+measured ratio and a verdict (so that a GPU session records results, not arithmetic):
   deterministic step <= 1.10x atomic, exact <= 1.3x atomic      (SmallCNN, ResNet-18; medians of
                                                                  dt_gpu_step_bench, same run)
   SmallCNN step at least PyTorch-CUDA's speed                    (detrain's deterministic step
@@ -35,6 +35,16 @@ def pair(cpu, cuda):
     same = cpu.get("weights_sha256") is not None and cpu.get("weights_sha256") == cuda.get(
         "weights_sha256")
     return {"cpu": cpu, "cuda": cuda, "bitwise_equal": same}
+
+
+def audit(path):
+    """A `detrain audit --json` of cpu against cuda: identical, and the first difference (null
+    when none); an error where the audit wrote no JSON."""
+    try:
+        a = json.load(open(path))
+    except (OSError, ValueError):
+        return {"identical": None, "error": "no audit JSON (see check.log)"}
+    return {"identical": a.get("identical"), "first_difference": a.get("first_difference")}
 
 
 def jsonl(path):
@@ -118,6 +128,12 @@ def main(argv):
         hashes[f"smallcnn:deterministic, {what}"] = pair(
             result(work, "smallcnn:deterministic", "cpu"),
             result(work, "smallcnn:deterministic", way))
+    hashes["smallcnn:deterministic, cuda DT_CUDA_TILE=large"] = pair(
+        result(work, "smallcnn:deterministic", "cpu"),
+        result(work, "smallcnn:deterministic", "cuda-large"))
+    audits = {what: audit(os.path.join(out, name)) for what, name in (
+        ("smallcnn-bn exact-all, 2 steps", "audit_cpu_vs_cuda.json"),
+        ("resnet18 exact-all, 2 steps of 32", "audit_resnet18_cpu_vs_cuda.json"))}
     detrain_steps = jsonl(os.path.join(work, "steps.jsonl"))
     peers = jsonl(os.path.join(work, "peers.jsonl"))
     try:
@@ -136,6 +152,7 @@ def main(argv):
         "budget_seconds": int(budget),
         "steps": steps,
         "cpu_vs_gpu": hashes,
+        "audits": audits,
         "targets": targets(detrain_steps, peers),
         "pytorch_cuda": peers,
         "detrain_step": detrain_steps,
@@ -146,6 +163,7 @@ def main(argv):
     json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
     print(json.dumps({"steps": [f"{s['step']}:{s['status']}" for s in steps],
                       "cpu_vs_gpu": {k: v["bitwise_equal"] for k, v in hashes.items()},
+                      "audits_identical": {k: v.get("identical") for k, v in audits.items()},
                       "targets": {k: v["met"] for k, v in summary["targets"].items()},
                       "tiles": summary["tiles"], "optimizer": summary["optimizer"]}))
     return 0 if all(s["status"] in ("0", "skipped", "unavailable") for s in steps) else 1

@@ -30,7 +30,8 @@ def run(script, root, steps_text, tile_bits=True):
                          ("smallcnn-deterministic-cpu", "bb"),
                          ("smallcnn-deterministic-cuda", "cc"),
                          ("smallcnn-deterministic-cuda-cpu", "bb"),
-                         ("smallcnn-deterministic-cpu-cuda", "dd")):
+                         ("smallcnn-deterministic-cpu-cuda", "dd"),
+                         ("smallcnn-deterministic-cuda-large", "bb")):
         write(os.path.join(work, run_dir, "result.json"), json.dumps({"weights_sha256": sha}))
     lines = [
         {"model": "smallcnn", "preset": "deterministic", "med_ms": 2.0, "med_vs_fast": 1.05},
@@ -39,6 +40,12 @@ def run(script, root, steps_text, tile_bits=True):
         {"model": "resnet18", "preset": "exact", "skipped": "budget"},
     ]
     write(os.path.join(work, "steps.jsonl"), "".join(json.dumps(l) + "\n" for l in lines))
+    write(os.path.join(out, "audit_cpu_vs_cuda.json"),
+          json.dumps({"identical": True, "first_difference": None}))
+    write(os.path.join(out, "audit_resnet18_cpu_vs_cuda.json"), json.dumps({
+        "identical": False, "first_difference": {
+            "step": 0, "op": "conv2d", "phase": "backward", "tensor": "weight grad",
+            "differing_elements": 3, "elements": 864, "max_ulp": 2.0}}))
     peers = [
         {"model": "smallcnn", "device": "cuda", "deterministic": False, "tf32": False,
          "step_ms_median": 2.5},
@@ -87,9 +94,6 @@ def check_record(record_script, out, expect):
           "== cuda-core-tests (limit 60 s): dt_test_cuda\n[  FAILED  ] CommonDevice.Breaks\n"
           "== memcheck (limit 75 s): scripts/gpu_memcheck.sh 70\nDevice not supported\n")
     write(os.path.join(out, "tests_cuda.xml"), XML)
-    write(os.path.join(out, "audit_cpu_vs_cuda.json"), json.dumps({"first_difference": {
-        "step": 0, "op": "conv2d", "phase": "backward", "tensor": "weight grad",
-        "differing_elements": 3, "elements": 864, "max_ulp": 2.0}}))
     p = subprocess.run([sys.executable, record_script, out], capture_output=True, text=True)
     md = p.stdout
     expect(p.returncode == 0, f"gpu_record.py exit {p.returncode}: {p.stderr}")
@@ -100,8 +104,9 @@ def check_record(record_script, out, expect):
            "CommonDevice.Breaks" in md, "test counts and the failing test")
     expect("| smallcnn:exact | aa | aa | yes |" in md
            and "| smallcnn:deterministic | bb | cc | **no** |" in md, "hash pairs")
-    expect("first difference at step 0, conv2d (backward, weight grad): 3 of 864" in md,
-           "the audit's first difference")
+    expect("- smallcnn-bn exact-all, 2 steps: no difference in any op" in md
+           and "- resnet18 exact-all, 2 steps of 32: first difference at step 0, conv2d "
+           "(backward, weight grad): 3 of 864" in md, f"the audits:\n{md}")
     expect("| smallcnn: exact step / atomic step <= 1.3 | 1.5 | **no** |" in md
            and "| resnet18: exact step / atomic step <= 1.3 |  | missing |" in md, "targets")
     expect("| gemm s2 | 1.5 |" in md and "| resnet18, 62 parameters | 0.25 |" in md,
@@ -137,6 +142,13 @@ def main():
         moved = "smallcnn:deterministic, {} to step 7, resumed on {}"
         expect(h[moved.format("cuda", "cpu")]["bitwise_equal"] is True, "moved to the cpu")
         expect(h[moved.format("cpu", "cuda")]["bitwise_equal"] is False, "moved to the gpu")
+        expect(h["smallcnn:deterministic, cuda DT_CUDA_TILE=large"]["bitwise_equal"] is True,
+               "large tiles")
+        au = s["audits"]
+        expect(au["smallcnn-bn exact-all, 2 steps"] == {"identical": True,
+                                                        "first_difference": None}, "audit same")
+        expect(au["resnet18 exact-all, 2 steps of 32"]["first_difference"]["op"] == "conv2d"
+               and '"audits_identical"' in digest, f"audit differs {au}")
         t = s["targets"]
         expect(t["smallcnn: deterministic step / atomic step <= 1.1"]["met"] is True, "det met")
         expect(t["smallcnn: exact step / atomic step <= 1.3"]["met"] is False, "exact missed")
