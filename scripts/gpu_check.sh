@@ -4,8 +4,9 @@
 # op x mode on the device against the cpu), CPU-vs-GPU training runs whose weights_sha256 must
 # agree under the deterministic presets, compute-sanitizer's memcheck (scripts/gpu_memcheck.sh),
 # detrain's step and kernel benches and the PyTorch-CUDA peer step (deterministic algorithms
-# on and off, TF32 off and on). Writes check.log, summary.json and the tests' XML into the output
-# folder: $1, else $OUT (the device tool's), else gpu-check-out/. Ends within 6 minutes: every step
+# on and off, TF32 off and on). Writes check.log, summary.json, the audits' JSON and the tests'
+# XML into the output folder: $1, else $OUT (the device tool's, which brings back at most 8 files:
+# these are 6), else gpu-check-out/. Ends within 6 minutes: every step
 # has a time limit, and steps that would start after the budget are skipped (and listed so).
 # Exit status: 0 when every step that ran passed, 1 otherwise. Without a GPU everything runs and
 # the device parts report what is missing (useful to check the kit itself).
