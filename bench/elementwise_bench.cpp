@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Throughput of the small kernels without a bench of their own: add (residual), bias_add and its
-// bias.grad reduction, dropout forward/backward. Shapes: SmallCNN's largest activation
-// (128, 16, 28, 28) and ResNet-18's first stage (128, 64, 32, 32).
+// bias.grad reduction, dropout forward/backward, weight init. Shapes: SmallCNN's largest
+// activation (128, 16, 28, 28) and ResNet-18's first stage (128, 64, 32, 32); the init fills
+// ResNet-18's largest weight (512, 512, 3, 3).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include "kernels/add.h"
 #include "kernels/bias_add.h"
 #include "kernels/dropout.h"
+#include "kernels/init.h"
 
 namespace {
 
@@ -73,5 +75,16 @@ void BM_Dropout(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * p.N * p.D);
 }
 BENCHMARK(BM_Dropout)->Apply(shapes);
+
+void BM_InitUniform(benchmark::State& state) {
+    const k::InitUniformParams p{512 * 512 * 9, 7, 3, 0.02f};
+    std::vector<float> v(p.n);
+    for (auto _ : state) {
+        k::cpu::init_uniform(v.data(), p);
+        benchmark::DoNotOptimize(v.data());
+    }
+    state.SetItemsProcessed(state.iterations() * p.n);
+}
+BENCHMARK(BM_InitUniform);
 
 }  // namespace

@@ -52,10 +52,10 @@ struct Trainee {
         mc.height = mc.width = s.hw;
         mc.num_classes = 10;
         model = dt::make_model(mc);
-        model->init(dt::InitScheme::kGlorotUniform, 0);
+        model->to(device);
+        model->init(dt::InitScheme::kGlorotUniform, 0);  // on the device, as the trainer does
         dt::OptimizerConfig oc;
         oc.kind = "adam";
-        model->to(device);
         optimizer = dt::make_optimizer(oc, model->trainable());
         namespace c = dt::kernels::common;
         const int64_t n = int64_t{s.batch} * s.channels * s.hw * s.hw;

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "kernels/common/philox.h"
+#include "engine/ops/init.h"
 
 namespace dt {
 
@@ -39,11 +39,8 @@ Tensor& Model::add_param(NamedParam p) {
 }
 
 void Model::init(InitScheme scheme, uint64_t seed) {
-    using namespace kernels::common;
     uint32_t weight_index = 0;  // k: counts trainable weights in canonical order
     for (NamedParam& p : params_) {
-        float* v = p.tensor.f32();
-        const int64_t n = p.tensor.numel();
         switch (p.role) {
             case ParamRole::kWeight: {
                 double fan = scheme == InitScheme::kGlorotUniform
@@ -51,12 +48,8 @@ void Model::init(InitScheme scheme, uint64_t seed) {
                                  : static_cast<double>(p.fan_in);
                 DT_CHECK(fan > 0, "model ", name_, ": weight ", p.name, " has no fan-in");
                 const float a = static_cast<float>(std::sqrt(6.0 / fan));
-                for (int64_t i = 0; i < n; ++i) {
-                    Philox4 r = philox_draw(seed, RngStream::kInit, static_cast<uint64_t>(i),
-                                            weight_index);
-                    // ORDER: u in [0,1) -> (2u - 1) * a, each step rounded in float.
-                    v[i] = (2.0f * uniform01(r.v[0]) - 1.0f) * a;
-                }
+                // On the weight's device; the recipe and its ORDER: kernels/init.h.
+                init_uniform_(p.tensor, seed, weight_index, a);
                 ++weight_index;
                 break;
             }

@@ -60,7 +60,8 @@ class Model {
     /// Trainable tensors in canonical order (what optimizers update and weights_sha256 hashes).
     std::vector<Tensor> trainable() const;
     /// Weights drawn from the init stream: element i of the k-th trainable weight is keyed by
-    /// (seed, kInit, index = i, sub = k); biases and beta are 0, gamma 1, running stats 0/1.
+    /// (seed, kInit, index = i, sub = k) (kernels/init.h); biases and beta are 0, gamma 1,
+    /// running stats 0/1. On the parameters' device, with the same bits on every device.
     void init(InitScheme scheme, uint64_t seed);
     int64_t num_trainable() const;  // element count
     /// Moves every parameter and buffer to `device` (in place: layers see the moved tensors).

@@ -87,10 +87,11 @@ ScheduleConfig schedule_config(const TrainRecipe& cfg) {
     return sc;
 }
 
-/// The model of --model for images shaped like `ds`, initialised from --seed-init, then
-/// --init-perturb applied. `perturb_note` says what the perturbation changed.
+/// The model of --model for images shaped like `ds` on `device`, initialised there from
+/// --seed-init (the same bits on every device), then --init-perturb applied. `perturb_note` says
+/// what the perturbation changed.
 std::unique_ptr<Model> make_initialised_model(const TrainRecipe& cfg, const Dataset& ds,
-                                              std::string& perturb_note) {
+                                              Device device, std::string& perturb_note) {
     ModelConfig mc;
     mc.name = cfg.model;
     mc.kernel_size = cfg.kernel_size;
@@ -102,6 +103,7 @@ std::unique_ptr<Model> make_initialised_model(const TrainRecipe& cfg, const Data
     // their canonical order are those of the model with dropout).
     mc.dropout = cfg.dropout_on() ? static_cast<float>(cfg.dropout) : 0.0f;
     std::unique_ptr<Model> model = make_model(mc);
+    model->to(device);
     model->init(cfg.init == "he" ? InitScheme::kHeUniform : InitScheme::kGlorotUniform,
                 cfg.init_seed());
     if (cfg.noise.init_perturb) {
@@ -257,10 +259,8 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     const BatchLoader train_loader(data.train, train_loader_config(cfg, norm));
     const BatchLoader test_loader(data.test, eval_loader_config(cfg.eval_batch_size, norm));
     std::string perturb_note;
-    r.model = make_initialised_model(cfg, data.train, perturb_note);
-    // Initialised on the host (the same bits for every device), then moved.
     r.device = cfg.device;
-    r.model->to(device_from_name(cfg.device));
+    r.model = make_initialised_model(cfg, data.train, device_from_name(cfg.device), perturb_note);
     trace_name_model(*r.model);
     const std::unique_ptr<Optimizer> optimizer =
         make_optimizer(optimizer_config(cfg), r.model->trainable());

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "engine/core/backend.h"
 #include "engine/core/error.h"
 #include "engine/core/text.h"
 
@@ -35,11 +36,15 @@ std::pair<float, float> apply_init_perturb(const InitPerturb& p,
                                  t.str(), ", ", t.numel(), " elements): expected an index in "
                                  "[0, ", t.numel(), ")"));
         }
-        float& v = t.f32()[p.index];
-        const float before = v;
+        // One element read and written through the tensor's device memory (any device).
+        const DeviceMemory& memory = device_memory(t.device());
+        float* at = t.f32() + p.index;
+        float before = 0.0f;
+        memory.to_host(&before, at, sizeof before);
         // The adjacent float32 toward +inf / -inf: a one-ulp change (a subnormal step from 0).
-        v = std::nextafter(v, p.direction > 0 ? INFINITY : -INFINITY);
-        return {before, v};
+        const float after = std::nextafter(before, p.direction > 0 ? INFINITY : -INFINITY);
+        memory.from_host(at, &after, sizeof after);
+        return {before, after};
     }
     throw ValueError(str("no trainable tensor named '", p.param, "'; expected one of ",
                          join_text(names)));

@@ -55,9 +55,9 @@ struct InitPerturb {
     bool operator==(const InitPerturb&) const = default;
 };
 
-/// Applies `p` to the tensor of `names[i] == p.param` in `tensors` (float32 CPU tensors, same
-/// length as names). Returns {before, after}. Throws ValueError listing the valid names, or the
-/// tensor's size for an index out of range.
+/// Applies `p` to the tensor of `names[i] == p.param` in `tensors` (float32 tensors on any device,
+/// same length as names). Returns {before, after}. Throws ValueError listing the valid names, or
+/// the tensor's size for an index out of range.
 std::pair<float, float> apply_init_perturb(const InitPerturb& p,
                                            const std::vector<std::string>& names,
                                            const std::vector<Tensor>& tensors);

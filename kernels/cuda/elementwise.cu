@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The elementwise CUDA kernels: relu, add, bias add, dropout, and, kBatchItems tensors per launch,
+// The elementwise CUDA kernels: relu, add, bias add, dropout, weight init, and, kBatchItems tensors per launch,
 // the SGD and Adam updates (a step's parameters) and the non-finite scan (a backward's
 // gradients). Each __global__ function maps blockIdx/threadIdx onto its body in
 // elementwise_bodies.h (tested on the host over whole grids); the launchers run on the engine's
@@ -35,6 +35,9 @@ __global__ void dropout_forward_kernel(const float* x, const int64_t* ids, float
 __global__ void dropout_backward_kernel(const float* dy, const uint8_t* mask, float* dx,
                                         DropoutParams p) {
     dropout_backward_body(GridPos::here(), dy, mask, dx, p);
+}
+__global__ void init_uniform_kernel(float* v, InitUniformParams p) {
+    init_uniform_body(GridPos::here(), v, p);
 }
 template <class Item>
 __global__ void batch_kernel(ItemBatch<Item> b) {
@@ -76,6 +79,9 @@ void dropout_forward(const float* x, const int64_t* sample_ids, float* y, uint8_
 }
 void dropout_backward(const float* dy, const uint8_t* mask, float* dx, const DropoutParams& p) {
     launch_elementwise("dropout_backward", dropout_backward_kernel, p.N * p.D, dy, mask, dx, p);
+}
+void init_uniform(float* v, const InitUniformParams& p) {
+    launch_elementwise("init_uniform", init_uniform_kernel, p.n, v, p);
 }
 void sgd_update_each(const SgdTensor* t, int64_t count) {
     launch_batched("sgd_update_each", t, count);

@@ -16,6 +16,7 @@
 #include "kernels/cuda/launch_shape.h"
 #include "kernels/dropout.h"
 #include "kernels/finite.h"
+#include "kernels/init.h"
 #include "kernels/relu.h"
 #include "kernels/sgd.h"
 
@@ -58,6 +59,10 @@ DT_HD void dropout_backward_body(const GridPos& t, const float* dy, const uint8_
     const float scale = dropout_scale(p.p);
     common::grid_stride(
         t, p.N * p.D, [&](int64_t i) { dx[i] = dropout_backward_element(dy[i], mask[i], scale); });
+}
+
+DT_HD void init_uniform_body(const GridPos& t, float* v, const InitUniformParams& p) {
+    common::grid_stride(t, p.n, [&](int64_t i) { v[i] = init_uniform_element(i, p); });
 }
 
 DT_HD void sgd_update_body(const GridPos& t, float* p, const float* grad, float* buf,

@@ -19,6 +19,7 @@ const KernelTable& kernel_table() {
         t.bias_add_backward = &cuda::bias_add_backward;  // bias_grad.cu
         t.dropout_forward = &cuda::dropout_forward;
         t.dropout_backward = &cuda::dropout_backward;
+        t.init_uniform = &cuda::init_uniform;
         t.sgd_update_each = &cuda::sgd_update_each;
         t.adam_update_each = &cuda::adam_update_each;
         t.first_non_finite_each = &cuda::first_non_finite_each;

@@ -2,7 +2,7 @@
 // Model::init on the reference models: same seed -> same bits, different seed -> different;
 // every weight inside its Glorot / He bound (with the fan_in/fan_out the layers register);
 // biases, BN gammas/betas and running statistics at their constants; weights_sha256 is the hash
-// of the trainable tensors only.
+// of the trainable tensors only; on a (stand-in) device the same bits as on the cpu.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include "models/model.h"
 #include "models/weights_hash.h"
 #include "tests/support/compare.h"
+#include "tests/support/fake_cuda.h"
 
 namespace dt {
 namespace {
@@ -94,6 +95,21 @@ TEST(ModelInit, WeightsWithinBoundAndConstantsSet) {
                 }
             }
         }
+    }
+}
+
+TEST(ModelInit, OnADeviceGivesTheCpusBits) {
+    // The stand-in cuda device faults on host access to its memory: the init runs there.
+    for (const ModelConfig& cfg : kConfigs) {
+        SCOPED_TRACE(cfg.name);
+        auto on_cpu = make_model(cfg);
+        on_cpu->init(InitScheme::kHeUniform, 5);
+        const test::ScopedFakeCuda stand_in;
+        auto on_device = make_model(cfg);
+        on_device->to(Device::kCuda);
+        on_device->init(InitScheme::kHeUniform, 5);
+        ASSERT_EQ(on_device->device(), Device::kCuda);
+        expect_same_bits(*on_cpu, *on_device);
     }
 }
 

@@ -72,10 +72,11 @@ TEST_F(DeviceTraining, HostAccessToDeviceMemoryFaults) {
 
 TEST_F(DeviceTraining, ARunOnTheDeviceGivesTheCpuBits) {
     // Batch-norm (buffers), dropout (mask and sample ids on the device), AdamW, augmentation on
-    // the host, checkpoints written from device tensors.
+    // the host, checkpoints written from device tensors, the weights initialised and one of them
+    // perturbed on the device.
     const std::string flags =
         "--model smallcnn-bn --dropout 0.3 --optimizer adamw --augment crop+flip "
-        "--checkpoint-every 3 --impl deterministic";
+        "--checkpoint-every 3 --impl deterministic --init-perturb conv1.weight:5:up";
     const TrainResult cpu = train(config("cpu", flags, "cpu"));
     const test::ScopedFakeCuda device;
     const TrainResult dev = train(config("dev", flags, "cuda"));

@@ -5,8 +5,6 @@
 // have called every entry the list files under it, so no op reaches a kernel but through the
 // table of its tensors' device; an entry a table leaves empty, and a device without a backend,
 // are DeviceErrors that say what is missing.
-#include "engine/core/backend.h"
-
 #include <gtest/gtest.h>
 
 #include <array>
@@ -15,19 +13,21 @@
 #include <vector>
 
 #include "engine/autograd/tape.h"
-#include "engine/runtime/cuda_device.h"
-#include "engine/runtime/exact_round.h"
+#include "engine/core/backend.h"
 #include "engine/ops/add.h"
 #include "engine/ops/batchnorm2d.h"
 #include "engine/ops/bias_add.h"
 #include "engine/ops/conv2d.h"
 #include "engine/ops/dropout.h"
+#include "engine/ops/init.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/non_finite_scan.h"
 #include "engine/ops/pool2d.h"
 #include "engine/ops/relu.h"
 #include "engine/ops/softmax_xent.h"
 #include "engine/optim/optimizer.h"
+#include "engine/runtime/cuda_device.h"
+#include "engine/runtime/exact_round.h"
 #include "tests/support/autograd_util.h"
 #include "tests/support/errors.h"
 
@@ -76,6 +76,11 @@ void run_op(OpKind op) {
             DropoutKey key;
             key.sample_ids = {4, 9};
             backward_of(dropout(x4, 0.5f, true, key));
+            break;
+        }
+        case OpKind::init_uniform: {
+            Tensor w = Tensor::empty({5, 7});
+            init_uniform_(w, 3, 1, 0.5f);
             break;
         }
         case OpKind::linear:

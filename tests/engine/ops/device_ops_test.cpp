@@ -22,6 +22,7 @@
 #include "engine/ops/bias_add.h"
 #include "engine/ops/conv2d.h"
 #include "engine/ops/dropout.h"
+#include "engine/ops/init.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/non_finite_scan.h"
 #include "engine/ops/pool2d.h"
@@ -124,6 +125,17 @@ TEST_P(DeviceOps, Elementwise) {
     expect_device_equals_cpu([](const auto& in) { return bias_add(in[0], in[1]); }, {x, bias});
     DropoutKey key{5, 2, 1, {9, 3, 100, 7}};
     expect_device_equals_cpu([&](const auto& in) { return dropout(in[0], 0.3f, true, key); }, {x});
+}
+
+TEST_P(DeviceOps, WeightInit) {
+    // Sizes around one block of the launch shape (256 threads) and many blocks.
+    for (int64_t n : {1, 255, 257, 70001}) {
+        Tensor on_cpu = Tensor::empty({n});
+        Tensor on_device = Tensor::empty({n}, DType::kF32, Device::kCuda);
+        init_uniform_(on_cpu, 0xfeed, 3, 0.25f);
+        init_uniform_(on_device, 0xfeed, 3, 0.25f);
+        EXPECT_TRUE(test::bitwise_equal(on_device.to_vector(), on_cpu.to_vector())) << n;
+    }
 }
 
 TEST_P(DeviceOps, Conv2dAndLinear) {

@@ -111,6 +111,21 @@ TEST(CudaElementwiseBodies, DropoutDrawsTheCpuMask) {
     }
 }
 
+TEST(CudaElementwiseBodies, WeightInitWritesTheCpuValuesOnEveryGrid) {
+    for (int64_t n : {1, 255, 1001}) {
+        const InitUniformParams p{n, 0xabcdef, 7, 0.2f};
+        std::vector<float> want = nan_filled(n);
+        cpu::init_uniform(want.data(), p);
+        for (const Grid& g : grids(n)) {
+            std::vector<float> v = nan_filled(n);
+            for_each_thread(g.blocks, g.threads,
+                            [&](const GridPos& t) { cuda::init_uniform_body(t, v.data(), p); });
+            EXPECT_TRUE(test::bitwise_equal(v.data(), want.data(), n))
+                << "n " << n << ", grid " << g.blocks << "x" << g.threads;
+        }
+    }
+}
+
 TEST(CudaElementwiseBodies, OptimizerUpdatesEqualTheCpu) {
     for (int64_t n : kSizes) {
         SCOPED_TRACE(n);
