@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 
+from expectations import Expectations
+
 # Stand-in compute-sanitizer: FAKE_SANITIZER=refuse says what gVisor's said; otherwise it drops
 # its options, runs the program and logs it, and reports a finding (exit 3) for programs named in
 # FAKE_FINDING.
@@ -36,11 +38,7 @@ def executable(path, text):
 
 def main():
     root = sys.argv[1]
-    fails = []
-
-    def expect(cond, what):
-        if not cond:
-            fails.append(what)
+    expect = Expectations()
 
     with tempfile.TemporaryDirectory() as tmp:
         kit, tools, log = (os.path.join(tmp, d) for d in ("kit", "tools", "ran.log"))
@@ -79,10 +77,7 @@ def main():
         expect(p.returncode == 2, f"a kit for a newer glibc: exit {p.returncode}, expected 2")
         expect("needs glibc 99.0" in p.stderr, f"the glibc gate says why: {p.stderr!r}")
         expect(not os.path.exists(os.path.join(out, "summary.json")), "no step ran")
-    for f in fails:
-        print("FAIL:", f)
-    print("ok" if not fails else f"{len(fails)} failed")
-    return 1 if fails else 0
+    return expect.report()
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ import sys
 import tempfile
 import time
 
+from expectations import Expectations
+
 
 def write(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -125,11 +127,7 @@ def check_record(record_script, out, expect):
 def main():
     script = sys.argv[1]
     record_script = sys.argv[2] if len(sys.argv) > 2 else None
-    fails = []
-
-    def expect(cond, what):
-        if not cond:
-            fails.append(what)
+    expect = Expectations()
 
     with tempfile.TemporaryDirectory() as root:
         rc, s, digest = run(script, root, "nvidia-smi\t0\t100\ntrain-a\tskipped\t0\n")
@@ -183,10 +181,7 @@ def main():
     with tempfile.TemporaryDirectory() as root:  # exit 2 means unavailable for memcheck only
         rc, _, _ = run(script, root, "nvidia-smi\t0\t100\nmemcheck\t1\t3000\ntrain-a\t2\t9\n")
         expect(rc == 1, f"exit {rc} with memcheck findings and a step's exit 2")
-    for f in fails:
-        print("FAIL:", f)
-    print("ok" if not fails else f"{len(fails)} failed")
-    return 1 if fails else 0
+    return expect.report()
 
 
 if __name__ == "__main__":
