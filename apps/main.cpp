@@ -1,28 +1,24 @@
 // SPDX-License-Identifier: MIT
 // detrain: command-line entry point. Subcommands: train (apps/train/train_cmd.cpp), study
-// (apps/study/study_cmd.cpp), audit (apps/audit/audit_cmd.cpp), info (below).
+// (apps/study/study_cmd.cpp), audit (apps/audit/audit_cmd.cpp), info (apps/info/info_cmd.cpp).
 // Exit status: 0 success, 1 a dt::Error (bad data, bad value, I/O failure, diverged training),
 // 2 a command-line parse error (unknown flag, missing value, ...).
-#include <omp.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "apps/audit/audit_cmd.h"
 #include "apps/common/version.h"
+#include "apps/info/info_cmd.h"
 #include "apps/study/study_cmd.h"
 #include "apps/train/train_cmd.h"
 #include "apps/train/train_config.h"
-#include "datasets/dataset.h"
 #include "engine/core/error.h"
 #include "engine/runtime/collective.h"
-#include "engine/runtime/cuda_device.h"
-#include "engine/runtime/isa.h"
 
 namespace {
 
@@ -34,35 +30,6 @@ const char* kDescription =
 
 // Erases a live progress bar that an error interrupts (a terminal only).
 const char* end_of_bar() { return isatty(fileno(stderr)) ? "\r\033[K" : ""; }
-
-int run_info() {
-    std::printf("detrain %s\n", dt::version_string());
-    std::printf("  cuda backend    %s\n",
-                dt::cuda_device::built()
-                    ? "compiled in (--device cuda)"
-                    : "not compiled (configure with -DDT_ENABLE_CUDA=ON and nvcc on PATH)");
-    std::printf("  cuda device     %s\n", dt::cuda_device::describe().c_str());
-    std::printf("  mpi             %s\n",
-                dt::mpi_built() ? ("compiled in (mpirun -np P detrain train/study: docs/distributed.md); "
-                                   "this process: " + dt::world().describe()).c_str()
-                                : "not compiled (scripts/setup.sh installs Open MPI)");
-    std::printf("  openmp threads  %d max (%d logical cores; --threads default %d)\n",
-                omp_get_max_threads(), omp_get_num_procs(), dt::default_thread_count());
-    std::string have;
-    for (dt::CpuIsa isa : dt::supported_cpu_isas()) {
-        have += std::string(" ") + dt::cpu_isa_name(isa);
-    }
-    std::printf("  cpu isa         in force %s (--isa, $DT_ISA); this CPU runs:%s\n",
-                dt::cpu_isa_name(dt::cpu_isa()), have.c_str());
-    std::printf("  data            default directories (--data-dir overrides):\n");
-    for (const std::string& name : dt::dataset_names()) {
-        const std::string dir = dt::default_data_dir(name);
-        std::error_code ec;
-        const bool found = std::filesystem::is_directory(dir, ec);
-        std::printf("    %-14s %s (%s)\n", name.c_str(), dir.c_str(), found ? "found" : "missing");
-    }
-    return 0;
-}
 
 }  // namespace
 
@@ -78,8 +45,8 @@ int main(int argc, char** argv) {
     CLI::App* study = dt::add_study_command(app, study_flags);
     dt::AuditFlags audit_flags;
     CLI::App* audit = dt::add_audit_command(app, audit_flags);
-    CLI::App* info = app.add_subcommand(
-        "info", "Print the version, compiled backends, CPU features and data directories");
+    dt::InfoFlags info_flags;
+    CLI::App* info = dt::add_info_command(app, info_flags);
 
     try {
         app.parse(argc, argv);
@@ -101,7 +68,7 @@ int main(int argc, char** argv) {
                                          std::vector<std::string>(argv, argv + argc));
         }
         if (audit->parsed()) return dt::run_audit_command(*audit, audit_flags);
-        if (info->parsed()) return run_info();
+        if (info->parsed()) return dt::run_info_command(info_flags);
         return 2;  // unreachable: require_subcommand(1)
     } catch (const dt::Error& e) {
         // A data-parallel run: the other processes may wait in a collective; end them all.

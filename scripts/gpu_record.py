@@ -63,6 +63,11 @@ def record(out):
     log_path = os.path.join(out, "check.log")
     log_text = open(log_path).read() if os.path.exists(log_path) else ""
     md = [f"### {s['date'][:10]}: {s['gpu']}, commit {str(s['commit'])[:12]}", ""]
+    info = s.get("detrain_info", {})
+    if "cuda" in info:
+        md += [f"detrain info: cuda device {info['cuda']['device']}; "
+               f"{info['openmp']['logical_cores']} logical cores; "
+               f"cpu isa {info['cpu_isa']['in_force']}.", ""]
     bad = [t for t in s["steps"] if t["status"] not in ("0", "skipped", "unavailable")]
     md.append(f"`scripts/gpu_check.sh` took {s['seconds']} s of its {s['budget_seconds']} s; "
               f"{len(s['steps']) - len(bad)} of {len(s['steps'])} steps passed, were skipped or "

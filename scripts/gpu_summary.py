@@ -142,12 +142,18 @@ def main(argv):
                              capture_output=True, text=True, timeout=10).stdout.strip()
     except Exception as e:  # no nvidia-smi here: the kit is being checked without a GPU
         gpu = f"none ({e})"
+    try:  # what detrain itself sees: its cuda device, threads, instruction sets
+        info = json.loads(subprocess.run([os.path.join(kit, "bin", "detrain"), "info", "--json"],
+                                         capture_output=True, text=True, timeout=30).stdout)
+    except Exception as e:
+        info = {"error": f"detrain info --json: {e}"}
     kernels = jsonl(os.path.join(work, "kernels.jsonl"))
     commit_file = os.path.join(kit, "COMMIT")
     summary = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "commit": open(commit_file).read().strip() if os.path.exists(commit_file) else None,
         "gpu": gpu,
+        "detrain_info": info,
         "seconds": round(time.time() - float(start), 1),
         "budget_seconds": int(budget),
         "steps": steps,

@@ -25,6 +25,10 @@ def run(script, root, steps_text, tile_bits=True):
     for d in (out, work, kit):
         os.makedirs(d, exist_ok=True)
     write(os.path.join(kit, "COMMIT"), "abc123\n")
+    write(os.path.join(kit, "bin", "detrain"), "#!/bin/sh\necho '{\"cuda\": {\"device\": "
+          "\"H100 (sm_90)\"}, \"openmp\": {\"logical_cores\": 16}, \"cpu_isa\": "
+          "{\"in_force\": \"avx512\"}}'\n")
+    os.chmod(os.path.join(kit, "bin", "detrain"), 0o755)
     steps = os.path.join(root, "steps.tsv")
     write(steps, steps_text)
     for run_dir, sha in (("smallcnn-exact-cpu", "aa"), ("smallcnn-exact-cuda", "aa"),
@@ -102,6 +106,8 @@ def check_record(record_script, out, expect):
     expect("failed: cuda-core-tests." in md and "[  FAILED  ] CommonDevice.Breaks" in md,
            f"the failed step and the end of its log:\n{md}")
     expect("Not run: memcheck (unavailable)." in md, "memcheck listed as not run")
+    expect("detrain info: cuda device H100 (sm_90); 16 logical cores; cpu isa avx512." in md,
+           "what detrain saw")
     expect("| tests_cuda.xml | 3 | 1 | 1 |" in md and "Failing in tests_cuda.xml: "
            "CommonDevice.Breaks" in md, "test counts and the failing test")
     expect("| smallcnn:exact | aa | aa | yes |" in md
@@ -133,6 +139,7 @@ def main():
         rc, s, digest = run(script, root, "nvidia-smi\t0\t100\ntrain-a\tskipped\t0\n")
         expect(rc == 0, f"exit {rc} with every step passed or skipped")
         expect(s["commit"] == "abc123", "commit")
+        expect(s["detrain_info"]["cuda"]["device"] == "H100 (sm_90)", f"info {s['detrain_info']}")
         h = s["cpu_vs_gpu"]
         expect(h["smallcnn:exact"]["bitwise_equal"] is True, "equal hashes")
         expect(h["smallcnn:deterministic"]["bitwise_equal"] is False, "unequal hashes")

@@ -97,6 +97,19 @@ TEST_F(TrainCli, HelpAndInfo) {
     const CliRun scalar = dt::test::run_cli(std::string("env DT_ISA=scalar ") + DT_DETRAIN_EXE,
                                             "info", root_, "isa-env");
     EXPECT_NE(scalar.out.find("in force scalar"), std::string::npos) << scalar.out;
+    // --json: the same facts as one object.
+    const CliRun json = detrain("info --json");
+    EXPECT_EQ(json.status, 0);
+    const nlohmann::json j = nlohmann::json::parse(json.out);
+    EXPECT_EQ(j["cuda"]["built"], dt::cuda_device::built());
+    EXPECT_EQ(j["cuda"]["available"], dt::cuda_device::available());
+    EXPECT_EQ(j["cuda"]["device"], dt::cuda_device::describe());
+    EXPECT_EQ(j["cpu_isa"]["supported"][0], "scalar");
+    EXPECT_GE(j["openmp"]["logical_cores"].get<int>(), 1);
+    EXPECT_TRUE(j["data"]["fashion-mnist"]["found"].is_boolean());
+    EXPECT_NE(info.out.find(j["data"]["fashion-mnist"]["dir"].get<std::string>()),
+              std::string::npos);
+    EXPECT_NE(info.out.find("detrain " + j["version"].get<std::string>()), std::string::npos);
 }
 
 TEST_F(TrainCli, ParseErrorsExitTwo) {
