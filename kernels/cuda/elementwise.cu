@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The elementwise CUDA kernels: relu, add, bias add, dropout, weight init, and, kBatchItems tensors per launch,
-// the SGD and Adam updates (a step's parameters) and the non-finite scan (a backward's
-// gradients). Each __global__ function maps blockIdx/threadIdx onto its body in
+// The elementwise CUDA kernels: relu, add, bias add, dropout, weight init, and, kBatchItems
+// tensors per launch, the SGD and Adam updates (a step's parameters) and the non-finite scan (a
+// backward's gradients). Each __global__ function maps blockIdx/threadIdx onto its body in
 // elementwise_bodies.h (tested on the host over whole grids); the launchers run on the engine's
 // stream and record launch errors for the engine (kernels/cuda/runtime.h). Parameter structs go
 // by value into the kernels.
