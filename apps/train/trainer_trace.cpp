@@ -5,7 +5,7 @@
 #include <unordered_map>
 
 #include "engine/autograd/trace.h"
-#include "models/model_io.h"
+#include "models/model.h"
 
 namespace dt {
 
@@ -15,8 +15,10 @@ using autograd::TraceSink;
 void trace_name_model(const Model& model) {
     TraceSink* sink = current_trace();
     if (sink == nullptr) return;
+    // The model's own tensors (names go by identity): not model_named_tensors, whose cpu copies of
+    // a device model's tensors would leave every parameter of a device run unnamed in the trail.
     std::unordered_map<const TensorImpl*, std::string> names;
-    for (const auto& [name, t] : model_named_tensors(model)) names[t.impl_ptr().get()] = name;
+    for (const NamedParam& p : model.params()) names[p.tensor.impl_ptr().get()] = p.name;
     sink->name_tensors(std::move(names));
 }
 

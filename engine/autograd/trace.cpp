@@ -96,15 +96,17 @@ void TraceSink::add(const char* phase, const std::string& op, const std::string&
     TraceEntry e;
     e.step = step_, e.index = next_index_++;
     e.phase = phase, e.op = op, e.tensor = tensor, e.shape = t.shape();
-    e.hash = hash_tensor(t);
-    if (row_hashes_ && t.ndim() >= 2 && t.dim(0) > 0 && t.device() == Device::kCpu) {
-        const std::size_t row = t.nbytes() / static_cast<std::size_t>(t.dim(0));
-        const unsigned char* p = host_bytes(t);
-        for (int64_t r = 0; r < t.dim(0); ++r)
+    // A device tensor is copied to the host once; its hash and row hashes are those of the copy.
+    const Tensor host = t.device() == Device::kCpu ? t : t.to(Device::kCpu);
+    e.hash = hash_tensor(host);
+    if (row_hashes_ && host.ndim() >= 2 && host.dim(0) > 0) {
+        const std::size_t row = host.nbytes() / static_cast<std::size_t>(host.dim(0));
+        const unsigned char* p = host_bytes(host);
+        for (int64_t r = 0; r < host.dim(0); ++r)
             e.row_hashes.push_back(hash_bits(p + static_cast<std::size_t>(r) * row, row));
     }
-    if (e.step == keep_step_ && e.index == keep_index_ && t.dtype() == DType::kF32)
-        kept_ = t.to_vector();
+    if (e.step == keep_step_ && e.index == keep_index_ && host.dtype() == DType::kF32)
+        kept_ = host.to_vector();
     if (on_entry_) on_entry_(e);
     if (store_) entries_.push_back(std::move(e));
 }

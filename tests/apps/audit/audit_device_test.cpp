@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// `detrain audit` on a device, checked without a GPU on the stand-in cuda device
+// (tests/support/fake_cuda.h: the CPU's kernels behind memory that faults on host access):
+// - a trail made on the device names every entry as the cpu's does (the parameters too), so the
+//   cpu and the stand-in, whose bits agree, give trails without any difference (the GPU check's
+//   `audit --vs "--device cuda"` reads a difference there as the devices parting ways);
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "apps/audit/audit_compare.h"
+#include "apps/audit/audit_runs.h"
+#include "tests/support/fake_cuda.h"
+#include "tests/support/synthetic_idx.h"
+#include "tests/support/temp_dir.h"
+
+namespace dt {
+namespace {
+
+class AuditOnADevice : public ::testing::Test {
+ protected:
+    AuditOnADevice() : dir_("detrain-audit-device-") {
+        test::write_synthetic_idx(dir_.path / "data", 64, 16);
+    }
+    std::vector<std::string> flags(const std::string& model) const {
+        return {"--data-dir",   dir_ / "data", "--model",           model,
+                "--batch-size", "32",          "--eval-batch-size", "16"};
+    }
+    test::TempDir dir_;
+};
+
+TEST_F(AuditOnADevice, TheCpuAndTheDeviceGiveTheSameTrail) {
+    const test::ScopedFakeCuda device;
+    std::vector<std::string> a = flags("smallcnn-bn");
+    for (const char* w : {"--impl", "exact-all", "--dropout", "0.2"}) a.push_back(w);
+    std::vector<std::string> b = a;
+    b.insert(b.end(), {"--device", "cuda"});
+    const auto [cfg_a, cfg_b] = audit_configs(a, b, 2);
+    const Trail ta = run_traced(cfg_a), tb = run_traced(cfg_b);
+    EXPECT_EQ(tb.result.device, "cuda");
+    const AuditResult r = compare_trails(ta.entries, tb.entries);
+    EXPECT_FALSE(r.first.has_value()) << r.first->a.op << " " << r.first->a.tensor << " vs "
+                                      << r.first->b.op << " " << r.first->b.tensor;
+    EXPECT_GT(r.weights_total, 0);
+    bool named = false;  // the device run's weight gradients carry the parameters' names
+    for (const autograd::TraceEntry& e : tb.entries) named |= e.tensor == "grad conv1.weight";
+    EXPECT_TRUE(named);
+}
+
+}  // namespace
+}  // namespace dt
