@@ -6,7 +6,7 @@
 # detrain's step and kernel benches and the PyTorch-CUDA peer step (deterministic algorithms
 # on and off, TF32 off and on). Writes check.log, summary.json, the audits' JSON and the tests'
 # XML into the output folder: $1, else $OUT (the device tool's, which brings back at most 8 files:
-# these are 6), else gpu-check-out/. Ends within 6 minutes: every step
+# these are 7), else gpu-check-out/. Ends within 6 minutes: every step
 # has a time limit, and steps that would start after the budget are skipped (and listed so).
 # Exit status: 0 when every step that ran passed, 1 otherwise. Without a GPU everything runs and
 # the device parts report what is missing (useful to check the kit itself).
@@ -106,6 +106,13 @@ step audit-cpu-vs-cuda 40 sh -c "'$kit/bin/detrain' audit --json --steps 2 --dat
 step audit-resnet18-cpu-vs-cuda 40 sh -c "'$kit/bin/detrain' audit --json --steps 2 \
     --data-dir '$data' --model resnet18 --impl exact-all --batch-size 32 --limit-train 64 \
     --vs '--device cuda' >'$out/audit_resnet18_cpu_vs_cuda.json'"
+
+# The guarantee matrix on the GPU: every reduction site x mode rerun, with the samples permuted,
+# and on the cpu (SmallCNN, one step each): where atomic really differs, and that every other mode
+# keeps the cpu's bits site by site (docs/audit.md).
+step audit-matrix-cuda 45 sh -c "'$kit/bin/detrain' audit --matrix --json --steps 1 \
+    --data-dir '$data' --model smallcnn --limit-train 256 --batch-size 128 --device cuda \
+    >'$out/audit_matrix_cuda.json'"
 
 # The large tile shape of the GEMM-shaped kernels (DT_CUDA_TILE=large; the default is small)
 # over a whole run: the cpu's bits too.

@@ -104,6 +104,13 @@ def record(out):
             f"first difference at step {first.get('step')}, {first.get('op')} "
             f"({first.get('phase')}, {first.get('tensor')}): {first.get('differing_elements')} "
             f"of {first.get('elements')} elements, up to {first.get('max_ulp')} ULP"))
+    m = s.get("matrix", {})
+    md += ["", "Guarantee matrix on the GPU (`detrain audit --matrix --device cuda`, SmallCNN, "
+           "one step each; every mode but atomic stable under a rerun and equal to the cpu: "
+           f"{m.get('promise_kept')}):", ""]
+    md += table(["site mode"] + m.get("columns", []),
+                [[name] + ["stable" if cells.get(c) else "**differs**" for c in m["columns"]]
+                 for name, cells in m.get("rows", {}).items()])
     md += ["", "Issue 20's targets:", ""]
     md += table(["target", "measured", "met"],
                 [(k, v["value"], {True: "yes", False: "**no**", None: "missing"}[v["met"]])

@@ -47,6 +47,21 @@ def audit(path):
     return {"identical": a.get("identical"), "first_difference": a.get("first_difference")}
 
 
+def guarantee_matrix(path):
+    """`detrain audit --matrix --device cuda`: {columns, rows: {"site mode": {column: stable}}},
+    and `promise_kept`: every mode but atomic stable under a rerun and equal to the cpu (None
+    without the JSON)."""
+    try:
+        m = json.load(open(path))
+    except (OSError, ValueError):
+        return {"error": "no matrix JSON (see check.log)", "promise_kept": None}
+    rows = {f"{r['site']} {r['mode']}": {c: v["stable"] for c, v in r["changes"].items()}
+            for r in m["rows"]}
+    kept = all(cells.get(c, False) for name, cells in rows.items()
+               if not name.endswith(" atomic") for c in ("rerun", "cpu"))
+    return {"columns": m["columns"], "rows": rows, "promise_kept": kept}
+
+
 def jsonl(path):
     if not os.path.exists(path):
         return []
@@ -134,6 +149,7 @@ def main(argv):
     audits = {what: audit(os.path.join(out, name)) for what, name in (
         ("smallcnn-bn exact-all, 2 steps", "audit_cpu_vs_cuda.json"),
         ("resnet18 exact-all, 2 steps of 32", "audit_resnet18_cpu_vs_cuda.json"))}
+    matrix = guarantee_matrix(os.path.join(out, "audit_matrix_cuda.json"))
     detrain_steps = jsonl(os.path.join(work, "steps.jsonl"))
     peers = jsonl(os.path.join(work, "peers.jsonl"))
     try:
@@ -159,6 +175,7 @@ def main(argv):
         "steps": steps,
         "cpu_vs_gpu": hashes,
         "audits": audits,
+        "matrix": matrix,
         "targets": targets(detrain_steps, peers),
         "pytorch_cuda": peers,
         "detrain_step": detrain_steps,
@@ -170,6 +187,7 @@ def main(argv):
     print(json.dumps({"steps": [f"{s['step']}:{s['status']}" for s in steps],
                       "cpu_vs_gpu": {k: v["bitwise_equal"] for k, v in hashes.items()},
                       "audits_identical": {k: v.get("identical") for k, v in audits.items()},
+                      "matrix_promise_kept": matrix["promise_kept"],
                       "targets": {k: v["met"] for k, v in summary["targets"].items()},
                       "tiles": summary["tiles"], "optimizer": summary["optimizer"]}))
     return 0 if all(s["status"] in ("0", "skipped", "unavailable") for s in steps) else 1

@@ -71,7 +71,8 @@ CLI::App* add_audit_command(CLI::App& app, AuditFlags& f) {
     a->add_option("--traces", f.traces, "Compare two trace files instead of training")->expected(2);
     a->add_flag("--matrix", f.matrix,
                 "Check every reduction site x mode under a rerun, --threads 1, permuted rows and "
-                "every instruction set, and evaluation's batch invariance (about 300 short runs of "
+                "every instruction set (with --device cuda: a rerun, permuted rows and the same "
+                "run on the cpu), and evaluation's batch invariance (about 300 short runs of "
                 "--steps steps: a minute or more; use a small --limit-train)");
     a->add_flag("--error", f.error,
                 "Measure every mode's rounding error against the exact mode at every reduction "

@@ -98,11 +98,17 @@ struct Column {
     bool permuted = false;
 };
 
-std::vector<Column> columns() {
-    std::vector<Column> c = {
-        {"rerun", {}, false},
-        {"threads 1", {"--threads", "1"}, false},
-        {"permuted rows", {"--shuffle-within-batch", std::to_string(kShuffleSeed)}, true}};
+/// The changes: on the cpu, thread counts and instruction sets among them; on a device (whose
+/// kernels neither changes), the same run on the cpu instead: the device's bits against the cpu's.
+std::vector<Column> columns(bool on_device) {
+    const std::string permute_seed = std::to_string(kShuffleSeed);
+    if (on_device)
+        return {{"rerun", {}, false},
+                {"permuted rows", {"--shuffle-within-batch", permute_seed}, true},
+                {"cpu", {"--device", "cpu"}, false}};
+    std::vector<Column> c = {{"rerun", {}, false},
+                             {"threads 1", {"--threads", "1"}, false},
+                             {"permuted rows", {"--shuffle-within-batch", permute_seed}, true}};
     for (CpuIsa isa : supported_cpu_isas())
         c.push_back({std::string("isa ") + cpu_isa_name(isa), {"--isa", cpu_isa_name(isa)}, false});
     return c;
@@ -116,7 +122,8 @@ std::vector<float> row(const Tensor& logits, int64_t r) {
 }
 
 /// Evaluation logits of 16 inputs of the model's shape in their batch, against the reversed
-/// batch (rerun and permuted rows), half the batch (threads 1: at one thread), each ISA.
+/// batch (rerun and permuted rows), half the batch (threads 1: at one thread), each ISA, and for
+/// a model on a device the same batch on the cpu (the model moved there and back).
 MatrixRow evaluation_row(const TrainResult& r, const std::vector<Column>& cols) {
     const int64_t N = 16;
     const RunInfo& info = r.info;
@@ -135,7 +142,7 @@ MatrixRow evaluation_row(const TrainResult& r, const std::vector<Column>& cols) 
         ForwardContext ctx;
         ctx.training = false;
         ctx.sample_ids = rows;
-        return r.model->forward(in, ctx);
+        return r.model->forward(in.to(r.model->device()), ctx);
     };
     std::vector<int64_t> all(N), rev(N), half(N / 2);
     for (int64_t i = 0; i < N; ++i) all[i] = i, rev[i] = N - 1 - i;
@@ -154,7 +161,12 @@ MatrixRow evaluation_row(const TrainResult& r, const std::vector<Column>& cols) 
             set_num_threads(1), got = eval(half), map = half;
         else if (starts_with(c.name, "isa "))
             set_cpu_isa(cpu_isa_from_name(c.name.substr(4))), got = eval(all);
-        else
+        else if (c.name == "cpu") {
+            const Device device = r.model->device();
+            r.model->to(Device::kCpu);
+            got = eval(all);
+            r.model->to(device);
+        } else
             got = eval(all);
         set_num_threads(threads);
         set_cpu_isa(isa);
@@ -171,7 +183,8 @@ MatrixRow evaluation_row(const TrainResult& r, const std::vector<Column>& cols) 
 
 AuditMatrix run_audit_matrix(const std::vector<std::string>& flags, int64_t steps,
                              const std::function<void(const std::string&)>& note) {
-    const std::vector<Column> cols = columns();
+    const bool on_device = audit_configs(flags, flags, steps).first.device != "cpu";
+    const std::vector<Column> cols = columns(on_device);
     AuditMatrix m;
     for (const Column& c : cols) m.columns.push_back(c.name);
     std::optional<TrainResult> any;

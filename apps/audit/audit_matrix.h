@@ -7,8 +7,12 @@
 //   threads 1      --threads 1 instead of 2
 //   permuted rows  --shuffle-within-batch 3 (the samples of every batch in another order)
 //   isa X          --isa X, for every instruction set this CPU has
+// and for a run on a device (--device cuda), whose kernels no thread count or instruction set
+// changes, instead of those two:
+//   cpu            --device cpu: the device's bits against the cpu's
 // plus one row for evaluation (batch invariance): a sample's logits evaluated in its batch, in
-// the reversed batch, alone, in half the batch, at one thread and on every instruction set.
+// the reversed batch, alone, in half the batch, at one thread and on every instruction set (on a
+// device: again, reversed, and with the model moved to the cpu).
 // A cell says "stable" when every compared tensor kept its bits, "differs" when some did not.
 #pragma once
 #include <cstdio>

@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/dataset.h"
+#include "engine/core/backend.h"
 #include "engine/core/error.h"
 #include "engine/core/text.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
-#include "engine/runtime/cuda_device.h"
 #include "engine/runtime/isa.h"
 #include "models/model.h"
 
@@ -314,7 +314,7 @@ void validate_train_config(const TrainConfig& c) {
     check_member("--sync-bn", c.sync_bn, {"on", "off"});
     // Without a CUDA build or device: DeviceError naming what is missing, before anything is
     // written.
-    if (c.device == device_name(Device::kCuda)) cuda_device::require();
+    if (c.device == device_name(Device::kCuda)) require_device(Device::kCuda);
     if (c.isa != "auto" && !cpu_isa_supported(cpu_isa_from_name(c.isa))) {
         std::vector<std::string> have;
         for (CpuIsa isa : supported_cpu_isas()) have.emplace_back(cpu_isa_name(isa));

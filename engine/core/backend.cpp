@@ -92,6 +92,12 @@ const kernels::KernelTable& device_kernels(Device d) {
     return *t;
 }
 
+void require_device(Device d) {
+    if (d == Device::kCpu) return;
+    const kernels::KernelTable* t = tables()[static_cast<std::size_t>(d)];
+    if (t == nullptr || t == cuda_table()) cuda_device::require();  // not a test's stand-in
+}
+
 ScopedDeviceMemory::ScopedDeviceMemory(Device d, const DeviceMemory& memory)
     : device_(d), previous_(memory_override(d)) {
     memory_override(d) = &memory;

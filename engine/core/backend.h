@@ -45,6 +45,11 @@ const DeviceMemory& device_memory(Device d);
 /// throws DeviceError when this build has no backend for d.
 const kernels::KernelTable& device_kernels(Device d);
 
+/// Throws DeviceError saying what is missing (the build, the driver, the device) and what to do
+/// instead, unless device d can run kernels now: the cpu always; cuda with a CUDA build and a
+/// device, or while a test's stand-in table serves it (ScopedKernelTable).
+void require_device(Device d);
+
 /// For tests: `table` serves device d for the guard's lifetime (its empty entries are completed
 /// with ones that throw). Not thread-safe against ops running on other threads. Nests.
 class ScopedKernelTable {

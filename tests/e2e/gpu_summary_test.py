@@ -20,7 +20,7 @@ def write(path, text):
         f.write(text)
 
 
-def run(script, root, steps_text, tile_bits=True):
+def run(script, root, steps_text, tile_bits=True, matrix_tree_cpu=True):
     out, work, kit = (os.path.join(root, d) for d in ("out", "work", "kit"))
     for d in (out, work, kit):
         os.makedirs(d, exist_ok=True)
@@ -48,6 +48,13 @@ def run(script, root, steps_text, tile_bits=True):
     write(os.path.join(work, "steps.jsonl"), "".join(json.dumps(l) + "\n" for l in lines))
     write(os.path.join(out, "audit_cpu_vs_cuda.json"),
           json.dumps({"identical": True, "first_difference": None}))
+    def row(site, mode, rerun, cpu):
+        return {"site": site, "mode": mode, "changes": {
+            "rerun": {"stable": rerun}, "permuted rows": {"stable": False}, "cpu": {"stable": cpu}}}
+    matrix_rows = [row("conv.wgrad", "exact", True, True), row("conv.wgrad", "atomic", False, False),
+                   row("loss", "tree", True, matrix_tree_cpu)]
+    write(os.path.join(out, "audit_matrix_cuda.json"), json.dumps(
+        {"columns": ["rerun", "permuted rows", "cpu"], "rows": matrix_rows}))
     write(os.path.join(out, "audit_resnet18_cpu_vs_cuda.json"), json.dumps({
         "identical": False, "first_difference": {
             "step": 0, "op": "conv2d", "phase": "backward", "tensor": "weight grad",
@@ -120,6 +127,8 @@ def check_record(record_script, out, expect):
     expect("| gemm s2 | 1.5 |" in md and "| resnet18, 62 parameters | 0.25 |" in md,
            "tile and optimizer ratios")
     expect("| conv2d | s1 | tree | 1.0 |" in md, "each op per mode")
+    expect("| conv.wgrad atomic | **differs** | **differs** | **differs** |" in md
+           and "| conv.wgrad exact | stable | **differs** | stable |" in md, f"matrix:\n{md}")
     doc = os.path.join(out, "gpu.md")
     write(doc, "# GPU\n\n## Verified on real hardware\nNothing yet: none.\n\n## Later\nkept\n")
     for _ in range(2):
@@ -149,6 +158,9 @@ def main():
         expect(h[moved.format("cpu", "cuda")]["bitwise_equal"] is False, "moved to the gpu")
         expect(h["smallcnn:deterministic, cuda DT_CUDA_TILE=large"]["bitwise_equal"] is True,
                "large tiles")
+        mx = s["matrix"]
+        expect(mx["promise_kept"] is True and mx["rows"]["conv.wgrad atomic"]["rerun"] is False
+               and '"matrix_promise_kept": true' in digest, f"matrix {mx}")
         au = s["audits"]
         expect(au["smallcnn-bn exact-all, 2 steps"] == {"identical": True,
                                                         "first_difference": None}, "audit same")
@@ -176,6 +188,9 @@ def main():
             run(script, root, "nvidia-smi\t0\t100\ncuda-core-tests\t1\t2000\n"
                 "memcheck\t2\t3000\n")
             check_record(record_script, os.path.join(root, "out"), expect)
+    with tempfile.TemporaryDirectory() as root:  # a deterministic mode unlike the cpu's
+        _, s, _ = run(script, root, "nvidia-smi\t0\t100\n", matrix_tree_cpu=False)
+        expect(s["matrix"]["promise_kept"] is False, "a broken promise in the matrix")
     with tempfile.TemporaryDirectory() as root:
         _, s, _ = run(script, root, "nvidia-smi\t0\t100\n", tile_bits=False)
         expect(s["tiles"]["bits_equal"] is False, "a tile pair with other bits is reported")
