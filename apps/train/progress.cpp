@@ -9,6 +9,7 @@
 
 #include "apps/train/train_config.h"
 #include "engine/core/error.h"
+#include "engine/runtime/cuda_device.h"
 #include "engine/runtime/isa.h"
 
 namespace dt {
@@ -61,6 +62,13 @@ Progress::Mode Progress::parse_mode(const std::string& name, std::FILE* out) {
     return isatty(fileno(out)) ? Mode::kBar : Mode::kPlain;
 }
 
+namespace {
+/// "cpu", or "cuda: " and what the device is (name, compute capability, memory, ...).
+std::string device_text(const TrainConfig& c) {
+    return c.device == "cpu" ? c.device : c.device + ": " + cuda_device::describe();
+}
+}  // namespace
+
 void Progress::start(const TrainConfig& c, const RunInfo& info) {
     epochs_ = c.epochs;
     steps_per_epoch_ = info.steps_per_epoch;
@@ -76,18 +84,19 @@ void Progress::start(const TrainConfig& c, const RunInfo& info) {
                  "  optimizer  %s\n"
                  "  schedule   %s\n"
                  "  threads    %d, isa %s\n"
+                 "  device     %s\n"
                  "  out        %s\n",
                  c.model.c_str(), static_cast<long long>(info.num_parameters), c.init.c_str(),
                  c.dropout, c.kernel_size, c.dataset.c_str(), c.data_dir.c_str(),
                  static_cast<long long>(info.train_size), static_cast<long long>(info.test_size),
                  info.channels, info.height, info.width, info.num_classes, c.normalize.c_str(),
                  c.augment_on() ? c.augment.c_str() : "none", c.crop_padding,
-                 c.shuffle_on() ? "on" : "off",
-                 static_cast<long long>(c.limit_train), static_cast<long long>(c.limit_test),
-                 c.imbalance.empty() ? "" : ", imbalance ", c.imbalance.c_str(),
-                 c.epochs, static_cast<long long>(info.steps_per_epoch), c.batch_size,
-                 c.eval_batch_size, optimizer_text(c).c_str(), schedule_text(c).c_str(),
-                 c.threads, cpu_isa_name(cpu_isa()), c.out.c_str());
+                 c.shuffle_on() ? "on" : "off", static_cast<long long>(c.limit_train),
+                 static_cast<long long>(c.limit_test), c.imbalance.empty() ? "" : ", imbalance ",
+                 c.imbalance.c_str(), c.epochs, static_cast<long long>(info.steps_per_epoch),
+                 c.batch_size, c.eval_batch_size, optimizer_text(c).c_str(),
+                 schedule_text(c).c_str(), c.threads, cpu_isa_name(cpu_isa()),
+                 device_text(c).c_str(), c.out.c_str());
     std::fprintf(out_, "  noise      (every switch in effect; docs/noise.md)\n");
     for (const std::string& line : describe_noise(c.noise)) {
         std::fprintf(out_, "    %s\n", line.c_str());

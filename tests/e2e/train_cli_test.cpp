@@ -124,6 +124,7 @@ TEST_F(TrainCli, RunWritesResultPredictionsAndWeights) {
     const CliRun& r = base();
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("detrain train"), std::string::npos) << r.err;  // configuration block
+    EXPECT_NE(r.err.find("\n  device     cpu\n"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("epoch 2/2"), std::string::npos) << r.err;
     EXPECT_NE(r.out.find("test accuracy"), std::string::npos) << r.out;
 

@@ -8,15 +8,18 @@
 // themselves are checked on a GPU (tests/kernels/cuda/, scripts/gpu_check.sh).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "apps/train/checkpoint.h"
+#include "apps/train/progress.h"
 #include "apps/train/run_outputs.h"
 #include "apps/train/train_resume.h"
 #include "apps/train/trainer.h"
 #include "apps/train/trainer_noise.h"
+#include "engine/runtime/cuda_device.h"
 #include "tests/support/fake_cuda.h"
 #include "tests/support/synthetic_idx.h"
 #include "tests/support/temp_dir.h"
@@ -181,6 +184,22 @@ TEST_F(DeviceTraining, AStepWaitsForTheDeviceOnce) {
         EXPECT_EQ(progress.from_host[s] - progress.from_host[s - 1], 4u);
         EXPECT_EQ(progress.reads_later[s] - progress.reads_later[s - 1], 1u);
     }
+}
+
+TEST_F(DeviceTraining, TheStartBannerNamesTheDevice) {
+    // "cuda: " and what the device is (on the stand-in: what is missing for a real one).
+    const test::ScopedFakeCuda device;
+    std::FILE* out = std::tmpfile();
+    ASSERT_NE(out, nullptr);
+    Progress progress(Progress::Mode::kPlain, out);
+    run_training(config("banner", "--model smallcnn --epochs 1", "cuda"), progress);
+    std::rewind(out);
+    std::string text(8192, '\0');
+    text.resize(std::fread(text.data(), 1, text.size(), out));
+    std::fclose(out);
+    EXPECT_NE(text.find("\n  device     cuda: " + cuda_device::describe() + "\n"),
+              std::string::npos)
+        << text;
 }
 
 TEST_F(DeviceTraining, ADivergedLossIsReportedAsOnTheCpu) {
