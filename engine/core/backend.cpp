@@ -88,7 +88,7 @@ const DeviceMemory& device_memory(Device d) {
 const kernels::KernelTable& device_kernels(Device d) {
     const kernels::KernelTable* t = tables()[static_cast<std::size_t>(d)];
     if (t == nullptr) no_backend(d);
-    if (d == Device::kCuda && t == cuda_table()) cuda_device::require();  // a device, not a test's
+    require_device(d);
     return *t;
 }
 
