@@ -36,6 +36,8 @@ void check_params(const std::vector<Tensor>& params, const char* who) {
     }
 }
 
+namespace {
+/// The gradient of parameter i, checked, or an undefined tensor.
 Tensor grad_of(const Tensor& param, std::size_t i, const char* who) {
     Tensor g = param.grad();
     if (!g.defined()) return g;
@@ -46,6 +48,7 @@ Tensor grad_of(const Tensor& param, std::size_t i, const char* who) {
                " is on ", device_name(g.device()), " but the parameter is ", param.str());
     return g;
 }
+}  // namespace
 
 std::vector<Tensor> grads_of(const std::vector<Tensor>& params, const char* who) {
     std::vector<Tensor> grads;

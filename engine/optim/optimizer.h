@@ -42,11 +42,9 @@ namespace optim_detail {
 /// Throws unless every parameter is a defined float32 tensor (`who`: "sgd", "adam", ...); the
 /// updates run on each parameter's device.
 void check_params(const std::vector<Tensor>& params, const char* who);
-/// The gradient of parameter i (checked to match its shape, dtype and device), or an undefined
-/// tensor.
-Tensor grad_of(const Tensor& param, std::size_t i, const char* who);
-/// grad_of every parameter, all checked before a step changes anything (a bad gradient leaves
-/// the parameters, their state and the counters as they were).
+/// The gradient of every parameter (each checked to match its parameter's shape, dtype and
+/// device), undefined where a parameter has none; all checked before a step changes anything (a
+/// bad gradient leaves the parameters, their state and the counters as they were).
 std::vector<Tensor> grads_of(const std::vector<Tensor>& params, const char* who);
 /// An int64 scalar tensor holding 0 (step counters).
 Tensor zero_counter();

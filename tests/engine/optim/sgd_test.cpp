@@ -149,8 +149,11 @@ TEST(Optimizers, ABadGradientChangesNothing) {
         b.set_grad(Tensor::from_vector({2}, {1.0f, 1.0f}));  // b has one element
         EXPECT_THROW(opt->step(0.1f), ShapeError);
         EXPECT_EQ(a.to_vector(), (std::vector<float>{1.0f, 2.0f}));
-        for (const auto& [name, t] : opt->state())
-            if (t.dtype() == DType::kI64) EXPECT_EQ(t.data<int64_t>()[0], 0) << name;
+        for (const auto& [name, t] : opt->state()) {
+            if (t.dtype() == DType::kI64) {
+                EXPECT_EQ(t.data<int64_t>()[0], 0) << name;
+            }
+        }
     }
 }
 
