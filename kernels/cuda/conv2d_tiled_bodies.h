@@ -21,6 +21,7 @@
 #include "kernels/common/grid.h"
 #include "kernels/conv2d.h"
 #include "kernels/cuda/conv2d_bodies.h"
+#include "kernels/cuda/conv2d_operands.h"
 #include "kernels/cuda/tile_gemm.h"
 
 namespace dt::kernels::cuda {
@@ -50,14 +51,12 @@ DT_HD void conv_forward_tiled_block(const common::GridPos& t, float* shared, con
                                     const float* x, const Weight& wt, const float* b, float* y,
                                     const Conv2dParams& q) {
     const int64_t P = q.ho * q.wo, cols = q.n * P, R = q.ci * q.kh * q.kw;
-    tile_gemm_block<S>(
-        t, shared, sync, tile_origin<S>(t.block, cols), q.co, cols, R,
-        [&](int64_t o, int64_t r) { return wt(o, r / (q.kh * q.kw), (r / q.kw) % q.kh, r % q.kw); },
-        [&](int64_t r, int64_t j) { return conv_xpad(x, q, r, j); },
-        [&](int64_t r) { return conv_tap_r_live(q, r); }, ZeroInit{},
-        [&](int64_t o, int64_t j, float acc) {
-            y[(j / P * q.co + o) * P + j % P] = b != nullptr ? acc + b[o] : acc;
-        });
+    // A(o, r) = wt(o, c, ki, kj), B(r, j) = conv_xpad(x, q, r, j), live: conv_tap_r_live(q, r)
+    tile_gemm_block<S>(t, shared, sync, tile_origin<S>(t.block, cols), q.co, cols, R,
+                       weight_operand(wt), ForwardInput::of(x, q), ZeroInit{},
+                       [&](int64_t o, int64_t j, float acc) {
+                           y[(j / P * q.co + o) * P + j % P] = b != nullptr ? acc + b[o] : acc;
+                       });
 }
 
 /// Where conv_wgrad_tiled_block puts the chain of group g for dw element (o, r), e = o * R + r
@@ -98,13 +97,12 @@ DT_HD void conv_wgrad_tiled_block(const common::GridPos& t, float* shared, const
     const int64_t tiles = conv_wgrad_tiles<S>(p, o_lo, o_hi);
     const int64_t g = t.block / tiles, s0 = g * G;
     const int64_t K = ((s0 + G < p.n ? s0 + G : p.n) - s0) * P;
-    tile_gemm_block<S>(
-        t, shared, sync, tile_origin<S>(t.block % tiles, R), o_hi - o_lo, R, K,
-        [&](int64_t i, int64_t k) { return dy[((s0 + k / P) * p.co + o_lo + i) * P + k % P]; },
-        [&](int64_t k, int64_t r) { return conv_xpad(x, p, r, s0 * P + k); }, AllLive{}, ZeroInit{},
-        [&](int64_t i, int64_t r, float acc) {
-            if (conv_tap_r_live(p, r)) out(g, (o_lo + i) * R + r, acc);
-        });
+    // A(i, k) = dy[s0 + k / P, o_lo + i, k % P], B(k, r) = conv_xpad(x, p, r, s0 * P + k)
+    tile_gemm_block<S>(t, shared, sync, tile_origin<S>(t.block % tiles, R), o_hi - o_lo, R, K,
+                       WgradGradOut::of(dy, p, s0, o_lo), WgradInput::of(x, p, s0), ZeroInit{},
+                       [&](int64_t i, int64_t r, float acc) {
+                           if (conv_tap_r_live(p, r)) out(g, (o_lo + i) * R + r, acc);
+                       });
 }
 
 /// Blocks of conv_dgrad_taps_tiled_block for samples [s_lo, s_hi): per tap, tiles of the Ci
@@ -125,11 +123,10 @@ DT_HD void conv_dgrad_taps_tiled_block(const common::GridPos& t, float* shared, 
                                        const Conv2dParams& p, int64_t s_lo, int64_t s_hi) {
     const int64_t P = p.ho * p.wo, cols = (s_hi - s_lo) * P, KK = p.kh * p.kw;
     const int64_t per_tap = tile_count<S>(p.ci, cols), tap = t.block / per_tap;
+    // A(c, o) = w[o, c, tap], B(o, j) = dy[s_lo + j / P, o, j % P]
     tile_gemm_block<S>(
         t, shared, sync, tile_origin<S>(t.block % per_tap, cols), p.ci, cols, p.co,
-        [&](int64_t c, int64_t o) { return w[(o * p.ci + c) * KK + tap]; },
-        [&](int64_t o, int64_t j) { return dy[((s_lo + j / P) * p.co + o) * P + j % P]; },
-        AllLive{}, ZeroInit{},
+        StridedOperand{w + tap, KK, p.ci * KK}, DgradGradOut{dy, s_lo, p.co, P}, ZeroInit{},
         [&](int64_t c, int64_t j, float acc) { taps_out[(tap * p.ci + c) * cols + j] = acc; });
 }
 

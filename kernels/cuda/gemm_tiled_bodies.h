@@ -28,11 +28,12 @@ DT_HD void gemm_tiled_block(const common::GridPos& t, float* shared, const Sync&
     const int64_t lda = p.lda ? p.lda : (p.trans_a ? p.m : p.k);
     const int64_t ldb = p.ldb ? p.ldb : (p.trans_b ? p.k : p.n);
     const int64_t ldc = p.ldc ? p.ldc : p.n;
+    // A(i, k) and B(k, j) through their strides in either layout.
+    const StridedOperand av{a, p.trans_a ? 1 : lda, p.trans_a ? lda : 1};
+    const StridedOperand bv{b, p.trans_b ? ldb : 1, p.trans_b ? 1 : ldb};
     tile_gemm_block<S>(
-        t, shared, sync, tile_origin<S>(t.block, p.n), p.m, p.n, p.k,
-        [&](int64_t i, int64_t k) { return p.trans_a ? a[k * lda + i] : a[i * lda + k]; },
-        [&](int64_t k, int64_t j) { return p.trans_b ? b[j * ldb + k] : b[k * ldb + j]; },
-        AllLive{}, [&](int64_t i, int64_t j) { return p.accumulate ? c[i * ldc + j] : 0.0f; },
+        t, shared, sync, tile_origin<S>(t.block, p.n), p.m, p.n, p.k, av, bv,
+        [&](int64_t i, int64_t j) { return p.accumulate ? c[i * ldc + j] : 0.0f; },
         [&](int64_t i, int64_t j, float acc) { c[i * ldc + j] = acc; });
 }
 

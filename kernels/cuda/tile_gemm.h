@@ -4,13 +4,15 @@
 // S::kThreads threads owns an S::kM x S::kN tile of C = A . B (S: a TileShape); for every chunk
 // of S::kK k's it loads the chunk's A and B panels and a live flag per k into shared memory,
 // waits at a barrier, then each thread continues the chains of its S::kTM x S::kTN outputs, and
-// waits again before the next load. ORDER: every output's chain is acc = init, then
-// acc = fma(A(i, k), B(k, j), acc) for the live k ascending, one fma per term, never split, so
-// the bits are those of the per-output chain of the CPU recipe whatever the tile shape; the
-// shape only changes where operands come from and how many outputs a thread keeps in registers
-// (SmallTile: 16 per thread, 8 shared loads per 16 fma; LargeTile: 64 per thread, 16 loads per
-// 64 fma and half the panel loads per fma). Which shape is faster for which GEMM is for a GPU
-// to say (dt_gpu_kernel_bench's tile comparison); the launchers take tile_choice()
+// waits again before the next load. The operands are read through tile_operands.h: each thread
+// loads the same rows of A and the same column of B in every chunk, so it works out where they
+// are once and only moves its k positions on from chunk to chunk. ORDER: every output's chain is
+// acc = init, then acc = fma(A(i, k), B(k, j), acc) for the live k ascending, one fma per term,
+// never split, so the bits are those of the per-output chain of the CPU recipe whatever the tile
+// shape; the shape only changes where operands come from and how many outputs a thread keeps in
+// registers (SmallTile: 16 per thread, 8 shared loads per 16 fma; LargeTile: 64 per thread, 16
+// loads per 64 fma and half the panel loads per fma). Which shape is faster for which GEMM is for a
+// GPU to say (dt_gpu_kernel_bench's tile comparison); the launchers take tile_choice()
 // (kernels/cuda/runtime.h).
 // Written once for host and device: `sync` is __syncthreads on the GPU and a std::barrier of
 // the block's threads in the host tests (tests/support/block_runner.h).
@@ -20,18 +22,26 @@
 
 #include "kernels/common/grid.h"
 #include "kernels/common/hd.h"
+#include "kernels/cuda/tile_operands.h"
 
 namespace dt::kernels::cuda {
 
 /// A tile of C of kM x kN outputs, kTM x kTN per thread, kK k's per shared-memory chunk.
+/// Panel loads: thread t loads term t % kK of kASlots rows of A (t / kK, then every
+/// kThreads / kK rows) and column t % kN of B at kBSlots consecutive terms from
+/// (t / kN) * kBSlots.
 template <int M, int N, int TM, int TN>
 struct TileShape {
-    static constexpr int kM = M, kN = N, kK = 8, kTM = TM, kTN = TN;
+    static constexpr int kM = M, kN = N, kK = kTileK, kTM = TM, kTN = TN;
     static constexpr int kRows = kM / kTM, kCols = kN / kTN;  // thread rows and columns
     static constexpr uint32_t kThreads = kRows * kCols;
+    static constexpr int kASlots = kK * kM / static_cast<int>(kThreads);
+    static constexpr int kBSlots = kK * kN / static_cast<int>(kThreads);
     /// Shared floats of a block: the A panel (kK x kM), the B panel (kK x kN), the live flags.
     static constexpr int kShared = kK * (kM + kN) + kK;
-    static_assert(kM % kTM == 0 && kN % kTN == 0 && kThreads >= static_cast<uint32_t>(kK));
+    static_assert(kM % kTM == 0 && kN % kTN == 0);
+    static_assert(kThreads % kK == 0 && kThreads % kN == 0, "the panel loads' thread mapping");
+    static_assert((kK * kM) % kThreads == 0 && (kK * kN) % kThreads == 0);
 };
 using SmallTile = TileShape<32, 64, 4, 4>;   // 128 threads of 16 outputs (the default)
 using LargeTile = TileShape<64, 128, 8, 8>;  // 128 threads of 64 outputs
@@ -52,27 +62,24 @@ DT_HD TileOrigin tile_origin(int64_t tile, int64_t n) {
     return TileOrigin{(tile / tiles_n) * S::kM, (tile % tiles_n) * S::kN};
 }
 
-/// Every k is live (the plain GEMM).
-struct AllLive {
-    DT_HD bool operator()(int64_t) const { return true; }
-};
 /// Chains start from +0.
 struct ZeroInit {
     DT_HD float operator()(int64_t, int64_t) const { return 0.0f; }
 };
 
-/// Thread t.thread's outputs of the C tile at `o` (C is m x n, K = k): a(i, k) and b(k, j) give
-/// the operands (called for i < m, j < n, k < K only), live(k) whether term k is in the chain,
-/// init(i, j) the chain's start; out(i, j, acc) receives each output of the tile inside C.
-template <class S, class A, class B, class Live, class Init, class Out, class Sync>
+/// Thread t.thread's outputs of the C tile at `o` (C is m x n, K = k): a and b are the operands
+/// (tile_operands.h; elements read for i < m, j < n, k < K only), b.live(k) whether term k is
+/// in the chains, init(i, j) the chain's start; out(i, j, acc) receives each output of the tile
+/// inside C.
+template <class S, class A, class B, class Init, class Out, class Sync>
 DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& sync,
                            const TileOrigin& o, int64_t m, int64_t n, int64_t k, const A& a,
-                           const B& b, const Live& live, const Init& init, const Out& out) {
+                           const B& b, const Init& init, const Out& out) {
     float* as = shared;                  // as[kk * S::kM + ii] = A(i0 + ii, k0 + kk)
     float* bs = shared + S::kK * S::kM;  // bs[kk * S::kN + jj] = B(k0 + kk, j0 + jj)
     float* flag = bs + S::kK * S::kN;    // flag[kk]: term k0 + kk is live
-    const int ty = static_cast<int>(t.thread) / S::kCols,
-              tx = static_cast<int>(t.thread) % S::kCols;
+    const int th = static_cast<int>(t.thread);
+    const int ty = th / S::kCols, tx = th % S::kCols;
     // Thread (ty, tx) owns rows i0 + ty + S::kRows * r and columns j0 + tx + S::kCols * c.
     float acc[S::kTM][S::kTN];
     DT_UNROLL
@@ -83,22 +90,37 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
             acc[r][c] = i < m && j < n ? init(i, j) : 0.0f;
         }
     }
+    // What this thread loads (TileShape's mapping), worked out once: term a_kk of the A rows
+    // a_ii + q * kARowStep, column b_jj of B at the terms b_kk + q.
+    constexpr int kARowStep = static_cast<int>(S::kThreads) / S::kK;
+    const int a_kk = th % S::kK, a_ii = th / S::kK;
+    const int b_jj = th % S::kN, b_kk = th / S::kN * S::kBSlots;
+    typename A::Line a_line[S::kASlots];
+    DT_UNROLL
+    for (int q = 0; q < S::kASlots; ++q) a_line[q] = a.line(o.i0 + a_ii + q * kARowStep);
+    typename A::Pos a_pos = a.pos(a_kk);
+    const typename B::Line b_line = b.line(o.j0 + b_jj);
+    typename B::Pos b_pos = b.pos(b_kk);
+    const bool b_col_in = o.j0 + b_jj < n;
     for (int64_t k0 = 0; k0 < k; k0 += S::kK) {
-        // load: the panels' elements round-robin over the threads; outside C or K: +0
-        for (int e = static_cast<int>(t.thread); e < S::kK * S::kM; e += S::kThreads) {
-            const int kk = e % S::kK, ii = e / S::kK;
-            const int64_t i = o.i0 + ii, kx = k0 + kk;
-            as[kk * S::kM + ii] = i < m && kx < k ? a(i, kx) : 0.0f;
+        // load: outside C or K, +0; the flags by the threads of B's first column
+        const bool a_k_in = k0 + a_kk < k;
+        DT_UNROLL
+        for (int q = 0; q < S::kASlots; ++q) {
+            const int ii = a_ii + q * kARowStep;
+            as[a_kk * S::kM + ii] = a_k_in && o.i0 + ii < m ? a.at(a_line[q], a_pos) : 0.0f;
         }
-        for (int e = static_cast<int>(t.thread); e < S::kK * S::kN; e += S::kThreads) {
-            const int jj = e % S::kN, kk = e / S::kN;
-            const int64_t j = o.j0 + jj, kx = k0 + kk;
-            bs[kk * S::kN + jj] = j < n && kx < k ? b(kx, j) : 0.0f;
+        a.advance(a_pos);
+        typename B::Pos at = b_pos;
+        DT_UNROLL
+        for (int q = 0; q < S::kBSlots; ++q) {
+            const int kk = b_kk + q;
+            const bool k_in = k0 + kk < k;
+            bs[kk * S::kN + b_jj] = k_in && b_col_in ? b.at(b_line, at) : 0.0f;
+            if (b_jj == 0) flag[kk] = k_in && b.live(at) ? 1.0f : 0.0f;
+            if (q + 1 < S::kBSlots) b.next(at);
         }
-        if (t.thread < static_cast<uint32_t>(S::kK)) {
-            const int64_t kx = k0 + static_cast<int64_t>(t.thread);
-            flag[t.thread] = kx < k && live(kx) ? 1.0f : 0.0f;
-        }
+        b.advance(b_pos);
         sync();
         const int kc = k - k0 < S::kK ? static_cast<int>(k - k0) : S::kK;
         for (int kk = 0; kk < kc; ++kk) {  // ORDER: the live k ascending, one fma per term

@@ -7,7 +7,8 @@
 // variant) and wgrad (the tiled leaves and their combination over slices of output channels,
 // and the per-element variant) in tree, kahan, exact and permuted bitwise, atomic close. Shapes:
 // 3x3 'same' (dgrad as the transposed forward), 3x3 stride 2 (dgrad's tap sums), 7x7 on a 2x2 map
-// (dead taps), 1x1, and a batch of 40 on an 8x8 map (three tree groups of conv.wgrad).
+// (dead taps), 1x1, a batch of 40 on an 8x8 map (three tree groups of conv.wgrad), and a 3x2
+// kernel with stride 2 on a 5x7 map (rows and columns told apart).
 #include "kernels/cuda/conv2d_bodies.h"
 
 #include <gtest/gtest.h>
@@ -21,6 +22,7 @@
 #include "kernels/cuda/linear_bodies.h"
 #include "tests/support/block_runner.h"
 #include "tests/support/compare.h"
+#include "tests/support/conv2d_shapes.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
 
@@ -133,9 +135,9 @@ std::vector<float> uniform(int64_t n, uint32_t tag) {
 TEST(CudaConv2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
     for (const Conv2dParams& shape :
          {conv(3, 2, 6, 4, 3, 1, 1), conv(3, 2, 7, 3, 3, 2, 1), conv(2, 3, 2, 2, 7, 1, 3),
-          conv(3, 4, 5, 2, 1, 1, 0), conv(40, 2, 8, 3, 3, 1, 1)}) {
-        SCOPED_TRACE(testing::Message() << "n" << shape.n << " hw" << shape.h << " k" << shape.kh
-                                        << " s" << shape.stride << " p" << shape.pad);
+          conv(3, 4, 5, 2, 1, 1, 0), conv(40, 2, 8, 3, 3, 1, 1),
+          test::geom(3, 2, 5, 7, 3, 3, 2, 2, 1)}) {
+        SCOPED_TRACE(test::describe(shape));
         const int64_t X = shape.n * shape.ci * shape.h * shape.w,
                       Y = shape.n * shape.co * shape.ho * shape.wo,
                       Wn = shape.co * shape.ci * shape.kh * shape.kw;

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+// The operands of the convolution's tiled block programs (conv2d_tiled_bodies.h) in the form
+// tile_operands.h describes: each reads its element from a line (row or column) worked out
+// once and a k position moved on without division. Which element each one reads is the
+// definition in conv2d_tiled_bodies.h (conv_xpad and kernels/conv2d.h's recipe); only the
+// address arithmetic lives here. Offsets inside one sample or channel (map coordinates) are
+// 32-bit, offsets of samples and channels 64-bit.
+#pragma once
+#include <cstdint>
+
+#include "kernels/conv2d.h"
+#include "kernels/cuda/conv2d_bodies.h"
+#include "kernels/cuda/tile_operands.h"
+
+namespace dt::kernels::cuda {
+
+/// Whether each kernel offset of one axis reads the image somewhere (conv_tap_live), as bits,
+/// for axes of up to 64 offsets; longer axes ask conv_tap_live for the rest.
+struct TapAxisLive {
+    uint64_t bits;
+    int64_t n_in, n_out, pad, stride;
+
+    DT_HD static TapAxisLive of(int64_t taps, int64_t n_in, int64_t n_out, int64_t pad,
+                                int64_t stride) {
+        TapAxisLive a{0, n_in, n_out, pad, stride};
+        for (int64_t k = 0; k < taps && k < 64; ++k)
+            if (conv_tap_live(k, n_in, n_out, pad, stride)) a.bits |= uint64_t{1} << k;
+        return a;
+    }
+    DT_HD bool operator()(int32_t k) const {
+        return k < 64 ? (bits >> k & 1u) != 0 : conv_tap_live(k, n_in, n_out, pad, stride);
+    }
+};
+
+/// The map geometry of convolution q that the padded-input operands need.
+struct InputMap {
+    const float* x;
+    int64_t sample_size, hw;  // Ci * H * W, H * W
+    int32_t h, w, stride, pad;
+
+    DT_HD static InputMap of(const float* x, const Conv2dParams& q) {
+        return InputMap{x,
+                        q.ci * q.h * q.w,
+                        q.h * q.w,
+                        static_cast<int32_t>(q.h),
+                        static_cast<int32_t>(q.w),
+                        static_cast<int32_t>(q.stride),
+                        static_cast<int32_t>(q.pad)};
+    }
+    /// x[s, c, ih, iw] (xs = x's sample s), or +0 in the padding.
+    DT_HD float at(const float* xs, int64_t c, int32_t ih, int32_t iw) const {
+        return ih >= 0 && ih < h && iw >= 0 && iw < w ? xs[c * hw + ih * w + iw] : 0.0f;
+    }
+};
+
+/// The forward's B: the padded input of convolution q (conv_xpad), element (tap r, column j),
+/// r = (channel, tap row, tap column) the position, j = (sample, output row, output column)
+/// the line. live: the tap reads the image somewhere.
+struct ForwardInput {
+    InputMap map;
+    int64_t P;
+    int32_t wo;
+    DigitCounter taps;  // r = (c * Kh + ki) * Kw + kj
+    TapAxisLive live_h, live_w;
+
+    DT_HD static ForwardInput of(const float* x, const Conv2dParams& q) {
+        return ForwardInput{InputMap::of(x, q),
+                            q.ho * q.wo,
+                            static_cast<int32_t>(q.wo),
+                            DigitCounter::of(q.kh, q.kw),
+                            TapAxisLive::of(q.kh, q.h, q.ho, q.pad, q.stride),
+                            TapAxisLive::of(q.kw, q.w, q.wo, q.pad, q.stride)};
+    }
+    struct Line {
+        const float* xs;   // the column's sample
+        int32_t ih0, iw0;  // where tap (0, 0) of the column's output position reads
+    };
+    using Pos = Digits;
+    DT_HD Line line(int64_t j) const {
+        const int32_t at = static_cast<int32_t>(j % P);
+        return Line{map.x + j / P * map.sample_size, at / wo * map.stride - map.pad,
+                    at % wo * map.stride - map.pad};
+    }
+    DT_HD Pos pos(int64_t r) const { return taps.at(r); }
+    DT_HD void advance(Pos& d) const { taps.advance(d); }
+    DT_HD void next(Pos& d) const { taps.next(d); }
+    DT_HD float at(const Line& l, const Pos& d) const {
+        return map.at(l.xs, d.hi, l.ih0 + d.mid, l.iw0 + d.lo);
+    }
+    DT_HD bool live(const Pos& d) const { return live_h(d.mid) && live_w(d.lo); }
+};
+
+/// The forward's A for conv.dgrad as the transposed forward (FlippedWeight, square kernels of
+/// side K): element (output channel oq, tap r = (cq, ki, kj)) = w[cq, oq, K-1-ki, K-1-kj].
+struct FlippedWeightOperand {
+    const float* w;
+    int64_t per_cq;  // Ci * K * K: w's stride of its output channel cq
+    int32_t k;
+    DigitCounter taps;
+
+    DT_HD static FlippedWeightOperand of(const FlippedWeight& f) {
+        return FlippedWeightOperand{f.w, f.ci * f.k * f.k, static_cast<int32_t>(f.k),
+                                    DigitCounter::of(f.k, f.k)};
+    }
+    using Line = int64_t;  // oq * K * K
+    using Pos = Digits;
+    DT_HD Line line(int64_t oq) const { return oq * k * k; }
+    DT_HD Pos pos(int64_t r) const { return taps.at(r); }
+    DT_HD void advance(Pos& d) const { taps.advance(d); }
+    DT_HD float at(Line l, const Pos& d) const {
+        return w[d.hi * per_cq + l + (k - 1 - d.mid) * k + (k - 1 - d.lo)];
+    }
+};
+
+/// The forward's A: the weights w (Co, Ci*Kh*Kw) row-major, or flipped (FlippedWeight).
+DT_HD StridedOperand weight_operand(const ConvWeight& wt) {
+    return StridedOperand{wt.w, wt.ci * wt.kh * wt.kw, 1};
+}
+DT_HD FlippedWeightOperand weight_operand(const FlippedWeight& wt) {
+    return FlippedWeightOperand::of(wt);
+}
+
+/// conv.wgrad's A for the samples from s0: dy, element (channel o_lo + i, term k) with
+/// k = (sample s0 + s, output row, output column) the position.
+struct WgradGradOut {
+    const float* dy;
+    int64_t o_lo, s0, co, P;
+    int32_t wo;
+    DigitCounter positions;  // k = (s * Ho + oh) * Wo + ow
+
+    DT_HD static WgradGradOut of(const float* dy, const Conv2dParams& p, int64_t s0, int64_t o_lo) {
+        return WgradGradOut{dy,
+                            o_lo,
+                            s0,
+                            p.co,
+                            p.ho * p.wo,
+                            static_cast<int32_t>(p.wo),
+                            DigitCounter::of(p.ho, p.wo)};
+    }
+    using Line = int64_t;  // (o_lo + i) * P
+    using Pos = Digits;
+    DT_HD Line line(int64_t i) const { return (o_lo + i) * P; }
+    DT_HD Pos pos(int64_t k) const { return positions.at(k); }
+    DT_HD void advance(Pos& d) const { positions.advance(d); }
+    DT_HD float at(Line l, const Pos& d) const {
+        return dy[(s0 + d.hi) * co * P + l + d.mid * wo + d.lo];
+    }
+};
+
+/// conv.wgrad's B for the samples from s0: the padded input, element (term k, tap r), k as in
+/// WgradGradOut the position, r = (channel, tap row, tap column) the line (conv_xpad).
+struct WgradInput {
+    InputMap map;
+    int64_t s0, kh, kw;
+    DigitCounter positions;  // k = (s * Ho + oh) * Wo + ow
+
+    DT_HD static WgradInput of(const float* x, const Conv2dParams& p, int64_t s0) {
+        return WgradInput{InputMap::of(x, p), s0, p.kh, p.kw, DigitCounter::of(p.ho, p.wo)};
+    }
+    struct Line {
+        int64_t c;
+        int32_t ki, kj;
+    };
+    using Pos = Digits;
+    DT_HD Line line(int64_t r) const {
+        return Line{r / (kh * kw), static_cast<int32_t>(r / kw % kh), static_cast<int32_t>(r % kw)};
+    }
+    DT_HD Pos pos(int64_t k) const { return positions.at(k); }
+    DT_HD void advance(Pos& d) const { positions.advance(d); }
+    DT_HD void next(Pos& d) const { positions.next(d); }
+    DT_HD float at(const Line& l, const Pos& d) const {
+        return map.at(map.x + (s0 + d.hi) * map.sample_size, l.c,
+                      d.mid * map.stride - map.pad + l.ki, d.lo * map.stride - map.pad + l.kj);
+    }
+    DT_HD bool live(const Pos&) const { return true; }  // dead taps: left out by the output
+};
+
+/// conv.dgrad's per-tap B for the samples from s_lo: dy, element (channel o, column j) with
+/// j = (sample s_lo + s, output position) the line.
+struct DgradGradOut {
+    const float* dy;
+    int64_t s_lo, co, P;
+
+    using Line = int64_t;  // dy's offset of (s_lo + s, 0, position)
+    using Pos = int64_t;   // o * P
+    DT_HD Line line(int64_t j) const { return (s_lo + j / P) * co * P + j % P; }
+    DT_HD Pos pos(int64_t o) const { return o * P; }
+    DT_HD void advance(Pos& at_o) const { at_o += kTileK * P; }
+    DT_HD void next(Pos& at_o) const { at_o += P; }
+    DT_HD float at(Line l, Pos at_o) const { return dy[l + at_o]; }
+    DT_HD bool live(Pos) const { return true; }
+};
+
+}  // namespace dt::kernels::cuda

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+// The tiled block programs' operands (kernels/cuda/tile_operands.h, conv2d_operands.h) against
+// the plain definitions of the elements they read: every line, from every first term of a chunk
+// (0 .. kTileK-1) moved on chunk by chunk to the end of K, as tile_gemm_block reads them. The
+// inputs hold distinct values (their own index + 1), so a wrong address shows as a wrong value.
+// Shapes: square and not (H != W, Kh != Kw), stride 1 and 2, padding, 1x1, maps of fewer
+// positions than a chunk has terms, and dead taps (a 7x7 kernel on a 2x2 map).
+#include "kernels/cuda/tile_operands.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cuda/conv2d_operands.h"
+#include "kernels/cuda/conv2d_tiled_bodies.h"
+#include "tests/support/conv2d_shapes.h"
+
+namespace dt::kernels {
+namespace {
+
+using cuda::kTileK;
+
+std::vector<float> numbered(int64_t n) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(i + 1);
+    return v;
+}
+
+/// op.at(line, k) == want(line, k) for every line and every k < K, reached as the block
+/// program reaches it: pos(first term of a chunk), then advance; and for B operands (those with
+/// next) also one term after the other from every first term.
+template <class Op, class Want>
+void expect_reads(const Op& op, int64_t lines, int64_t K, const Want& want) {
+    for (int64_t line = 0; line < lines; ++line) {
+        const typename Op::Line l = op.line(line);
+        for (int first = 0; first < kTileK; ++first) {
+            typename Op::Pos pos = op.pos(first);
+            for (int64_t k = first; k < K; k += kTileK) {
+                ASSERT_EQ(op.at(l, pos), want(line, k)) << "line " << line << " k " << k;
+                op.advance(pos);
+            }
+            if constexpr (requires(typename Op::Pos p) { op.next(p); }) {
+                typename Op::Pos each = op.pos(first);
+                for (int64_t k = first; k < K; ++k) {
+                    ASSERT_EQ(op.at(l, each), want(line, k)) << "line " << line << " k " << k;
+                    op.next(each);
+                }
+            }
+        }
+    }
+}
+
+template <class Op, class Live>
+void expect_live(const Op& op, int64_t K, const Live& live) {
+    for (int first = 0; first < kTileK; ++first) {
+        typename Op::Pos pos = op.pos(first);
+        for (int64_t k = first; k < K; k += kTileK) {
+            ASSERT_EQ(op.live(pos), live(k)) << "k " << k;
+            op.advance(pos);
+        }
+    }
+}
+
+TEST(TileOperands, DigitCountersMoveOnAsDivisionSays) {
+    for (const auto& [mid, lo] : std::vector<std::pair<int64_t, int64_t>>{
+             {1, 1}, {1, 5}, {5, 1}, {3, 3}, {2, 3}, {7, 7}, {3, 11}, {4, 2}}) {
+        const cuda::DigitCounter c = cuda::DigitCounter::of(mid, lo);
+        for (int first = 0; first < kTileK; ++first) {
+            cuda::Digits d = c.at(first);
+            for (int64_t k = first; k < 40 * mid * lo; k += kTileK) {
+                ASSERT_EQ(d.hi, k / (mid * lo)) << mid << "x" << lo << " k " << k;
+                ASSERT_EQ(d.mid, k / lo % mid) << mid << "x" << lo << " k " << k;
+                ASSERT_EQ(d.lo, k % lo) << mid << "x" << lo << " k " << k;
+                c.advance(d);
+            }
+            cuda::Digits e = c.at(first);
+            for (int64_t k = first; k < 3 * mid * lo + kTileK; ++k) {
+                ASSERT_EQ(e.hi * mid * lo + e.mid * lo + e.lo, k) << mid << "x" << lo;
+                ASSERT_TRUE(e.mid < mid && e.lo < lo) << mid << "x" << lo << " k " << k;
+                c.next(e);
+            }
+        }
+    }
+}
+
+TEST(TileOperands, StridedOperandsReadBothLayouts) {
+    const std::vector<float> a = numbered(13 * 21);
+    const cuda::StridedOperand rows{a.data(), 21, 1}, cols{a.data(), 1, 13};
+    expect_reads(rows, 13, 21, [&](int64_t i, int64_t k) { return a[i * 21 + k]; });
+    expect_reads(cols, 13, 21, [&](int64_t i, int64_t k) { return a[k * 13 + i]; });
+}
+
+std::vector<Conv2dParams> shapes() {
+    using test::geom;  // (n, ci, h, w, co, kh, kw, stride, pad)
+    return {geom(3, 2, 6, 6, 3, 3, 3, 1, 1), geom(2, 3, 5, 7, 4, 3, 2, 2, 1),
+            geom(2, 2, 7, 4, 3, 1, 3, 1, 1), geom(3, 4, 5, 5, 2, 1, 1, 1, 0),
+            geom(2, 3, 2, 2, 2, 7, 7, 1, 3), geom(5, 2, 3, 2, 3, 2, 2, 2, 0)};
+}
+
+TEST(TileOperands, TheConvolutionsOperandsReadTheirDefinitions) {
+    for (const Conv2dParams& p : shapes()) {
+        SCOPED_TRACE(test::describe(p));
+        const int64_t P = p.ho * p.wo, R = p.ci * p.kh * p.kw;
+        const std::vector<float> x = numbered(test::xsize(p)), w = numbered(test::wsize(p)),
+                                 dy = numbered(test::ysize(p));
+        // forward: A = the weights, B = the padded input, live = the tap reads the image
+        const cuda::ConvWeight wt{w.data(), p.ci, p.kh, p.kw};
+        expect_reads(cuda::weight_operand(wt), p.co, R, [&](int64_t o, int64_t r) {
+            return wt(o, r / (p.kh * p.kw), r / p.kw % p.kh, r % p.kw);
+        });
+        const cuda::ForwardInput fx = cuda::ForwardInput::of(x.data(), p);
+        expect_reads(fx, p.n * P, R,
+                     [&](int64_t j, int64_t r) { return cuda::conv_xpad(x.data(), p, r, j); });
+        expect_live(fx, R, [&](int64_t r) { return cuda::conv_tap_r_live(p, r); });
+        // wgrad from sample s0 on: A = dy by (channel, position), B = the padded input by tap
+        for (const int64_t s0 : {int64_t{0}, p.n - 1}) {
+            const int64_t K = (p.n - s0) * P, o_lo = p.co > 1 ? 1 : 0;
+            expect_reads(cuda::WgradGradOut::of(dy.data(), p, s0, o_lo), p.co - o_lo, K,
+                         [&](int64_t i, int64_t k) {
+                             return dy[((s0 + k / P) * p.co + o_lo + i) * P + k % P];
+                         });
+            expect_reads(cuda::WgradInput::of(x.data(), p, s0), R, K, [&](int64_t r, int64_t k) {
+                return cuda::conv_xpad(x.data(), p, r, s0 * P + k);
+            });
+        }
+        // dgrad's per-tap values from sample s_lo on: B = dy by (channel, column)
+        const int64_t s_lo = p.n - 1;
+        expect_reads(
+            cuda::DgradGradOut{dy.data(), s_lo, p.co, P}, (p.n - s_lo) * P, p.co,
+            [&](int64_t j, int64_t o) { return dy[((s_lo + j / P) * p.co + o) * P + j % P]; });
+        // dgrad as the transposed forward (square kernels): A = the flipped weights
+        if (p.kh == p.kw) {
+            const cuda::FlippedWeight fw{w.data(), p.ci, p.kh};
+            const int64_t K = p.kh;
+            expect_reads(cuda::weight_operand(fw), p.ci, p.co * K * K, [&](int64_t oq, int64_t r) {
+                return fw(oq, r / (K * K), r / K % K, r % K);
+            });
+        }
+    }
+}
+
+}  // namespace
+}  // namespace dt::kernels
