@@ -13,7 +13,7 @@ namespace {
 
 template <class S>
 __global__ void gemm_tiled_kernel(const float* a, const float* b, float* c, GemmParams p) {
-    __shared__ float shared[S::kShared];
+    __shared__ __align__(16) float shared[S::kShared];
     gemm_tiled_block<S>(GridPos::here(), shared, DeviceSync{}, a, b, c, p);
 }
 __global__ void bias_kernel(const float* b, float* y, LinearParams p) {

@@ -10,9 +10,9 @@
 // acc = init, then acc = fma(A(i, k), B(k, j), acc) for the live k ascending, one fma per term,
 // never split, so the bits are those of the per-output chain of the CPU recipe whatever the tile
 // shape; the shape only changes where operands come from and how many outputs a thread keeps in
-// registers (SmallTile: 16 per thread, 8 shared loads per 16 fma; LargeTile: 64 per thread, 16
-// loads per 64 fma and half the panel loads per fma). Which shape is faster for which GEMM is for a
-// GPU to say (dt_gpu_kernel_bench's tile comparison); the launchers take tile_choice()
+// registers (SmallTile: 16 per thread, two 4-wide shared loads per 16 fma; LargeTile: 64 per
+// thread, four per 64 fma and half the panel loads per fma). Which shape is faster for which GEMM
+// is for a GPU to say (dt_gpu_kernel_bench's tile comparison); the launchers take tile_choice()
 // (kernels/cuda/runtime.h).
 // Written once for host and device: `sync` is __syncthreads on the GPU and a std::barrier of
 // the block's threads in the host tests (tests/support/block_runner.h).
@@ -80,13 +80,15 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
     float* flag = bs + S::kK * S::kN;    // flag[kk]: term k0 + kk is live
     const int th = static_cast<int>(t.thread);
     const int ty = th / S::kCols, tx = th % S::kCols;
-    // Thread (ty, tx) owns rows i0 + ty + S::kRows * r and columns j0 + tx + S::kCols * c.
+    // Thread (ty, tx) owns rows i0 + ty * kTM + r and columns j0 + tx * kTN + c: its operands of
+    // a term are adjacent in the panels, so the GPU reads them with vector loads (the panels
+    // are 16-byte aligned: kShared's users declare them so).
     float acc[S::kTM][S::kTN];
     DT_UNROLL
     for (int r = 0; r < S::kTM; ++r) {
         DT_UNROLL
         for (int c = 0; c < S::kTN; ++c) {
-            const int64_t i = o.i0 + ty + S::kRows * r, j = o.j0 + tx + S::kCols * c;
+            const int64_t i = o.i0 + ty * S::kTM + r, j = o.j0 + tx * S::kTN + c;
             acc[r][c] = i < m && j < n ? init(i, j) : 0.0f;
         }
     }
@@ -127,9 +129,9 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
             if (flag[kk] == 0.0f) continue;
             float av[S::kTM], bv[S::kTN];
             DT_UNROLL
-            for (int r = 0; r < S::kTM; ++r) av[r] = as[kk * S::kM + ty + S::kRows * r];
+            for (int r = 0; r < S::kTM; ++r) av[r] = as[kk * S::kM + ty * S::kTM + r];
             DT_UNROLL
-            for (int c = 0; c < S::kTN; ++c) bv[c] = bs[kk * S::kN + tx + S::kCols * c];
+            for (int c = 0; c < S::kTN; ++c) bv[c] = bs[kk * S::kN + tx * S::kTN + c];
             DT_UNROLL
             for (int r = 0; r < S::kTM; ++r) {
                 DT_UNROLL
@@ -142,7 +144,7 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
     for (int r = 0; r < S::kTM; ++r) {
         DT_UNROLL
         for (int c = 0; c < S::kTN; ++c) {
-            const int64_t i = o.i0 + ty + S::kRows * r, j = o.j0 + tx + S::kCols * c;
+            const int64_t i = o.i0 + ty * S::kTM + r, j = o.j0 + tx * S::kTN + c;
             if (i < m && j < n) out(i, j, acc[r][c]);
         }
     }
