@@ -54,9 +54,10 @@ DT_HD void conv_forward_tiled_block(const common::GridPos& t, float* shared, con
     // A(o, r) = wt(o, c, ki, kj), B(r, j) = conv_xpad(x, q, r, j), live: conv_tap_r_live(q, r)
     tile_gemm_block<S>(t, shared, sync, tile_origin<S>(t.block, cols), q.co, cols, R,
                        weight_operand(wt), ForwardInput::of(x, q), ZeroInit{},
-                       [&](int64_t o, int64_t j, float acc) {
-                           y[(j / P * q.co + o) * P + j % P] = b != nullptr ? acc + b[o] : acc;
-                       });
+                       columns_out([&](int64_t j) { return j / P * q.co * P + j % P; },
+                                   [&](int64_t o, int64_t at, float acc) {
+                                       y[at + o * P] = b != nullptr ? acc + b[o] : acc;
+                                   }));
 }
 
 /// Where conv_wgrad_tiled_block puts the chain of group g for dw element (o, r), e = o * R + r
@@ -100,9 +101,11 @@ DT_HD void conv_wgrad_tiled_block(const common::GridPos& t, float* shared, const
     // A(i, k) = dy[s0 + k / P, o_lo + i, k % P], B(k, r) = conv_xpad(x, p, r, s0 * P + k)
     tile_gemm_block<S>(t, shared, sync, tile_origin<S>(t.block % tiles, R), o_hi - o_lo, R, K,
                        WgradGradOut::of(dy, p, s0, o_lo), WgradInput::of(x, p, s0), ZeroInit{},
-                       [&](int64_t i, int64_t r, float acc) {
-                           if (conv_tap_r_live(p, r)) out(g, (o_lo + i) * R + r, acc);
-                       });
+                       columns_out(  // a dead tap's column: -1
+                           [&](int64_t r) { return conv_tap_r_live(p, r) ? r : int64_t{-1}; },
+                           [&](int64_t i, int64_t r, float acc) {
+                               if (r >= 0) out(g, (o_lo + i) * R + r, acc);
+                           }));
 }
 
 /// Blocks of conv_dgrad_taps_tiled_block for samples [s_lo, s_hi): per tap, tiles of the Ci
@@ -124,10 +127,11 @@ DT_HD void conv_dgrad_taps_tiled_block(const common::GridPos& t, float* shared, 
     const int64_t P = p.ho * p.wo, cols = (s_hi - s_lo) * P, KK = p.kh * p.kw;
     const int64_t per_tap = tile_count<S>(p.ci, cols), tap = t.block / per_tap;
     // A(c, o) = w[o, c, tap], B(o, j) = dy[s_lo + j / P, o, j % P]
-    tile_gemm_block<S>(
-        t, shared, sync, tile_origin<S>(t.block % per_tap, cols), p.ci, cols, p.co,
-        StridedOperand{w + tap, KK, p.ci * KK}, DgradGradOut{dy, s_lo, p.co, P}, ZeroInit{},
-        [&](int64_t c, int64_t j, float acc) { taps_out[(tap * p.ci + c) * cols + j] = acc; });
+    tile_gemm_block<S>(t, shared, sync, tile_origin<S>(t.block % per_tap, cols), p.ci, cols, p.co,
+                       StridedOperand{w + tap, KK, p.ci * KK}, DgradGradOut{dy, s_lo, p.co, P},
+                       ZeroInit{}, plain_out([&](int64_t c, int64_t j, float acc) {
+                           taps_out[(tap * p.ci + c) * cols + j] = acc;
+                       }));
 }
 
 }  // namespace dt::kernels::cuda

@@ -34,7 +34,7 @@ DT_HD void gemm_tiled_block(const common::GridPos& t, float* shared, const Sync&
     tile_gemm_block<S>(
         t, shared, sync, tile_origin<S>(t.block, p.n), p.m, p.n, p.k, av, bv,
         [&](int64_t i, int64_t j) { return p.accumulate ? c[i * ldc + j] : 0.0f; },
-        [&](int64_t i, int64_t j, float acc) { c[i * ldc + j] = acc; });
+        plain_out([&](int64_t i, int64_t j, float acc) { c[i * ldc + j] = acc; }));
 }
 
 }  // namespace dt::kernels::cuda

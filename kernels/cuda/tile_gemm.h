@@ -4,9 +4,10 @@
 // S::kThreads threads owns an S::kM x S::kN tile of C = A . B (S: a TileShape); for every chunk
 // of S::kK k's it loads the chunk's A and B panels and a live flag per k into shared memory,
 // waits at a barrier, then each thread continues the chains of its S::kTM x S::kTN outputs, and
-// waits again before the next load. The operands are read through tile_operands.h: each thread
-// loads the same rows of A and the same column of B in every chunk, so it works out where they
-// are once and only moves its k positions on from chunk to chunk. ORDER: every output's chain is
+// waits again before the next load (fetched from global memory while the chunk before is
+// computed). The operands are read through tile_operands.h: each thread loads the same rows of
+// A and the same column of B in every chunk, so it works out where they are once and only moves
+// its k positions on from chunk to chunk. ORDER: every output's chain is
 // acc = init, then acc = fma(A(i, k), B(k, j), acc) for the live k ascending, one fma per term,
 // never split, so the bits are those of the per-output chain of the CPU recipe whatever the tile
 // shape; the shape only changes where operands come from and how many outputs a thread keeps in
@@ -67,10 +68,27 @@ struct ZeroInit {
     DT_HD float operator()(int64_t, int64_t) const { return 0.0f; }
 };
 
+/// Where the outputs go, column by column: where(j) once per column of a thread (an index
+/// decomposition belongs here, not in put), then put(i, where(j), acc) per output.
+template <class Where, class Put>
+struct ColumnsOut {
+    Where where;
+    Put put;
+};
+template <class Where, class Put>
+DT_HD ColumnsOut<Where, Put> columns_out(const Where& where, const Put& put) {
+    return ColumnsOut<Where, Put>{where, put};
+}
+/// put(i, j, acc) for output (i, j).
+template <class Put>
+DT_HD auto plain_out(const Put& put) {
+    return columns_out([](int64_t j) { return j; }, put);
+}
+
 /// Thread t.thread's outputs of the C tile at `o` (C is m x n, K = k): a and b are the operands
 /// (tile_operands.h; elements read for i < m, j < n, k < K only), b.live(k) whether term k is
-/// in the chains, init(i, j) the chain's start; out(i, j, acc) receives each output of the tile
-/// inside C.
+/// in the chains, init(i, j) the chain's start; out (a ColumnsOut) receives each output of the
+/// tile inside C.
 template <class S, class A, class B, class Init, class Out, class Sync>
 DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& sync,
                            const TileOrigin& o, int64_t m, int64_t n, int64_t k, const A& a,
@@ -104,26 +122,41 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
     const typename B::Line b_line = b.line(o.j0 + b_jj);
     typename B::Pos b_pos = b.pos(b_kk);
     const bool b_col_in = o.j0 + b_jj < n;
-    for (int64_t k0 = 0; k0 < k; k0 += S::kK) {
-        // load: outside C or K, +0; the flags by the threads of B's first column
+    // fetch: a chunk's panel values from global memory into registers (outside C or K: +0),
+    // with B's live flags (threads of B's first column); the next chunk's are fetched before
+    // the fma's of the current one, so that their latency hides behind those.
+    float a_val[S::kASlots], b_val[S::kBSlots];
+    bool b_live[S::kBSlots];
+    auto fetch = [&](int64_t k0) {
         const bool a_k_in = k0 + a_kk < k;
         DT_UNROLL
         for (int q = 0; q < S::kASlots; ++q) {
-            const int ii = a_ii + q * kARowStep;
-            as[a_kk * S::kM + ii] = a_k_in && o.i0 + ii < m ? a.at(a_line[q], a_pos) : 0.0f;
+            const bool in = a_k_in && o.i0 + a_ii + q * kARowStep < m;
+            a_val[q] = in ? a.at(a_line[q], a_pos) : 0.0f;
         }
         a.advance(a_pos);
         typename B::Pos at = b_pos;
         DT_UNROLL
         for (int q = 0; q < S::kBSlots; ++q) {
-            const int kk = b_kk + q;
-            const bool k_in = k0 + kk < k;
-            bs[kk * S::kN + b_jj] = k_in && b_col_in ? b.at(b_line, at) : 0.0f;
-            if (b_jj == 0) flag[kk] = k_in && b.live(at) ? 1.0f : 0.0f;
+            const bool k_in = k0 + b_kk + q < k;
+            b_val[q] = k_in && b_col_in ? b.at(b_line, at) : 0.0f;
+            b_live[q] = b_jj == 0 && k_in && b.live(at);
             if (q + 1 < S::kBSlots) b.next(at);
         }
         b.advance(b_pos);
+    };
+    if (k > 0) fetch(0);
+    for (int64_t k0 = 0; k0 < k; k0 += S::kK) {
+        // put: the fetched chunk into the panels
+        DT_UNROLL
+        for (int q = 0; q < S::kASlots; ++q) as[a_kk * S::kM + a_ii + q * kARowStep] = a_val[q];
+        DT_UNROLL
+        for (int q = 0; q < S::kBSlots; ++q) {
+            bs[(b_kk + q) * S::kN + b_jj] = b_val[q];
+            if (b_jj == 0) flag[b_kk + q] = b_live[q] ? 1.0f : 0.0f;
+        }
         sync();
+        if (k0 + S::kK < k) fetch(k0 + S::kK);
         const int kc = k - k0 < S::kK ? static_cast<int>(k - k0) : S::kK;
         for (int kk = 0; kk < kc; ++kk) {  // ORDER: the live k ascending, one fma per term
             if (flag[kk] == 0.0f) continue;
@@ -141,11 +174,14 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
         sync();
     }
     DT_UNROLL
-    for (int r = 0; r < S::kTM; ++r) {
+    for (int c = 0; c < S::kTN; ++c) {
+        const int64_t j = o.j0 + tx * S::kTN + c;
+        if (j >= n) continue;
+        const auto where = out.where(j);
         DT_UNROLL
-        for (int c = 0; c < S::kTN; ++c) {
-            const int64_t i = o.i0 + ty * S::kTM + r, j = o.j0 + tx * S::kTN + c;
-            if (i < m && j < n) out(i, j, acc[r][c]);
+        for (int r = 0; r < S::kTM; ++r) {
+            const int64_t i = o.i0 + ty * S::kTM + r;
+            if (i < m) out.put(i, where, acc[r][c]);
         }
     }
 }
