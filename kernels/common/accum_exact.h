@@ -56,22 +56,37 @@ DT_HD void exact_init(ExactAcc& a) {
     a.special = 0;
 }
 
-/// Adds m * 2^p (in units of 2^-149), m < 2^24, p in [0, 253]; neg_mask = -1 negates, 0 not.
-/// The signed value sv = +-(m << p % 32) (<= 56 bits) is split as sv = lo + hi * 2^32 with
-/// lo = sv mod 2^32 in [0, 2^32) and hi = floor(sv / 2^32) in [-2^23 - 1, 2^23]: each limb
-/// changes by less than 2^32 (1 unit).
-DT_HD void exact_add_scaled(ExactAcc& a, uint64_t m, uint32_t p, int64_t neg_mask) {
+/// m * 2^p (in units of 2^-149), m < 2^24, p in [0, 253], negated when neg_mask = -1 (0: not),
+/// as the changes of two limbs: the signed value sv = +-(m << p % 32) (<= 56 bits) is split as
+/// sv = lo + hi * 2^32 with lo = sv mod 2^32 in [0, 2^32) and hi = floor(sv / 2^32) in
+/// [-2^23 - 1, 2^23] for limbs k = p / 32 and k + 1: each changes by less than 2^32 (1 unit).
+struct ExactLimbPair {
+    int64_t k, lo, hi;
+};
+DT_HD ExactLimbPair exact_limb_pair(uint64_t m, uint32_t p, int64_t neg_mask) {
     const int64_t v = static_cast<int64_t>(m << (p & 31u));
     const int64_t sv = (v ^ neg_mask) - neg_mask;
-    const int64_t k = static_cast<int64_t>(p >> 5);
-    a.limb[k] += static_cast<int64_t>(static_cast<uint64_t>(sv) & 0xffffffffu);
-    a.limb[k + 1] += sv >> 32;  // arithmetic shift: floor
+    return ExactLimbPair{static_cast<int64_t>(p >> 5),
+                         static_cast<int64_t>(static_cast<uint64_t>(sv) & 0xffffffffu),
+                         sv >> 32};  // arithmetic shift: floor
+}
+
+/// Adds m * 2^p (exact_limb_pair's terms).
+DT_HD void exact_add_scaled(ExactAcc& a, uint64_t m, uint32_t p, int64_t neg_mask) {
+    const ExactLimbPair d = exact_limb_pair(m, p, neg_mask);
+    a.limb[d.k] += d.lo;
+    a.limb[d.k + 1] += d.hi;
+}
+
+/// The flag of an infinity or NaN (bits u, biased exponent 255).
+DT_HD uint32_t exact_special_flag(uint32_t u) {
+    return (u & 0x7fffffu) ? kExactNaN : ((u >> 31) ? kExactNegInf : kExactPosInf);
 }
 
 /// The rare inputs: subnormals and zeros (E = 0: no implicit bit, p = 0), inf and NaN (flags).
 DT_HD void exact_add_rare(ExactAcc& a, uint32_t u) {
     if (((u >> 23) & 0xffu) == 0xffu) {
-        a.special |= (u & 0x7fffffu) ? kExactNaN : ((u >> 31) ? kExactNegInf : kExactPosInf);
+        a.special |= exact_special_flag(u);
         return;
     }
     exact_add_scaled(a, u & 0x7fffffu, 0u, static_cast<int32_t>(u) >> 31);
@@ -261,17 +276,43 @@ DT_HD float exact_sum(const float* x, int64_t n, int64_t stride = 1) {
 /// merge their partial accumulators into one shared accumulator in any order and interleaving
 /// leave the same value (integer addition is associative; each limb add is atomic). The units
 /// add up as in exact_merge. ORDER: none.
-DT_HD void exact_atomic_merge(ExactAcc* dst, const ExactAcc& src) {
-#if defined(__CUDA_ARCH__)
-    for (int k = 0; k < kExactLimbs; ++k)  // two's complement: the unsigned add is the signed one
-        atomicAdd(reinterpret_cast<unsigned long long*>(&dst->limb[k]),
-                  static_cast<unsigned long long>(src.limb[k]));
-    if (src.special != 0u) atomicOr(&dst->special, src.special);
+DT_HD void exact_atomic_limb_add(int64_t* limb, int64_t v) {
+#if defined(__CUDA_ARCH__)  // two's complement: the unsigned add is the signed one
+    atomicAdd(reinterpret_cast<unsigned long long*>(limb), static_cast<unsigned long long>(v));
 #else
-    for (int k = 0; k < kExactLimbs; ++k)
-        __atomic_fetch_add(&dst->limb[k], src.limb[k], __ATOMIC_RELAXED);
-    if (src.special != 0u) __atomic_fetch_or(&dst->special, src.special, __ATOMIC_RELAXED);
+    __atomic_fetch_add(limb, v, __ATOMIC_RELAXED);
 #endif
+}
+DT_HD void exact_atomic_flag(uint32_t* special, uint32_t flag) {
+#if defined(__CUDA_ARCH__)
+    atomicOr(special, flag);
+#else
+    __atomic_fetch_or(special, flag, __ATOMIC_RELAXED);
+#endif
+}
+
+DT_HD void exact_atomic_merge(ExactAcc* dst, const ExactAcc& src) {
+    for (int k = 0; k < kExactLimbs; ++k) exact_atomic_limb_add(&dst->limb[k], src.limb[k]);
+    if (src.special != 0u) exact_atomic_flag(&dst->special, src.special);
+}
+
+/// *dst += x exactly, with an atomic integer add on each limb exact_add(x) changes (two at
+/// most; none for a zero) or an atomic or of x's flag: adds from any threads into one shared
+/// accumulator, in any order and interleaving, leave the same value, exact_add's (1 unit each).
+/// ORDER: none.
+DT_HD void exact_atomic_add(ExactAcc* dst, float x) {
+    const uint32_t u = float_to_bits(x);
+    const uint32_t e = (u >> 23) & 0xffu;
+    if (e == 0xffu) {
+        exact_atomic_flag(&dst->special, exact_special_flag(u));
+        return;
+    }
+    const uint64_t m = e == 0u ? (u & 0x7fffffu) : ((u & 0x7fffffu) | 0x800000u);
+    if (m == 0u) return;  // a zero adds nothing
+    const ExactLimbPair d =
+        exact_limb_pair(m, e == 0u ? 0u : e - 1u, static_cast<int32_t>(u) >> 31);
+    exact_atomic_limb_add(&dst->limb[d.k], d.lo);
+    if (d.hi != 0) exact_atomic_limb_add(&dst->limb[d.k + 1], d.hi);
 }
 
 // ---- vector helpers: one accumulator per output element ----

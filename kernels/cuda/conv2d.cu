@@ -114,10 +114,6 @@ void wgrad_tiled(const char* name, const float* x, const float* dy, const Conv2d
     });
     check_launch(name);
 }
-__global__ void wgrad_exact_limbs_kernel(const float* x, const float* dy, common::ExactAcc* accs,
-                                         Conv2dParams p) {
-    conv2d_wgrad_exact_limbs_body(GridPos::here(), x, dy, accs, p);
-}
 __global__ void wgrad_exact_round_kernel(const common::ExactAcc* accs, float* dw, int64_t n) {
     conv2d_wgrad_exact_round_body(GridPos::here(), accs, dw, n);
 }
@@ -231,13 +227,19 @@ void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* 
                                         const Conv2dParams& p) {
     const int64_t n = p.co * p.ci * p.kh * p.kw;
     if (n <= 0) return;
-    const std::size_t bytes = sizeof(common::ExactAcc) * static_cast<std::size_t>(n);
-    auto* accs = static_cast<common::ExactAcc*>(scratch(bytes));
-    cudaMemsetAsync(accs, 0, bytes, stream());  // all-zero limbs and flags: exact_init
-    launch_elementwise("conv2d_backward_weight (exact, limb atomics)", wgrad_exact_limbs_kernel,
-                       (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup * n, x, dy, accs, p);
-    launch_elementwise("conv2d_backward_weight (exact, rounding)", wgrad_exact_round_kernel, n,
-                       accs, dw, n);
+    common::ExactAcc* accs = p.exact_out;  // a split batch's part: add into its accumulators
+    if (accs == nullptr) {
+        const std::size_t bytes = sizeof(common::ExactAcc) * static_cast<std::size_t>(n);
+        accs = static_cast<common::ExactAcc*>(scratch(bytes));
+        if (accs == nullptr) return;  // recorded; the engine's next check reports it
+        cudaMemsetAsync(accs, 0, bytes, stream());  // all-zero limbs and flags: exact_init
+    }
+    if (p.n > 0)
+        wgrad_tiled("conv2d_backward_weight (exact, limb atomics)", x, dy, p, 1, 0, p.co,
+                    WgradExactAtomicOut{accs});
+    if (p.exact_out == nullptr)
+        launch_elementwise("conv2d_backward_weight (exact, rounding)", wgrad_exact_round_kernel, n,
+                           static_cast<const common::ExactAcc*>(accs), dw, n);
 }
 
 }  // namespace dt::kernels::cuda

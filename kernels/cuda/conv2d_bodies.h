@@ -284,31 +284,6 @@ DT_HD void conv2d_wgrad_combine_body(const GridPos& t, const float* leaves, cons
     });
 }
 
-/// The exact mode of conv.wgrad with integer atomics (issue 20: "an exact mode whose threads add
-/// into the accumulator's integer limbs with atomics"): one thread per (group of
-/// kConv2dAtomicGroup samples, dw element of a live tap), as the atomic mode splits the batch,
-/// adds its samples' leaves (the exact mode's leaves: one fma chain over positions per sample)
-/// to its own ExactAcc and merges that into the element's shared accumulator with
-/// exact_atomic_merge (accs zeroed first). The merges may land in any order: the sum is exact,
-/// so the rounding (conv2d_wgrad_exact_round_body) gives the exact mode's bits. ORDER: none.
-DT_HD void conv2d_wgrad_exact_limbs_body(const GridPos& t, const float* x, const float* dy,
-                                         common::ExactAcc* accs, const Conv2dParams& p) {
-    const int64_t L = p.co * p.ci * p.kh * p.kw;
-    const int64_t groups = (p.n + kConv2dAtomicGroup - 1) / kConv2dAtomicGroup;
-    common::grid_stride(t, groups * L, [&](int64_t u) {
-        const int64_t g = u / L, e = u % L;
-        const WgradElem d = conv_wgrad_elem(p, e);
-        if (!d.live) return;  // its dw: the rounding of a zero accumulator, +0
-        const int64_t s0 = g * kConv2dAtomicGroup;
-        const int64_t s1 = s0 + kConv2dAtomicGroup < p.n ? s0 + kConv2dAtomicGroup : p.n;
-        common::ExactAcc a;
-        common::exact_init(a);
-        for (int64_t s = s0; s < s1; ++s)
-            common::exact_add(a, conv_wgrad_chain(x, dy, p, d.o, d.c, d.ki, d.kj, s, s + 1, 0.0f));
-        common::exact_atomic_merge(accs + e, a);
-    });
-}
-
 /// dw[e] = the element's accumulator rounded once.
 DT_HD void conv2d_wgrad_exact_round_body(const GridPos& t, const common::ExactAcc* accs, float* dw,
                                          int64_t n) {

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/common/accum_exact.h"
 #include "kernels/common/atomic_add.h"
 #include "kernels/common/grid.h"
 #include "kernels/conv2d.h"
@@ -74,6 +75,19 @@ struct WgradLeafOut {
     float* leaves;
     int64_t e0, len;
     DT_HD void operator()(int64_t g, int64_t e, float acc) const { leaves[g * len + e - e0] = acc; }
+};
+
+/// The exact mode of conv.wgrad with integer atomics (issue 20: "an exact mode whose threads
+/// add into the accumulator's integer limbs with atomics"): the exact mode's leaves (G = 1, one
+/// chain per sample) go straight into the element's accumulator with exact_atomic_add (accs
+/// zeroed first, or a split batch's exact_out), in whatever order the blocks run: the sum is
+/// exact, so its rounding (conv2d_wgrad_exact_round_body) gives the exact mode's bits without
+/// storing the leaves. ORDER: none.
+struct WgradExactAtomicOut {
+    common::ExactAcc* accs;
+    DT_HD void operator()(int64_t, int64_t e, float acc) const {
+        common::exact_atomic_add(accs + e, acc);
+    }
 };
 
 /// Blocks of conv_wgrad_tiled_block per group: tiles of the output channels [o_lo, o_hi) x

@@ -2,7 +2,7 @@
 // Pins the `exact` mode (kernels/common/accum_exact.h): the result equals an independent
 // reference (sign-magnitude big integers over the inputs' integer mantissas, rounded once by hand)
 // on adversarial inputs, does not depend on order or partition, and follows the documented rules
-// for zeros, infinities and NaN.
+// for zeros, infinities and NaN; atomic adds from many threads give the same bits.
 #include "kernels/common/accum_exact.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -375,6 +376,45 @@ TEST(AccumExact, RowHelpersEqualScalar) {
         EXPECT_EQ(bits(out[2 * i]), bits(reference_sum(col))) << "column " << i;
         EXPECT_EQ(bits(exact_sum(x.data() + i, rows, len)), bits(reference_sum(col)));
     }
+}
+
+TEST(AccumExact, AtomicAddsFromManyThreadsGiveTheExactSum) {
+    // exact_atomic_add from four threads at once into one accumulator, each taking every fourth
+    // input (real atomics, interleaved however the threads run): the exact sum's bits, as for
+    // exact_add in one thread. Inputs: wide exponents of both signs, subnormals, zeros.
+    std::mt19937_64 g(test::test_seed() + 5);
+    std::vector<float> x = wide_random(g, 20000);
+    for (int i = 0; i < 500; ++i) x.push_back(from_bits(static_cast<uint32_t>(g()) & 0x807fffffu));
+    x.push_back(0.0f);
+    x.push_back(-0.0f);
+    auto atomic_sum = [](const std::vector<float>& v, ExactAcc& shared) {
+        exact_init(shared);
+        std::vector<std::thread> threads;
+        for (std::size_t t = 0; t < 4; ++t)
+            threads.emplace_back([&, t] {
+                for (std::size_t i = t; i < v.size(); i += 4) exact_atomic_add(&shared, v[i]);
+            });
+        for (std::thread& th : threads) th.join();
+    };
+    ExactAcc shared;
+    atomic_sum(x, shared);
+    EXPECT_EQ(bits(exact_value(shared)), bits(reference_sum(x)));
+    // Each band of 8 binades on its own (every limb pair; in a wide sum the small ones vanish
+    // in the rounding): both signs, all mantissas.
+    for (uint32_t e0 = 0; e0 < 255; e0 += 8) {
+        std::vector<float> band;
+        for (int i = 0; i < 3000; ++i) {
+            const uint32_t e = std::min<uint32_t>(254u, e0 + static_cast<uint32_t>(g() % 8));
+            band.push_back(from_bits((static_cast<uint32_t>(g()) & 0x807fffffu) | (e << 23)));
+        }
+        atomic_sum(band, shared);
+        EXPECT_EQ(bits(exact_value(shared)), bits(reference_sum(band))) << "exponents from " << e0;
+    }
+    // the flags: an infinity or a NaN added atomically is kept as exact_add keeps it
+    exact_atomic_add(&shared, std::numeric_limits<float>::infinity());
+    EXPECT_EQ(bits(exact_value(shared)), bits(std::numeric_limits<float>::infinity()));
+    exact_atomic_add(&shared, -std::numeric_limits<float>::infinity());
+    EXPECT_EQ(bits(exact_value(shared)), 0x7fc00000u);
 }
 
 }  // namespace

@@ -266,33 +266,47 @@ TEST(CudaConv2dBodies, TheLargeTileGivesTheSmallTilesBits) {
 }
 
 TEST(CudaConv2dBodies, ExactWgradWithLimbAtomicsGivesTheExactBits) {
-    // The limb-atomic variant's threads merge into shared accumulators from two host threads
-    // at once (real atomics, interleaved), then one rounding: the CPU's exact bits. Shapes with
-    // several sample groups (40 samples: 3 groups of 16) and dead taps.
+    // The limb-atomic variant: the tiled program's per-sample chains (G = 1) added into shared
+    // accumulators by exact_atomic_add, the blocks split between two host threads running at
+    // once (real atomics, interleaved), then one rounding: the CPU's exact bits, with both tile
+    // shapes. Shapes with many samples, dead taps, and rows and columns told apart.
     for (const Conv2dParams& shape :
-         {conv(40, 2, 8, 3, 3, 1, 1), conv(2, 3, 2, 2, 7, 1, 3), conv(33, 4, 5, 2, 1, 1, 0)}) {
+         {conv(40, 2, 8, 3, 3, 1, 1), conv(2, 3, 2, 2, 7, 1, 3), conv(33, 4, 5, 2, 1, 1, 0),
+          test::geom(5, 2, 5, 7, 3, 3, 2, 2, 1)}) {
+        SCOPED_TRACE(test::describe(shape));
         Conv2dParams p = shape;
         p.accum = common::accum_spec(common::AccumMode::kExact);
         const int64_t X = p.n * p.ci * p.h * p.w, Y = p.n * p.co * p.ho * p.wo,
                       Wn = p.co * p.ci * p.kh * p.kw;
         const std::vector<float> x = uniform(X, 5), dy = uniform(Y, 6);
-        std::vector<float> want(Wn), got(Wn, NAN);
+        std::vector<float> want(Wn);
         cpu::conv2d_backward_weight(x.data(), dy.data(), want.data(), p);
-        std::vector<common::ExactAcc> accs(static_cast<std::size_t>(Wn));
-        common::exact_init_row(accs.data(), Wn);
-        const uint32_t blocks = 6, threads = 16;
-        auto half = [&](uint32_t first) {  // blocks first, first + 2, ...
-            for (uint32_t b = first; b < blocks; b += 2)
-                for (uint32_t t = 0; t < threads; ++t)
-                    cuda::conv2d_wgrad_exact_limbs_body(GridPos{b, t, blocks, threads}, x.data(),
-                                                        dy.data(), accs.data(), p);
+        auto limb_atomics = [&](auto shape_tag) {
+            using S = decltype(shape_tag);
+            std::vector<common::ExactAcc> accs(static_cast<std::size_t>(Wn));
+            common::exact_init_row(accs.data(), Wn);
+            const cuda::WgradExactAtomicOut out{accs.data()};
+            const uint32_t blocks =
+                static_cast<uint32_t>(p.n * cuda::conv_wgrad_tiles<S>(p, 0, p.co));
+            auto half = [&](uint32_t first) {  // blocks first, first + 2, ...
+                test::run_blocks(
+                    (blocks - first + 1) / 2, S::kThreads, S::kShared,
+                    [&](const GridPos& t, float* shared, const auto& sync) {
+                        const GridPos b{2 * t.block + first, t.thread, blocks, t.threads};
+                        cuda::conv_wgrad_tiled_block<S>(b, shared, sync, x.data(), dy.data(), p, 1,
+                                                        0, p.co, out);
+                    });
+            };
+            std::thread a(half, 0u), b(half, 1u);
+            a.join(), b.join();
+            std::vector<float> got(Wn, NAN);
+            for_each_thread(2, 32, [&](const GridPos& t) {
+                cuda::conv2d_wgrad_exact_round_body(t, accs.data(), got.data(), Wn);
+            });
+            return got;
         };
-        std::thread a(half, 0u), b(half, 1u);
-        a.join(), b.join();
-        for_each_thread(2, 32, [&](const GridPos& t) {
-            cuda::conv2d_wgrad_exact_round_body(t, accs.data(), got.data(), Wn);
-        });
-        EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), Wn)) << "n" << p.n << " k" << p.kh;
+        EXPECT_TRUE(test::bitwise_equal(limb_atomics(cuda::SmallTile{}), want)) << "small";
+        EXPECT_TRUE(test::bitwise_equal(limb_atomics(cuda::LargeTile{}), want)) << "large";
     }
 }
 
