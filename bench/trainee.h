@@ -52,7 +52,7 @@ struct Trainee {
         mc.height = mc.width = s.hw;
         mc.num_classes = 10;
         model = dt::make_model(mc);
-        model->to(device);
+        model->place_for_init(device);
         model->init(dt::InitScheme::kGlorotUniform, 0);  // on the device, as the trainer does
         dt::OptimizerConfig oc;
         oc.kind = "adam";

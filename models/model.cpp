@@ -27,6 +27,10 @@ void Model::to(Device device) {
     for (NamedParam& p : params_) p.tensor.move_to(device);
 }
 
+void Model::place_for_init(Device device) {
+    for (NamedParam& p : params_) p.tensor.reset_storage(device);
+}
+
 Device Model::device() const { return params_.empty() ? Device::kCpu : params_[0].tensor.device(); }
 
 Tensor& Model::add_param(NamedParam p) {

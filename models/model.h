@@ -67,6 +67,9 @@ class Model {
     /// Moves every parameter and buffer to `device` (in place: layers see the moved tensors).
     /// Before an optimizer is made over trainable().
     void to(Device device);
+    /// Like to(device) for a model about to be initialised: every parameter and buffer gets
+    /// storage on `device` whose contents init() then writes in full; nothing is copied.
+    void place_for_init(Device device);
     Device device() const;  // of the parameters (cpu for a model without any)
 
  protected:

@@ -103,7 +103,7 @@ std::unique_ptr<Model> make_initialised_model(const TrainRecipe& cfg, const Data
     // their canonical order are those of the model with dropout).
     mc.dropout = cfg.dropout_on() ? static_cast<float>(cfg.dropout) : 0.0f;
     std::unique_ptr<Model> model = make_model(mc);
-    model->to(device);
+    model->place_for_init(device);  // init writes every element
     model->init(cfg.init == "he" ? InitScheme::kHeUniform : InitScheme::kGlorotUniform,
                 cfg.init_seed());
     if (cfg.noise.init_perturb) {

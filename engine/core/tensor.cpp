@@ -97,6 +97,10 @@ void Tensor::move_to(Device target) {
     impl().storage = to(target).impl().storage;
 }
 
+void Tensor::reset_storage(Device target) {
+    impl().storage = std::make_shared<Storage>(nbytes(), target);
+}
+
 Tensor Tensor::view(const Shape& new_shape) const {
     DT_CHECK_SHAPE(shape_numel(new_shape) == numel(), "view: cannot view ", str(), " as ",
                    shape_str(new_shape), " (element counts differ)");

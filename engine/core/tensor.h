@@ -92,6 +92,10 @@ class Tensor {
     /// Moves the data to `device` in place: every copy of this tensor (they share one impl)
     /// follows; views made earlier keep the old buffer. For parameters held by layers.
     void move_to(Device device);
+    /// Gives this tensor (every copy: they share one impl) fresh storage of its size on
+    /// `device`, its contents unset: what it held is dropped, not copied. For parameters about to
+    /// be written in full (a model's initialisation).
+    void reset_storage(Device device);
     /// Same buffer, new shape (element counts must match). No autograd history: for ops and
     /// kernels. Differentiable reshaping is dt::flatten / dt::reshape in engine/ops.
     Tensor view(const Shape& shape) const;

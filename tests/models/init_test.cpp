@@ -2,7 +2,8 @@
 // Model::init on the reference models: same seed -> same bits, different seed -> different;
 // every weight inside its Glorot / He bound (with the fan_in/fan_out the layers register);
 // biases, BN gammas/betas and running statistics at their constants; weights_sha256 is the hash
-// of the trainable tensors only; on a (stand-in) device the same bits as on the cpu.
+// of the trainable tensors only; on a (stand-in) device the same bits as on the cpu, also when
+// the storage was placed there uncopied (init writes every element).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -110,6 +111,16 @@ TEST(ModelInit, OnADeviceGivesTheCpusBits) {
         on_device->init(InitScheme::kHeUniform, 5);
         ASSERT_EQ(on_device->device(), Device::kCuda);
         expect_same_bits(*on_cpu, *on_device);
+        // The trainer's way: storage placed on the device uncopied, then init writes every
+        // element (NaN everywhere first, so an element it left would show).
+        auto placed = make_model(cfg);
+        placed->place_for_init(Device::kCuda);
+        for (const NamedParam& p : placed->params()) {
+            ASSERT_EQ(p.tensor.device(), Device::kCuda) << p.name;
+            Tensor(p.tensor).fill(NAN);
+        }
+        placed->init(InitScheme::kHeUniform, 5);
+        expect_same_bits(*on_cpu, *placed);
     }
 }
 
