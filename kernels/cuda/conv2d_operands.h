@@ -176,19 +176,16 @@ struct WgradInput {
 };
 
 /// conv.dgrad's per-tap B for the samples from s_lo: dy, element (channel o, column j) with
-/// j = (sample s_lo + s, output position) the line.
-struct DgradGradOut {
-    const float* dy;
+/// j = (sample s_lo + s, output position) the line: dy's stride of o is P, as a StridedOperand
+/// (whose line stride goes unused), the line's offset (s_lo + j / P) * Co * P + j % P.
+struct DgradGradOut : StridedOperand {
     int64_t s_lo, co, P;
 
-    using Line = int64_t;  // dy's offset of (s_lo + s, 0, position)
-    using Pos = int64_t;   // o * P
+    DT_HD static DgradGradOut of(const float* dy, const Conv2dParams& p, int64_t s_lo) {
+        const int64_t P = p.ho * p.wo;
+        return DgradGradOut{{dy, 0, P}, s_lo, p.co, P};
+    }
     DT_HD Line line(int64_t j) const { return (s_lo + j / P) * co * P + j % P; }
-    DT_HD Pos pos(int64_t o) const { return o * P; }
-    DT_HD void advance(Pos& at_o) const { at_o += kTileK * P; }
-    DT_HD void next(Pos& at_o) const { at_o += P; }
-    DT_HD float at(Line l, Pos at_o) const { return dy[l + at_o]; }
-    DT_HD bool live(Pos) const { return true; }
 };
 
 }  // namespace dt::kernels::cuda

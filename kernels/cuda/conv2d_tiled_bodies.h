@@ -142,7 +142,7 @@ DT_HD void conv_dgrad_taps_tiled_block(const common::GridPos& t, float* shared, 
     const int64_t per_tap = tile_count<S>(p.ci, cols), tap = t.block / per_tap;
     // A(c, o) = w[o, c, tap], B(o, j) = dy[s_lo + j / P, o, j % P]
     tile_gemm_block<S>(t, shared, sync, tile_origin<S>(t.block % per_tap, cols), p.ci, cols, p.co,
-                       StridedOperand{w + tap, KK, p.ci * KK}, DgradGradOut{dy, s_lo, p.co, P},
+                       StridedOperand{w + tap, KK, p.ci * KK}, DgradGradOut::of(dy, p, s_lo),
                        ZeroInit{}, plain_out([&](int64_t c, int64_t j, float acc) {
                            taps_out[(tap * p.ci + c) * cols + j] = acc;
                        }));

@@ -7,14 +7,14 @@
 // waits again before the next load (fetched from global memory while the chunk before is
 // computed). The operands are read through tile_operands.h: each thread loads the same rows of
 // A and the same column of B in every chunk, so it works out where they are once and only moves
-// its k positions on from chunk to chunk. ORDER: every output's chain is
-// acc = init, then acc = fma(A(i, k), B(k, j), acc) for the live k ascending, one fma per term,
-// never split, so the bits are those of the per-output chain of the CPU recipe whatever the tile
-// shape; the shape only changes where operands come from and how many outputs a thread keeps in
-// registers (SmallTile: 16 per thread, two 4-wide shared loads per 16 fma; LargeTile: 64 per
-// thread, four per 64 fma and half the panel loads per fma). Which shape is faster for which GEMM
-// is for a GPU to say (dt_gpu_kernel_bench's tile comparison); the launchers take tile_choice()
-// (kernels/cuda/runtime.h).
+// its k positions on from chunk to chunk.
+// ORDER: every output's chain is acc = init, then acc = fma(A(i, k), B(k, j), acc) for the live
+// k ascending, one fma per term, never split, so the bits are those of the per-output chain of
+// the CPU recipe whatever the tile shape; the shape only changes where operands come from and
+// how many outputs a thread keeps in registers (SmallTile: 16 per thread, two 4-wide shared
+// loads per 16 fma; LargeTile: 64 per thread, four per 64 fma and half the panel loads per fma).
+// Which shape is faster for which GEMM is for a GPU to say (dt_gpu_kernel_bench's tile
+// comparison); the launchers take tile_choice() (kernels/cuda/runtime.h).
 // Written once for host and device: `sync` is __syncthreads on the GPU and a std::barrier of
 // the block's threads in the host tests (tests/support/block_runner.h).
 #pragma once

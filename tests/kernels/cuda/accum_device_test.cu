@@ -74,33 +74,15 @@ __global__ void merge_into_one(const float* x, int64_t n, c::ExactAcc* shared) {
     c::exact_atomic_merge(shared, a);  // every thread, in whatever order the hardware picks
 }
 
-TEST(AccumDevice, ExactAtomicMergeOfEveryThreadEqualsTheHostSum) {
-    DT_SKIP_WITHOUT_CUDA_DEVICE();
-    const int64_t n = 100003;
-    const std::vector<float> x = inputs(n);
-    float* dx = nullptr;
-    c::ExactAcc* dacc = nullptr;
-    ASSERT_EQ(cudaMalloc(&dx, sizeof(float) * n), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&dacc, sizeof(c::ExactAcc)), cudaSuccess);
-    cudaMemcpy(dx, x.data(), sizeof(float) * n, cudaMemcpyHostToDevice);
-    cudaMemset(dacc, 0, sizeof(c::ExactAcc));
-    merge_into_one<<<64, 128>>>(dx, n, dacc);
-    c::ExactAcc got;
-    ASSERT_EQ(cudaMemcpy(&got, dacc, sizeof got, cudaMemcpyDeviceToHost), cudaSuccess);
-    cudaFree(dx);
-    cudaFree(dacc);
-    const float host = c::exact_sum(x.data(), n), dev = c::exact_value(got);
-    EXPECT_EQ(std::memcmp(&dev, &host, 4), 0);
-}
-
 __global__ void add_each_atomically(const float* x, int64_t n, c::ExactAcc* shared) {
     for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x)
         c::exact_atomic_add(shared, x[i]);  // one input per add, in whatever order
 }
 
-TEST(AccumDevice, ExactAtomicAddOfEveryInputEqualsTheHostSum) {
-    DT_SKIP_WITHOUT_CUDA_DEVICE();
+/// kernel(x, n, acc) over 100003 inputs into one zeroed device accumulator (64 blocks of 128
+/// threads) against the host's exact sum, bitwise.
+void expect_the_host_sum(void (*kernel)(const float*, int64_t, c::ExactAcc*)) {
     const int64_t n = 100003;
     const std::vector<float> x = inputs(n);
     float* dx = nullptr;
@@ -109,13 +91,23 @@ TEST(AccumDevice, ExactAtomicAddOfEveryInputEqualsTheHostSum) {
     ASSERT_EQ(cudaMalloc(&dacc, sizeof(c::ExactAcc)), cudaSuccess);
     cudaMemcpy(dx, x.data(), sizeof(float) * n, cudaMemcpyHostToDevice);
     cudaMemset(dacc, 0, sizeof(c::ExactAcc));
-    add_each_atomically<<<64, 128>>>(dx, n, dacc);
+    kernel<<<64, 128>>>(dx, n, dacc);
     c::ExactAcc got;
     ASSERT_EQ(cudaMemcpy(&got, dacc, sizeof got, cudaMemcpyDeviceToHost), cudaSuccess);
     cudaFree(dx);
     cudaFree(dacc);
     const float host = c::exact_sum(x.data(), n), dev = c::exact_value(got);
     EXPECT_EQ(std::memcmp(&dev, &host, 4), 0);
+}
+
+TEST(AccumDevice, ExactAtomicMergeOfEveryThreadEqualsTheHostSum) {
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
+    expect_the_host_sum(merge_into_one);
+}
+
+TEST(AccumDevice, ExactAtomicAddOfEveryInputEqualsTheHostSum) {
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
+    expect_the_host_sum(add_each_atomically);
 }
 
 TEST(AccumDevice, AtomicAddLosesNoUpdate) {

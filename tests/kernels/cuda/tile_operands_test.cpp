@@ -127,7 +127,7 @@ TEST(TileOperands, TheConvolutionsOperandsReadTheirDefinitions) {
         // dgrad's per-tap values from sample s_lo on: B = dy by (channel, column)
         const int64_t s_lo = p.n - 1;
         expect_reads(
-            cuda::DgradGradOut{dy.data(), s_lo, p.co, P}, (p.n - s_lo) * P, p.co,
+            cuda::DgradGradOut::of(dy.data(), p, s_lo), (p.n - s_lo) * P, p.co,
             [&](int64_t j, int64_t o) { return dy[((s_lo + j / P) * p.co + o) * P + j % P]; });
         // dgrad as the transposed forward (square kernels): A = the flipped weights
         if (p.kh == p.kw) {
