@@ -28,7 +28,9 @@
 namespace dt::kernels::cuda {
 
 /// The padded input of convolution q at tap r = (c, ki, kj) and column j = (sample, output
-/// position) of the implicit GEMM: x at the position the tap reads, or +0 in the padding.
+/// position) of the implicit GEMM: x at the position the tap reads, or +0 in the padding. The
+/// definition; the block programs read it through ForwardInput and WgradInput
+/// (conv2d_operands.h), which tests/kernels/cuda/tile_operands_test.cpp holds to it.
 DT_HD float conv_xpad(const float* x, const Conv2dParams& q, int64_t r, int64_t j) {
     const int64_t P = q.ho * q.wo;
     const int64_t c = r / (q.kh * q.kw), ki = (r / q.kw) % q.kh, kj = r % q.kw;
