@@ -4,7 +4,8 @@
 // (0 .. kTileK-1) moved on chunk by chunk to the end of K, as tile_gemm_block reads them. The
 // inputs hold distinct values (their own index + 1), so a wrong address shows as a wrong value.
 // Shapes: square and not (H != W, Kh != Kw), stride 1 and 2, padding, 1x1, maps of fewer
-// positions than a chunk has terms, and dead taps (a 7x7 kernel on a 2x2 map).
+// positions than a chunk has terms, dead taps (a 7x7 kernel on a 2x2 map), and a kernel row of 70
+// taps (liveness past the bitmask's 64).
 #include "kernels/cuda/tile_operands.h"
 
 #include <gtest/gtest.h>
@@ -93,9 +94,10 @@ TEST(TileOperands, StridedOperandsReadBothLayouts) {
 
 std::vector<Conv2dParams> shapes() {
     using test::geom;  // (n, ci, h, w, co, kh, kw, stride, pad)
-    return {geom(3, 2, 6, 6, 3, 3, 3, 1, 1), geom(2, 3, 5, 7, 4, 3, 2, 2, 1),
-            geom(2, 2, 7, 4, 3, 1, 3, 1, 1), geom(3, 4, 5, 5, 2, 1, 1, 1, 0),
-            geom(2, 3, 2, 2, 2, 7, 7, 1, 3), geom(5, 2, 3, 2, 3, 2, 2, 2, 0)};
+    return {geom(3, 2, 6, 6, 3, 3, 3, 1, 1),  geom(2, 3, 5, 7, 4, 3, 2, 2, 1),
+            geom(2, 2, 7, 4, 3, 1, 3, 1, 1),  geom(3, 4, 5, 5, 2, 1, 1, 1, 0),
+            geom(2, 3, 2, 2, 2, 7, 7, 1, 3),  geom(5, 2, 3, 2, 3, 2, 2, 2, 0),
+            geom(1, 1, 2, 66, 2, 1, 70, 3, 2)};  // taps past the live bitmask's 64, 68 and 69 dead
 }
 
 TEST(TileOperands, TheConvolutionsOperandsReadTheirDefinitions) {
