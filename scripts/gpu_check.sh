@@ -126,9 +126,11 @@ step train-smallcnn-deterministic-cuda-large-tiles 40 env DT_CUDA_TILE=large \
 # the device) is listed as "unavailable", not as a failure.
 step memcheck 75 scripts/gpu_memcheck.sh 70
 
-# detrain's training step per model x preset against the atomic baseline (issue 20's targets).
+# detrain's training step per model x preset against the atomic baseline (issue 20's targets;
+# the models of the targets first, so that the budget cuts smallcnn-bn). "@limbs": conv.wgrad's
+# exact mode with limb atomics (DT_CUDA_EXACT_WGRAD=limbs), the same bits.
 step detrain-step-bench 90 sh -c "'$kit/bin/dt_gpu_step_bench' --steps 10 --budget-s 75 \
-    > '$work/steps.jsonl'"
+    --models smallcnn,resnet18,smallcnn-bn > '$work/steps.jsonl'"
 
 # The PyTorch-CUDA peer (its best settings, each reported): step time on the same GPU.
 peers="$work/peers.jsonl"

@@ -142,6 +142,9 @@ void conv_variants(Timer& timer, int reps) {
                           {"conv.dgrad kernel", dgrad, static_cast<int>(std::size(dgrad))}};
     const dt::Shape shapes[][2] = {{{128, 16, 14, 14}, {32, 16, 3, 3}},
                                    {{128, 256, 8, 8}, {256, 256, 3, 3}}};
+    // "exact" is the launcher's leaves' way whatever DT_CUDA_EXACT_WGRAD says.
+    const cu::ExactWgradWay way = cu::exact_wgrad_way();
+    cu::set_exact_wgrad_way(cu::ExactWgradWay::kLeaves);
     for (const auto& s : shapes) {
         const Tensor x = uniform(s[0], 21), w = uniform(s[1], 22);
         dt::kernels::Conv2dParams p{s[0][0], s[0][1], s[0][2], s[0][3], s[1][0], 3, 3, 1, 1};
@@ -180,6 +183,7 @@ void conv_variants(Timer& timer, int reps) {
             std::fflush(stdout);
         }
     }
+    cu::set_exact_wgrad_way(way);
 }
 
 /// The GEMM-shaped kernels with each tile shape of their block programs (kernels/cuda/

@@ -7,9 +7,11 @@
 // for the device, the loss's divergence check and the tape's finite check, included. Prints one
 // JSON object per case: median and minimum step (ms), the baseline's, their ratios, images per
 // second. For scripts/gpu_check.sh and the targets of issue 20 (deterministic <= 1.10x and exact
-// <= 1.3x atomic). Without a GPU it says so and exits 2.
+// <= 1.3x atomic). A preset named "P@limbs" is P with conv.wgrad's exact mode computed with limb
+// atomics (kernels/cuda/runtime.h: ExactWgradWay; the same bits). Without a GPU it says so and
+// exits 2.
 //   dt_gpu_step_bench [--models smallcnn,smallcnn-bn,resnet18] [--presets fast,deterministic,
-//                      exact,exact-all] [--steps N] [--budget-s S]
+//                      exact,exact@limbs,exact-all,exact-all@limbs] [--steps N] [--budget-s S]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +23,7 @@
 #include "engine/core/error.h"
 #include "engine/core/text.h"
 #include "engine/runtime/cuda_device.h"
+#include "kernels/cuda/runtime.h"
 
 namespace {
 
@@ -35,13 +38,29 @@ const Shape kShapes[] = {
     {"resnet18", 3, 3, 32, 128, 0},
 };
 
-double timed_step(Trainee& t, const dt::ReduceSiteSpecs& specs) {
+namespace cu = dt::kernels::cuda;
+
+/// One step of t under `specs`, conv.wgrad's exact mode computed `way`.
+double timed_step(Trainee& t, const dt::ReduceSiteSpecs& specs,
+                  cu::ExactWgradWay way = cu::ExactWgradWay::kLeaves) {
     const dt::ScopedReduceConfig scope(specs);
+    cu::set_exact_wgrad_way(way);
     dt::cuda_device::synchronize();
     const Clock::time_point t0 = Clock::now();
     t.step();
     dt::cuda_device::synchronize();
-    return std::chrono::duration<double>(Clock::now() - t0).count();
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    cu::set_exact_wgrad_way(cu::ExactWgradWay::kLeaves);
+    return s;
+}
+
+/// The preset of a case name, "P" or "P@limbs" (*way: kLimbAtomics); "" for another suffix.
+std::string preset_and_way(const std::string& name, cu::ExactWgradWay* way) {
+    const std::size_t at = name.find('@');
+    if (at == std::string::npos) return name;
+    if (name.substr(at) != "@limbs") return "";
+    *way = cu::ExactWgradWay::kLimbAtomics;
+    return name.substr(0, at);
 }
 
 double median(std::vector<double> v) {
@@ -52,7 +71,8 @@ double median(std::vector<double> v) {
 
 int run(int argc, char** argv) {
     std::vector<std::string> models = {"smallcnn", "smallcnn-bn", "resnet18"};
-    std::vector<std::string> presets = {"fast", "deterministic", "exact", "exact-all"};
+    std::vector<std::string> presets = {"fast",        "deterministic", "exact",
+                                        "exact@limbs", "exact-all",     "exact-all@limbs"};
     int steps = 20;
     double budget = 120;
     for (int i = 1; i < argc; ++i) {
@@ -70,6 +90,14 @@ int run(int argc, char** argv) {
             std::fprintf(stderr,
                          "usage: dt_gpu_step_bench [--models a,b] [--presets a,b] "
                          "[--steps N] [--budget-s S]\n");
+            return 2;
+        }
+    }
+    for (const std::string& preset : presets) {
+        cu::ExactWgradWay way;
+        if (preset_and_way(preset, &way).empty()) {
+            std::fprintf(stderr, "dt_gpu_step_bench: %s: the only way after @ is limbs\n",
+                         preset.c_str());
             return 2;
         }
     }
@@ -95,15 +123,16 @@ int run(int argc, char** argv) {
                             model.c_str(), preset.c_str());
                 continue;
             }
-            const dt::ReduceSiteSpecs mine = dt::bench::preset_specs(preset);
+            cu::ExactWgradWay way = cu::ExactWgradWay::kLeaves;
+            const dt::ReduceSiteSpecs mine = dt::bench::preset_specs(preset_and_way(preset, &way));
             Trainee base(*shape, dt::Device::kCuda), trainee(*shape, dt::Device::kCuda);
             base.trainer_checks = trainee.trainer_checks = true;  // the trainer's whole step
             timed_step(base, fast);  // warm-up: allocations (the block cache), first launches
-            timed_step(trainee, mine);
+            timed_step(trainee, mine, way);
             std::vector<double> tf, tm;
             for (int k = 0; k < steps; ++k) {
                 tf.push_back(timed_step(base, fast));
-                tm.push_back(timed_step(trainee, mine));
+                tm.push_back(timed_step(trainee, mine, way));
             }
             const double mf = median(tf), mm = median(tm);
             std::printf(

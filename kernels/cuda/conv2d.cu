@@ -188,6 +188,11 @@ void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Co
     const int64_t n = p.co * p.ci * p.kh * p.kw;
     if (n <= 0) return;
     if (p.n <= 0 && p.exact_out != nullptr) return;  // a part without samples adds nothing
+    if (p.accum.mode == common::AccumMode::kExact &&
+        exact_wgrad_way() == ExactWgradWay::kLimbAtomics) {
+        conv2d_backward_weight_exact_limbs(x, dy, dw, p);  // the same bits, no leaves
+        return;
+    }
     if (p.accum.mode == common::AccumMode::kAtomic || p.n <= 0) {  // (no samples: dw = +0)
         cudaMemsetAsync(dw, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
         wgrad_tiled("conv2d_backward_weight (atomic)", x, dy, p, kConv2dAtomicGroup, 0, p.co,

@@ -128,18 +128,30 @@ void copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
 void synchronize() { check_call(cudaStreamSynchronize(stream()), "cudaStreamSynchronize"); }
 
 namespace {
+/// Whether environment variable `name` is set to `value`.
+bool env_says(const char* name, const char* value) {
+    const char* v = std::getenv(name);
+    return v != nullptr && std::strcmp(v, value) == 0;
+}
 std::atomic<int>& tile_setting() {
-    static std::atomic<int> c = [] {
-        const char* v = std::getenv("DT_CUDA_TILE");
-        return static_cast<int>(v != nullptr && std::strcmp(v, "large") == 0 ? TileChoice::kLarge
-                                                                           : TileChoice::kSmall);
-    }();
+    static std::atomic<int> c{static_cast<int>(
+        env_says("DT_CUDA_TILE", "large") ? TileChoice::kLarge : TileChoice::kSmall)};
+    return c;
+}
+std::atomic<int>& exact_wgrad_setting() {
+    static std::atomic<int> c{static_cast<int>(env_says("DT_CUDA_EXACT_WGRAD", "limbs")
+                                                   ? ExactWgradWay::kLimbAtomics
+                                                   : ExactWgradWay::kLeaves)};
     return c;
 }
 }  // namespace
 
 TileChoice tile_choice() { return static_cast<TileChoice>(tile_setting().load()); }
 void set_tile_choice(TileChoice choice) { tile_setting().store(static_cast<int>(choice)); }
+ExactWgradWay exact_wgrad_way() {
+    return static_cast<ExactWgradWay>(exact_wgrad_setting().load());
+}
+void set_exact_wgrad_way(ExactWgradWay way) { exact_wgrad_setting().store(static_cast<int>(way)); }
 
 void* scratch(std::size_t bytes, int slot) {
     static void* blocks[2] = {nullptr, nullptr};

@@ -42,6 +42,7 @@ def run(script, root, steps_text, tile_bits=True, matrix_tree_cpu=True):
     lines = [
         {"model": "smallcnn", "preset": "deterministic", "med_ms": 2.0, "med_vs_fast": 1.05},
         {"model": "smallcnn", "preset": "exact", "med_ms": 3.0, "med_vs_fast": 1.5},
+        {"model": "smallcnn", "preset": "exact@limbs", "med_ms": 2.5, "med_vs_fast": 1.25},
         {"model": "resnet18", "preset": "deterministic", "med_ms": 40.0, "med_vs_fast": 1.2},
         {"model": "resnet18", "preset": "exact", "skipped": "budget"},
     ]
@@ -123,7 +124,8 @@ def check_record(record_script, out, expect):
            and "- resnet18 exact-all, 2 steps of 32: first difference at step 0, conv2d "
            "(backward, weight grad): 3 of 864" in md, f"the audits:\n{md}")
     expect("| smallcnn: exact step / atomic step <= 1.3 | 1.5 | **no** |" in md
-           and "| resnet18: exact step / atomic step <= 1.3 |  | missing |" in md, "targets")
+           and "| resnet18: exact step / atomic step <= 1.3 |  | missing |" in md
+           and "| smallcnn: exact@limbs step / atomic step <= 1.3 | 1.25 | yes |" in md, "targets")
     expect("| gemm s2 | 1.5 |" in md and "| resnet18, 62 parameters | 0.25 |" in md,
            "tile and optimizer ratios")
     expect("| conv2d | s1 | tree | 1.0 |" in md, "each op per mode")
@@ -169,6 +171,7 @@ def main():
         t = s["targets"]
         expect(t["smallcnn: deterministic step / atomic step <= 1.1"]["met"] is True, "det met")
         expect(t["smallcnn: exact step / atomic step <= 1.3"]["met"] is False, "exact missed")
+        expect(t["smallcnn: exact@limbs step / atomic step <= 1.3"]["met"] is True, "limbs met")
         expect(t["resnet18: deterministic step / atomic step <= 1.1"]["met"] is False, "r18 det")
         expect(t["resnet18: exact step / atomic step <= 1.3"]["met"] is None, "skipped: missing")
         sm = t["smallcnn: PyTorch step / detrain deterministic step >= 1.0 (TF32 off)"]

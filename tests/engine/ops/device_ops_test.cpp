@@ -31,6 +31,9 @@
 #include "engine/optim/optimizer.h"
 #include "engine/runtime/cuda_device.h"
 #include "engine/runtime/exact_round.h"
+#if DT_WITH_CUDA
+#include "kernels/cuda/runtime.h"
+#endif
 #include "tests/support/compare.h"
 #include "tests/support/exact_accs.h"
 #include "tests/support/fake_cuda.h"
@@ -148,6 +151,29 @@ TEST_P(DeviceOps, Conv2dAndLinear) {
     const Tensor xl = uniform({6, 40}, 8), wl = uniform({10, 40}, 9), bl = uniform({10}, 10);
     expect_device_equals_cpu([](const auto& in) { return linear(in[0], in[1], in[2]); },
                              {xl, wl, bl});
+}
+
+TEST_P(DeviceOps, ConvExactWgradWithLimbAtomics) {
+    // DT_CUDA_EXACT_WGRAD=limbs's way on a GPU (kernels/cuda/runtime.h: the per-sample chains
+    // added into the accumulators' limbs with integer atomics): the exact mode's bits, the cpu's.
+    // (The stand-in runs the cpu's kernels: there the way changes nothing.)
+#if DT_WITH_CUDA
+    namespace kc = kernels::cuda;
+    kc::set_exact_wgrad_way(kc::ExactWgradWay::kLimbAtomics);
+    struct Restore {  // the default way for the tests after this one, whatever happens here
+        ~Restore() { kc::set_exact_wgrad_way(kc::ExactWgradWay::kLeaves); }
+    } restore;
+#endif
+    const Tensor x = uniform({6, 3, 7, 7}, 14), w = uniform({5, 3, 3, 3}, 15);
+    const AccumSpec exact = kernels::common::accum_spec(AccumMode::kExact);
+    for (Conv2dOptions o : {Conv2dOptions{1, 1}, Conv2dOptions{2, 0}}) {
+        SCOPED_TRACE(o.stride);
+        const Op op = [&](const auto& in) { return conv2d(in[0], in[1], Tensor(), o); };
+        const auto want = run_op(Device::kCpu, exact, op, {x, w});
+        const auto got = run_op(Device::kCuda, exact, op, {x, w});
+        ASSERT_GE(got.size(), 3u);  // y, dx, dw
+        EXPECT_TRUE(test::bitwise_equal(got[2], want[2])) << "the weight gradient";
+    }
 }
 
 TEST_P(DeviceOps, BatchNormInTrainingAndEvaluation) {

@@ -94,6 +94,14 @@ TEST(SplitBatchDevice, ExactSumsOfAPartAddToDeviceAccumulators) {
         else
             cpu::conv2d_backward_weight(x.data(), dy.data(), nullptr, q);
     });
+    expect_same_sums("conv.wgrad, limb atomics", 4 * 3 * 9, [&](c::ExactAcc* out, bool dev) {
+        Conv2dParams q = cp;
+        q.exact_out = out;
+        if (dev)
+            dc::conv2d_backward_weight_exact_limbs(dx.p, ddy.p, nullptr, q);
+        else
+            cpu::conv2d_backward_weight(x.data(), dy.data(), nullptr, q);
+    });
     const std::vector<float> lx = uniform(7 * 9, 3), ldy = uniform(7 * 4, 4);
     const Dev<float> dlx(lx), dldy(ldy);
     expect_same_sums("linear.wgrad", 4 * 9, [&](c::ExactAcc* out, bool dev) {
