@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "kernels/batchnorm2d.h"
@@ -86,22 +87,21 @@ TEST(SplitBatchDevice, ExactSumsOfAPartAddToDeviceAccumulators) {
     cp.accum = exact;
     const std::vector<float> x = uniform(5 * 3 * 36, 1), dy = uniform(5 * 4 * 36, 2);
     const Dev<float> dx(x), ddy(dy);
-    expect_same_sums("conv.wgrad", 4 * 3 * 9, [&](c::ExactAcc* out, bool dev) {
-        Conv2dParams q = cp;
-        q.exact_out = out;
-        if (dev)
-            dc::conv2d_backward_weight(dx.p, ddy.p, nullptr, q);
-        else
-            cpu::conv2d_backward_weight(x.data(), dy.data(), nullptr, q);
-    });
-    expect_same_sums("conv.wgrad, limb atomics", 4 * 3 * 9, [&](c::ExactAcc* out, bool dev) {
-        Conv2dParams q = cp;
-        q.exact_out = out;
-        if (dev)
-            dc::conv2d_backward_weight_exact_limbs(dx.p, ddy.p, nullptr, q);
-        else
-            cpu::conv2d_backward_weight(x.data(), dy.data(), nullptr, q);
-    });
+    using Wgrad = void (*)(const float*, const float*, float*, const Conv2dParams&);
+    const std::pair<const char*, Wgrad> ways[] = {
+        {"conv.wgrad", dc::conv2d_backward_weight},
+        {"conv.wgrad, limb atomics", dc::conv2d_backward_weight_exact_limbs}};
+    for (const auto& way : ways) {
+        const Wgrad device_wgrad = way.second;
+        expect_same_sums(way.first, 4 * 3 * 9, [&](c::ExactAcc* out, bool dev) {
+            Conv2dParams q = cp;
+            q.exact_out = out;
+            if (dev)
+                device_wgrad(dx.p, ddy.p, nullptr, q);
+            else
+                cpu::conv2d_backward_weight(x.data(), dy.data(), nullptr, q);
+        });
+    }
     const std::vector<float> lx = uniform(7 * 9, 3), ldy = uniform(7 * 4, 4);
     const Dev<float> dlx(lx), dldy(ldy);
     expect_same_sums("linear.wgrad", 4 * 9, [&](c::ExactAcc* out, bool dev) {
