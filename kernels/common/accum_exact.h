@@ -21,7 +21,9 @@
 // [0, 2^32), limb 8 keeps the signed rest); exact_add_array does it for you. Beyond that the
 // accumulator is exact while the total magnitude stays below 2^169 (> 2^40 terms of any size).
 // Merging is limb-wise integer addition: associative and commutative, so partial accumulators
-// from threads, chunks or ranks combine in any order with the same result.
+// from threads, chunks or ranks combine in any order with the same result; with integer atomics
+// on the limbs (exact_atomic_merge, exact_atomic_add: one float, the two limbs it changes) many
+// threads can add into one shared accumulator at once.
 // Size: 80 bytes (9 limbs + special flags), one per output element in kernels.
 //
 // Rounding (exact_value): normalise a copy, take the magnitude, find its top bit t (in units of
@@ -272,10 +274,7 @@ DT_HD float exact_sum(const float* x, int64_t n, int64_t stride = 1) {
     return exact_value(a);
 }
 
-/// *dst += src with an atomic integer add per limb and an atomic or of the flags: threads that
-/// merge their partial accumulators into one shared accumulator in any order and interleaving
-/// leave the same value (integer addition is associative; each limb add is atomic). The units
-/// add up as in exact_merge. ORDER: none.
+/// *limb += v, *special |= flag: atomic, relaxed (the kernel's end publishes the results).
 DT_HD void exact_atomic_limb_add(int64_t* limb, int64_t v) {
 #if defined(__CUDA_ARCH__)  // two's complement: the unsigned add is the signed one
     atomicAdd(reinterpret_cast<unsigned long long*>(limb), static_cast<unsigned long long>(v));
@@ -291,6 +290,10 @@ DT_HD void exact_atomic_flag(uint32_t* special, uint32_t flag) {
 #endif
 }
 
+/// *dst += src with an atomic integer add per limb and an atomic or of the flags: threads that
+/// merge their partial accumulators into one shared accumulator in any order and interleaving
+/// leave the same value (integer addition is associative; each limb add is atomic). The units
+/// add up as in exact_merge. ORDER: none.
 DT_HD void exact_atomic_merge(ExactAcc* dst, const ExactAcc& src) {
     for (int k = 0; k < kExactLimbs; ++k) exact_atomic_limb_add(&dst->limb[k], src.limb[k]);
     if (src.special != 0u) exact_atomic_flag(&dst->special, src.special);
