@@ -97,7 +97,7 @@ void TraceSink::add(const char* phase, const std::string& op, const std::string&
     e.step = step_, e.index = next_index_++;
     e.phase = phase, e.op = op, e.tensor = tensor, e.shape = t.shape();
     // A device tensor is copied to the host once; its hash and row hashes are those of the copy.
-    const Tensor host = t.device() == Device::kCpu ? t : t.to(Device::kCpu);
+    const Tensor host = t.to(Device::kCpu);  // t itself on the cpu
     e.hash = hash_tensor(host);
     if (row_hashes_ && host.ndim() >= 2 && host.dim(0) > 0) {
         const std::size_t row = host.nbytes() / static_cast<std::size_t>(host.dim(0));

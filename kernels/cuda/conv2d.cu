@@ -239,9 +239,8 @@ void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* 
         if (accs == nullptr) return;  // recorded; the engine's next check reports it
         cudaMemsetAsync(accs, 0, bytes, stream());  // all-zero limbs and flags: exact_init
     }
-    if (p.n > 0)
-        wgrad_tiled("conv2d_backward_weight (exact, limb atomics)", x, dy, p, 1, 0, p.co,
-                    WgradExactAtomicOut{accs});
+    wgrad_tiled("conv2d_backward_weight (exact, limb atomics)", x, dy, p, 1, 0, p.co,
+                WgradExactAtomicOut{accs});  // no samples: no blocks
     if (p.exact_out == nullptr)
         launch_elementwise("conv2d_backward_weight (exact, rounding)", wgrad_exact_round_kernel, n,
                            static_cast<const common::ExactAcc*>(accs), dw, n);
