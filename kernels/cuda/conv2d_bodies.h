@@ -95,36 +95,86 @@ DT_HD int64_t conv_out_of(int64_t i, int64_t k, int64_t pad, int64_t stride, int
     return o < n_out ? o : -1;
 }
 
+/// The live taps of input coordinate i along one axis (those k with an output position
+/// o = (i + pad - k) / stride, exact, in [0, n_out)), ascending: k = k0, k0 + stride, ... (count
+/// of them) at o = o0, o0 - 1, .... Worked out once per coordinate: no division per tap.
+struct AxisTaps {
+    int64_t k0 = 0, o0 = 0, count = 0;
+};
+DT_HD AxisTaps conv_axis_taps(int64_t i, int64_t kernel, int64_t pad, int64_t stride,
+                              int64_t n_out) {
+    const int64_t num = i + pad;  // o * stride + k = num, so k = num mod stride first
+    const int64_t o_first = num / stride, k_first = num - o_first * stride;
+    if (k_first >= kernel) return {};
+    const int64_t last_k = (kernel - 1 - k_first) / stride;           // steps while k < kernel
+    const int64_t j_hi = o_first < last_k ? o_first : last_k;         // ... and o >= 0
+    const int64_t j_lo = o_first >= n_out ? o_first - n_out + 1 : 0;  // o < n_out from there
+    if (j_hi < j_lo) return {};
+    return {k_first + j_lo * stride, o_first - j_lo, j_hi - j_lo + 1};
+}
+
+/// f(tap, oh, ow) for the live taps of input cell (ih, iw), tap = ki * Kw + kj ascending.
+template <class F>
+DT_HD void conv_for_each_live_tap(const Conv2dParams& p, int64_t ih, int64_t iw, F&& f) {
+    const AxisTaps rows = conv_axis_taps(ih, p.kh, p.pad, p.stride, p.ho);
+    const AxisTaps cols = conv_axis_taps(iw, p.kw, p.pad, p.stride, p.wo);
+    for (int64_t a = 0; a < rows.count; ++a) {
+        const int64_t ki = rows.k0 + a * p.stride;
+        for (int64_t b = 0; b < cols.count; ++b)
+            f(ki * p.kw + cols.k0 + b * p.stride, rows.o0 - a, cols.o0 - b);
+    }
+}
+
+/// dx element e = ((s * Ci + c) * H + ih) * W + iw.
+struct DxCell {
+    int64_t s, c, ih, iw;
+};
+DT_HD DxCell conv_dx_cell(const Conv2dParams& p, int64_t e) {
+    const int64_t q = e / p.w, r = q / p.h, s = r / p.ci;
+    return {s, r - s * p.ci, q - r * p.h, e - q * p.w};
+}
+
 /// dx element e's sum over its taps (every mode but atomic), t(s, c, tap, oh, ow) giving the
 /// per-tap value of tap = ki * Kw + kj at output position (oh, ow): tree: +0 + t in tap order;
 /// kahan: kahan_add in tap order; exact: an ExactAcc; permuted: +0 + t in `order`'s tap order.
+/// Each mode keeps only its own accumulator (tree's thread touches no local memory).
 template <class TapValue>
 DT_HD float conv_dgrad_sum(const Conv2dParams& p, int64_t e, const uint32_t* order,
                            const TapValue& t) {
-    const int64_t HW = p.h * p.w, taps = p.kh * p.kw;
-    const common::AccumMode mode = p.accum.mode;
-    const int64_t s = e / (p.ci * HW), c = (e / HW) % p.ci, ih = (e % HW) / p.w, iw = e % p.w;
-    float sum = 0.0f;
-    common::KahanSum k = common::kahan_zero();
-    common::ExactAcc a;
-    common::exact_init(a);
-    for (int64_t j = 0; j < taps; ++j) {
-        const int64_t tap = mode == common::AccumMode::kPermuted ? order[j] : j;
-        const int64_t oh = conv_out_of(ih, tap / p.kw, p.pad, p.stride, p.ho);
-        const int64_t ow = conv_out_of(iw, tap % p.kw, p.pad, p.stride, p.wo);
-        if (oh < 0 || ow < 0) continue;
-        const float v = t(s, c, tap, oh, ow);
-        if (mode == common::AccumMode::kKahan) {
-            common::kahan_add(k, v);
-        } else if (mode == common::AccumMode::kExact) {
-            common::exact_add(a, v);
-        } else {
-            sum = sum + v;  // ORDER: +0 + t in tap order (tree) or the permutation's
+    const DxCell x = conv_dx_cell(p, e);
+    const auto each_value = [&](auto&& add) {
+        conv_for_each_live_tap(p, x.ih, x.iw, [&](int64_t tap, int64_t oh, int64_t ow) {
+            add(t(x.s, x.c, tap, oh, ow));
+        });
+    };
+    switch (p.accum.mode) {
+        case common::AccumMode::kKahan: {
+            common::KahanSum k = common::kahan_zero();
+            each_value([&](float v) { common::kahan_add(k, v); });
+            return common::kahan_value(k);
+        }
+        case common::AccumMode::kExact: {
+            common::ExactAcc a;
+            common::exact_init(a);
+            each_value([&](float v) { common::exact_add(a, v); });
+            return common::exact_value(a);
+        }
+        case common::AccumMode::kPermuted: {
+            float sum = 0.0f;  // ORDER: +0 + t in `order`'s tap order (live taps only)
+            for (int64_t j = 0; j < p.kh * p.kw; ++j) {
+                const int64_t tap = order[j];
+                const int64_t oh = conv_out_of(x.ih, tap / p.kw, p.pad, p.stride, p.ho);
+                const int64_t ow = conv_out_of(x.iw, tap % p.kw, p.pad, p.stride, p.wo);
+                if (oh >= 0 && ow >= 0) sum = sum + t(x.s, x.c, tap, oh, ow);
+            }
+            return sum;
+        }
+        default: {
+            float sum = 0.0f;
+            each_value([&](float v) { sum = sum + v; });  // ORDER: +0 + t in tap order
+            return sum;
         }
     }
-    return mode == common::AccumMode::kKahan   ? common::kahan_value(k)
-           : mode == common::AccumMode::kExact ? common::exact_value(a)
-                                               : sum;
 }
 
 /// The atomic mode's row partial of dx element e and kernel row ki: +0 + t(ki, 0) + t(ki, 1) +
@@ -132,20 +182,15 @@ DT_HD float conv_dgrad_sum(const Conv2dParams& p, int64_t e, const uint32_t* ord
 template <class TapValue>
 DT_HD bool conv_dgrad_row(const Conv2dParams& p, int64_t e, int64_t ki, const TapValue& t,
                           float* part) {
-    const int64_t HW = p.h * p.w;
-    const int64_t s = e / (p.ci * HW), c = (e / HW) % p.ci, ih = (e % HW) / p.w, iw = e % p.w;
-    const int64_t oh = conv_out_of(ih, ki, p.pad, p.stride, p.ho);
-    if (oh < 0) return false;
+    const DxCell x = conv_dx_cell(p, e);
+    const int64_t oh = conv_out_of(x.ih, ki, p.pad, p.stride, p.ho);
+    const AxisTaps cols = conv_axis_taps(x.iw, p.kw, p.pad, p.stride, p.wo);
+    if (oh < 0 || cols.count == 0) return false;
     float sum = 0.0f;
-    bool any = false;
-    for (int64_t kj = 0; kj < p.kw; ++kj) {
-        const int64_t ow = conv_out_of(iw, kj, p.pad, p.stride, p.wo);
-        if (ow < 0) continue;
-        sum = sum + t(s, c, ki * p.kw + kj, oh, ow);
-        any = true;
-    }
+    for (int64_t b = 0; b < cols.count; ++b)
+        sum = sum + t(x.s, x.c, ki * p.kw + cols.k0 + b * p.stride, oh, cols.o0 - b);
     *part = sum;
-    return any;
+    return true;
 }
 
 /// The per-tap values computed where they are needed (conv_dgrad_tap): the per-element variant.

@@ -107,66 +107,70 @@ DT_HD void pool_cover(int64_t i, int64_t padding, int64_t stride, int64_t kernel
 }
 
 /// dx cell i (every mode but atomic): the contributions of the windows covering it, gathered in
-/// the recipe's order. `rank[o]` = position of window o in the permuted order (kPermuted).
+/// the recipe's order. `rank[o]` = position of window o in the permuted order (kPermuted). Each
+/// mode keeps only its own accumulator (tree's thread touches no local memory).
 DT_HD void pool_backward_gather_body(const GridPos& t, PoolContrib src, const uint32_t* rank,
                                      float* dx, const Pool2dParams& p) {
     const int64_t in = p.H * p.W;
     const common::AccumMode mode = p.stride < p.kernel ? p.accum.mode : common::AccumMode::kTree;
     common::grid_stride(t, p.N * p.C * in, [&](int64_t i) {
-        const int64_t pl = i / in, cell = i % in, ih = cell / p.W, iw = cell % p.W;
+        const int64_t pl = i / in, cell = i - pl * in, ih = cell / p.W, iw = cell - ih * p.W;
         int64_t oh0, oh1, ow0, ow1;
         pool_cover(ih, p.padding, p.stride, p.kernel, p.Ho, &oh0, &oh1);
         pool_cover(iw, p.padding, p.stride, p.kernel, p.Wo, &ow0, &ow1);
-        float sum = 0.0f;
-        common::KahanSum k = common::kahan_zero();
-        common::ExactAcc e;
-        common::exact_init(e);
-        uint32_t ranks[kPoolMaxCover];
-        float vals[kPoolMaxCover];
-        int n = 0;
-        for (int64_t oh = oh0; oh < oh1; ++oh) {
-            for (int64_t ow = ow0; ow < ow1; ++ow) {  // row-major window order
-                const int64_t o = oh * p.Wo + ow;
-                float v;
-                if (!src.at(pl, o, cell, p, &v)) continue;
-                switch (mode) {
-                    case common::AccumMode::kKahan:
-                        common::kahan_add(k, v);
-                        break;
-                    case common::AccumMode::kExact:
-                        common::exact_add(e, v);
-                        break;
-                    case common::AccumMode::kPermuted:
-                        if (n < kPoolMaxCover) {  // insertion by rank: the permuted order
-                            int j = n++;
-                            for (; j > 0 && ranks[j - 1] > rank[o]; --j) {
-                                ranks[j] = ranks[j - 1];
-                                vals[j] = vals[j - 1];
-                            }
-                            ranks[j] = rank[o];
-                            vals[j] = v;
-                        }
-                        break;
-                    default:
-                        sum = sum + v;
-                        break;  // ORDER: tree: row-major, from +0
+        // f(o, v) for the covering windows o contributing v, in row-major window order.
+        const auto each_contribution = [&](auto&& f) {
+            for (int64_t oh = oh0; oh < oh1; ++oh) {
+                for (int64_t ow = ow0; ow < ow1; ++ow) {
+                    const int64_t o = oh * p.Wo + ow;
+                    float v;
+                    if (src.at(pl, o, cell, p, &v)) f(o, v);
                 }
             }
-        }
+        };
         switch (mode) {
-            case common::AccumMode::kKahan:
+            case common::AccumMode::kKahan: {  // ORDER: kahan_add in row-major window order
+                common::KahanSum k = common::kahan_zero();
+                each_contribution([&](int64_t, float v) { common::kahan_add(k, v); });
                 dx[i] = common::kahan_value(k);
                 return;
-            case common::AccumMode::kExact:
+            }
+            case common::AccumMode::kExact: {  // ORDER: none, rounded once
+                common::ExactAcc e;
+                common::exact_init(e);
+                each_contribution([&](int64_t, float v) { common::exact_add(e, v); });
                 dx[i] = common::exact_value(e);
                 return;
-            case common::AccumMode::kPermuted:
+            }
+            case common::AccumMode::kPermuted: {
+                uint32_t ranks[kPoolMaxCover];
+                float vals[kPoolMaxCover];
+                int n = 0;
+                for (int64_t oh = oh0; oh < oh1; ++oh) {
+                    for (int64_t ow = ow0; ow < ow1; ++ow) {  // row-major window order
+                        const int64_t o = oh * p.Wo + ow;
+                        float v;
+                        if (n == kPoolMaxCover || !src.at(pl, o, cell, p, &v)) continue;
+                        int j = n++;  // insertion by rank: the permuted order
+                        for (; j > 0 && ranks[j - 1] > rank[o]; --j) {
+                            ranks[j] = ranks[j - 1];
+                            vals[j] = vals[j - 1];
+                        }
+                        ranks[j] = rank[o];
+                        vals[j] = v;
+                    }
+                }
+                float sum = 0.0f;
                 for (int j = 0; j < n; ++j) sum = sum + vals[j];  // ORDER: permuted window order
                 dx[i] = sum;
                 return;
-            default:
+            }
+            default: {  // ORDER: tree: row-major window order, from +0
+                float sum = 0.0f;
+                each_contribution([&](int64_t, float v) { sum = sum + v; });
                 dx[i] = sum;
                 return;
+            }
         }
     });
 }

@@ -8,7 +8,8 @@
 // and the per-element variant) in tree, kahan, exact and permuted bitwise, atomic close. Shapes:
 // 3x3 'same' (dgrad as the transposed forward), 3x3 stride 2 (dgrad's tap sums), 7x7 on a 2x2 map
 // (dead taps), 1x1, a batch of 40 on an 8x8 map (three tree groups of conv.wgrad), and a 3x2
-// kernel with stride 2 on a 5x7 map (rows and columns told apart).
+// kernel with stride 2 on a 5x7 map (rows and columns told apart), a 5x4 kernel with stride 3.
+// The live taps of one axis (dgrad's walk) against the tap-by-tap test.
 #include "kernels/cuda/conv2d_bodies.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "kernels/cuda/conv2d_tiled_bodies.h"
@@ -132,11 +134,35 @@ std::vector<float> uniform(int64_t n, uint32_t tag) {
     return test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), tag);
 }
 
+TEST(CudaConv2dBodies, AxisTapsAreTheLiveTapsInAscendingOrder) {
+    // Against conv_out_of tap by tap: every (kernel, stride, pad, size) up to small limits.
+    for (int64_t kernel = 1; kernel <= 7; ++kernel)
+        for (int64_t stride = 1; stride <= 4; ++stride)
+            for (int64_t pad = 0; pad <= kernel; ++pad)
+                for (int64_t n_in = 1; n_in <= 9; ++n_in) {
+                    const int64_t n_out = (n_in + 2 * pad - kernel) / stride + 1;
+                    if (n_in + 2 * pad < kernel) continue;
+                    for (int64_t i = 0; i < n_in; ++i) {
+                        std::vector<std::pair<int64_t, int64_t>> want, got;
+                        for (int64_t k = 0; k < kernel; ++k) {
+                            const int64_t o = cuda::conv_out_of(i, k, pad, stride, n_out);
+                            if (o >= 0) want.emplace_back(k, o);
+                        }
+                        const cuda::AxisTaps a =
+                            cuda::conv_axis_taps(i, kernel, pad, stride, n_out);
+                        for (int64_t j = 0; j < a.count; ++j)
+                            got.emplace_back(a.k0 + j * stride, a.o0 - j);
+                        EXPECT_EQ(got, want) << "k " << kernel << " stride " << stride << " pad "
+                                             << pad << " in " << n_in << " i " << i;
+                    }
+                }
+}
+
 TEST(CudaConv2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
     for (const Conv2dParams& shape :
          {conv(3, 2, 6, 4, 3, 1, 1), conv(3, 2, 7, 3, 3, 2, 1), conv(2, 3, 2, 2, 7, 1, 3),
           conv(3, 4, 5, 2, 1, 1, 0), conv(40, 2, 8, 3, 3, 1, 1),
-          test::geom(3, 2, 5, 7, 3, 3, 2, 2, 1)}) {
+          test::geom(3, 2, 5, 7, 3, 3, 2, 2, 1), test::geom(2, 2, 8, 9, 2, 5, 4, 3, 2)}) {
         SCOPED_TRACE(test::describe(shape));
         const int64_t X = shape.n * shape.ci * shape.h * shape.w,
                       Y = shape.n * shape.co * shape.ho * shape.wo,
