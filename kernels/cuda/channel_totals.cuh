@@ -14,6 +14,10 @@
 
 namespace dt::kernels::cuda {
 
+// The kernels are internal to each .cu that includes this header (an `inline __global__` is not
+// inline for nvcc, which warns, and only a CUDA include path marked -isystem hid that warning).
+namespace {
+
 template <int S, class Term>
 __global__ void channel_leaves_kernel(Term term, ChannelTotals q, float* leaves,
                                       common::KahanSum* kleaves, common::ExactAcc* accs,
@@ -21,29 +25,31 @@ __global__ void channel_leaves_kernel(Term term, ChannelTotals q, float* leaves,
     channel_leaves_body<S>(GridPos::here(), term, q, leaves, kleaves, accs, atomic_out);
 }
 
-__global__ inline void channel_order_kernel(uint32_t* order, ChannelTotals q) {
+__global__ void channel_order_kernel(uint32_t* order, ChannelTotals q) {
     channel_order_body(GridPos::here(), order, q);
 }
 
-__global__ inline void channel_combine_kernel(int S, ChannelTotals q, const float* leaves,
-                                              const common::KahanSum* kleaves,
-                                              const common::ExactAcc* accs, const uint32_t* order,
-                                              ChannelSums out) {
+__global__ void channel_combine_kernel(int S, ChannelTotals q, const float* leaves,
+                                       const common::KahanSum* kleaves,
+                                       const common::ExactAcc* accs, const uint32_t* order,
+                                       ChannelSums out) {
     channel_combine_body(GridPos::here(), S, q, leaves, kleaves, accs, order, out);
 }
 
-__global__ inline void channel_merge_kernel(int S, ChannelTotals q, const common::ExactAcc* accs,
-                                            common::ExactAcc* merged) {
+__global__ void channel_merge_kernel(int S, ChannelTotals q, const common::ExactAcc* accs,
+                                     common::ExactAcc* merged) {
     channel_merge_body(GridPos::here(), S, q, accs, merged);
 }
-__global__ inline void channel_part_kernel(int S, ChannelTotals q, const common::ExactAcc* merged,
-                                           ChannelSinks sink, ChannelSums local) {
+__global__ void channel_part_kernel(int S, ChannelTotals q, const common::ExactAcc* merged,
+                                    ChannelSinks sink, ChannelSums local) {
     channel_part_body(GridPos::here(), S, q, merged, sink, local);
 }
-__global__ inline void channel_round_kernel(int S, ChannelTotals q, const common::ExactAcc* merged,
-                                            ChannelSums out) {
+__global__ void channel_round_kernel(int S, ChannelTotals q, const common::ExactAcc* merged,
+                                     ChannelSums out) {
     channel_round_body(GridPos::here(), S, q, merged, out);
 }
+
+}  // namespace
 
 /// A part of a split batch (engine/runtime/batch_split.h): what channel_totals also does.
 struct ChannelPart {
