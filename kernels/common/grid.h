@@ -30,9 +30,14 @@ struct GridPos {
 };
 
 /// f(i) for every i in [0, n) this thread owns in a grid-stride loop: i = global(),
-/// global() + stride(), ... Across the grid every i is visited exactly once.
+/// global() + stride(), ... Across the grid every i is visited exactly once. Not unrolled on the
+/// device: launches give most threads one element, and unrolling made every thread work out the
+/// trip count with a 64-bit division first.
 template <class F>
 DT_HD void grid_stride(const GridPos& t, int64_t n, F&& f) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
     for (int64_t i = t.global(); i < n; i += t.stride()) f(i);
 }
 
