@@ -20,8 +20,9 @@ __global__ void invstd_kernel(const float* var, float* invstd, BatchNorm2dParams
     bn_invstd_body(GridPos::here(), var, invstd, p);
 }
 __global__ void apply_kernel(const float* x, const float* mean, const float* invstd,
-                             const float* gamma, const float* beta, float* y, BatchNorm2dParams p) {
-    bn_apply_body(GridPos::here(), x, mean, invstd, gamma, beta, y, p);
+                             const float* gamma, const float* beta, float* y, BatchNorm2dParams p,
+                             common::ChannelOf channel) {
+    bn_apply_body(GridPos::here(), x, mean, invstd, gamma, beta, y, p, channel);
 }
 __global__ void running_kernel(float* rm, float* rv, const float* mean, const float* var,
                                float momentum, float count, BatchNorm2dParams p) {
@@ -29,9 +30,10 @@ __global__ void running_kernel(float* rm, float* rv, const float* mean, const fl
 }
 __global__ void dx_kernel(const float* dy, const float* x, const float* mean, const float* invstd,
                           const float* gamma, const float* dbeta, const float* dgamma, float* dx,
-                          bool training, float count, BatchNorm2dParams p) {
+                          bool training, float count, BatchNorm2dParams p,
+                          common::ChannelOf channel) {
     bn_backward_dx_body(GridPos::here(), dy, x, mean, invstd, gamma, dbeta, dgamma, dx, training,
-                        count, p);
+                        count, p, channel);
 }
 
 /// The kernels' copy of p: without the host pointer `parts` (the launchers use it).
@@ -69,7 +71,7 @@ void batchnorm2d_invstd(const float* var, float* invstd, const BatchNorm2dParams
 void batchnorm2d_apply(const float* x, const float* mean, const float* invstd, const float* gamma,
                        const float* beta, float* y, const BatchNorm2dParams& p) {
     launch_elementwise("batchnorm2d_apply", apply_kernel, p.N * p.C * p.HW, x, mean, invstd, gamma,
-                       beta, y, on_device(p));
+                       beta, y, on_device(p), common::make_channel_of(p.HW, p.C));
 }
 
 void batchnorm2d_update_running(float* running_mean, float* running_var, const float* mean,
@@ -103,7 +105,7 @@ void batchnorm2d_backward(const float* dy, const float* x, const float* mean, co
     launch_elementwise("batchnorm2d_backward (dx)", dx_kernel, p.N * p.C * p.HW, dy, x, mean,
                        invstd, gamma, static_cast<const float*>(totals.sum[0]),
                        static_cast<const float*>(totals.sum[1]), dx, training, batchnorm2d_count(p),
-                       on_device(p));
+                       on_device(p), common::make_channel_of(p.HW, p.C));
 }
 
 }  // namespace dt::kernels::cuda

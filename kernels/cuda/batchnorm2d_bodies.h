@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/batchnorm2d.h"
+#include "kernels/common/divisor.h"
 #include "kernels/cuda/channel_totals_bodies.h"
 
 namespace dt::kernels::cuda {
@@ -67,11 +68,12 @@ DT_HD void bn_invstd_body(const GridPos& t, const float* var, float* invstd,
     common::grid_stride(t, p.C, [&](int64_t c) { invstd[c] = 1.0f / sqrtf(var[c] + p.eps); });
 }
 
+/// `channel`: make_channel_of(p.HW, p.C), made by the launcher (as for the dx below).
 DT_HD void bn_apply_body(const GridPos& t, const float* x, const float* mean, const float* invstd,
                          const float* gamma, const float* beta, float* y,
-                         const BatchNorm2dParams& p) {
+                         const BatchNorm2dParams& p, const common::ChannelOf& channel) {
     common::grid_stride(t, p.N * p.C * p.HW, [&](int64_t i) {
-        const int64_t c = (i / p.HW) % p.C;
+        const int64_t c = channel(i);
         y[i] = ((x[i] - mean[c]) * invstd[c]) * gamma[c] + beta[c];  // ORDER: as the CPU
     });
 }
@@ -92,9 +94,9 @@ DT_HD void bn_update_running_body(const GridPos& t, float* running_mean, float* 
 DT_HD void bn_backward_dx_body(const GridPos& t, const float* dy, const float* x, const float* mean,
                                const float* invstd, const float* gamma, const float* dbeta,
                                const float* dgamma, float* dx, bool training, float count,
-                               const BatchNorm2dParams& p) {
+                               const BatchNorm2dParams& p, const common::ChannelOf& channel) {
     common::grid_stride(t, p.N * p.C * p.HW, [&](int64_t i) {
-        const int64_t c = (i / p.HW) % p.C;
+        const int64_t c = channel(i);
         if (!training) {
             dx[i] = dy[i] * (gamma[c] * invstd[c]);  // ORDER: dy * (gamma * invstd)
             return;

@@ -25,8 +25,9 @@ __global__ void relu_backward_kernel(const float* x, const float* dy, float* dx,
 __global__ void add_forward_kernel(const float* a, const float* b, float* y, int64_t n) {
     add_forward_body(GridPos::here(), a, b, y, n);
 }
-__global__ void bias_add_forward_kernel(const float* x, const float* b, float* y, BiasAddParams p) {
-    bias_add_forward_body(GridPos::here(), x, b, y, p);
+__global__ void bias_add_forward_kernel(const float* x, const float* b, float* y, BiasAddParams p,
+                                        common::ChannelOf channel) {
+    bias_add_forward_body(GridPos::here(), x, b, y, p, channel);
 }
 __global__ void dropout_forward_kernel(const float* x, const int64_t* ids, float* y, uint8_t* mask,
                                        DropoutParams p) {
@@ -70,7 +71,8 @@ void add_forward(const float* a, const float* b, float* y, int64_t n) {
     launch_elementwise("add_forward", add_forward_kernel, n, a, b, y, n);
 }
 void bias_add_forward(const float* x, const float* b, float* y, const BiasAddParams& p) {
-    launch_elementwise("bias_add_forward", bias_add_forward_kernel, p.n * p.c * p.p, x, b, y, p);
+    launch_elementwise("bias_add_forward", bias_add_forward_kernel, p.n * p.c * p.p, x, b, y, p,
+                       common::make_channel_of(p.p, p.c));
 }
 void dropout_forward(const float* x, const int64_t* sample_ids, float* y, uint8_t* mask,
                      const DropoutParams& p) {

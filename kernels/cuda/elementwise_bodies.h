@@ -12,6 +12,7 @@
 #include "kernels/bias_add.h"
 #include "kernels/common/accum_exact.h"
 #include "kernels/common/atomic_max.h"
+#include "kernels/common/divisor.h"
 #include "kernels/common/grid.h"
 #include "kernels/cuda/launch_shape.h"
 #include "kernels/dropout.h"
@@ -37,11 +38,12 @@ DT_HD void add_forward_body(const GridPos& t, const float* a, const float* b, fl
     common::grid_stride(t, n, [&](int64_t i) { y[i] = a[i] + b[i]; });  // ORDER: a + b
 }
 
-/// x (N, C, P) + b (C): element i is in channel (i / P) % C.
+/// x (N, C, P) + b (C): element i is in channel (i / P) % C (`channel`: make_channel_of(P, C),
+/// made by the launcher).
 DT_HD void bias_add_forward_body(const GridPos& t, const float* x, const float* b, float* y,
-                                 const BiasAddParams& p) {
+                                 const BiasAddParams& p, const common::ChannelOf& channel) {
     common::grid_stride(t, p.n * p.c * p.p, [&](int64_t i) {
-        y[i] = x[i] + b[(i / p.p) % p.c];  // ORDER: x + b
+        y[i] = x[i] + b[channel(i)];  // ORDER: x + b
     });
 }
 

@@ -16,8 +16,8 @@ __global__ void gemm_tiled_kernel(const float* a, const float* b, float* c, Gemm
     __shared__ __align__(16) float shared[S::kShared];
     gemm_tiled_block<S>(GridPos::here(), shared, DeviceSync{}, a, b, c, p);
 }
-__global__ void bias_kernel(const float* b, float* y, LinearParams p) {
-    linear_bias_body(GridPos::here(), b, y, p);
+__global__ void bias_kernel(const float* b, float* y, LinearParams p, common::Divisor out) {
+    linear_bias_body(GridPos::here(), b, y, p, out);
 }
 __global__ void dgrad_kernel(const float* dy, const float* w, float* dx, const uint32_t* order,
                              LinearParams p) {
@@ -52,7 +52,8 @@ void linear_forward(const float* x, const float* w, const float* b, float* y,
     // ORDER: the fma chain over i ascending (B = W^T), then + b[o] once.
     gemm(x, w, y, GemmParams{.m = p.n, .n = p.out, .k = p.in, .trans_b = true});
     if (b != nullptr)
-        launch_elementwise("linear_forward (bias)", bias_kernel, p.n * p.out, b, y, p);
+        launch_elementwise("linear_forward (bias)", bias_kernel, p.n * p.out, b, y, p,
+                           common::make_divisor(p.out));
 }
 
 void linear_backward_data(const float* dy, const float* w, float* dx, const LinearParams& p) {

@@ -22,6 +22,7 @@
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/atomic_add.h"
+#include "kernels/common/divisor.h"
 #include "kernels/common/grid.h"
 #include "kernels/common/reduce_tree.h"
 #include "kernels/cuda/sample_leaves.h"
@@ -32,9 +33,11 @@ namespace dt::kernels::cuda {
 
 using common::GridPos;
 
-/// y[s, o] += b[o] (after the GEMM), once.
-DT_HD void linear_bias_body(const GridPos& t, const float* b, float* y, const LinearParams& p) {
-    common::grid_stride(t, p.n * p.out, [&](int64_t e) { y[e] = y[e] + b[e % p.out]; });
+/// y[s, o] += b[o] (after the GEMM), once. `out`: make_divisor(p.out), made by the launcher.
+DT_HD void linear_bias_body(const GridPos& t, const float* b, float* y, const LinearParams& p,
+                            const common::Divisor& out) {
+    common::grid_stride(t, p.n * p.out,
+                        [&](int64_t e) { y[e] = y[e] + b[common::modulo(e, out)]; });
 }
 
 /// dx[s, i], every mode but atomic. `order`: the permutation of the O features (kPermuted).

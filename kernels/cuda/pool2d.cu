@@ -19,7 +19,8 @@ __global__ void avgpool_forward_kernel(const float* x, float* y, Pool2dParams p)
 __global__ void global_forward_kernel(const float* x, float* y, int64_t planes, int64_t hw) {
     global_avgpool_forward_body(GridPos::here(), x, y, planes, hw);
 }
-__global__ void global_backward_kernel(const float* dy, float* dx, int64_t planes, int64_t hw) {
+__global__ void global_backward_kernel(const float* dy, float* dx, int64_t planes,
+                                       common::Divisor hw) {
     global_avgpool_backward_body(GridPos::here(), dy, dx, planes, hw);
 }
 __global__ void rank_kernel(uint32_t* order, uint32_t* rank, Pool2dParams p) {
@@ -80,7 +81,7 @@ void global_avgpool_forward(const float* x, float* y, int64_t planes, int64_t hw
 }
 void global_avgpool_backward(const float* dy, float* dx, int64_t planes, int64_t hw) {
     launch_elementwise("global_avgpool_backward", global_backward_kernel, planes * hw, dy, dx,
-                       planes, hw);
+                       planes, common::make_divisor(hw));
 }
 
 }  // namespace dt::kernels::cuda

@@ -17,6 +17,7 @@
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/atomic_add.h"
+#include "kernels/common/divisor.h"
 #include "kernels/common/grid.h"
 #include "kernels/pool2d.h"
 
@@ -74,10 +75,12 @@ DT_HD void global_avgpool_forward_body(const GridPos& t, const float* x, float* 
     });
 }
 
+/// `hw`: make_divisor(H * W), made by the launcher.
 DT_HD void global_avgpool_backward_body(const GridPos& t, const float* dy, float* dx,
-                                        int64_t planes, int64_t hw) {
-    const float divisor = static_cast<float>(hw);
-    common::grid_stride(t, planes * hw, [&](int64_t i) { dx[i] = dy[i / hw] / divisor; });
+                                        int64_t planes, const common::Divisor& hw) {
+    const float divisor = static_cast<float>(hw.d);
+    common::grid_stride(t, planes * hw.d,
+                        [&](int64_t i) { dx[i] = dy[common::quotient(i, hw)] / divisor; });
 }
 
 /// The contribution of window o of plane pl to input cell `cell` of that plane, if any.

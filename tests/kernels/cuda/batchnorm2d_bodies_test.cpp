@@ -75,7 +75,7 @@ TEST(CudaBatchNormBodies, EveryStepAndModeEqualsTheCpu) {
         std::vector<float> y(n), rm = run0, rv = run0, dx(n), edx(n);
         for_each_thread(cuda::elementwise_blocks(n), threads, [&](const GridPos& t) {
             cuda::bn_apply_body(t, x.data(), mean.data(), invstd.data(), gamma.data(), beta.data(),
-                                y.data(), p);
+                                y.data(), p, common::make_channel_of(p.HW, p.C));
         });
         for_each_thread(1, 2, [&](const GridPos& t) {
             cuda::bn_update_running_body(t, rm.data(), rv.data(), mean.data(), var.data(), 0.1f,
@@ -88,10 +88,10 @@ TEST(CudaBatchNormBodies, EveryStepAndModeEqualsTheCpu) {
             dg(totals.begin() + C, totals.end());
         for (bool training : {true, false}) {
             for_each_thread(3, 64, [&](const GridPos& t) {
-                cuda::bn_backward_dx_body(t, dy.data(), x.data(), mean.data(), invstd.data(),
-                                          gamma.data(), db.data(), dg.data(),
-                                          training ? dx.data() : edx.data(), training,
-                                          batchnorm2d_count(p), p);
+                cuda::bn_backward_dx_body(
+                    t, dy.data(), x.data(), mean.data(), invstd.data(), gamma.data(), db.data(),
+                    dg.data(), training ? dx.data() : edx.data(), training, batchnorm2d_count(p), p,
+                    common::make_channel_of(p.HW, p.C));
             });
         }
         expect_equal(mean, wm, atomic, "mean");

@@ -77,7 +77,8 @@ TEST(CudaElementwiseBodies, BiasAddForwardEqualsTheCpu) {
         for (const Grid& g : grids(n)) {
             std::vector<float> y = nan_filled(n);
             for_each_thread(g.blocks, g.threads, [&](const GridPos& t) {
-                cuda::bias_add_forward_body(t, x.data(), b.data(), y.data(), p);
+                cuda::bias_add_forward_body(t, x.data(), b.data(), y.data(), p,
+                                            common::make_channel_of(p.p, p.c));
             });
             EXPECT_TRUE(test::bitwise_equal(y.data(), want.data(), n)) << p.n << "x" << p.c;
         }

@@ -44,7 +44,7 @@ TEST(CudaLinearBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
             });
         if (bias) {
             for_each_thread(2, 16, [&](const GridPos& t) {
-                cuda::linear_bias_body(t, b.data(), got.data(), shape);
+                cuda::linear_bias_body(t, b.data(), got.data(), shape, common::make_divisor(O));
             });
         }
         EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), N * O)) << bias;

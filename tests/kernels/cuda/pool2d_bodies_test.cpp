@@ -77,7 +77,8 @@ TEST(CudaPool2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
             cuda::maxpool2d_forward_body(t, x.data(), y.data(), am.data(), geometry);
             cuda::avgpool2d_forward_body(t, x.data(), ay.data(), geometry);
             cuda::global_avgpool_forward_body(t, x.data(), gy.data(), planes, in);
-            cuda::global_avgpool_backward_body(t, dy.data(), gdx.data(), planes, in);
+            cuda::global_avgpool_backward_body(t, dy.data(), gdx.data(), planes,
+                                               common::make_divisor(in));
         });
         EXPECT_TRUE(test::bitwise_equal(y.data(), want_y.data(), planes * out));
         EXPECT_EQ(am, want_am);
