@@ -10,11 +10,12 @@ namespace dt::kernels::cuda {
 
 namespace {
 
-__global__ void maxpool_forward_kernel(const float* x, float* y, int32_t* am, Pool2dParams p) {
-    maxpool2d_forward_body(GridPos::here(), x, y, am, p);
+__global__ void maxpool_forward_kernel(const float* x, float* y, int32_t* am, Pool2dParams p,
+                                       PoolDivisors d) {
+    maxpool2d_forward_body(GridPos::here(), x, y, am, p, d);
 }
-__global__ void avgpool_forward_kernel(const float* x, float* y, Pool2dParams p) {
-    avgpool2d_forward_body(GridPos::here(), x, y, p);
+__global__ void avgpool_forward_kernel(const float* x, float* y, Pool2dParams p, PoolDivisors d) {
+    avgpool2d_forward_body(GridPos::here(), x, y, p, d);
 }
 __global__ void global_forward_kernel(const float* x, float* y, int64_t planes, int64_t hw) {
     global_avgpool_forward_body(GridPos::here(), x, y, planes, hw);
@@ -26,11 +27,12 @@ __global__ void global_backward_kernel(const float* dy, float* dx, int64_t plane
 __global__ void rank_kernel(uint32_t* order, uint32_t* rank, Pool2dParams p) {
     pool_rank_body(GridPos::here(), order, rank, p);
 }
-__global__ void gather_kernel(PoolContrib src, const uint32_t* rank, float* dx, Pool2dParams p) {
-    pool_backward_gather_body(GridPos::here(), src, rank, dx, p);
+__global__ void gather_kernel(PoolContrib src, const uint32_t* rank, float* dx, Pool2dParams p,
+                              PoolDivisors d) {
+    pool_backward_gather_body(GridPos::here(), src, rank, dx, p, d);
 }
-__global__ void atomic_kernel(PoolContrib src, float* dx, Pool2dParams p) {
-    pool_backward_atomic_body(GridPos::here(), src, dx, p);
+__global__ void atomic_kernel(PoolContrib src, float* dx, Pool2dParams p, PoolDivisors d) {
+    pool_backward_atomic_body(GridPos::here(), src, dx, p, d);
 }
 
 void backward(PoolContrib src, float* dx, const Pool2dParams& p, const char* name) {
@@ -38,7 +40,7 @@ void backward(PoolContrib src, float* dx, const Pool2dParams& p, const char* nam
     const common::AccumMode mode = p.stride < p.kernel ? p.accum.mode : common::AccumMode::kTree;
     if (mode == common::AccumMode::kAtomic) {
         cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(planes * in), stream());
-        launch_elementwise(name, atomic_kernel, planes * out, src, dx, p);
+        launch_elementwise(name, atomic_kernel, planes * out, src, dx, p, pool_out_divisors(p));
         return;
     }
     uint32_t* rank = nullptr;
@@ -57,21 +59,21 @@ void backward(PoolContrib src, float* dx, const Pool2dParams& p, const char* nam
         rank_kernel<<<1, 1, 0, stream()>>>(s, rank, p);
         check_launch(name);
     }
-    launch_elementwise(name, gather_kernel, planes * in, src, rank, dx, p);
+    launch_elementwise(name, gather_kernel, planes * in, src, rank, dx, p, pool_in_divisors(p));
 }
 
 }  // namespace
 
 void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const Pool2dParams& p) {
     launch_elementwise("maxpool2d_forward", maxpool_forward_kernel, p.N * p.C * p.Ho * p.Wo, x, y,
-                       argmax, p);
+                       argmax, p, pool_out_divisors(p));
 }
 void maxpool2d_backward(const float* dy, const int32_t* argmax, float* dx, const Pool2dParams& p) {
     backward(PoolContrib{dy, argmax}, dx, p, "maxpool2d_backward");
 }
 void avgpool2d_forward(const float* x, float* y, const Pool2dParams& p) {
     launch_elementwise("avgpool2d_forward", avgpool_forward_kernel, p.N * p.C * p.Ho * p.Wo, x, y,
-                       p);
+                       p, pool_out_divisors(p));
 }
 void avgpool2d_backward(const float* dy, float* dx, const Pool2dParams& p) {
     backward(PoolContrib{dy, nullptr}, dx, p, "avgpool2d_backward");

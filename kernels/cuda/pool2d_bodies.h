@@ -29,13 +29,39 @@ using common::GridPos;
 /// (ceil(kernel / stride)^2); the op layer's shapes stay far below (3x3 stride 1: 9).
 inline constexpr int kPoolMaxCover = 64;
 
+/// The divisions of pooling's index arithmetic, made by the launcher: by a plane's size and
+/// its row length (of the output for a thread per window, pool_out_divisors; of the input for a
+/// thread per input cell, pool_in_divisors) and by the stride.
+struct PoolDivisors {
+    common::Divisor plane, row, stride;
+};
+inline PoolDivisors pool_out_divisors(const Pool2dParams& p) {
+    return {common::make_divisor(p.Ho * p.Wo), common::make_divisor(p.Wo),
+            common::make_divisor(p.stride)};
+}
+inline PoolDivisors pool_in_divisors(const Pool2dParams& p) {
+    return {common::make_divisor(p.H * p.W), common::make_divisor(p.W),
+            common::make_divisor(p.stride)};
+}
+
+/// Element i of planes of (rows, row length): its plane, its index in the plane, row, column.
+struct PlanePos {
+    int64_t plane, at, y, x;
+};
+DT_HD PlanePos plane_pos(int64_t i, const PoolDivisors& d) {
+    const int64_t pl = common::quotient(i, d.plane), at = i - pl * d.plane.d;
+    const int64_t y = common::quotient(at, d.row);
+    return {pl, at, y, at - y * d.row.d};
+}
+
+/// `d`: pool_out_divisors(p) (as for avgpool2d_forward_body and pool_backward_atomic_body).
 DT_HD void maxpool2d_forward_body(const GridPos& t, const float* x, float* y, int32_t* argmax,
-                                  const Pool2dParams& p) {
+                                  const Pool2dParams& p, const PoolDivisors& d) {
     const int64_t out = p.Ho * p.Wo, in = p.H * p.W;
     common::grid_stride(t, p.N * p.C * out, [&](int64_t i) {
-        const int64_t pl = i / out, o = i % out;
-        const PoolWindow w = pool_window(o / p.Wo, o % p.Wo, p);
-        const float* xp = x + pl * in;
+        const PlanePos o = plane_pos(i, d);
+        const PoolWindow w = pool_window(o.y, o.x, p);
+        const float* xp = x + o.plane * in;
         int64_t at = (w.ih0 + w.kh0) * p.W + (w.iw0 + w.kw0);
         float best = xp[at];
         for (int kh = w.kh0; kh < w.kh1; ++kh) {
@@ -49,14 +75,14 @@ DT_HD void maxpool2d_forward_body(const GridPos& t, const float* x, float* y, in
     });
 }
 
-DT_HD void avgpool2d_forward_body(const GridPos& t, const float* x, float* y,
-                                  const Pool2dParams& p) {
+DT_HD void avgpool2d_forward_body(const GridPos& t, const float* x, float* y, const Pool2dParams& p,
+                                  const PoolDivisors& d) {
     const int64_t out = p.Ho * p.Wo, in = p.H * p.W;
     const float divisor = static_cast<float>(p.kernel * p.kernel);
     common::grid_stride(t, p.N * p.C * out, [&](int64_t i) {
-        const int64_t pl = i / out, o = i % out;
-        const PoolWindow w = pool_window(o / p.Wo, o % p.Wo, p);
-        const float* xp = x + pl * in;
+        const PlanePos o = plane_pos(i, d);
+        const PoolWindow w = pool_window(o.y, o.x, p);
+        const float* xp = x + o.plane * in;
         float s = 0.0f;
         // ORDER: in-range cells in row-major window order from +0, then one division.
         for (int kh = w.kh0; kh < w.kh1; ++kh)
@@ -100,11 +126,11 @@ struct PoolContrib {
 };
 
 /// Windows covering input row ih: oh in [lo, hi).
-DT_HD void pool_cover(int64_t i, int64_t padding, int64_t stride, int64_t kernel, int64_t out,
-                      int64_t* lo, int64_t* hi) {
+DT_HD void pool_cover(int64_t i, int64_t padding, const common::Divisor& stride, int64_t kernel,
+                      int64_t out, int64_t* lo, int64_t* hi) {
     const int64_t a = i + padding - kernel + 1;  // first window start that still covers i
-    int64_t l = a <= 0 ? 0 : (a + stride - 1) / stride;
-    int64_t h = (i + padding) / stride + 1;
+    int64_t l = a <= 0 ? 0 : common::quotient(a + stride.d - 1, stride);
+    int64_t h = common::quotient(i + padding, stride) + 1;
     *lo = l;
     *hi = h < out ? h : out;
 }
@@ -112,15 +138,17 @@ DT_HD void pool_cover(int64_t i, int64_t padding, int64_t stride, int64_t kernel
 /// dx cell i (every mode but atomic): the contributions of the windows covering it, gathered in
 /// the recipe's order. `rank[o]` = position of window o in the permuted order (kPermuted). Each
 /// mode keeps only its own accumulator (tree's thread touches no local memory).
+/// `d`: pool_in_divisors(p).
 DT_HD void pool_backward_gather_body(const GridPos& t, PoolContrib src, const uint32_t* rank,
-                                     float* dx, const Pool2dParams& p) {
+                                     float* dx, const Pool2dParams& p, const PoolDivisors& d) {
     const int64_t in = p.H * p.W;
     const common::AccumMode mode = p.stride < p.kernel ? p.accum.mode : common::AccumMode::kTree;
     common::grid_stride(t, p.N * p.C * in, [&](int64_t i) {
-        const int64_t pl = i / in, cell = i - pl * in, ih = cell / p.W, iw = cell - ih * p.W;
+        const PlanePos c = plane_pos(i, d);
+        const int64_t pl = c.plane, cell = c.at;
         int64_t oh0, oh1, ow0, ow1;
-        pool_cover(ih, p.padding, p.stride, p.kernel, p.Ho, &oh0, &oh1);
-        pool_cover(iw, p.padding, p.stride, p.kernel, p.Wo, &ow0, &ow1);
+        pool_cover(c.y, p.padding, d.stride, p.kernel, p.Ho, &oh0, &oh1);
+        pool_cover(c.x, p.padding, d.stride, p.kernel, p.Wo, &ow0, &ow1);
         // f(o, v) for the covering windows o contributing v, in row-major window order.
         const auto each_contribution = [&](auto&& f) {
             for (int64_t oh = oh0; oh < oh1; ++oh) {
@@ -190,16 +218,16 @@ DT_HD void pool_rank_body(const GridPos& t, uint32_t* order, uint32_t* rank,
 /// kAtomic: one thread per window of any plane, its contributions atomic-added into the zeroed
 /// dx. No ORDER on purpose.
 DT_HD void pool_backward_atomic_body(const GridPos& t, PoolContrib src, float* dx,
-                                     const Pool2dParams& p) {
-    const int64_t out = p.Ho * p.Wo, in = p.H * p.W;
-    common::grid_stride(t, p.N * p.C * out, [&](int64_t i) {
-        const int64_t pl = i / out, o = i % out;
-        float* d = dx + pl * in;
+                                     const Pool2dParams& p, const PoolDivisors& div) {
+    const int64_t in = p.H * p.W;
+    common::grid_stride(t, p.N * p.C * p.Ho * p.Wo, [&](int64_t i) {
+        const PlanePos o = plane_pos(i, div);
+        float* d = dx + o.plane * in;
         if (src.argmax != nullptr) {
             common::atomic_add_float(d + src.argmax[i], src.dy[i]);
             return;
         }
-        const PoolWindow w = pool_window(o / p.Wo, o % p.Wo, p);
+        const PoolWindow w = pool_window(o.y, o.x, p);
         const float g = src.dy[i] / static_cast<float>(p.kernel * p.kernel);
         for (int kh = w.kh0; kh < w.kh1; ++kh)
             for (int kw = w.kw0; kw < w.kw1; ++kw)

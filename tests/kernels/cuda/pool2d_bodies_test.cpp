@@ -39,9 +39,11 @@ std::vector<float> backward_on_grid(const cuda::PoolContrib& src, const Pool2dPa
     const common::AccumMode mode = p.stride < p.kernel ? p.accum.mode : common::AccumMode::kTree;
     if (mode == common::AccumMode::kAtomic) {
         std::fill(dx.begin(), dx.end(), 0.0f);
-        for_each_thread(
-            cuda::elementwise_blocks(planes * out), cuda::kElementwiseThreads,
-            [&](const GridPos& t) { cuda::pool_backward_atomic_body(t, src, dx.data(), p); });
+        for_each_thread(cuda::elementwise_blocks(planes * out), cuda::kElementwiseThreads,
+                        [&](const GridPos& t) {
+                            cuda::pool_backward_atomic_body(t, src, dx.data(), p,
+                                                            cuda::pool_out_divisors(p));
+                        });
         return dx;
     }
     std::vector<uint32_t> order(static_cast<std::size_t>(out)), rank(static_cast<std::size_t>(out));
@@ -49,13 +51,15 @@ std::vector<float> backward_on_grid(const cuda::PoolContrib& src, const Pool2dPa
         1, 1, [&](const GridPos& t) { cuda::pool_rank_body(t, order.data(), rank.data(), p); });
     for_each_thread(cuda::elementwise_blocks(planes * in), cuda::kElementwiseThreads,
                     [&](const GridPos& t) {
-                        cuda::pool_backward_gather_body(t, src, rank.data(), dx.data(), p);
+                        cuda::pool_backward_gather_body(t, src, rank.data(), dx.data(), p,
+                                                        cuda::pool_in_divisors(p));
                     });
     return dx;
 }
 
 TEST(CudaPool2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
-    for (const Pool2dParams& geometry : {shape(3, 1, 1), shape(3, 2, 1), shape(2, 2, 0)}) {
+    for (const Pool2dParams& geometry :
+         {shape(3, 1, 1), shape(3, 2, 1), shape(2, 2, 0), shape(5, 3, 2)}) {
         SCOPED_TRACE(testing::Message() << geometry.kernel << "/" << geometry.stride);
         const int64_t planes = geometry.N * geometry.C, in = geometry.H * geometry.W,
                       out = geometry.Ho * geometry.Wo;
@@ -74,8 +78,10 @@ TEST(CudaPool2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
         cpu::global_avgpool_forward(x.data(), want_gy.data(), planes, in);
         cpu::global_avgpool_backward(dy.data(), want_gdx.data(), planes, in);
         for_each_thread(3, 32, [&](const GridPos& t) {
-            cuda::maxpool2d_forward_body(t, x.data(), y.data(), am.data(), geometry);
-            cuda::avgpool2d_forward_body(t, x.data(), ay.data(), geometry);
+            cuda::maxpool2d_forward_body(t, x.data(), y.data(), am.data(), geometry,
+                                         cuda::pool_out_divisors(geometry));
+            cuda::avgpool2d_forward_body(t, x.data(), ay.data(), geometry,
+                                         cuda::pool_out_divisors(geometry));
             cuda::global_avgpool_forward_body(t, x.data(), gy.data(), planes, in);
             cuda::global_avgpool_backward_body(t, dy.data(), gdx.data(), planes,
                                                common::make_divisor(in));
