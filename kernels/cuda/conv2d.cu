@@ -72,12 +72,13 @@ void forward_tiled(const char* name, const float* x, const Weight& wt, const flo
 }
 template <class TapValue>
 __global__ void dgrad_kernel(TapValue t, float* dx, const uint32_t* order, Conv2dParams p,
-                             int64_t e0, int64_t e1) {
-    conv2d_dgrad_body(GridPos::here(), t, dx, order, p, e0, e1);
+                             DgradDivisors d, int64_t e0, int64_t e1) {
+    conv2d_dgrad_body(GridPos::here(), t, dx, order, p, d, e0, e1);
 }
 template <class TapValue>
-__global__ void dgrad_atomic_kernel(TapValue t, float* dx, Conv2dParams p, int64_t e0, int64_t e1) {
-    conv2d_dgrad_atomic_body(GridPos::here(), t, dx, p, e0, e1);
+__global__ void dgrad_atomic_kernel(TapValue t, float* dx, Conv2dParams p, DgradDivisors d,
+                                    int64_t e0, int64_t e1) {
+    conv2d_dgrad_atomic_body(GridPos::here(), t, dx, p, d, e0, e1);
 }
 template <class S>
 __global__ void dgrad_taps_kernel(const float* dy, const float* w, float* taps, Conv2dParams p,
@@ -157,10 +158,11 @@ void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv
         const int64_t e0 = s_lo * p.ci * HW, e1 = s_hi * p.ci * HW;
         if (atomic)
             launch_elementwise("conv2d_backward_data (atomic)", dgrad_atomic_kernel<DgradTapBuffer>,
-                               p.kh * (e1 - e0), t, dx, p, e0, e1);
+                               p.kh * (e1 - e0), t, dx, p, conv_dgrad_divisors(p, e1 - e0), e0,
+                               e1);
         else
             launch_elementwise("conv2d_backward_data", dgrad_kernel<DgradTapBuffer>, e1 - e0, t, dx,
-                               sc.order, p, e0, e1);
+                               sc.order, p, conv_dgrad_divisors(p, e1 - e0), e0, e1);
     }
 }
 
@@ -176,12 +178,13 @@ void conv2d_backward_data_per_element(const float* dy, const float* w, float* dx
     if (p.accum.mode == common::AccumMode::kAtomic) {
         cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
         launch_elementwise("conv2d_backward_data (atomic, per element)",
-                           dgrad_atomic_kernel<DgradTapChain>, p.kh * n, t, dx, p, int64_t{0}, n);
+                           dgrad_atomic_kernel<DgradTapChain>, p.kh * n, t, dx, p,
+                           conv_dgrad_divisors(p, n), int64_t{0}, n);
         return;
     }
     const uint32_t* order = permuted_order(p.accum, p.kh * p.kw);
     launch_elementwise("conv2d_backward_data (per element)", dgrad_kernel<DgradTapChain>, n, t, dx,
-                       order, p, int64_t{0}, n);
+                       order, p, conv_dgrad_divisors(p, n), int64_t{0}, n);
 }
 
 void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p) {

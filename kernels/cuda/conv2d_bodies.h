@@ -27,6 +27,7 @@
 #include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/atomic_add.h"
+#include "kernels/common/divisor.h"
 #include "kernels/common/grid.h"
 #include "kernels/common/reduce_tree.h"
 #include "kernels/conv2d.h"
@@ -95,18 +96,30 @@ DT_HD int64_t conv_out_of(int64_t i, int64_t k, int64_t pad, int64_t stride, int
     return o < n_out ? o : -1;
 }
 
+/// The divisions of dgrad's per-element index arithmetic, made by the launcher: by W, H and Ci
+/// (an element's sample, channel and cell), by the stride (its live taps) and by the elements
+/// of the launch (the atomic mode's thread per element and kernel row).
+struct DgradDivisors {
+    common::Divisor w, h, ci, stride, elems;
+};
+inline DgradDivisors conv_dgrad_divisors(const Conv2dParams& p, int64_t elems) {
+    return {common::make_divisor(p.w), common::make_divisor(p.h), common::make_divisor(p.ci),
+            common::make_divisor(p.stride), common::make_divisor(elems)};
+}
+
 /// The live taps of input coordinate i along one axis (those k with an output position
 /// o = (i + pad - k) / stride, exact, in [0, n_out)), ascending: k = k0, k0 + stride, ... (count
 /// of them) at o = o0, o0 - 1, .... Worked out once per coordinate: no division per tap.
 struct AxisTaps {
     int64_t k0 = 0, o0 = 0, count = 0;
 };
-DT_HD AxisTaps conv_axis_taps(int64_t i, int64_t kernel, int64_t pad, int64_t stride,
-                              int64_t n_out) {
+DT_HD AxisTaps conv_axis_taps(int64_t i, int64_t kernel, int64_t pad,
+                              const common::Divisor& stride_by, int64_t n_out) {
+    const int64_t stride = stride_by.d;
     const int64_t num = i + pad;  // o * stride + k = num, so k = num mod stride first
-    const int64_t o_first = num / stride, k_first = num - o_first * stride;
+    const int64_t o_first = common::quotient(num, stride_by), k_first = num - o_first * stride;
     if (k_first >= kernel) return {};
-    const int64_t last_k = (kernel - 1 - k_first) / stride;           // steps while k < kernel
+    const int64_t last_k = common::quotient(kernel - 1 - k_first, stride_by);  // while k < kernel
     const int64_t j_hi = o_first < last_k ? o_first : last_k;         // ... and o >= 0
     const int64_t j_lo = o_first >= n_out ? o_first - n_out + 1 : 0;  // o < n_out from there
     if (j_hi < j_lo) return {};
@@ -115,9 +128,10 @@ DT_HD AxisTaps conv_axis_taps(int64_t i, int64_t kernel, int64_t pad, int64_t st
 
 /// f(tap, oh, ow) for the live taps of input cell (ih, iw), tap = ki * Kw + kj ascending.
 template <class F>
-DT_HD void conv_for_each_live_tap(const Conv2dParams& p, int64_t ih, int64_t iw, F&& f) {
-    const AxisTaps rows = conv_axis_taps(ih, p.kh, p.pad, p.stride, p.ho);
-    const AxisTaps cols = conv_axis_taps(iw, p.kw, p.pad, p.stride, p.wo);
+DT_HD void conv_for_each_live_tap(const Conv2dParams& p, const DgradDivisors& d, int64_t ih,
+                                  int64_t iw, F&& f) {
+    const AxisTaps rows = conv_axis_taps(ih, p.kh, p.pad, d.stride, p.ho);
+    const AxisTaps cols = conv_axis_taps(iw, p.kw, p.pad, d.stride, p.wo);
     for (int64_t a = 0; a < rows.count; ++a) {
         const int64_t ki = rows.k0 + a * p.stride;
         for (int64_t b = 0; b < cols.count; ++b)
@@ -129,9 +143,10 @@ DT_HD void conv_for_each_live_tap(const Conv2dParams& p, int64_t ih, int64_t iw,
 struct DxCell {
     int64_t s, c, ih, iw;
 };
-DT_HD DxCell conv_dx_cell(const Conv2dParams& p, int64_t e) {
-    const int64_t q = e / p.w, r = q / p.h, s = r / p.ci;
-    return {s, r - s * p.ci, q - r * p.h, e - q * p.w};
+DT_HD DxCell conv_dx_cell(int64_t e, const DgradDivisors& d) {
+    const int64_t q = common::quotient(e, d.w), r = common::quotient(q, d.h),
+                  s = common::quotient(r, d.ci);
+    return {s, r - s * d.ci.d, q - r * d.h.d, e - q * d.w.d};
 }
 
 /// dx element e's sum over its taps (every mode but atomic), t(s, c, tap, oh, ow) giving the
@@ -139,11 +154,11 @@ DT_HD DxCell conv_dx_cell(const Conv2dParams& p, int64_t e) {
 /// kahan: kahan_add in tap order; exact: an ExactAcc; permuted: +0 + t in `order`'s tap order.
 /// Each mode keeps only its own accumulator (tree's thread touches no local memory).
 template <class TapValue>
-DT_HD float conv_dgrad_sum(const Conv2dParams& p, int64_t e, const uint32_t* order,
-                           const TapValue& t) {
-    const DxCell x = conv_dx_cell(p, e);
+DT_HD float conv_dgrad_sum(const Conv2dParams& p, const DgradDivisors& d, int64_t e,
+                           const uint32_t* order, const TapValue& t) {
+    const DxCell x = conv_dx_cell(e, d);
     const auto each_value = [&](auto&& add) {
-        conv_for_each_live_tap(p, x.ih, x.iw, [&](int64_t tap, int64_t oh, int64_t ow) {
+        conv_for_each_live_tap(p, d, x.ih, x.iw, [&](int64_t tap, int64_t oh, int64_t ow) {
             add(t(x.s, x.c, tap, oh, ow));
         });
     };
@@ -180,11 +195,11 @@ DT_HD float conv_dgrad_sum(const Conv2dParams& p, int64_t e, const uint32_t* ord
 /// The atomic mode's row partial of dx element e and kernel row ki: +0 + t(ki, 0) + t(ki, 1) +
 /// ... over the row's taps whose output position exists; false when none does.
 template <class TapValue>
-DT_HD bool conv_dgrad_row(const Conv2dParams& p, int64_t e, int64_t ki, const TapValue& t,
-                          float* part) {
-    const DxCell x = conv_dx_cell(p, e);
+DT_HD bool conv_dgrad_row(const Conv2dParams& p, const DgradDivisors& d, int64_t e, int64_t ki,
+                          const TapValue& t, float* part) {
+    const DxCell x = conv_dx_cell(e, d);
     const int64_t oh = conv_out_of(x.ih, ki, p.pad, p.stride, p.ho);
-    const AxisTaps cols = conv_axis_taps(x.iw, p.kw, p.pad, p.stride, p.wo);
+    const AxisTaps cols = conv_axis_taps(x.iw, p.kw, p.pad, d.stride, p.wo);
     if (oh < 0 || cols.count == 0) return false;
     float sum = 0.0f;
     for (int64_t b = 0; b < cols.count; ++b)
@@ -219,24 +234,26 @@ struct DgradTapBuffer {
 /// shapes (there the launcher runs the transposed forward, conv2d_tiled_bodies.h), the tap
 /// values from `t` (DgradTapChain: one thread per element computing them; DgradTapBuffer: read
 /// from the tiled program's buffer, the launcher's way). `order`: the permutation of the Kh*Kw
-/// taps (kPermuted).
+/// taps (kPermuted). `d`: conv_dgrad_divisors(p, e1 - e0).
 template <class TapValue>
 DT_HD void conv2d_dgrad_body(const GridPos& g, const TapValue& t, float* dx, const uint32_t* order,
-                             const Conv2dParams& p, int64_t e0, int64_t e1) {
+                             const Conv2dParams& p, const DgradDivisors& d, int64_t e0,
+                             int64_t e1) {
     common::grid_stride(g, e1 - e0,
-                        [&](int64_t i) { dx[e0 + i] = conv_dgrad_sum(p, e0 + i, order, t); });
+                        [&](int64_t i) { dx[e0 + i] = conv_dgrad_sum(p, d, e0 + i, order, t); });
 }
 
 /// kAtomic dgrad of dx elements [e0, e1): one thread per (kernel row ki, element) atomic-adds
 /// its row partial (conv_dgrad_row) into the zeroed dx. No ORDER on purpose.
+/// `d`: conv_dgrad_divisors(p, e1 - e0).
 template <class TapValue>
 DT_HD void conv2d_dgrad_atomic_body(const GridPos& g, const TapValue& t, float* dx,
-                                    const Conv2dParams& p, int64_t e0, int64_t e1) {
-    const int64_t elems = e1 - e0;
-    common::grid_stride(g, p.kh * elems, [&](int64_t u) {
-        const int64_t e = e0 + u % elems;
+                                    const Conv2dParams& p, const DgradDivisors& d, int64_t e0,
+                                    int64_t e1) {
+    common::grid_stride(g, p.kh * (e1 - e0), [&](int64_t u) {
+        const int64_t ki = common::quotient(u, d.elems), e = e0 + u - ki * d.elems.d;
         float part;
-        if (conv_dgrad_row(p, e, u / elems, t, &part)) common::atomic_add_float(dx + e, part);
+        if (conv_dgrad_row(p, d, e, ki, t, &part)) common::atomic_add_float(dx + e, part);
     });
 }
 

@@ -99,11 +99,12 @@ std::vector<float> dgrad_sums(const TapSlices& taps, const uint32_t* order, cons
         const cuda::DgradTapBuffer buf{
             taps.values[k].data(), s_lo, (s_hi - s_lo) * P, p.ci, p.ho, p.wo};
         const int64_t e0 = s_lo * p.ci * HW, e1 = s_hi * p.ci * HW;
+        const cuda::DgradDivisors d = cuda::conv_dgrad_divisors(p, e1 - e0);
         for_each_thread(2, 32, [&](const GridPos& t) {
             if (atomic)
-                cuda::conv2d_dgrad_atomic_body(t, buf, dx.data(), p, e0, e1);
+                cuda::conv2d_dgrad_atomic_body(t, buf, dx.data(), p, d, e0, e1);
             else
-                cuda::conv2d_dgrad_body(t, buf, dx.data(), order, p, e0, e1);
+                cuda::conv2d_dgrad_body(t, buf, dx.data(), order, p, d, e0, e1);
         });
     }
     return dx;
@@ -148,8 +149,8 @@ TEST(CudaConv2dBodies, AxisTapsAreTheLiveTapsInAscendingOrder) {
                             const int64_t o = cuda::conv_out_of(i, k, pad, stride, n_out);
                             if (o >= 0) want.emplace_back(k, o);
                         }
-                        const cuda::AxisTaps a =
-                            cuda::conv_axis_taps(i, kernel, pad, stride, n_out);
+                        const cuda::AxisTaps a = cuda::conv_axis_taps(
+                            i, kernel, pad, common::make_divisor(stride), n_out);
                         for (int64_t j = 0; j < a.count; ++j)
                             got.emplace_back(a.k0 + j * stride, a.o0 - j);
                         EXPECT_EQ(got, want) << "k " << kernel << " stride " << stride << " pad "
@@ -213,11 +214,13 @@ TEST(CudaConv2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
             } else {
                 dxs.emplace_back(X, spec.mode == common::AccumMode::kAtomic ? 0.0f : NAN);
                 const cuda::DgradTapChain chain{dy.data(), w.data(), p};
+                const cuda::DgradDivisors whole = cuda::conv_dgrad_divisors(p, X);
                 for_each_thread(3, 32, [&](const GridPos& t) {
                     if (spec.mode == common::AccumMode::kAtomic)
-                        cuda::conv2d_dgrad_atomic_body(t, chain, dxs.back().data(), p, 0, X);
+                        cuda::conv2d_dgrad_atomic_body(t, chain, dxs.back().data(), p, whole, 0, X);
                     else
-                        cuda::conv2d_dgrad_body(t, chain, dxs.back().data(), taps.data(), p, 0, X);
+                        cuda::conv2d_dgrad_body(t, chain, dxs.back().data(), taps.data(), p, whole,
+                                                0, X);
                 });
                 for (const TapSlices& values : tap_values)
                     dxs.push_back(dgrad_sums(values, taps.data(), p));
