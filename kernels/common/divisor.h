@@ -18,6 +18,8 @@
 
 namespace dt::kernels::common {
 
+/// d with its multiplier and shifts (make_divisor); without them (fast_below = 0) for d < 1 or
+/// d >= 2^32, where quotient() divides plainly.
 struct Divisor {
     int64_t d = 1;
     uint64_t fast_below = 0;  // numerators below this take the multiply (2^32, or 0: none)
