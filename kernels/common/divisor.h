@@ -58,8 +58,17 @@ DT_HD int64_t quotient(int64_t n, const Divisor& v) {
     return n / v.d;
 }
 
+/// Quotient and remainder of n >= 0 by v.d, from one division.
+struct QuotRem {
+    int64_t q, r;
+};
+DT_HD QuotRem divide(int64_t n, const Divisor& v) {
+    const int64_t q = quotient(n, v);
+    return {q, n - q * v.d};
+}
+
 /// n mod v.d for n >= 0.
-DT_HD int64_t modulo(int64_t n, const Divisor& v) { return n - quotient(n, v) * v.d; }
+DT_HD int64_t modulo(int64_t n, const Divisor& v) { return divide(n, v).r; }
 
 /// The channel of element i of an (N, C, len) tensor, (i / len) % C: what the per-element
 /// kernels of bias and batch-norm need (their launcher makes it, make_channel_of).

@@ -116,8 +116,9 @@ struct AxisTaps {
 DT_HD AxisTaps conv_axis_taps(int64_t i, int64_t kernel, int64_t pad,
                               const common::Divisor& stride_by, int64_t n_out) {
     const int64_t stride = stride_by.d;
-    const int64_t num = i + pad;  // o * stride + k = num, so k = num mod stride first
-    const int64_t o_first = common::quotient(num, stride_by), k_first = num - o_first * stride;
+    // o * stride + k = i + pad, so k = (i + pad) mod stride first
+    const common::QuotRem first = common::divide(i + pad, stride_by);
+    const int64_t o_first = first.q, k_first = first.r;
     if (k_first >= kernel) return {};
     const int64_t last_k = common::quotient(kernel - 1 - k_first, stride_by);  // while k < kernel
     const int64_t j_hi = o_first < last_k ? o_first : last_k;         // ... and o >= 0
@@ -144,9 +145,9 @@ struct DxCell {
     int64_t s, c, ih, iw;
 };
 DT_HD DxCell conv_dx_cell(int64_t e, const DgradDivisors& d) {
-    const int64_t q = common::quotient(e, d.w), r = common::quotient(q, d.h),
-                  s = common::quotient(r, d.ci);
-    return {s, r - s * d.ci.d, q - r * d.h.d, e - q * d.w.d};
+    const common::QuotRem row = common::divide(e, d.w), plane = common::divide(row.q, d.h),
+                          sample = common::divide(plane.q, d.ci);
+    return {sample.q, sample.r, plane.r, row.r};
 }
 
 /// dx element e's sum over its taps (every mode but atomic), t(s, c, tap, oh, ow) giving the
@@ -251,9 +252,10 @@ DT_HD void conv2d_dgrad_atomic_body(const GridPos& g, const TapValue& t, float* 
                                     const Conv2dParams& p, const DgradDivisors& d, int64_t e0,
                                     int64_t e1) {
     common::grid_stride(g, p.kh * (e1 - e0), [&](int64_t u) {
-        const int64_t ki = common::quotient(u, d.elems), e = e0 + u - ki * d.elems.d;
+        const common::QuotRem row = common::divide(u, d.elems);  // (kernel row, element)
+        const int64_t e = e0 + row.r;
         float part;
-        if (conv_dgrad_row(p, d, e, ki, t, &part)) common::atomic_add_float(dx + e, part);
+        if (conv_dgrad_row(p, d, e, row.q, t, &part)) common::atomic_add_float(dx + e, part);
     });
 }
 

@@ -49,9 +49,8 @@ struct PlanePos {
     int64_t plane, at, y, x;
 };
 DT_HD PlanePos plane_pos(int64_t i, const PoolDivisors& d) {
-    const int64_t pl = common::quotient(i, d.plane), at = i - pl * d.plane.d;
-    const int64_t y = common::quotient(at, d.row);
-    return {pl, at, y, at - y * d.row.d};
+    const common::QuotRem plane = common::divide(i, d.plane), row = common::divide(plane.r, d.row);
+    return {plane.q, plane.r, row.q, row.r};
 }
 
 /// `d`: pool_out_divisors(p) (as for avgpool2d_forward_body and pool_backward_atomic_body).
