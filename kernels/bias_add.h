@@ -18,6 +18,8 @@
 //             consecutive samples; a thread sums a group per channel sequentially (+0, samples
 //             in order, positions ascending) and atomic-adds the partial into the zeroed db[c]
 //             (atomic_add.h): the order of the N / G partials is whatever thread timing gives.
+//             The GPU splits finer (kernels/cuda/bias_grad.cu): a partial per (sample, channel)
+//             row, +0 and positions ascending, N partials per channel in timing order.
 //   Shared by bias_add, conv2d and linear (all three report the bias.grad site).
 #pragma once
 #include <cstdint>

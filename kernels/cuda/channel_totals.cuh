@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/batchnorm2d.h"
+#include "kernels/cuda/channel_leaves_staged.h"
 #include "kernels/cuda/channel_totals_bodies.h"
 #include "kernels/cuda/launch.cuh"
 
@@ -19,10 +20,14 @@ namespace dt::kernels::cuda {
 namespace {
 
 template <int S, class Term>
-__global__ void channel_leaves_kernel(Term term, ChannelTotals q, float* leaves,
-                                      common::KahanSum* kleaves, common::ExactAcc* accs,
-                                      ChannelSums atomic_out) {
-    channel_leaves_body<S>(GridPos::here(), term, q, leaves, kleaves, accs, atomic_out);
+__global__ void channel_leaves_kernel(Term term, ChannelTotals q, ChannelLeaves out) {
+    channel_leaves_body<S>(GridPos::here(), term, q, out);
+}
+
+template <int S, class Term>
+__global__ void channel_leaves_staged_kernel(Term term, ChannelTotals q, ChannelLeaves out) {
+    __shared__ float shared[kStagedShared<S>];
+    channel_leaves_staged_block<S>(GridPos::here(), shared, DeviceSync{}, term, q, out);
 }
 
 __global__ void channel_order_kernel(uint32_t* order, ChannelTotals q) {
@@ -47,6 +52,20 @@ __global__ void channel_part_kernel(int S, ChannelTotals q, const common::ExactA
 __global__ void channel_round_kernel(int S, ChannelTotals q, const common::ExactAcc* merged,
                                      ChannelSums out) {
     channel_round_body(GridPos::here(), S, q, merged, out);
+}
+
+/// The leaves of q's rows into `out`: the staged block program for long rows (unless
+/// channel_leaves_way() says rows), else one thread per row.
+template <int S, class Term>
+void launch_channel_leaves(const char* name, const Term& term, const ChannelTotals& q,
+                           const ChannelLeaves& out) {
+    if (channel_leaves_way() == ChannelLeavesWay::kRows || !channel_leaves_staged(q)) {
+        launch_elementwise(name, channel_leaves_kernel<S, Term>, q.N * q.C, term, q, out);
+        return;
+    }
+    channel_leaves_staged_kernel<S, Term><<<staged_grid(q), kStagedThreads, 0, stream()>>>(term, q,
+                                                                                          out);
+    check_launch(name);
 }
 
 }  // namespace
@@ -99,9 +118,9 @@ void channel_totals_exact_part(const char* name, const Term& term, const Channel
         scratch(sizeof(common::ExactAcc) * static_cast<std::size_t>(S * (rows + q.C))));
     if (accs == nullptr) return;  // recorded; the engine's next check reports it
     common::ExactAcc* merged = accs + S * rows;
-    launch_elementwise(name, channel_leaves_kernel<S, Term>, rows, term, q,
-                       static_cast<float*>(nullptr), static_cast<common::KahanSum*>(nullptr), accs,
-                       ChannelSums{});
+    ChannelLeaves leaves;
+    leaves.accs = accs;
+    launch_channel_leaves<S>(name, term, q, leaves);
     launch_elementwise(name, channel_merge_kernel, S * q.C, S, q,
                        static_cast<const common::ExactAcc*>(accs), merged);
     launch_elementwise(name, channel_part_kernel, S * q.C, S, q,
@@ -120,9 +139,9 @@ void channel_totals_whole(const char* name, const Term& term, const ChannelTotal
     if (mode == common::AccumMode::kAtomic) {
         for (int k = 0; k < S; ++k)
             cudaMemsetAsync(out.sum[k], 0, sizeof(float) * static_cast<std::size_t>(q.C), stream());
-        launch_elementwise(name, channel_leaves_kernel<S, Term>, rows, term, q,
-                           static_cast<float*>(nullptr), static_cast<common::KahanSum*>(nullptr),
-                           static_cast<common::ExactAcc*>(nullptr), out);
+        ChannelLeaves leaves;
+        leaves.atomic_out = out;
+        launch_channel_leaves<S>(name, term, q, leaves);
         return;
     }
     const std::size_t leaf = mode == common::AccumMode::kKahan   ? sizeof(common::KahanSum)
@@ -134,9 +153,10 @@ void channel_totals_whole(const char* name, const Term& term, const ChannelTotal
         static_cast<char*>(scratch(offset + sizeof(uint32_t) * static_cast<std::size_t>(q.N)));
     if (s == nullptr) return;  // recorded; the engine's next check reports it
     uint32_t* order = reinterpret_cast<uint32_t*>(s + offset);
-    launch_elementwise(name, channel_leaves_kernel<S, Term>, rows, term, q,
-                       reinterpret_cast<float*>(s), reinterpret_cast<common::KahanSum*>(s),
-                       reinterpret_cast<common::ExactAcc*>(s), ChannelSums{});
+    launch_channel_leaves<S>(name, term, q,
+                             ChannelLeaves{reinterpret_cast<float*>(s),
+                                           reinterpret_cast<common::KahanSum*>(s),
+                                           reinterpret_cast<common::ExactAcc*>(s), ChannelSums{}});
     if (mode == common::AccumMode::kPermuted) {
         channel_order_kernel<<<1, 1, 0, stream()>>>(order, q);
         check_launch(name);

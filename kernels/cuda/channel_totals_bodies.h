@@ -4,15 +4,16 @@
 // terms term(r, i) per row, total_s(c) over every row of channel c. Host-device bodies of the
 // CUDA kernels (used by kernels/cuda/bias_grad.cu and batchnorm2d.cu), tested on the host over
 // whole grids. Per mode, as the contracts (kernels/bias_add.h, kernels/batchnorm2d.h) define:
-//   leaves   one thread per row: tree, permuted, atomic: +0 + t(r, 0) + t(r, 1) + ... (index
-//            order); kahan: kahan_add from (+0, +0); exact: an ExactAcc of every term.
+//   leaves   per row (fold_row_leaf): tree, permuted, atomic: +0 + t(r, 0) + t(r, 1) + ...
+//            (index order); kahan: kahan_add from (+0, +0); exact: an ExactAcc of every term.
+//            One thread per row reading its own row (channel_leaves_body), or for long rows the
+//            staged block program of channel_leaves_staged.h: the same chains, coalesced loads.
 //   combine  one thread per (sum, channel): tree T over the N sample leaves in sample order;
 //            kahan: the same tree with kahan_merge, then kahan_value; permuted: +0 + leaf(o[0])
 //            + leaf(o[1]) + ..., o drawn once per call; exact: the leaves' accumulators merged
 //            (integer sums, any grouping) and rounded once.
-//   atomic   (batch-norm's) each row's leaf atomic-added into the zeroed total as soon as it is
-//            computed: no combine, no ORDER on purpose. (bias.grad's atomic mode groups samples
-//            instead: bias_grad_atomic_body.)
+//   atomic   each row's leaf atomic-added into the zeroed total as soon as it is computed: no
+//            combine, no ORDER on purpose.
 // Layout of the scratch: leaves of sum s at [s * rows + r]. Total s of channel c goes to
 // out.sum[s][c] (ChannelSums: each sum its own array, e.g. batch-norm's dbeta and dgamma).
 // A part of a split batch in the exact mode merges instead (channel_merge_body), hands its
@@ -43,58 +44,81 @@ struct ChannelTotals {
     common::AccumSpec accum;
 };
 
-/// Per-row leaves of the S sums of `term` (term(r, i, t) writes t[0..S)).
-template <int S, class Term>
-DT_HD void channel_leaves_body(const GridPos& t, const Term& term, const ChannelTotals& q,
-                               float* leaves, common::KahanSum* kleaves, common::ExactAcc* accs,
-                               const ChannelSums& atomic_out) {
+/// Where the leaves go (one of the first three, as the mode says; atomic: atomic_out).
+struct ChannelLeaves {
+    float* leaves = nullptr;              // tree, permuted: [s * rows + r]
+    common::KahanSum* kleaves = nullptr;  // kahan: [s * rows + r]
+    common::ExactAcc* accs = nullptr;     // exact: [s * rows + r]
+    ChannelSums atomic_out;               // atomic: leaves atomic-added into sum[s][r % C]
+};
+
+/// The leaf of row r in the mode of q, from terms(fold), which calls fold(i, v) with the row's
+/// terms v[0..S) for i = 0, 1, ..., len - 1 in that order; stored where `out` says when
+/// store is true (the staged program folds on the threads that add and stores on those only).
+template <int S, class Terms>
+DT_HD void fold_row_leaf(const ChannelTotals& q, int64_t r, bool store, const ChannelLeaves& out,
+                         const Terms& terms) {
     const int64_t rows = q.N * q.C;
-    common::grid_stride(t, rows, [&](int64_t r) {
-        float v[S];
-        switch (q.accum.mode) {
-            case common::AccumMode::kKahan: {
-                common::KahanSum k[S];
-                for (int s = 0; s < S; ++s) k[s] = common::kahan_zero();
-                for (int64_t i = 0; i < q.len; ++i) {
-                    term(r, i, v);
-                    for (int s = 0; s < S; ++s) common::kahan_add(k[s], v[s]);
-                }
-                for (int s = 0; s < S; ++s) kleaves[s * rows + r] = k[s];
-                return;
-            }
-            case common::AccumMode::kExact: {
-                common::ExactAcc e[S];
-                for (int s = 0; s < S; ++s) common::exact_init(e[s]);
-                for (int64_t i = 0; i < q.len; ++i) {
-                    term(r, i, v);
-                    for (int s = 0; s < S; ++s) common::exact_add(e[s], v[s]);
-                    // exact_add needs a normalisation every 2^31 terms (accum_exact.h)
-                    if ((i & ((int64_t{1} << 30) - 1)) == (int64_t{1} << 30) - 1)
-                        for (int s = 0; s < S; ++s) common::exact_normalise(e[s]);
-                }
+    switch (q.accum.mode) {
+        case common::AccumMode::kKahan: {
+            common::KahanSum k[S];
+            for (int s = 0; s < S; ++s) k[s] = common::kahan_zero();
+            terms([&](int64_t, const float* v) {  // ORDER: kahan_add in index order
+                for (int s = 0; s < S; ++s) common::kahan_add(k[s], v[s]);
+            });
+            if (store)
+                for (int s = 0; s < S; ++s) out.kleaves[s * rows + r] = k[s];
+            return;
+        }
+        case common::AccumMode::kExact: {
+            common::ExactAcc e[S];
+            for (int s = 0; s < S; ++s) common::exact_init(e[s]);
+            terms([&](int64_t i, const float* v) {
+                for (int s = 0; s < S; ++s) common::exact_add(e[s], v[s]);
+                // exact_add needs a normalisation every 2^31 terms (accum_exact.h)
+                if ((i & ((int64_t{1} << 30) - 1)) == (int64_t{1} << 30) - 1)
+                    for (int s = 0; s < S; ++s) common::exact_normalise(e[s]);
+            });
+            if (store) {
                 for (int s = 0; s < S; ++s) {
                     common::exact_normalise(e[s]);
-                    accs[s * rows + r] = e[s];
+                    out.accs[s * rows + r] = e[s];
                 }
-                return;
             }
-            default: {
-                float a[S];
-                for (int s = 0; s < S; ++s) a[s] = 0.0f;
-                for (int64_t i = 0; i < q.len; ++i) {  // ORDER: index order from +0
-                    term(r, i, v);
-                    for (int s = 0; s < S; ++s) a[s] = a[s] + v[s];
-                }
-                for (int s = 0; s < S; ++s) {
-                    if (q.accum.mode == common::AccumMode::kAtomic) {
-                        common::atomic_add_float(atomic_out.sum[s] + r % q.C, a[s]);
-                    } else {
-                        leaves[s * rows + r] = a[s];
-                    }
-                }
-                return;
-            }
+            return;
         }
+        default: {
+            float a[S];
+            for (int s = 0; s < S; ++s) a[s] = 0.0f;
+            terms([&](int64_t, const float* v) {  // ORDER: index order from +0
+                for (int s = 0; s < S; ++s) a[s] = a[s] + v[s];
+            });
+            if (!store) return;
+            for (int s = 0; s < S; ++s) {
+                if (q.accum.mode == common::AccumMode::kAtomic) {
+                    common::atomic_add_float(out.atomic_out.sum[s] + r % q.C, a[s]);
+                } else {
+                    out.leaves[s * rows + r] = a[s];
+                }
+            }
+            return;
+        }
+    }
+}
+
+/// Per-row leaves of the S sums of `term` (term(r, i, t) writes t[0..S)), one thread per row
+/// reading its own row (rows too short for the staged program, channel_leaves_staged.h).
+template <int S, class Term>
+DT_HD void channel_leaves_body(const GridPos& t, const Term& term, const ChannelTotals& q,
+                               const ChannelLeaves& out) {
+    common::grid_stride(t, q.N * q.C, [&](int64_t r) {
+        fold_row_leaf<S>(q, r, true, out, [&](auto&& fold) {
+            float v[S];
+            for (int64_t i = 0; i < q.len; ++i) {
+                term(r, i, v);
+                fold(i, static_cast<const float*>(v));
+            }
+        });
     });
 }
 

@@ -144,6 +144,12 @@ std::atomic<int>& exact_wgrad_setting() {
                                                    : ExactWgradWay::kLeaves)};
     return c;
 }
+std::atomic<int>& channel_leaves_setting() {
+    static std::atomic<int> c{static_cast<int>(env_says("DT_CUDA_CHANNEL_LEAVES", "rows")
+                                                   ? ChannelLeavesWay::kRows
+                                                   : ChannelLeavesWay::kStaged)};
+    return c;
+}
 }  // namespace
 
 TileChoice tile_choice() { return static_cast<TileChoice>(tile_setting().load()); }
@@ -152,6 +158,12 @@ ExactWgradWay exact_wgrad_way() {
     return static_cast<ExactWgradWay>(exact_wgrad_setting().load());
 }
 void set_exact_wgrad_way(ExactWgradWay way) { exact_wgrad_setting().store(static_cast<int>(way)); }
+ChannelLeavesWay channel_leaves_way() {
+    return static_cast<ChannelLeavesWay>(channel_leaves_setting().load());
+}
+void set_channel_leaves_way(ChannelLeavesWay way) {
+    channel_leaves_setting().store(static_cast<int>(way));
+}
 
 void* scratch(std::size_t bytes, int slot) {
     static void* blocks[2] = {nullptr, nullptr};

@@ -1,18 +1,40 @@
 // SPDX-License-Identifier: MIT
 // The launch sequence of kernels/cuda/channel_totals.cuh run on the host over whole grids (the
 // leaves, order and combine bodies, or the atomic leaves into zeroed totals), for the host-grid
-// tests of the kernels built on it (bias.grad, batch-norm).
+// tests of the kernels built on it (bias.grad, batch-norm). The leaves run as the launcher runs
+// them: the staged block program for long rows (with real barriers), else a thread per row.
 #pragma once
 #include <vector>
 
+#include "kernels/cuda/channel_leaves_staged.h"
 #include "kernels/cuda/channel_totals_bodies.h"
 #include "kernels/cuda/elementwise_bodies.h"
+#include "tests/support/block_runner.h"
 
 namespace dt::test {
 
-/// totals[s * C + c] as the CUDA launcher computes them.
+/// The leaves of q's rows into `out` as launch_channel_leaves runs them with the way `staged`
+/// (true: ChannelLeavesWay::kStaged, false: kRows).
 template <int S, class Term>
-std::vector<float> channel_totals_on_grid(const Term& term, const kernels::cuda::ChannelTotals& q) {
+void channel_leaves_on_grid(const Term& term, const kernels::cuda::ChannelTotals& q,
+                            const kernels::cuda::ChannelLeaves& out, bool staged = true) {
+    namespace kc = kernels::cuda;
+    if (staged && kc::channel_leaves_staged(q)) {
+        run_blocks(kc::staged_grid(q), kc::kStagedThreads, kc::kStagedShared<S>,
+                   [&](const kernels::common::GridPos& t, float* shared, const HostSync& sync) {
+                       kc::channel_leaves_staged_block<S>(t, shared, sync, term, q, out);
+                   });
+        return;
+    }
+    kernels::common::for_each_thread(
+        kc::elementwise_blocks(q.N * q.C), kc::kElementwiseThreads,
+        [&](const kernels::common::GridPos& t) { kc::channel_leaves_body<S>(t, term, q, out); });
+}
+
+/// totals[s * C + c] as the CUDA launcher computes them (its leaves' way: `staged`).
+template <int S, class Term>
+std::vector<float> channel_totals_on_grid(const Term& term, const kernels::cuda::ChannelTotals& q,
+                                          bool staged = true) {
     namespace kc = kernels::cuda;
     using kernels::common::for_each_thread;
     using kernels::common::GridPos;
@@ -25,10 +47,10 @@ std::vector<float> channel_totals_on_grid(const Term& term, const kernels::cuda:
     std::vector<kernels::common::ExactAcc> accs(leaves.size());
     std::vector<uint32_t> order(static_cast<std::size_t>(q.N));
     const bool atomic = q.accum.mode == kernels::common::AccumMode::kAtomic;
-    for_each_thread(kc::elementwise_blocks(rows), kc::kElementwiseThreads, [&](const GridPos& t) {
-        kc::channel_leaves_body<S>(t, term, q, leaves.data(), kleaves.data(), accs.data(),
-                                   atomic ? out : kc::ChannelSums{});
-    });
+    channel_leaves_on_grid<S>(term, q,
+                              kc::ChannelLeaves{leaves.data(), kleaves.data(), accs.data(),
+                                                atomic ? out : kc::ChannelSums{}},
+                              staged);
     if (atomic) return totals;
     for_each_thread(1, 1, [&](const GridPos& t) { kc::channel_order_body(t, order.data(), q); });
     for_each_thread(kc::elementwise_blocks(S * q.C), kc::kElementwiseThreads,

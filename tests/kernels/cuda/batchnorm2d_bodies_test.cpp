@@ -35,8 +35,9 @@ void expect_equal(const std::vector<float>& got, const std::vector<float>& want,
         EXPECT_NEAR(got[i], want[i], 1e-3f * (std::fabs(want[i]) + 1.0f)) << i;
 }
 
-TEST(CudaBatchNormBodies, EveryStepAndModeEqualsTheCpu) {
-    BatchNorm2dParams shape{11, 5, 13, 1e-5f};
+/// Every step and mode for `shape`, with the per-channel totals' leaves run the staged way (where
+/// the rows are long enough) or a thread per row.
+void every_step_and_mode(const BatchNorm2dParams& shape, bool staged) {
     const int64_t n = shape.N * shape.C * shape.HW, C = shape.C;
     std::vector<float> x = test::uniform_floats(n, 99.0f, 101.0f, test::test_seed(), 6);
     const std::vector<float> dy = test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), 7),
@@ -61,13 +62,13 @@ TEST(CudaBatchNormBodies, EveryStepAndModeEqualsTheCpu) {
         cpu::batchnorm2d_backward(dy.data(), x.data(), wm.data(), wis.data(), gamma.data(),
                                   wedx.data(), wedg.data(), wedb.data(), false, p);
         // the CUDA launchers' sequences on the host
-        std::vector<float> mean = test::channel_totals_on_grid<1>(cuda::BnMeanTerm{x.data(), p.HW},
-                                                                  cuda::batchnorm_totals(p));
+        std::vector<float> mean = test::channel_totals_on_grid<1>(
+            cuda::BnMeanTerm{x.data(), p.HW}, cuda::batchnorm_totals(p), staged);
         for_each_thread(1, 32, [&](const GridPos& t) {
             cuda::bn_mean_body(t, mean.data(), batchnorm2d_count(p), p);
         });
         std::vector<float> var = test::channel_totals_on_grid<1>(
-            cuda::BnVarTerm{x.data(), mean.data(), p.C, p.HW}, cuda::batchnorm_totals(p));
+            cuda::BnVarTerm{x.data(), mean.data(), p.C, p.HW}, cuda::batchnorm_totals(p), staged);
         std::vector<float> invstd(C);
         for_each_thread(1, 32, [&](const GridPos& t) {
             cuda::bn_var_invstd_body(t, var.data(), invstd.data(), batchnorm2d_count(p), p);
@@ -83,7 +84,7 @@ TEST(CudaBatchNormBodies, EveryStepAndModeEqualsTheCpu) {
         });
         const std::vector<float> totals = test::channel_totals_on_grid<2>(
             cuda::BnBackwardTerm{x.data(), dy.data(), mean.data(), invstd.data(), p.C, p.HW},
-            cuda::batchnorm_totals(p));
+            cuda::batchnorm_totals(p), staged);
         const std::vector<float> db(totals.begin(), totals.begin() + C),
             dg(totals.begin() + C, totals.end());
         for (bool training : {true, false}) {
@@ -104,6 +105,18 @@ TEST(CudaBatchNormBodies, EveryStepAndModeEqualsTheCpu) {
         expect_equal(dg, wdg, atomic, "dgamma");
         expect_equal(dx, wdx, atomic, "dx");
         expect_equal(edx, wedx, atomic, "eval dx");
+    }
+}
+
+TEST(CudaBatchNormBodies, EveryStepAndModeEqualsTheCpu) {
+    // Rows of 13 positions (a thread per row), and of 300 (the staged leaves: 35 rows in two
+    // blocks, three chunks, the last partial) both ways.
+    for (const BatchNorm2dParams& shape :
+         {BatchNorm2dParams{11, 5, 13, 1e-5f}, BatchNorm2dParams{7, 5, 300, 1e-5f}}) {
+        for (const bool staged : {true, false}) {
+            SCOPED_TRACE(testing::Message() << shape.HW << (staged ? " staged" : " rows"));
+            every_step_and_mode(shape, staged);
+        }
     }
 }
 

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The per-thread bodies of the CUDA bias.grad kernels (kernels/cuda/bias_grad_bodies.h) over
 // every thread of their launch grids on the host, against the CPU kernel: bitwise in tree, kahan,
-// exact and permuted; close under atomic (the grid's order of the group partials, on purpose).
+// exact and permuted; close under atomic (the GPU adds a partial per row, the CPU per sample
+// group: different roundings, on purpose).
 // Shapes: a (N, C) matrix, conv-like (N, C, P) with N not a multiple of the CPU's 8-sample
-// groups, and one with more samples than an atomic group.
+// groups, one with more samples than an atomic group, and rows long enough for the staged
+// leaves (kernels/cuda/channel_leaves_staged.h: 35 rows, two blocks; 300 positions, three
+// chunks, the last partial), each with the leaves' staged and per-row ways.
 #include "kernels/cuda/bias_grad_bodies.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +14,6 @@
 #include <cmath>
 #include <vector>
 
-#include "kernels/cuda/elementwise_bodies.h"
 #include "tests/support/channel_totals_grid.h"
 #include "tests/support/compare.h"
 #include "tests/support/modes.h"
@@ -20,25 +22,17 @@
 namespace dt::kernels {
 namespace {
 
-using common::for_each_thread;
-using common::GridPos;
-
-/// The launcher's sequence (kernels/cuda/bias_grad.cu) with its grids, on the host.
-std::vector<float> bias_grad_on_grid(const std::vector<float>& dy, const BiasAddParams& p) {
-    if (p.accum.mode != common::AccumMode::kAtomic)
-        return test::channel_totals_on_grid<1>(cuda::BiasGradTerm{dy.data(), p.p},
-                                               cuda::bias_grad_totals(p));
-    std::vector<float> db(static_cast<std::size_t>(p.c), 0.0f);
-    const int64_t work = (p.n + kBiasAddAtomicGroup - 1) / kBiasAddAtomicGroup * p.c;
-    for_each_thread(
-        cuda::elementwise_blocks(work), cuda::kElementwiseThreads,
-        [&](const GridPos& t) { cuda::bias_grad_atomic_body(t, dy.data(), db.data(), p); });
-    return db;
+/// The launcher's sequence (kernels/cuda/bias_grad.cu) with its grids, on the host (`staged`:
+/// the leaves' way, as in test::channel_totals_on_grid).
+std::vector<float> bias_grad_on_grid(const std::vector<float>& dy, const BiasAddParams& p,
+                                     bool staged) {
+    return test::channel_totals_on_grid<1>(cuda::BiasGradTerm{dy.data(), p.p},
+                                           cuda::bias_grad_totals(p), staged);
 }
 
 TEST(CudaBiasGradBodies, EveryModeEqualsTheCpu) {
-    for (BiasAddParams shape :
-         {BiasAddParams{37, 10, 1}, BiasAddParams{13, 6, 49}, BiasAddParams{40, 3, 7}}) {
+    for (BiasAddParams shape : {BiasAddParams{37, 10, 1}, BiasAddParams{13, 6, 49},
+                                BiasAddParams{40, 3, 7}, BiasAddParams{7, 5, 300}}) {
         const int64_t n = shape.n * shape.c * shape.p;
         std::vector<float> dy = test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), 3);
         dy[5] = 3e7f, dy[6] = -3e7f;  // cancellation: the modes round differently
@@ -48,12 +42,14 @@ TEST(CudaBiasGradBodies, EveryModeEqualsTheCpu) {
             p.accum = spec;
             std::vector<float> want(static_cast<std::size_t>(p.c), NAN);
             cpu::bias_add_backward(dy.data(), want.data(), p);
-            const std::vector<float> got = bias_grad_on_grid(dy, p);
-            if (spec.mode == common::AccumMode::kAtomic) {
-                for (int64_t c = 0; c < p.c; ++c) EXPECT_NEAR(got[c], want[c], 8.0f) << c;
-            } else {
-                EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), p.c))
-                    << p.n << "x" << p.c << "x" << p.p;
+            for (const bool staged : {true, false}) {
+                const std::vector<float> got = bias_grad_on_grid(dy, p, staged);
+                if (spec.mode == common::AccumMode::kAtomic) {
+                    for (int64_t c = 0; c < p.c; ++c) EXPECT_NEAR(got[c], want[c], 8.0f) << c;
+                } else {
+                    EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), p.c))
+                        << p.n << "x" << p.c << "x" << p.p << (staged ? " staged" : " rows");
+                }
             }
         }
     }

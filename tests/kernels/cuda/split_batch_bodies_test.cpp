@@ -17,6 +17,7 @@
 #include "kernels/cuda/conv2d_tiled_bodies.h"
 #include "kernels/cuda/linear_bodies.h"
 #include "tests/support/block_runner.h"
+#include "tests/support/channel_totals_grid.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
 
@@ -121,10 +122,9 @@ template <int S, class Term>
 std::vector<ExactAcc> channel_part(const Term& term, const cuda::ChannelTotals& q,
                                    const cuda::ChannelSinks& sink, const cuda::ChannelSums& local) {
     std::vector<ExactAcc> accs(static_cast<std::size_t>(S * q.N * q.C)), merged(S * q.C);
-    for_each_thread(3, 32, [&](const GridPos& t) {
-        cuda::channel_leaves_body<S>(t, term, q, nullptr, nullptr, accs.data(),
-                                     cuda::ChannelSums{});
-    });
+    cuda::ChannelLeaves leaves;
+    leaves.accs = accs.data();
+    test::channel_leaves_on_grid<S>(term, q, leaves);
     for_each_thread(2, 16, [&](const GridPos& t) {
         cuda::channel_merge_body(t, S, q, accs.data(), merged.data());
     });
@@ -139,35 +139,39 @@ TEST(CudaSplitBatchBodies, ChannelTotalsOfPartsGiveTheWholeBatchAndTheirOwnShare
     // sink (exact_out); rounded, the whole batch's CPU db. Each part's own rounded totals
     // (local) are the CPU's for that part alone; the merged totals of both parts, added as the
     // hook would and rounded by channel_round_body, are the whole batch's again.
-    BiasAddParams p{9, 4, 6};
-    p.accum = kExact;
-    std::vector<float> dy = uniform(p.n * p.c * p.p, 5);
-    dy[1] = 1e7f, dy[(5 * p.c) * p.p + 1] = -1e7f;  // cancellation across the cut at 5
-    std::vector<float> whole(static_cast<std::size_t>(p.c));
-    cpu::bias_add_backward(dy.data(), whole.data(), p);
-    const int64_t cut = 5;
-    std::vector<ExactAcc> sink = zero_accs(p.c), hook = zero_accs(p.c);
-    for (const auto& [s0, s1] : {std::pair<int64_t, int64_t>{0, cut}, {cut, p.n}}) {
-        BiasAddParams q = p;
-        q.n = s1 - s0;
-        std::vector<float> own(static_cast<std::size_t>(p.c), NAN), want(own.size());
-        cpu::bias_add_backward(dy.data() + s0 * p.c * p.p, want.data(), q);
-        cuda::ChannelSinks sinks;
-        sinks.sum[0] = sink.data();
-        const std::vector<ExactAcc> merged = channel_part<1>(
-            cuda::BiasGradTerm{dy.data() + s0 * p.c * p.p, p.p}, cuda::bias_grad_totals(q), sinks,
-            cuda::ChannelSums{{own.data(), nullptr}});
-        EXPECT_TRUE(test::bitwise_equal(own.data(), want.data(), p.c)) << "own share " << s0;
-        for (int64_t c = 0; c < p.c; ++c) common::exact_merge(hook[c], merged[c]);
+    // Rows of 6 (a thread per row) and of 40 positions (the staged program).
+    for (const int64_t len : {6, 40}) {
+        SCOPED_TRACE(len);
+        BiasAddParams p{9, 4, len};
+        p.accum = kExact;
+        std::vector<float> dy = uniform(p.n * p.c * p.p, 5);
+        dy[1] = 1e7f, dy[(5 * p.c) * p.p + 1] = -1e7f;  // cancellation across the cut at 5
+        std::vector<float> whole(static_cast<std::size_t>(p.c));
+        cpu::bias_add_backward(dy.data(), whole.data(), p);
+        const int64_t cut = 5;
+        std::vector<ExactAcc> sink = zero_accs(p.c), hook = zero_accs(p.c);
+        for (const auto& [s0, s1] : {std::pair<int64_t, int64_t>{0, cut}, {cut, p.n}}) {
+            BiasAddParams q = p;
+            q.n = s1 - s0;
+            std::vector<float> own(static_cast<std::size_t>(p.c), NAN), want(own.size());
+            cpu::bias_add_backward(dy.data() + s0 * p.c * p.p, want.data(), q);
+            cuda::ChannelSinks sinks;
+            sinks.sum[0] = sink.data();
+            const std::vector<ExactAcc> merged = channel_part<1>(
+                cuda::BiasGradTerm{dy.data() + s0 * p.c * p.p, p.p}, cuda::bias_grad_totals(q),
+                sinks, cuda::ChannelSums{{own.data(), nullptr}});
+            EXPECT_TRUE(test::bitwise_equal(own.data(), want.data(), p.c)) << "own share " << s0;
+            for (int64_t c = 0; c < p.c; ++c) common::exact_merge(hook[c], merged[c]);
+        }
+        const std::vector<float> got = rounded(sink);
+        EXPECT_TRUE(test::bitwise_equal(got.data(), whole.data(), p.c)) << "sink";
+        std::vector<float> total(static_cast<std::size_t>(p.c), NAN);
+        for_each_thread(2, 16, [&](const GridPos& t) {
+            cuda::channel_round_body(t, 1, cuda::bias_grad_totals(p), hook.data(),
+                                     cuda::ChannelSums{{total.data(), nullptr}});
+        });
+        EXPECT_TRUE(test::bitwise_equal(total.data(), whole.data(), p.c)) << "completed totals";
     }
-    const std::vector<float> got = rounded(sink);
-    EXPECT_TRUE(test::bitwise_equal(got.data(), whole.data(), p.c)) << "sink";
-    std::vector<float> total(static_cast<std::size_t>(p.c), NAN);
-    for_each_thread(2, 16, [&](const GridPos& t) {
-        cuda::channel_round_body(t, 1, cuda::bias_grad_totals(p), hook.data(),
-                                 cuda::ChannelSums{{total.data(), nullptr}});
-    });
-    EXPECT_TRUE(test::bitwise_equal(total.data(), whole.data(), p.c)) << "completed totals";
 }
 
 }  // namespace
