@@ -8,8 +8,8 @@ lent a GPU records what ran rather than copying figures by hand:
       # paragraph the first time)
 The record: date, GPU, commit; the steps (failed ones with the end of their log); the test
 counts and failing tests; each CPU-vs-GPU hash pair; the audit's first difference; issue 20's
-targets; detrain's step figures, the PyTorch peer's, the tile and optimizer comparisons and each
-kernel's figures per mode."""
+targets; detrain's step figures, the PyTorch peer's, the tile, optimizer and channel-leaves
+comparisons and each kernel's figures per mode."""
 import json
 import os
 import sys
@@ -125,7 +125,10 @@ def record(out):
                   round(p["step_ms_median"], 3), p.get("torch_version"))
                  for p in s["pytorch_cuda"]])
     for key, what in (("tiles", "large tile / small tile"),
-                      ("optimizer", "one call for all parameters / one per parameter")):
+                      ("optimizer", "one call for all parameters / one per parameter"),
+                      ("channels", "staged leaves / a thread per row")):
+        if key not in s:  # a summary from before the comparison existed
+            continue
         ratios = next((v for k, v in s[key].items() if k != "bits_equal"), {})
         md += ["", f"{key} ({what}; bits equal: {s[key]['bits_equal']}):", ""]
         md += table(["kernel", "ratio"], sorted(ratios.items()))
@@ -137,7 +140,7 @@ def record(out):
                     [(k["op"], k["shape"], k["variant"], k["ms"], k["vs_atomic"],
                       " ".join(f"{n[len('bits_equal_'):]}={v}" for n, v in k.items()
                                if n.startswith("bits_equal_"))) for k in variants])
-    modes = [k for k in kernels if "mode" in k]
+    modes = [k for k in kernels if "mode" in k and k.get("op") != "channel"]
     if modes:
         md += ["", "Each op per mode (ms):", ""]
         md += table(["op", "shape", "mode", "forward", "backward", "backward vs atomic"],

@@ -7,8 +7,9 @@
 // (tiled, then per element) and per element; for wgrad also exact computed with integer atomics
 // on the accumulators' limbs (issue 20: measure it); with a bit check of each variant against
 // its mode's launcher. Then the GEMM-shaped kernels with each tile shape of their block programs
-// (tile_variants), and an Adam step over all of ResNet-18's parameters in one call against one
-// call per parameter (optimizer_variants.h). For scripts/gpu_check.sh; without a GPU it says so and
+// (tile_variants), an Adam step over all of ResNet-18's parameters in one call against one
+// call per parameter (optimizer_variants.h), and the per-channel totals' staged leaves against a
+// thread per row (channel_variants.h). For scripts/gpu_check.sh; without a GPU it says so and
 // exits 2.
 //   dt_gpu_kernel_bench [--reps N] [--budget-s S]
 #include <cuda_runtime.h>
@@ -23,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu/channel_variants.h"
 #include "bench/gpu/kernel_bench_common.h"
 #include "bench/gpu/optimizer_variants.h"
 #include "engine/autograd/tape.h"
@@ -279,6 +281,7 @@ int run(int argc, char** argv) {
     conv_variants(timer, reps);  // first: the budget cuts the op cases, not these
     tile_variants(timer, reps);
     optimizer_variants(timer, reps);
+    channel_variants(timer, reps);
     const kc::AccumSpec modes[] = {
         kc::accum_spec(kc::AccumMode::kAtomic), kc::accum_spec(kc::AccumMode::kTree),
         kc::accum_spec(kc::AccumMode::kKahan), kc::accum_spec(kc::AccumMode::kExact),

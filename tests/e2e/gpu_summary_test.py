@@ -20,7 +20,7 @@ def write(path, text):
         f.write(text)
 
 
-def run(script, root, steps_text, tile_bits=True, matrix_tree_cpu=True):
+def run(script, root, steps_text, tile_bits=True, matrix_tree_cpu=True, channel_bits=True):
     out, work, kit = (os.path.join(root, d) for d in ("out", "work", "kit"))
     for d in (out, work, kit):
         os.makedirs(d, exist_ok=True)
@@ -80,6 +80,10 @@ def run(script, root, steps_text, tile_bits=True, matrix_tree_cpu=True):
         {"op": "optimizer", "kernel": "adam", "shape": "resnet18, 62 parameters",
          "batched_ms": 0.1, "per_parameter_ms": 0.4, "batched_vs_per_parameter": 0.25,
          "bits_equal": True},
+        {"op": "channel", "kernel": "bn.stats", "shape": "s3", "mode": "tree", "staged_ms": 0.1,
+         "rows_ms": 0.4, "staged_vs_rows": 0.25, "bits_equal": channel_bits},
+        {"op": "channel", "kernel": "bn.stats", "shape": "s3", "mode": "atomic",
+         "staged_ms": 0.1, "rows_ms": 0.2, "staged_vs_rows": 0.5, "bits_equal": None},
     ]
     write(os.path.join(work, "kernels.jsonl"), "".join(json.dumps(k) + "\n" for k in kernels))
     p = subprocess.run([sys.executable, script, out, steps, work, kit, "340", str(time.time()),
@@ -128,7 +132,9 @@ def check_record(record_script, out, expect):
            and "| smallcnn: exact@limbs step / atomic step <= 1.3 | 1.25 | yes |" in md, "targets")
     expect("| gemm s2 | 1.5 |" in md and "| resnet18, 62 parameters | 0.25 |" in md,
            "tile and optimizer ratios")
-    expect("| conv2d | s1 | tree | 1.0 |" in md, "each op per mode")
+    expect("| conv2d | s1 | tree | 1.0 |" in md and "| bn.stats | s3 |" not in md,
+           "each op per mode (without the channel pairs)")
+    expect("| bn.stats tree s3 | 0.25 |" in md, "channel ratios")
     expect("| conv.wgrad atomic | **differs** | **differs** | **differs** |" in md
            and "| conv.wgrad exact | stable | **differs** | stable |" in md, f"matrix:\n{md}")
     doc = os.path.join(out, "gpu.md")
@@ -186,6 +192,9 @@ def main():
         op = s["optimizer"]
         expect(op == {"batched_vs_per_parameter": {"resnet18, 62 parameters": 0.25},
                       "bits_equal": True} and '"optimizer"' in digest, f"optimizer {op}")
+        ch = s["channels"]  # atomic's null bits do not count against the pairs
+        expect(ch == {"staged_vs_rows": {"bn.stats tree s3": 0.25, "bn.stats atomic s3": 0.5},
+                      "bits_equal": True} and '"channels"' in digest, f"channels {ch}")
     if record_script:
         with tempfile.TemporaryDirectory() as root:
             run(script, root, "nvidia-smi\t0\t100\ncuda-core-tests\t1\t2000\n"
@@ -197,6 +206,9 @@ def main():
     with tempfile.TemporaryDirectory() as root:
         _, s, _ = run(script, root, "nvidia-smi\t0\t100\n", tile_bits=False)
         expect(s["tiles"]["bits_equal"] is False, "a tile pair with other bits is reported")
+    with tempfile.TemporaryDirectory() as root:
+        _, s, _ = run(script, root, "nvidia-smi\t0\t100\n", channel_bits=False)
+        expect(s["channels"]["bits_equal"] is False, "a channel pair with other bits is reported")
     with tempfile.TemporaryDirectory() as root:
         rc, _, _ = run(script, root, "nvidia-smi\t0\t100\ncuda-core-tests\t1\t2000\n")
         expect(rc == 1, f"exit {rc} with a failed step")

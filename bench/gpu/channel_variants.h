@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// dt_gpu_kernel_bench's per-channel totals lines: bias.grad, bn.stats and bn.backward (the sites
+// built on kernels/cuda/channel_totals.cuh) with the leaves run by the staged block program
+// (channel_leaves_staged.h, the default for rows of at least kStagedMinLen positions) against
+// one thread per row (ChannelLeavesWay::kRows), for the reference models' long-row shapes, in
+// the tree, atomic and exact modes; and whether both ways gave the same bits (they must, but
+// in atomic: its order is timing's). Prints {"op": "channel", ...} per kernel x shape x mode.
+#pragma once
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/gpu/kernel_bench_common.h"
+#include "engine/core/tensor.h"
+#include "kernels/batchnorm2d.h"
+#include "kernels/bias_add.h"
+
+namespace dt::bench {
+
+inline void channel_variants(Timer& timer, int reps) {
+    namespace cu = kernels::cuda;
+    namespace kc = kernels::common;
+    struct Shape {
+        int64_t n, c, hw;
+        const char* model;
+    };
+    const Shape shapes[] = {{128, 16, 28, "smallcnn conv1"},
+                            {128, 64, 32, "resnet18 layer1"},
+                            {128, 128, 16, "resnet18 layer2"}};
+    const kc::AccumMode modes[] = {kc::AccumMode::kTree, kc::AccumMode::kAtomic,
+                                   kc::AccumMode::kExact};
+    const cu::ChannelLeavesWay before = cu::channel_leaves_way();
+    // Times run(out) with either way; prints the line.
+    const auto time_both = [&](const char* kernel, const std::string& shape, kc::AccumMode mode,
+                               int64_t out_n, const std::function<void(float*)>& run) {
+        Tensor out = Tensor::empty({out_n}, DType::kF32, Device::kCuda);
+        double ms[2];
+        std::vector<float> bits[2];
+        for (int v = 0; v < 2; ++v) {
+            cu::set_channel_leaves_way(v == 0 ? cu::ChannelLeavesWay::kStaged
+                                              : cu::ChannelLeavesWay::kRows);
+            ms[v] = median_time(timer, reps, [&] { run(out.f32()); });
+            bits[v] = out.to_vector();
+        }
+        const bool same = std::memcmp(bits[0].data(), bits[1].data(), bits[0].size() * 4) == 0;
+        std::printf(
+            "{\"op\": \"channel\", \"kernel\": \"%s\", \"shape\": \"%s\", \"mode\": \"%s\", "
+            "\"staged_ms\": %.4f, \"rows_ms\": %.4f, \"staged_vs_rows\": %.3f, \"bits_equal\": "
+            "%s}\n",
+            kernel, shape.c_str(), kc::accum_mode_name(mode), ms[0], ms[1], ms[0] / ms[1],
+            mode == kc::AccumMode::kAtomic ? "null" : (same ? "true" : "false"));
+        std::fflush(stdout);
+    };
+    for (const Shape& s : shapes) {
+        const std::string name = std::string(s.model) + " " + std::to_string(s.n) + "x" +
+                                 std::to_string(s.c) + "x" + std::to_string(s.hw) + "x" +
+                                 std::to_string(s.hw);
+        const int64_t hw = s.hw * s.hw, numel = s.n * s.c * hw;
+        const Tensor x = uniform({s.n, s.c, s.hw, s.hw}, 51),
+                     dy = uniform({s.n, s.c, s.hw, s.hw}, 52);
+        const Tensor gamma = uniform({s.c}, 53), mean = uniform({s.c}, 54);
+        const Tensor invstd = Tensor::full({s.c}, 1.5f, Device::kCuda);
+        Tensor scratch = Tensor::empty({numel + 3 * s.c}, DType::kF32, Device::kCuda);
+        for (const kc::AccumMode mode : modes) {
+            kernels::BiasAddParams b{s.n, s.c, hw};
+            b.accum = kc::accum_spec(mode);
+            time_both("bias.grad", name, mode, s.c,
+                      [&](float* db) { cu::bias_add_backward(dy.f32(), db, b); });
+            kernels::BatchNorm2dParams p{s.n, s.c, hw};
+            p.accum = kc::accum_spec(mode);
+            float* sp = scratch.f32();
+            time_both("bn.stats", name, mode, s.c,
+                      [&](float* var) { cu::batchnorm2d_stats(x.f32(), sp, var, sp + s.c, p); });
+            time_both("bn.backward", name, mode, s.c, [&](float* dgamma) {
+                cu::batchnorm2d_backward(dy.f32(), x.f32(), mean.f32(), invstd.f32(), gamma.f32(),
+                                         sp + 3 * s.c, dgamma, sp + 2 * s.c, true, p);
+            });
+        }
+    }
+    cu::set_channel_leaves_way(before);
+}
+
+}  // namespace dt::bench
