@@ -30,7 +30,9 @@ static_assert(kStagedThreads % kStagedChunk == 0, "a thread keeps its position i
 
 /// Shared floats of the program for S sums: one tile of kStagedRows x kStagedPitch per sum.
 template <int S>
-inline constexpr int kStagedShared = static_cast<int>(S* kStagedRows* kStagedPitch);
+DT_HD constexpr int staged_shared_floats() {
+    return static_cast<int>(S * kStagedRows * kStagedPitch);
+}
 
 /// Whether the launcher runs q's leaves with the staged program (when its way allows it).
 DT_HD bool channel_leaves_staged(const ChannelTotals& q) { return q.len >= kStagedMinLen; }
@@ -98,9 +100,9 @@ DT_HD void staged_row_terms(const common::GridPos& t, float* shared, const Sync&
     }
 }
 
-/// Thread t of a launch of kStagedThreads threads per block with kStagedShared<S> shared floats:
-/// the leaves of rows [b * kStagedRows, (b + 1) * kStagedRows) for blocks b = t.block,
-/// t.block + t.blocks, ... into `out` (fold_row_leaf's layout and modes).
+/// Thread t of a launch of kStagedThreads threads per block with staged_shared_floats<S>()
+/// shared floats: the leaves of rows [b * kStagedRows, (b + 1) * kStagedRows) for blocks
+/// b = t.block, t.block + t.blocks, ... into `out` (fold_row_leaf's layout and modes).
 template <int S, class Term, class Sync>
 DT_HD void channel_leaves_staged_block(const common::GridPos& t, float* shared, const Sync& sync,
                                        const Term& term, const ChannelTotals& q,

@@ -26,7 +26,7 @@ __global__ void channel_leaves_kernel(Term term, ChannelTotals q, ChannelLeaves 
 
 template <int S, class Term>
 __global__ void channel_leaves_staged_kernel(Term term, ChannelTotals q, ChannelLeaves out) {
-    __shared__ float shared[kStagedShared<S>];
+    __shared__ float shared[staged_shared_floats<S>()];
     channel_leaves_staged_block<S>(GridPos::here(), shared, DeviceSync{}, term, q, out);
 }
 

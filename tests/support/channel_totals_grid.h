@@ -20,7 +20,7 @@ void channel_leaves_on_grid(const Term& term, const kernels::cuda::ChannelTotals
                             const kernels::cuda::ChannelLeaves& out, bool staged = true) {
     namespace kc = kernels::cuda;
     if (staged && kc::channel_leaves_staged(q)) {
-        run_blocks(kc::staged_grid(q), kc::kStagedThreads, kc::kStagedShared<S>,
+        run_blocks(kc::staged_grid(q), kc::kStagedThreads, kc::staged_shared_floats<S>(),
                    [&](const kernels::common::GridPos& t, float* shared, const HostSync& sync) {
                        kc::channel_leaves_staged_block<S>(t, shared, sync, term, q, out);
                    });
