@@ -117,12 +117,38 @@ DT_HD KahanSum kahan_tree_sum_finish(KahanTreeSum& t) {
     return t.slot[0];
 }
 
-/// T(leaves[0..n)) with kahan_merge, leaves[i * stride]; (+0, +0) for n == 0.
-DT_HD KahanSum kahan_tree_combine(const KahanSum* leaves, int64_t n, int64_t stride = 1) {
+/// Pushes leaves 8m..8m+7 at once (t.count = 8m), as their perfect tree with kahan_merge: the
+/// same merges on the same values as eight kahan_tree_sum_push (see tree_sum_push_8), v[0..8)
+/// consumed. ORDER: m(m(m(v0,v1), m(v2,v3)), m(m(v4,v5), m(v6,v7))), m = kahan_merge.
+DT_HD void kahan_tree_sum_push_8(KahanTreeSum& t, KahanSum* v) {
+    for (int w = 1; w < 8; w *= 2)  // pairs, then fours, then the eight
+        for (int k = 0; k < 8; k += 2 * w) kahan_merge(v[k], v[k + w]);
+    int d = tree_leaf_slot(t.count);
+    t.slot[d] = v[0];
+    const int merges = trailing_ones64(static_cast<uint64_t>(t.count) >> 3);
+    for (int m = 0; m < merges; ++m, --d) kahan_merge(t.slot[d - 1], t.slot[d]);
+    t.count += 8;
+}
+
+/// T(leaf(0), ..., leaf(n - 1)) with kahan_merge, each leaf(i) (a KahanSum) evaluated once:
+/// blocks of 8 by kahan_tree_sum_push_8, the rest one by one; (+0, +0) for n == 0.
+template <class Leaf>
+DT_HD KahanSum kahan_tree_sum_of(int64_t n, const Leaf& leaf) {
     KahanTreeSum t;
     kahan_tree_sum_init(t);
-    for (int64_t i = 0; i < n; ++i) kahan_tree_sum_push(t, leaves[i * stride]);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        KahanSum v[8];
+        for (int k = 0; k < 8; ++k) v[k] = leaf(i + k);
+        kahan_tree_sum_push_8(t, v);
+    }
+    for (; i < n; ++i) kahan_tree_sum_push(t, leaf(i));
     return kahan_tree_sum_finish(t);
+}
+
+/// T(leaves[0..n)) with kahan_merge, leaves[i * stride]; (+0, +0) for n == 0.
+DT_HD KahanSum kahan_tree_combine(const KahanSum* leaves, int64_t n, int64_t stride = 1) {
+    return kahan_tree_sum_of(n, [&](int64_t i) { return leaves[i * stride]; });
 }
 
 /// The whole `kahan` recipe on one array. ORDER: leaves of `chunk` elements in index order (the

@@ -22,14 +22,11 @@ template <class Leaf>
 DT_HD float combine_sample_leaves(const Leaf& leaf, int64_t n, common::AccumMode mode,
                                   const uint32_t* order) {
     switch (mode) {
-        case common::AccumMode::kKahan: {  // ORDER: the tree over (leaf, +0), kahan_merge
+        case common::AccumMode::kKahan:  // ORDER: the tree over (leaf, +0), kahan_merge
             if (n == 0) return 0.0f;
-            common::KahanTreeSum tree;
-            common::kahan_tree_sum_init(tree);
-            for (int64_t s = 0; s < n; ++s)
-                common::kahan_tree_sum_push(tree, common::KahanSum{leaf(s), 0.0f});
-            return common::kahan_value(common::kahan_tree_sum_finish(tree));
-        }
+            return common::kahan_value(common::kahan_tree_sum_of(n, [&](int64_t s) {
+                return common::KahanSum{leaf(s), 0.0f};
+            }));
         case common::AccumMode::kExact: {  // ORDER: none, rounded once
             common::ExactAcc a;
             common::exact_init(a);
@@ -41,12 +38,8 @@ DT_HD float combine_sample_leaves(const Leaf& leaf, int64_t n, common::AccumMode
             for (int64_t k = 0; k < n; ++k) acc = acc + leaf(order[k]);
             return acc;
         }
-        default: {  // ORDER: the left-complete tree in index order
-            common::TreeSum tree;
-            common::tree_sum_init(tree);
-            for (int64_t s = 0; s < n; ++s) common::tree_sum_push(tree, leaf(s));
-            return common::tree_sum_finish(tree);
-        }
+        default:  // ORDER: the left-complete tree in index order
+            return common::tree_sum_of(n, leaf);
     }
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Pins the tree recipe of kernels/common/reduce_tree.h: its shape for small n written out by hand,
-// its recursive definition for every n up to 300, and the slice/stack form used by kernels.
+// its recursive definition for every n up to 300, the slice/stack form used by kernels and the
+// blocks of eight that device threads keep in registers.
 #include "kernels/common/reduce_tree.h"
 
 #include <gtest/gtest.h>
@@ -61,6 +62,31 @@ TEST(ReduceTree, SliceStackEqualsScalarTree) {
     tree_finish(slots.data(), len, 3, len, n);
     for (int64_t i = 0; i < len; ++i) {
         EXPECT_EQ(test::bits(slots[i]), test::bits(reduce_tree_combine(leaves.data() + i, n, len)));
+    }
+}
+
+TEST(ReduceTree, BlocksOfEightAreEightPushes) {
+    // tree_sum_push_8 of a block's perfect tree leaves the stack exactly as eight single pushes
+    // do (the live slots, bit for bit, and the count), after every block up to 40 of them;
+    // tree_sum_of (blocks, then the rest) is the one-by-one tree for every n up to 330.
+    std::vector<float> p = test::uniform_floats(330, -1e4f, 1e4f, test::test_seed(), 2);
+    for (auto& v : p) v = v * v * v;
+    TreeSum one, eight;
+    tree_sum_init(one);
+    tree_sum_init(eight);
+    for (int64_t b = 0; b < 40; ++b) {
+        for (int k = 0; k < 8; ++k) tree_sum_push(one, p[b * 8 + k]);
+        tree_sum_push_8(eight, tree_of_8(p.data() + b * 8));
+        ASSERT_EQ(one.count, eight.count);
+        for (int d = 0; d < popcount64(static_cast<uint64_t>(one.count)); ++d)
+            ASSERT_EQ(test::bits(one.slot[d]), test::bits(eight.slot[d])) << b << " " << d;
+    }
+    for (int64_t n = 0; n <= 330; ++n) {
+        TreeSum t;
+        tree_sum_init(t);
+        for (int64_t i = 0; i < n; ++i) tree_sum_push(t, p[i]);
+        const float by_blocks = tree_sum_of(n, [&](int64_t i) { return p[i]; });
+        ASSERT_EQ(test::bits(by_blocks), test::bits(tree_sum_finish(t))) << "n = " << n;
     }
 }
 
