@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_exact_short.h"
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/atomic_add.h"
 #include "kernels/common/divisor.h"
@@ -152,7 +153,8 @@ DT_HD DxCell conv_dx_cell(int64_t e, const DgradDivisors& d) {
 
 /// dx element e's sum over its taps (every mode but atomic), t(s, c, tap, oh, ow) giving the
 /// per-tap value of tap = ki * Kw + kj at output position (oh, ow): tree: +0 + t in tap order;
-/// kahan: kahan_add in tap order; exact: an ExactAcc; permuted: +0 + t in `order`'s tap order.
+/// kahan: kahan_add in tap order; exact: exact_sum_of (a double, or an ExactAcc where that would
+/// not be exact); permuted: +0 + t in `order`'s tap order.
 /// Each mode keeps only its own accumulator (tree's thread touches no local memory).
 template <class TapValue>
 DT_HD float conv_dgrad_sum(const Conv2dParams& p, const DgradDivisors& d, int64_t e,
@@ -169,12 +171,8 @@ DT_HD float conv_dgrad_sum(const Conv2dParams& p, const DgradDivisors& d, int64_
             each_value([&](float v) { common::kahan_add(k, v); });
             return common::kahan_value(k);
         }
-        case common::AccumMode::kExact: {
-            common::ExactAcc a;
-            common::exact_init(a);
-            each_value([&](float v) { common::exact_add(a, v); });
-            return common::exact_value(a);
-        }
+        case common::AccumMode::kExact:  // in double where that is exact (accum_exact_short.h)
+            return common::exact_sum_of(each_value);
         case common::AccumMode::kPermuted: {
             float sum = 0.0f;  // ORDER: +0 + t in `order`'s tap order (live taps only)
             for (int64_t j = 0; j < p.kh * p.kw; ++j) {

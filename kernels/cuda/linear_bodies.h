@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_exact_short.h"
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/atomic_add.h"
@@ -53,13 +54,11 @@ DT_HD void linear_dgrad_body(const GridPos& t, const float* dy, const float* w, 
                 dx[e] = common::kahan_value(k);
                 return;
             }
-            case common::AccumMode::kExact: {
-                common::ExactAcc a;
-                common::exact_init(a);
-                for (int64_t o = 0; o < p.out; ++o) common::exact_add(a, g[o] * w[o * p.in + i]);
-                dx[e] = common::exact_value(a);
+            case common::AccumMode::kExact:  // rounded once (accum_exact_short.h)
+                dx[e] = common::exact_sum_of([&](auto&& add) {
+                    for (int64_t o = 0; o < p.out; ++o) add(g[o] * w[o * p.in + i]);
+                });
                 return;
-            }
             case common::AccumMode::kPermuted: {
                 float acc = 0.0f;  // ORDER: the fma chain over o = pi[0], pi[1], ...
                 for (int64_t k = 0; k < p.out; ++k) {

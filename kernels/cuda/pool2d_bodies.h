@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_exact_short.h"
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/atomic_add.h"
@@ -165,13 +166,10 @@ DT_HD void pool_backward_gather_body(const GridPos& t, PoolContrib src, const ui
                 dx[i] = common::kahan_value(k);
                 return;
             }
-            case common::AccumMode::kExact: {  // ORDER: none, rounded once
-                common::ExactAcc e;
-                common::exact_init(e);
-                each_contribution([&](int64_t, float v) { common::exact_add(e, v); });
-                dx[i] = common::exact_value(e);
+            case common::AccumMode::kExact:  // ORDER: none, rounded once (accum_exact_short.h)
+                dx[i] = common::exact_sum_of(
+                    [&](auto&& add) { each_contribution([&](int64_t, float v) { add(v); }); });
                 return;
-            }
             case common::AccumMode::kPermuted: {
                 uint32_t ranks[kPoolMaxCover];
                 float vals[kPoolMaxCover];

@@ -3,13 +3,15 @@
 // and conv.wgrad define it per mode (kernels/linear.h, kernels/conv2d.h), for the thread that
 // owns the element: tree: the left-complete tree of leaf(0), ..., leaf(n-1); kahan: that tree
 // over (leaf, +0) with kahan_merge, then kahan_value; exact: the leaves' exact sum rounded once;
-// permuted: +0 + leaf(order[0]) + leaf(order[1]) + .... Leaves are computed on demand, once each.
+// permuted: +0 + leaf(order[0]) + leaf(order[1]) + .... Leaves are computed on demand, once each
+// (exact: twice where the double sum of accum_exact_short.h would not be exact).
 // The order of a permuted mode is drawn once per call, by one thread (permute_order_body;
 // launcher: permutation_on_device, kernels/cuda/launch.cuh).
 #pragma once
 #include <cstdint>
 
 #include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_exact_short.h"
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_mode.h"
 #include "kernels/common/accum_permuted.h"
@@ -27,12 +29,10 @@ DT_HD float combine_sample_leaves(const Leaf& leaf, int64_t n, common::AccumMode
             return common::kahan_value(common::kahan_tree_sum_of(n, [&](int64_t s) {
                 return common::KahanSum{leaf(s), 0.0f};
             }));
-        case common::AccumMode::kExact: {  // ORDER: none, rounded once
-            common::ExactAcc a;
-            common::exact_init(a);
-            for (int64_t s = 0; s < n; ++s) common::exact_add(a, leaf(s));
-            return common::exact_value(a);
-        }
+        case common::AccumMode::kExact:  // ORDER: none, rounded once (accum_exact_short.h)
+            return common::exact_sum_of([&](auto&& add) {
+                for (int64_t s = 0; s < n; ++s) add(leaf(s));
+            });
         case common::AccumMode::kPermuted: {  // ORDER: +0 + leaf(order[0]) + leaf(order[1]) ...
             float acc = 0.0f;
             for (int64_t k = 0; k < n; ++k) acc = acc + leaf(order[k]);

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: MIT
 // The accumulation modes on the device must give the host's bits (exact: also for any thread
 // count, and when every thread merges its accumulator into one with integer atomics; kahan: the
-// same chunked recipe; permuted: the same order). Skips without a CUDA device.
+// same chunked recipe; permuted: the same order; a short exact sum in double where that is
+// exact, accum_exact_short.h: the ExactAcc's bits, subnormals and overflow included). Skips
+// without a CUDA device.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <random>
 #include <vector>
 
 #include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_exact_short.h"
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/cuda/accum_core.h"
@@ -115,6 +121,58 @@ TEST(AccumDevice, AtomicAddLosesNoUpdate) {
     float dev = 0.0f;
     ASSERT_EQ(dc::atomic_count_on_device(100000, &dev), cudaSuccess);
     EXPECT_EQ(dev, 100000.0f);  // integer-valued partial sums are exact in any order
+}
+
+__global__ void short_sums(const float* x, int terms, int sets, float* out) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= sets) return;
+    out[i] = c::exact_sum_of([&](auto&& add) {
+        for (int k = 0; k < terms; ++k) add(x[i * terms + k]);
+    });
+}
+
+TEST(AccumDevice, ShortExactSumsEqualTheExactAcc) {
+    // Sets of 9 terms (a 3x3 tap sum) with exponent spans 0..39 from bases across the range,
+    // subnormals and the top binades included, so both of exact_sum_of's paths run; and sets
+    // with a zero, a tie, an overflow and the special values.
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
+    const int terms = 9, sets = 8192;
+    std::mt19937_64 rng(3);
+    std::vector<float> x(static_cast<std::size_t>(terms) * sets);
+    for (int i = 0; i < sets; ++i) {
+        const uint32_t span = static_cast<uint32_t>(i % 40),
+                       base = static_cast<uint32_t>(rng() % (255 - span));
+        for (int k = 0; k < terms; ++k) {
+            const uint32_t e = base + static_cast<uint32_t>(rng() % (span + 1));
+            const uint32_t u = (static_cast<uint32_t>(rng()) & 0x807fffffu) | (e << 23);
+            std::memcpy(&x[static_cast<std::size_t>(i * terms + k)], &u, 4);
+        }
+    }
+    const float inf = std::numeric_limits<float>::infinity(),
+                mx = std::numeric_limits<float>::max();
+    const float specials[][9] = {{1.0f, 5.9604645e-8f, 0, 0, 0, 0, 0, 0, 0},  // 1 + 2^-24: a tie
+                                 {mx, mx, 0, 0, 0, 0, 0, 0, 0},
+                                 {-0.0f, -0.0f, -0.0f, 0, 0, 0, 0, 0, -0.0f},
+                                 {1.0f, inf, 0, 0, 0, 0, 0, 0, 0},
+                                 {inf, -inf, 0, 0, 0, 0, 0, 0, 0},
+                                 {std::nanf(""), 0, 0, 0, 0, 0, 0, 0, 0},
+                                 {1.4e-45f, -2.8e-45f, 1e-40f, 0, 0, 0, 0, 0, 0}};
+    for (std::size_t j = 0; j < sizeof specials / sizeof specials[0]; ++j)
+        std::memcpy(&x[j * terms], specials[j], sizeof specials[j]);
+    float *dx = nullptr, *dout = nullptr;
+    ASSERT_EQ(cudaMalloc(&dx, sizeof(float) * x.size()), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&dout, sizeof(float) * sets), cudaSuccess);
+    cudaMemcpy(dx, x.data(), sizeof(float) * x.size(), cudaMemcpyHostToDevice);
+    short_sums<<<(sets + 127) / 128, 128>>>(dx, terms, sets, dout);
+    std::vector<float> got(static_cast<std::size_t>(sets));
+    ASSERT_EQ(cudaMemcpy(got.data(), dout, sizeof(float) * sets, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    cudaFree(dx);
+    cudaFree(dout);
+    for (int i = 0; i < sets; ++i) {
+        const float want = c::exact_sum(&x[static_cast<std::size_t>(i * terms)], terms);
+        ASSERT_EQ(std::memcmp(&got[static_cast<std::size_t>(i)], &want, 4), 0) << "set " << i;
+    }
 }
 
 }  // namespace
