@@ -83,4 +83,51 @@ DT_HD float exact_sum_of(const Each& each) {
     return exact_value(a);
 }
 
+// ---- streaming into an ExactAcc: long sums whose accumulator must stay unrounded ----
+// A per-row leaf of the exact mode is an ExactAcc (merged with others later), of up to
+// thousands of terms. exact_stream_add keeps a segment of terms in an ExactShort while its double
+// sum stays exact (at most kExactSegment terms within kExactSegmentSpan binades) and moves the
+// segment's sum into the ExactAcc when the next term would break that (or at the end,
+// exact_stream_flush): an exact double d is the sum of three floats hi = float(d),
+// mid = float(d - hi), lo = float(d - hi - mid), each difference exact in double (d has at most
+// 53 significant bits, hi takes 24 of them and leaves a remainder below half its last place),
+// so the accumulator gains exactly d. Terms in the top binades (a segment of them could leave
+// the float range) and NaN and infinities go straight in. The accumulator ends with the same
+// value, so the same normalised limbs, as with exact_add of every term; its units: one per
+// straight term, at most three per flushed segment of two or more terms, one for a segment of
+// one: at most 1.5 per term.
+inline constexpr int64_t kExactSegment = 128;
+inline constexpr int32_t kExactSegmentSpan = 53 - 24 - 7;  // 7 = ceil(log2(kExactSegment))
+/// Biased exponents from here up go straight in: 128 terms below 2^(247 - 127) stay below 2^127.
+inline constexpr uint32_t kExactStraightExponent = 247;
+
+/// Moves the segment's sum into `a` (nothing for an empty segment) and empties it.
+DT_HD void exact_stream_flush(ExactAcc& a, ExactShort& seg) {
+    const double d = seg.sum;
+    const float hi = static_cast<float>(d);
+    const double r = d - static_cast<double>(hi);
+    const float mid = static_cast<float>(r);
+    const float lo = static_cast<float>(r - static_cast<double>(mid));
+    if (hi != 0.0f) exact_add(a, hi);
+    if (mid != 0.0f) exact_add(a, mid);
+    if (lo != 0.0f) exact_add(a, lo);
+    exact_short_init(seg);
+}
+
+/// Adds x exactly to a, through the segment seg (see above). ORDER: none.
+DT_HD void exact_stream_add(ExactAcc& a, ExactShort& seg, float x) {
+    const uint32_t u = float_to_bits(x);
+    const uint32_t e = (u >> 23) & 0xffu;
+    if (e >= kExactStraightExponent) {
+        exact_add(a, x);
+        return;
+    }
+    if ((u << 1) == 0u) return;  // a zero adds nothing (the accumulator keeps no sign of zero)
+    const int32_t p = static_cast<int32_t>(e == 0 ? 1 : e) - 1;
+    const int32_t lo = p < seg.p_lo ? p : seg.p_lo, hi = p > seg.p_hi ? p : seg.p_hi;
+    if (seg.count >= kExactSegment || (seg.count > 0 && hi - lo > kExactSegmentSpan))
+        exact_stream_flush(a, seg);
+    exact_short_add(seg, x);
+}
+
 }  // namespace dt::kernels::common

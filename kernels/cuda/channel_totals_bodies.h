@@ -5,7 +5,8 @@
 // CUDA kernels (used by kernels/cuda/bias_grad.cu and batchnorm2d.cu), tested on the host over
 // whole grids. Per mode, as the contracts (kernels/bias_add.h, kernels/batchnorm2d.h) define:
 //   leaves   per row (fold_row_leaf): tree, permuted, atomic: +0 + t(r, 0) + t(r, 1) + ...
-//            (index order); kahan: kahan_add from (+0, +0); exact: an ExactAcc of every term.
+//            (index order); kahan: kahan_add from (+0, +0); exact: an ExactAcc of every term
+//            (added in exact double segments, exact_stream_add).
 //            One thread per row reading its own row (channel_leaves_body), or for long rows the
 //            staged block program of channel_leaves_staged.h: the same chains, coalesced loads.
 //   combine  one thread per (sum, channel): tree T over the N sample leaves in sample order;
@@ -23,6 +24,7 @@
 #include <cstdint>
 
 #include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_exact_short.h"
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_mode.h"
 #include "kernels/common/accum_permuted.h"
@@ -70,17 +72,20 @@ DT_HD void fold_row_leaf(const ChannelTotals& q, int64_t r, bool store, const Ch
                 for (int s = 0; s < S; ++s) out.kleaves[s * rows + r] = k[s];
             return;
         }
-        case common::AccumMode::kExact: {
+        case common::AccumMode::kExact: {  // segments in double (exact_stream_add)
             common::ExactAcc e[S];
-            for (int s = 0; s < S; ++s) common::exact_init(e[s]);
+            common::ExactShort seg[S];
+            for (int s = 0; s < S; ++s) common::exact_init(e[s]), common::exact_short_init(seg[s]);
             terms([&](int64_t i, const float* v) {
-                for (int s = 0; s < S; ++s) common::exact_add(e[s], v[s]);
-                // exact_add needs a normalisation every 2^31 terms (accum_exact.h)
+                for (int s = 0; s < S; ++s) common::exact_stream_add(e[s], seg[s], v[s]);
+                // a normalisation every 2^31 units (accum_exact.h); streaming adds at most 1.5
+                // units per term (accum_exact_short.h)
                 if ((i & ((int64_t{1} << 30) - 1)) == (int64_t{1} << 30) - 1)
                     for (int s = 0; s < S; ++s) common::exact_normalise(e[s]);
             });
             if (store) {
                 for (int s = 0; s < S; ++s) {
+                    common::exact_stream_flush(e[s], seg[s]);
                     common::exact_normalise(e[s]);
                     out.accs[s * rows + r] = e[s];
                 }

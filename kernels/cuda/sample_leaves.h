@@ -44,13 +44,18 @@ DT_HD float combine_sample_leaves(const Leaf& leaf, int64_t n, common::AccumMode
 }
 
 /// The exact mode for a part of a split batch (the kernels' exact_out,
-/// engine/runtime/batch_split.h): the leaves' exact sum ADDED to `out`, unrounded (n units).
-/// ORDER: none (integer sums).
+/// engine/runtime/batch_split.h): the leaves' exact sum ADDED to `out`, unrounded (1 unit: the
+/// part's accumulator is normalised first). ORDER: none (integer sums; the leaves go in through
+/// exact double segments, exact_stream_add).
 template <class Leaf>
 DT_HD void add_sample_leaves_exact(const Leaf& leaf, int64_t n, common::ExactAcc& out) {
     common::ExactAcc a;
+    common::ExactShort seg;
     common::exact_init(a);
-    for (int64_t s = 0; s < n; ++s) common::exact_add(a, leaf(s));
+    common::exact_short_init(seg);
+    for (int64_t s = 0; s < n; ++s) common::exact_stream_add(a, seg, leaf(s));
+    common::exact_stream_flush(a, seg);
+    common::exact_normalise(a);
     common::exact_merge(out, a);
 }
 

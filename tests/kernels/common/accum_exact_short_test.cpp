@@ -3,11 +3,14 @@
 // the same terms) for short sums of every exponent span around the double path's limit, with
 // cancellation, subnormals, zeros, ties, overflow and the special values; the double path is
 // taken exactly when the span allows it, and where the double sum would round twice (a sum just
-// above a float tie whose last bit double cannot hold) the ExactAcc gives the answer.
+// above a float tie whose last bit double cannot hold) the ExactAcc gives the answer. Streaming
+// into an ExactAcc (exact_stream_add) leaves the same normalised limbs and flags as exact_add of
+// every term.
 #include "kernels/common/accum_exact_short.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -120,6 +123,82 @@ TEST(AccumExactShort, EachRunsOnceOnTheDoublePathTwiceOtherwise) {
     runs = 0;
     (void)exact_sum_of(each({1.0f, std::ldexp(1.0f, -40)}));
     EXPECT_EQ(runs, 2);
+}
+
+/// The normalised limbs and flags of an accumulator of x: every term by exact_add, or streamed.
+ExactAcc accumulated(const std::vector<float>& x, bool stream) {
+    ExactAcc a;
+    ExactShort seg;
+    exact_init(a);
+    exact_short_init(seg);
+    for (float v : x) stream ? exact_stream_add(a, seg, v) : exact_add(a, v);
+    exact_stream_flush(a, seg);
+    exact_normalise(a);
+    return a;
+}
+
+void expect_same_accumulator(const std::vector<float>& x, const char* what) {
+    const ExactAcc want = accumulated(x, false), got = accumulated(x, true);
+    for (int k = 0; k < kExactLimbs; ++k)
+        ASSERT_EQ(got.limb[k], want.limb[k]) << what << ", " << x.size() << " terms, limb " << k;
+    ASSERT_EQ(got.special, want.special) << what;
+}
+
+TEST(AccumExactShort, StreamingGivesTheSameAccumulator) {
+    // Rows as the exact leaves see them: full mantissas over spans at and past a segment's
+    // limit (a looser limit would round a segment's double sum), rows longer than a segment,
+    // zeros, subnormals, the top binades and the special values mixed in.
+    std::mt19937_64 rng(test::test_seed() + 12);
+    for (int32_t span : {0, 5, kExactSegmentSpan, kExactSegmentSpan + 1, 40, 200}) {
+        for (int trial = 0; trial < 200; ++trial) {
+            const int n = 1 + static_cast<int>(rng() % 700);
+            const uint32_t e0 = 1 + static_cast<uint32_t>(rng() % (246 - std::min(span, 200)));
+            std::vector<float> x(static_cast<std::size_t>(n));
+            for (float& v : x) {
+                const uint32_t e =
+                    std::min<uint32_t>(e0 + static_cast<uint32_t>(rng() % (span + 1)), 254);
+                v = full_mantissa(rng, e);
+            }
+            expect_same_accumulator(x, "spread");
+        }
+    }
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<float> mixed = {0.0f,
+                                -0.0f,
+                                1e-45f,
+                                -3e-39f,
+                                1.0f,
+                                3e38f,
+                                -3e38f,
+                                2e37f,
+                                std::ldexp(1.0f, 120),
+                                std::ldexp(1.0f, 121),
+                                5.0f};
+    for (int i = 0; i < 300; ++i) mixed.push_back(std::ldexp(1.0f + i, -(i % 50)));
+    expect_same_accumulator(mixed, "mixed");
+    std::vector<float> top(200, std::numeric_limits<float>::max());  // straight in: 2^128 * 200
+    expect_same_accumulator(top, "top binade");
+    mixed.push_back(inf);
+    expect_same_accumulator(mixed, "+inf");
+    mixed.push_back(-inf);
+    expect_same_accumulator(mixed, "+-inf");
+    mixed.push_back(std::nanf(""));
+    expect_same_accumulator(mixed, "nan");
+}
+
+TEST(AccumExactShort, StreamingStaysExactAtTheEdgeOfTheSegmentLimits) {
+    // Segments of kExactSegment terms M * 2^L, then 127 times M * 2^(L + span) (M = 2^24 - 1,
+    // span = kExactSegmentSpan): every partial sum M * (1 + k * 2^span) is odd in units of 2^L,
+    // and the last needs 24 + 7 + span = 53 bits, all that a double holds (a span one wider
+    // would round it; a flush that dropped its third float would lose its low bits).
+    const float m = 16777215.0f;
+    std::vector<float> x;
+    for (int rep = 0; rep < 3; ++rep) {
+        x.push_back(std::ldexp(m, -60));
+        for (int64_t k = 1; k < kExactSegment; ++k)
+            x.push_back(std::ldexp(m, -60 + kExactSegmentSpan));
+    }
+    expect_same_accumulator(x, "edge");
 }
 
 }  // namespace
