@@ -2,7 +2,8 @@
 // Launcher of the per-channel totals of channel_totals_bodies.h, for the .cu files whose sites
 // have that shape (bias_grad.cu, batchnorm2d.cu): scratch for the leaves and the sample order,
 // then leaves, order and combine kernels on the engine's stream; atomic: totals zeroed, leaves
-// atomic-added. out.sum[s][c] receives total s of channel c. A part of a split batch
+// atomic-added; exact: the channels' accumulators zeroed, the leaves merged into them with
+// integer atomics, then rounded. out.sum[s][c] receives total s of channel c. A part of a split batch
 // (ChannelPart) also hands on its own totals and has the hook of kernels/batchnorm2d.h complete
 // them over every part, through the host (the hook is the engine's collective).
 #pragma once
@@ -35,16 +36,11 @@ __global__ void channel_order_kernel(uint32_t* order, ChannelTotals q) {
 }
 
 __global__ void channel_combine_kernel(int S, ChannelTotals q, const float* leaves,
-                                       const common::KahanSum* kleaves,
-                                       const common::ExactAcc* accs, const uint32_t* order,
+                                       const common::KahanSum* kleaves, const uint32_t* order,
                                        ChannelSums out) {
-    channel_combine_body(GridPos::here(), S, q, leaves, kleaves, accs, order, out);
+    channel_combine_body(GridPos::here(), S, q, leaves, kleaves, order, out);
 }
 
-__global__ void channel_merge_kernel(int S, ChannelTotals q, const common::ExactAcc* accs,
-                                     common::ExactAcc* merged) {
-    channel_merge_body(GridPos::here(), S, q, accs, merged);
-}
 __global__ void channel_part_kernel(int S, ChannelTotals q, const common::ExactAcc* merged,
                                     ChannelSinks sink, ChannelSums local) {
     channel_part_body(GridPos::here(), S, q, merged, sink, local);
@@ -107,30 +103,31 @@ inline void complete_floats(const BatchNormParts& parts, const ChannelSums& out,
     }
 }
 
-/// The exact mode for a part: leaves, their merge per channel, the part's share handed on
-/// (part.sink, part.local), the totals completed over every part (part.parts), then rounded
-/// into out (where set).
+/// The exact mode: the channels' accumulators zeroed, the leaves merged into them, for a part
+/// its share handed on (part.sink, part.local) and the totals completed over every part
+/// (part.parts), then rounded into out (where set).
 template <int S, class Term>
-void channel_totals_exact_part(const char* name, const Term& term, const ChannelTotals& q,
-                               const ChannelSums& out, const ChannelPart& part) {
-    const int64_t rows = q.N * q.C;
-    auto* accs = static_cast<common::ExactAcc*>(
-        scratch(sizeof(common::ExactAcc) * static_cast<std::size_t>(S * (rows + q.C))));
-    if (accs == nullptr) return;  // recorded; the engine's next check reports it
-    common::ExactAcc* merged = accs + S * rows;
+void channel_totals_exact(const char* name, const Term& term, const ChannelTotals& q,
+                          const ChannelSums& out, const ChannelPart& part) {
+    const std::size_t bytes = sizeof(common::ExactAcc) * static_cast<std::size_t>(S * q.C);
+    auto* merged = static_cast<common::ExactAcc*>(scratch(bytes));
+    if (merged == nullptr) return;  // recorded; the engine's next check reports it
+    cudaMemsetAsync(merged, 0, bytes, stream());  // all-zero limbs and flags: exact_init
     ChannelLeaves leaves;
-    leaves.accs = accs;
+    leaves.accs = merged;
     launch_channel_leaves<S>(name, term, q, leaves);
-    launch_elementwise(name, channel_merge_kernel, S * q.C, S, q,
-                       static_cast<const common::ExactAcc*>(accs), merged);
-    launch_elementwise(name, channel_part_kernel, S * q.C, S, q,
-                       static_cast<const common::ExactAcc*>(merged), part.sink, part.local);
+    bool hands_on = false;
+    for (int s = 0; s < S; ++s)
+        hands_on = hands_on || part.sink.sum[s] != nullptr || part.local.sum[s] != nullptr;
+    if (hands_on)
+        launch_elementwise(name, channel_part_kernel, S * q.C, S, q,
+                           static_cast<const common::ExactAcc*>(merged), part.sink, part.local);
     if (part.parts != nullptr) complete_exact(*part.parts, merged, S, q.C);
     launch_elementwise(name, channel_round_kernel, S * q.C, S, q,
                        static_cast<const common::ExactAcc*>(merged), out);
 }
 
-/// channel_totals of a whole batch (or a part's own totals, in the float modes).
+/// channel_totals of a whole batch (or a part's own totals) in the float modes.
 template <int S, class Term>
 void channel_totals_whole(const char* name, const Term& term, const ChannelTotals& q,
                           const ChannelSums& out) {
@@ -144,9 +141,8 @@ void channel_totals_whole(const char* name, const Term& term, const ChannelTotal
         launch_channel_leaves<S>(name, term, q, leaves);
         return;
     }
-    const std::size_t leaf = mode == common::AccumMode::kKahan   ? sizeof(common::KahanSum)
-                             : mode == common::AccumMode::kExact ? sizeof(common::ExactAcc)
-                                                                 : sizeof(float);
+    const std::size_t leaf =
+        mode == common::AccumMode::kKahan ? sizeof(common::KahanSum) : sizeof(float);
     const std::size_t leaves = static_cast<std::size_t>(S * rows) * leaf;
     const std::size_t offset = (leaves + 255) / 256 * 256;
     char* s =
@@ -155,16 +151,16 @@ void channel_totals_whole(const char* name, const Term& term, const ChannelTotal
     uint32_t* order = reinterpret_cast<uint32_t*>(s + offset);
     launch_channel_leaves<S>(name, term, q,
                              ChannelLeaves{reinterpret_cast<float*>(s),
-                                           reinterpret_cast<common::KahanSum*>(s),
-                                           reinterpret_cast<common::ExactAcc*>(s), ChannelSums{}});
+                                           reinterpret_cast<common::KahanSum*>(s), nullptr,
+                                           ChannelSums{}});
     if (mode == common::AccumMode::kPermuted) {
         channel_order_kernel<<<1, 1, 0, stream()>>>(order, q);
         check_launch(name);
     }
-    launch_elementwise(
-        name, channel_combine_kernel, S * q.C, S, q, reinterpret_cast<const float*>(s),
-        reinterpret_cast<const common::KahanSum*>(s), reinterpret_cast<const common::ExactAcc*>(s),
-        static_cast<const uint32_t*>(order), out);
+    launch_elementwise(name, channel_combine_kernel, S * q.C, S, q,
+                       reinterpret_cast<const float*>(s),
+                       reinterpret_cast<const common::KahanSum*>(s),
+                       static_cast<const uint32_t*>(order), out);
 }
 
 /// Totals s of every channel into out.sum[s]; for a part of a split batch (`part`), also what
@@ -174,8 +170,8 @@ template <int S, class Term>
 void channel_totals(const char* name, const Term& term, const ChannelTotals& q,
                     const ChannelSums& out, const ChannelPart* part = nullptr) {
     if (q.C <= 0) return;
-    if (part != nullptr && q.accum.mode == common::AccumMode::kExact) {
-        channel_totals_exact_part<S>(name, term, q, out, *part);
+    if (q.accum.mode == common::AccumMode::kExact) {
+        channel_totals_exact<S>(name, term, q, out, part != nullptr ? *part : ChannelPart{});
         return;
     }
     channel_totals_whole<S>(name, term, q, out);

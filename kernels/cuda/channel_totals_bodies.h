@@ -6,18 +6,19 @@
 // whole grids. Per mode, as the contracts (kernels/bias_add.h, kernels/batchnorm2d.h) define:
 //   leaves   per row (fold_row_leaf): tree, permuted, atomic: +0 + t(r, 0) + t(r, 1) + ...
 //            (index order); kahan: kahan_add from (+0, +0); exact: an ExactAcc of every term
-//            (added in exact double segments, exact_stream_add).
+//            (added in exact double segments, exact_stream_add), merged with integer atomics
+//            into its channel's zeroed accumulator as soon as it is made.
 //            One thread per row reading its own row (channel_leaves_body), or for long rows the
 //            staged block program of channel_leaves_staged.h: the same chains, coalesced loads.
 //   combine  one thread per (sum, channel): tree T over the N sample leaves in sample order;
 //            kahan: the same tree with kahan_merge, then kahan_value; permuted: +0 + leaf(o[0])
-//            + leaf(o[1]) + ..., o drawn once per call; exact: the leaves' accumulators merged
-//            (integer sums, any grouping) and rounded once.
+//            + leaf(o[1]) + ..., o drawn once per call; exact: no combine, the channel's merged
+//            accumulator (integer sums: any order) rounded once (channel_round_body).
 //   atomic   each row's leaf atomic-added into the zeroed total as soon as it is computed: no
 //            combine, no ORDER on purpose.
-// Layout of the scratch: leaves of sum s at [s * rows + r]. Total s of channel c goes to
-// out.sum[s][c] (ChannelSums: each sum its own array, e.g. batch-norm's dbeta and dgamma).
-// A part of a split batch in the exact mode merges instead (channel_merge_body), hands its
+// Layout of the scratch: leaves of sum s at [s * rows + r]; exact: the merged accumulators at
+// [s * C + c]. Total s of channel c goes to out.sum[s][c] (ChannelSums: each sum its own array,
+// e.g. batch-norm's dbeta and dgamma). A part of a split batch in the exact mode also hands its
 // unrounded totals on (channel_part_body: into the caller's accumulators, rounded as its own
 // share) and rounds the totals once they are the whole batch's (channel_round_body).
 #pragma once
@@ -50,7 +51,7 @@ struct ChannelTotals {
 struct ChannelLeaves {
     float* leaves = nullptr;              // tree, permuted: [s * rows + r]
     common::KahanSum* kleaves = nullptr;  // kahan: [s * rows + r]
-    common::ExactAcc* accs = nullptr;     // exact: [s * rows + r]
+    common::ExactAcc* accs = nullptr;     // exact: merged into [s * C + r % C], zeroed first
     ChannelSums atomic_out;               // atomic: leaves atomic-added into sum[s][r % C]
 };
 
@@ -84,10 +85,10 @@ DT_HD void fold_row_leaf(const ChannelTotals& q, int64_t r, bool store, const Ch
                     for (int s = 0; s < S; ++s) common::exact_normalise(e[s]);
             });
             if (store) {
-                for (int s = 0; s < S; ++s) {
+                for (int s = 0; s < S; ++s) {  // ORDER: none (integer sums, 1 unit each)
                     common::exact_stream_flush(e[s], seg[s]);
                     common::exact_normalise(e[s]);
-                    out.accs[s * rows + r] = e[s];
+                    common::exact_atomic_merge(out.accs + s * q.C + r % q.C, e[s]);
                 }
             }
             return;
@@ -132,11 +133,10 @@ DT_HD void channel_order_body(const GridPos& t, uint32_t* order, const ChannelTo
     if (t.global() == 0) common::permute_order(order, q.N, q.accum.permute_key);
 }
 
-/// out.sum[s][c] from the leaves, one thread per (sum, channel); every mode but atomic.
+/// out.sum[s][c] from the leaves, one thread per (sum, channel); tree, kahan and permuted.
 DT_HD void channel_combine_body(const GridPos& t, int S, const ChannelTotals& q,
                                 const float* leaves, const common::KahanSum* kleaves,
-                                const common::ExactAcc* accs, const uint32_t* order,
-                                const ChannelSums& out) {
+                                const uint32_t* order, const ChannelSums& out) {
     const int64_t rows = q.N * q.C;
     common::grid_stride(t, S * q.C, [&](int64_t i) {
         const int64_t s = i / q.C, c = i % q.C, base = s * rows + c;
@@ -151,13 +151,7 @@ DT_HD void channel_combine_body(const GridPos& t, int S, const ChannelTotals& q,
             case common::AccumMode::kKahan:  // ORDER: T_k, then kahan_value
                 total = common::kahan_value(common::kahan_tree_combine(kleaves + base, q.N, q.C));
                 return;
-            case common::AccumMode::kExact: {  // ORDER: none, rounded once
-                common::ExactAcc a;
-                common::exact_init(a);
-                for (int64_t n = 0; n < q.N; ++n) common::exact_merge(a, accs[base + n * q.C]);
-                total = common::exact_value(a);
-                return;
-            }
+            case common::AccumMode::kExact:  // channel_round_body
             case common::AccumMode::kAtomic:
                 return;
         }
@@ -165,20 +159,6 @@ DT_HD void channel_combine_body(const GridPos& t, int S, const ChannelTotals& q,
 }
 
 // ---- a part of a split batch (engine/runtime/batch_split.h) ----
-
-/// exact: merged[s * C + c] = the leaves of sum s of channel c merged, unrounded (the combine's
-/// sum before its rounding), one thread per (sum, channel).
-DT_HD void channel_merge_body(const GridPos& t, int S, const ChannelTotals& q,
-                              const common::ExactAcc* accs, common::ExactAcc* merged) {
-    const int64_t rows = q.N * q.C;
-    common::grid_stride(t, S * q.C, [&](int64_t i) {
-        const int64_t s = i / q.C, c = i % q.C, base = s * rows + c;
-        common::ExactAcc a;
-        common::exact_init(a);
-        for (int64_t n = 0; n < q.N; ++n) common::exact_merge(a, accs[base + n * q.C]);
-        merged[i] = a;
-    });
-}
 
 /// Where a part's unrounded exact totals go: sum[s][c] (the caller's accumulators, device).
 struct ChannelSinks {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The launch sequence of kernels/cuda/channel_totals.cuh run on the host over whole grids (the
-// leaves, order and combine bodies, or the atomic leaves into zeroed totals), for the host-grid
+// leaves, order and combine bodies; the atomic leaves into zeroed totals; the exact leaves merged
+// into zeroed accumulators, then rounded), for the host-grid
 // tests of the kernels built on it (bias.grad, batch-norm). The leaves run as the launcher runs
 // them: the staged block program for long rows (with real barriers), else a thread per row.
 #pragma once
@@ -44,20 +45,27 @@ std::vector<float> channel_totals_on_grid(const Term& term, const kernels::cuda:
     for (int s = 0; s < S; ++s) out.sum[s] = totals.data() + s * q.C;
     std::vector<float> leaves(static_cast<std::size_t>(S * rows));
     std::vector<kernels::common::KahanSum> kleaves(leaves.size());
-    std::vector<kernels::common::ExactAcc> accs(leaves.size());
+    std::vector<kernels::common::ExactAcc> merged(static_cast<std::size_t>(S * q.C));
+    for (kernels::common::ExactAcc& a : merged) kernels::common::exact_init(a);
     std::vector<uint32_t> order(static_cast<std::size_t>(q.N));
     const bool atomic = q.accum.mode == kernels::common::AccumMode::kAtomic;
+    const bool exact = q.accum.mode == kernels::common::AccumMode::kExact;
     channel_leaves_on_grid<S>(term, q,
-                              kc::ChannelLeaves{leaves.data(), kleaves.data(), accs.data(),
+                              kc::ChannelLeaves{leaves.data(), kleaves.data(), merged.data(),
                                                 atomic ? out : kc::ChannelSums{}},
                               staged);
     if (atomic) return totals;
+    if (exact) {
+        for_each_thread(
+            kc::elementwise_blocks(S * q.C), kc::kElementwiseThreads,
+            [&](const GridPos& t) { kc::channel_round_body(t, S, q, merged.data(), out); });
+        return totals;
+    }
     for_each_thread(1, 1, [&](const GridPos& t) { kc::channel_order_body(t, order.data(), q); });
-    for_each_thread(kc::elementwise_blocks(S * q.C), kc::kElementwiseThreads,
-                    [&](const GridPos& t) {
-                        kc::channel_combine_body(t, S, q, leaves.data(), kleaves.data(),
-                                                 accs.data(), order.data(), out);
-                    });
+    for_each_thread(
+        kc::elementwise_blocks(S * q.C), kc::kElementwiseThreads, [&](const GridPos& t) {
+            kc::channel_combine_body(t, S, q, leaves.data(), kleaves.data(), order.data(), out);
+        });
     return totals;
 }
 

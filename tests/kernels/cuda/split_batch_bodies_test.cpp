@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The CUDA kernels' bodies for a batch split into parts (engine/runtime/batch_split.h), on the
 // host over whole grids: in the exact mode conv.wgrad (the tiled leaves, then the combination
-// with exact_out), linear.wgrad and the per-channel totals of bias.grad and bn.backward
-// (channel_merge_body, channel_part_body, channel_round_body) add each part's unrounded sums to
-// the caller's accumulators; rounded, those give the whole batch's CPU bits for every cut, and
-// each part's own rounded totals are the CPU's for that part. The host staging of batch norm's
+// with exact_out), linear.wgrad and the per-channel totals of bias.grad and bn.backward (the
+// leaves merged into the channels' accumulators, channel_part_body, channel_round_body) add each
+// part's unrounded sums to the caller's accumulators; rounded, those give the whole batch's CPU
+// bits for every cut, and each part's own rounded totals are the CPU's for that part. The host staging of batch norm's
 // hook (channel_totals.cuh) runs only on a GPU (tests/engine/ops/device_ops_test.cpp).
 #include <gtest/gtest.h>
 
@@ -116,18 +116,16 @@ TEST(CudaSplitBatchBodies, LinearWgradPartsAddUpToTheWholeBatch) {
     }
 }
 
-/// The per-channel totals of one part in the exact mode, as channel_totals_exact_part runs them
-/// (without a hook): leaves, merge, the part's share handed on; returns the merged accumulators.
+/// The per-channel totals of one part in the exact mode, as channel_totals_exact runs them
+/// (without a hook): the leaves merged into zeroed accumulators, the part's share handed on;
+/// returns the merged accumulators.
 template <int S, class Term>
 std::vector<ExactAcc> channel_part(const Term& term, const cuda::ChannelTotals& q,
                                    const cuda::ChannelSinks& sink, const cuda::ChannelSums& local) {
-    std::vector<ExactAcc> accs(static_cast<std::size_t>(S * q.N * q.C)), merged(S * q.C);
+    std::vector<ExactAcc> merged = zero_accs(S * q.C);
     cuda::ChannelLeaves leaves;
-    leaves.accs = accs.data();
+    leaves.accs = merged.data();
     test::channel_leaves_on_grid<S>(term, q, leaves);
-    for_each_thread(2, 16, [&](const GridPos& t) {
-        cuda::channel_merge_body(t, S, q, accs.data(), merged.data());
-    });
     for_each_thread(2, 16, [&](const GridPos& t) {
         cuda::channel_part_body(t, S, q, merged.data(), sink, local);
     });
