@@ -176,6 +176,23 @@ TEST_P(DeviceOps, ConvExactWgradWithLimbAtomics) {
     }
 }
 
+TEST_P(DeviceOps, PerChannelTotalsOverLongRows) {
+    // Rows long enough for the staged leaves (kernels/cuda/channel_leaves_staged.h): batch
+    // norm's 40 rows of 289 positions (two blocks, three chunks, the last partial) and
+    // bias.grad's 33 rows of 169 (two blocks, two chunks).
+    const Tensor x = uniform({5, 8, 17, 17}, 21, -3.0f, 5.0f), g = uniform({8}, 22),
+                 be = uniform({8}, 23);
+    expect_device_equals_cpu(
+        [&](const auto& in) {
+            Tensor rm = Tensor::zeros({8}, DType::kF32, in[0].device()),
+                   rv = Tensor::full({8}, 1.0f, in[0].device());
+            return batchnorm2d(in[0], in[1], in[2], rm, rv, {true, 0.1f, 1e-5f});
+        },
+        {x, g, be});
+    const Tensor xb = uniform({3, 11, 13, 13}, 24), b = uniform({11}, 25);
+    expect_device_equals_cpu([](const auto& in) { return bias_add(in[0], in[1]); }, {xb, b});
+}
+
 TEST_P(DeviceOps, BatchNormInTrainingAndEvaluation) {
     const Tensor x = uniform({5, 4, 6, 6}, 11, -3.0f, 5.0f), g = uniform({4}, 12),
                  be = uniform({4}, 13);
