@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The launch sequence of kernels/cuda/channel_totals.cuh run on the host over whole grids (the
-// leaves, order and combine bodies; the atomic leaves into zeroed totals; the exact leaves merged
-// into zeroed accumulators, then rounded), for the host-grid
-// tests of the kernels built on it (bias.grad, batch-norm). The leaves run as the launcher runs
-// them: the staged block program for long rows (with real barriers), else a thread per row.
+// leaves, order and combine bodies; the atomic leaves into zeroed totals; the exact leaves
+// merged into zeroed accumulators, then rounded), for the host-grid tests of the kernels built
+// on it (bias.grad, batch-norm). The leaves run as the launcher runs them: the staged block
+// program for long rows (with real barriers), else a thread per row.
 #pragma once
 #include <vector>
 
