@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "tests/support/channel_totals_grid.h"
@@ -21,6 +22,8 @@
 
 namespace dt::kernels {
 namespace {
+
+using common::GridPos;
 
 /// The launcher's sequence (kernels/cuda/bias_grad.cu) with its grids, on the host (`staged`:
 /// the leaves' way, as in test::channel_totals_on_grid).
@@ -53,6 +56,28 @@ TEST(CudaBiasGradBodies, EveryModeEqualsTheCpu) {
             }
         }
     }
+}
+
+TEST(CudaBiasGradBodies, StagedLeavesStrideOverTheirBlocks) {
+    // A grid smaller than the row blocks (a launch past kElementwiseMaxBlocks blocks): 105 rows
+    // are four blocks of 32, run by two, give the leaves of a block per row block.
+    const BiasAddParams p{7, 15, 40};
+    const std::vector<float> dy =
+        test::uniform_floats(p.n * p.c * p.p, -1.0f, 1.0f, test::test_seed(), 5);
+    const cuda::ChannelTotals q = cuda::bias_grad_totals(p);
+    ASSERT_EQ(cuda::staged_row_blocks(q), 4);
+    std::vector<float> want(static_cast<std::size_t>(p.n * p.c), NAN), got = want;
+    for (auto [grid, leaves] : {std::pair<uint32_t, float*>{4u, want.data()}, {2u, got.data()}}) {
+        cuda::ChannelLeaves out;
+        out.leaves = leaves;
+        test::run_blocks(grid, cuda::kStagedThreads, cuda::staged_shared_floats<1>(),
+                         [&](const GridPos& t, float* shared, const test::HostSync& sync) {
+                             cuda::channel_leaves_staged_block<1>(
+                                 t, shared, sync, cuda::BiasGradTerm{dy.data(), p.p}, q, out);
+                         });
+    }
+    EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), p.n * p.c));
+    EXPECT_FALSE(std::isnan(want[104]));
 }
 
 }  // namespace
