@@ -24,6 +24,7 @@ namespace {
 struct Info {
     bool cuda_built = false, cuda_available = false;
     std::string cuda_device;  // the device, or why there is none
+    cuda_device::KernelWays cuda_ways;
     bool mpi_built = false;
     std::string mpi_world;  // this process's place in the world
     int max_threads = 0, logical_cores = 0, default_threads = 0;
@@ -41,6 +42,7 @@ Info gather() {
     i.cuda_built = cuda_device::built();
     i.cuda_available = cuda_device::available();
     i.cuda_device = cuda_device::describe();
+    i.cuda_ways = cuda_device::kernel_ways();
     i.mpi_built = mpi_built();
     i.mpi_world = world().describe();
     i.max_threads = omp_get_max_threads();
@@ -63,6 +65,12 @@ void print_text(const Info& i) {
                     ? "compiled in (--device cuda)"
                     : "not compiled (configure with -DDT_ENABLE_CUDA=ON and nvcc on PATH)");
     std::printf("  cuda device     %s\n", i.cuda_device.c_str());
+    if (i.cuda_built)
+        std::printf(
+            "  cuda kernels    tiles %s ($DT_CUDA_TILE), exact wgrad %s ($DT_CUDA_EXACT_WGRAD), "
+            "channel leaves %s ($DT_CUDA_CHANNEL_LEAVES)\n",
+            i.cuda_ways.tile.c_str(), i.cuda_ways.exact_wgrad.c_str(),
+            i.cuda_ways.channel_leaves.c_str());
     std::printf("  mpi             %s\n",
                 i.mpi_built ? ("compiled in (mpirun -np P detrain train/study: "
                                "docs/distributed.md); this process: " +
@@ -87,7 +95,14 @@ nlohmann::json to_json(const Info& i) {
     return {
         {"version", version_string()},
         {"cuda",
-         {{"built", i.cuda_built}, {"available", i.cuda_available}, {"device", i.cuda_device}}},
+         {{"built", i.cuda_built},
+          {"available", i.cuda_available},
+          {"device", i.cuda_device},
+          {"kernel_ways", i.cuda_built
+                              ? nlohmann::json{{"tile", i.cuda_ways.tile},
+                                               {"exact_wgrad", i.cuda_ways.exact_wgrad},
+                                               {"channel_leaves", i.cuda_ways.channel_leaves}}
+                              : nlohmann::json()}}},
         {"mpi", {{"built", i.mpi_built}, {"process", i.mpi_world}}},
         {"openmp",
          {{"max_threads", i.max_threads},

@@ -106,6 +106,12 @@ std::string describe() {
                ", runtime ", d.runtime_version / 1000, ".", d.runtime_version % 1000 / 10);
 }
 
+KernelWays kernel_ways() {
+    return {kc::tile_choice() == kc::TileChoice::kLarge ? "large" : "small",
+            kc::exact_wgrad_way() == kc::ExactWgradWay::kLimbAtomics ? "limbs" : "leaves",
+            kc::channel_leaves_way() == kc::ChannelLeavesWay::kRows ? "rows" : "staged"};
+}
+
 void require() {
     std::string why;
     if (!available(&why)) {
@@ -146,6 +152,7 @@ bool available(std::string* why) {
     return false;
 }
 std::string describe() { return str("none (", kNotBuilt, ")"); }
+KernelWays kernel_ways() { return {}; }
 void require() { throw DeviceError(str("device cuda: ", kNotBuilt)); }
 const DeviceMemory& memory() { throw DeviceError(str("device cuda: ", kNotBuilt)); }
 void check() {}

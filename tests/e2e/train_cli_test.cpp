@@ -104,6 +104,17 @@ TEST_F(TrainCli, HelpAndInfo) {
     EXPECT_EQ(j["cuda"]["built"], dt::cuda_device::built());
     EXPECT_EQ(j["cuda"]["available"], dt::cuda_device::available());
     EXPECT_EQ(j["cuda"]["device"], dt::cuda_device::describe());
+    if (dt::cuda_device::built()) {  // the kernels' ways in force, each set by its variable
+        EXPECT_EQ(j["cuda"]["kernel_ways"]["channel_leaves"], "staged") << json.out;
+        EXPECT_EQ(j["cuda"]["kernel_ways"]["tile"], "small") << json.out;
+        const CliRun rows = dt::test::run_cli(
+            std::string("env DT_CUDA_CHANNEL_LEAVES=rows DT_CUDA_TILE=large ") + DT_DETRAIN_EXE,
+            "info", root_, "ways-env");
+        EXPECT_NE(rows.out.find("tiles large ($DT_CUDA_TILE)"), std::string::npos) << rows.out;
+        EXPECT_NE(rows.out.find("channel leaves rows"), std::string::npos) << rows.out;
+    } else {
+        EXPECT_TRUE(j["cuda"]["kernel_ways"].is_null());
+    }
     EXPECT_EQ(j["cpu_isa"]["supported"][0], "scalar");
     EXPECT_GE(j["openmp"]["logical_cores"].get<int>(), 1);
     EXPECT_TRUE(j["data"]["fashion-mnist"]["found"].is_boolean());
