@@ -58,7 +58,7 @@ void batchnorm2d_stats(const float* x, float* mean, float* var, float* invstd,
     channel_totals<1>("batchnorm2d_stats (mean)", BnMeanTerm{x, p.HW}, batchnorm_totals(p),
                       ChannelSums{{mean, nullptr}}, part);
     launch_elementwise("batchnorm2d_stats (mean)", mean_kernel, p.C, mean, count, on_device(p));
-    channel_totals<1>("batchnorm2d_stats (var)", BnVarTerm{x, mean, p.C, p.HW}, batchnorm_totals(p),
+    channel_totals<1>("batchnorm2d_stats (var)", BnVarTerm{x, mean, p.HW}, batchnorm_totals(p),
                       ChannelSums{{var, nullptr}}, part);
     launch_elementwise("batchnorm2d_stats (var)", var_invstd_kernel, p.C, var, invstd, count,
                        on_device(p));
@@ -100,7 +100,7 @@ void batchnorm2d_backward(const float* dy, const float* x, const float* mean, co
     }
     const bool is_part = p.parts != nullptr || p.exact_dbeta != nullptr;
     // ORDER: dbeta = total(dy), dgamma = total(dy * xhat), then dx per element.
-    channel_totals<2>("batchnorm2d_backward", BnBackwardTerm{x, dy, mean, invstd, p.C, p.HW},
+    channel_totals<2>("batchnorm2d_backward", BnBackwardTerm{x, dy, mean, invstd, p.HW},
                       batchnorm_totals(p), totals, is_part ? &split : nullptr);
     launch_elementwise("batchnorm2d_backward (dx)", dx_kernel, p.N * p.C * p.HW, dy, x, mean,
                        invstd, gamma, static_cast<const float*>(totals.sum[0]),

@@ -21,14 +21,14 @@ DT_HD ChannelTotals batchnorm_totals(const BatchNorm2dParams& p) {
 struct BnMeanTerm {  // t = x
     const float* x;
     int64_t HW;
-    DT_HD void operator()(int64_t r, int64_t i, float* t) const { t[0] = x[r * HW + i]; }
+    DT_HD void operator()(int64_t r, int64_t, int64_t i, float* t) const { t[0] = x[r * HW + i]; }
 };
 struct BnVarTerm {  // t = (x - mean) * (x - mean)
     const float* x;
     const float* mean;
-    int64_t C, HW;
-    DT_HD void operator()(int64_t r, int64_t i, float* t) const {
-        const float d = x[r * HW + i] - mean[r % C];
+    int64_t HW;
+    DT_HD void operator()(int64_t r, int64_t c, int64_t i, float* t) const {
+        const float d = x[r * HW + i] - mean[c];
         t[0] = d * d;
     }
 };
@@ -37,9 +37,8 @@ struct BnBackwardTerm {  // t0 = dy, t1 = dy * ((x - mean) * invstd)
     const float* dy;
     const float* mean;
     const float* invstd;
-    int64_t C, HW;
-    DT_HD void operator()(int64_t r, int64_t i, float* t) const {
-        const int64_t c = r % C;
+    int64_t HW;
+    DT_HD void operator()(int64_t r, int64_t c, int64_t i, float* t) const {
         const float g = dy[r * HW + i];
         t[0] = g;
         t[1] = g * ((x[r * HW + i] - mean[c]) * invstd[c]);

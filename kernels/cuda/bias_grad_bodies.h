@@ -12,11 +12,11 @@
 
 namespace dt::kernels::cuda {
 
-/// The term of row r (= s * C + c) at position i: dy itself.
+/// The term of row r (= s * C + c, channel c) at position i: dy itself.
 struct BiasGradTerm {
     const float* dy;
     int64_t P;
-    DT_HD void operator()(int64_t r, int64_t i, float* t) const { t[0] = dy[r * P + i]; }
+    DT_HD void operator()(int64_t r, int64_t, int64_t i, float* t) const { t[0] = dy[r * P + i]; }
 };
 
 DT_HD ChannelTotals bias_grad_totals(const BiasAddParams& p) {

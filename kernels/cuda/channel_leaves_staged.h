@@ -63,6 +63,8 @@ DT_HD void staged_row_terms(const common::GridPos& t, float* shared, const Sync&
     constexpr int64_t kRounds = kStagedRows * kStagedChunk / kStagedThreads;
     constexpr int64_t kRowStep = kStagedThreads / kStagedChunk;
     const int64_t p = t.thread % kStagedChunk, first_row = t.thread / kStagedChunk;
+    // The channel of row r0 + first_row; those of the next rows by steps (no division per term).
+    const int64_t first_channel = (r0 + first_row) % q.C, channel_step = kRowStep % q.C;
     for (int64_t i0 = 0; i0 < q.len; i0 += kStagedChunk) {
         const int64_t n = q.len - i0 < kStagedChunk ? q.len - i0 : kStagedChunk;
         // Every thread loads all of its terms before it stores any (kRounds loads in flight);
@@ -70,12 +72,15 @@ DT_HD void staged_row_terms(const common::GridPos& t, float* shared, const Sync&
         // whose tile cell no fold reads, instead of a predicate per load.
         const int64_t i = i0 + p < q.len ? i0 + p : q.len - 1;
         float v[kRounds][S];
+        int64_t c = first_channel;  // of row r (of a clamped row: some channel, its read valid)
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
         for (int64_t k = 0; k < kRounds; ++k) {
             const int64_t r = r0 + first_row + k * kRowStep;
-            term(r < rows ? r : rows - 1, i, v[k]);
+            term(r < rows ? r : rows - 1, c, i, v[k]);
+            c += channel_step;
+            if (c >= q.C) c -= q.C;
         }
 #if defined(__CUDA_ARCH__)
 #pragma unroll

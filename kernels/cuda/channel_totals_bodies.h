@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Per-channel totals over the samples of a batch, the shape of the bias.grad, bn.stats and
 // bn.backward sites: x viewed as rows r = n * C + c of `len` contiguous positions, S sums of
-// terms term(r, i) per row, total_s(c) over every row of channel c. Host-device bodies of the
+// terms term(r, c, i) per row (c = r % C, the row's channel, given so that terms need not
+// divide), total_s(c) over every row of channel c. Host-device bodies of the
 // CUDA kernels (used by kernels/cuda/bias_grad.cu and batchnorm2d.cu), tested on the host over
 // whole grids. Per mode, as the contracts (kernels/bias_add.h, kernels/batchnorm2d.h) define:
 //   leaves   per row (fold_row_leaf): tree, permuted, atomic: +0 + t(r, 0) + t(r, 1) + ...
@@ -112,16 +113,17 @@ DT_HD void fold_row_leaf(const ChannelTotals& q, int64_t r, bool store, const Ch
     }
 }
 
-/// Per-row leaves of the S sums of `term` (term(r, i, t) writes t[0..S)), one thread per row
+/// Per-row leaves of the S sums of `term` (term(r, c, i, t) writes t[0..S)), one thread per row
 /// reading its own row (rows too short for the staged program, channel_leaves_staged.h).
 template <int S, class Term>
 DT_HD void channel_leaves_body(const GridPos& t, const Term& term, const ChannelTotals& q,
                                const ChannelLeaves& out) {
     common::grid_stride(t, q.N * q.C, [&](int64_t r) {
+        const int64_t c = r % q.C;
         fold_row_leaf<S>(q, r, true, out, [&](auto&& fold) {
             float v[S];
             for (int64_t i = 0; i < q.len; ++i) {
-                term(r, i, v);
+                term(r, c, i, v);
                 fold(i, static_cast<const float*>(v));
             }
         });

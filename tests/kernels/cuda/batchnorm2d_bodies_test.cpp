@@ -68,7 +68,7 @@ void every_step_and_mode(const BatchNorm2dParams& shape, bool staged) {
             cuda::bn_mean_body(t, mean.data(), batchnorm2d_count(p), p);
         });
         std::vector<float> var = test::channel_totals_on_grid<1>(
-            cuda::BnVarTerm{x.data(), mean.data(), p.C, p.HW}, cuda::batchnorm_totals(p), staged);
+            cuda::BnVarTerm{x.data(), mean.data(), p.HW}, cuda::batchnorm_totals(p), staged);
         std::vector<float> invstd(C);
         for_each_thread(1, 32, [&](const GridPos& t) {
             cuda::bn_var_invstd_body(t, var.data(), invstd.data(), batchnorm2d_count(p), p);
@@ -83,7 +83,7 @@ void every_step_and_mode(const BatchNorm2dParams& shape, bool staged) {
                                          batchnorm2d_count(p), p);
         });
         const std::vector<float> totals = test::channel_totals_on_grid<2>(
-            cuda::BnBackwardTerm{x.data(), dy.data(), mean.data(), invstd.data(), p.C, p.HW},
+            cuda::BnBackwardTerm{x.data(), dy.data(), mean.data(), invstd.data(), p.HW},
             cuda::batchnorm_totals(p), staged);
         const std::vector<float> db(totals.begin(), totals.begin() + C),
             dg(totals.begin() + C, totals.end());
