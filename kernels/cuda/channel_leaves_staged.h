@@ -95,10 +95,11 @@ DT_HD void staged_row_terms(const common::GridPos& t, float* shared, const Sync&
 #if defined(__CUDA_ARCH__)
 #pragma unroll 8
 #endif
-            for (int64_t c = 0; c < n; ++c) {
+            for (int64_t at = 0; at < n; ++at) {
                 float w[S];
-                for (int s = 0; s < S; ++s) w[s] = shared[(s * kStagedRows + j) * kStagedPitch + c];
-                fold(i0 + c, static_cast<const float*>(w));
+                for (int s = 0; s < S; ++s)
+                    w[s] = shared[(s * kStagedRows + j) * kStagedPitch + at];
+                fold(i0 + at, static_cast<const float*>(w));
             }
         }
         sync();  // folded: the next chunk may overwrite the tiles
