@@ -7,10 +7,8 @@
 // in atomic: its order is timing's). Prints {"op": "channel", ...} per kernel x shape x mode.
 #pragma once
 #include <cstdio>
-#include <cstring>
 #include <functional>
 #include <string>
-#include <vector>
 
 #include "bench/gpu/kernel_bench_common.h"
 #include "engine/core/tensor.h"
@@ -35,22 +33,19 @@ inline void channel_variants(Timer& timer, int reps) {
     // Times run(out) with either way; prints the line.
     const auto time_both = [&](const char* kernel, const std::string& shape, kc::AccumMode mode,
                                int64_t out_n, const std::function<void(float*)>& run) {
-        Tensor out = Tensor::empty({out_n}, DType::kF32, Device::kCuda);
-        double ms[2];
-        std::vector<float> bits[2];
-        for (int v = 0; v < 2; ++v) {
-            cu::set_channel_leaves_way(v == 0 ? cu::ChannelLeavesWay::kStaged
-                                              : cu::ChannelLeavesWay::kRows);
-            ms[v] = median_time(timer, reps, [&] { run(out.f32()); });
-            bits[v] = out.to_vector();
-        }
-        const bool same = std::memcmp(bits[0].data(), bits[1].data(), bits[0].size() * 4) == 0;
+        const TwoWays t = time_two_ways(
+            timer, reps, out_n,
+            [](int w) {
+                cu::set_channel_leaves_way(w == 0 ? cu::ChannelLeavesWay::kStaged
+                                                  : cu::ChannelLeavesWay::kRows);
+            },
+            run);
         std::printf(
             "{\"op\": \"channel\", \"kernel\": \"%s\", \"shape\": \"%s\", \"mode\": \"%s\", "
             "\"staged_ms\": %.4f, \"rows_ms\": %.4f, \"staged_vs_rows\": %.3f, \"bits_equal\": "
             "%s}\n",
-            kernel, shape.c_str(), kc::accum_mode_name(mode), ms[0], ms[1], ms[0] / ms[1],
-            mode == kc::AccumMode::kAtomic ? "null" : (same ? "true" : "false"));
+            kernel, shape.c_str(), kc::accum_mode_name(mode), t.ms[0], t.ms[1], t.ms[0] / t.ms[1],
+            mode == kc::AccumMode::kAtomic ? "null" : (t.same_bits ? "true" : "false"));
         std::fflush(stdout);
     };
     for (const Shape& s : shapes) {

@@ -208,19 +208,17 @@ void tile_variants(Timer& timer, int reps) {
                                 {128, 256, 8, 256, "resnet18 layer3"}};
     const auto time_both = [&](const char* kernel, const std::string& shape,
                                const std::function<void(float*)>& run, int64_t out_n) {
-        Tensor out = Tensor::empty({out_n}, dt::DType::kF32, Device::kCuda);
-        double ms[2];
-        std::vector<float> bits[2];
-        for (int v = 0; v < 2; ++v) {
-            cu::set_tile_choice(v == 0 ? cu::TileChoice::kSmall : cu::TileChoice::kLarge);
-            ms[v] = median_time(timer, reps, [&] { run(out.f32()); });
-            bits[v] = out.to_vector();
-        }
-        const bool same = std::memcmp(bits[0].data(), bits[1].data(), bits[0].size() * 4) == 0;
+        const dt::bench::TwoWays t = dt::bench::time_two_ways(
+            timer, reps, out_n,
+            [](int w) {
+                cu::set_tile_choice(w == 0 ? cu::TileChoice::kSmall : cu::TileChoice::kLarge);
+            },
+            run);
         std::printf(
             "{\"op\": \"tile\", \"kernel\": \"%s\", \"shape\": \"%s\", \"small_ms\": %.4f, "
             "\"large_ms\": %.4f, \"large_vs_small\": %.3f, \"bits_equal\": %s}\n",
-            kernel, shape.c_str(), ms[0], ms[1], ms[1] / ms[0], same ? "true" : "false");
+            kernel, shape.c_str(), t.ms[0], t.ms[1], t.ms[1] / t.ms[0],
+            t.same_bits ? "true" : "false");
         std::fflush(stdout);
     };
     const cu::TileChoice before = cu::tile_choice();

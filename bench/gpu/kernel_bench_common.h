@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -75,6 +76,27 @@ inline double median_time(Timer& timer, int reps, const std::function<void()>& f
         if (r > 0) t.push_back(m);
     }
     return median(t);
+}
+
+/// Two ways of one computation (two settings giving the same bits, e.g. a tile shape): run(out)
+/// timed by median_time after set(0), then after set(1), into a device buffer of n floats;
+/// ms[w] per way and whether both left the same bits in it.
+struct TwoWays {
+    double ms[2];
+    bool same_bits;
+};
+inline TwoWays time_two_ways(Timer& timer, int reps, int64_t n, const std::function<void(int)>& set,
+                             const std::function<void(float*)>& run) {
+    Tensor out = Tensor::empty({n}, DType::kF32, Device::kCuda);
+    TwoWays r{};
+    std::vector<float> bits[2];
+    for (int w = 0; w < 2; ++w) {
+        set(w);
+        r.ms[w] = median_time(timer, reps, [&] { run(out.f32()); });
+        bits[w] = out.to_vector();
+    }
+    r.same_bits = std::memcmp(bits[0].data(), bits[1].data(), bits[0].size() * sizeof(float)) == 0;
+    return r;
 }
 
 }  // namespace dt::bench
