@@ -8,7 +8,7 @@ lent a GPU records what ran rather than copying figures by hand:
       # paragraph the first time)
 The record: date, GPU, commit; the steps (failed ones with the end of their log); the test
 counts and failing tests; each CPU-vs-GPU hash pair; the audit's first difference; issue 20's
-targets; detrain's step figures, the PyTorch peer's, the tile, optimizer and channel-leaves
+targets; detrain's step figures, the PyTorch peer's, the tile, optimizer and per-channel totals
 comparisons and each kernel's figures per mode."""
 import json
 import os
@@ -126,7 +126,7 @@ def record(out):
                  for p in s["pytorch_cuda"]])
     for key, what in (("tiles", "large tile / small tile"),
                       ("optimizer", "one call for all parameters / one per parameter"),
-                      ("channels", "staged leaves / a thread per row")):
+                      ("channels", "block programs / a thread per row and channel")):
         if key not in s:  # a summary from before the comparison existed
             continue
         ratios = next((v for k, v in s[key].items() if k != "bits_equal"), {})

@@ -127,8 +127,9 @@ def tiles(kernels):
 
 
 def channels(kernels):
-    """The per-channel totals' leaves, staged block program against a thread per row: per kernel,
-    mode and shape the staged way's time over the other's."""
+    """The per-channel totals, block programs (staged leaves, tree combine in blocks) against a
+    thread per row and per channel: per kernel, mode and shape the staged way's time over the
+    other's."""
     return compared(kernels, "channel", "staged_vs_rows",
                     lambda k: f"{k['kernel']} {k['mode']} {k['shape']}")
 

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 // dt_gpu_kernel_bench's per-channel totals lines: bias.grad, bn.stats and bn.backward (the sites
-// built on kernels/cuda/channel_totals.cuh) with the leaves run by the staged block program
-// (channel_leaves_staged.h, the default for rows of at least kStagedMinLen positions) against
-// one thread per row (ChannelLeavesWay::kRows), for the reference models' long-row shapes, in
-// the tree, atomic and exact modes; and whether both ways gave the same bits (they must, but
-// in atomic: its order is timing's). Prints {"op": "channel", ...} per kernel x shape x mode.
+// built on kernels/cuda/channel_totals.cuh) run the staged way (the default: the leaves by the
+// staged block program of channel_leaves_staged.h for rows of at least kStagedMinLen positions,
+// the tree combine by the block program of channel_combine_block.h) against the rows way (one
+// thread per row, one per sum and channel: ChannelLeavesWay::kRows), for the reference models'
+// long-row shapes and one short-row shape (ResNet-18's last layer: rows of 16, leaves a thread
+// per row both ways, so that its tree lines time the combines alone), in the tree, atomic and
+// exact modes; and whether both ways gave the same bits (they must, but in atomic: its order is
+// timing's). Prints {"op": "channel", ...} per kernel x shape x mode.
 #pragma once
 #include <cstdio>
 #include <functional>
@@ -26,7 +29,8 @@ inline void channel_variants(Timer& timer, int reps) {
     };
     const Shape shapes[] = {{128, 16, 28, "smallcnn conv1"},
                             {128, 64, 32, "resnet18 layer1"},
-                            {128, 128, 16, "resnet18 layer2"}};
+                            {128, 128, 16, "resnet18 layer2"},
+                            {128, 512, 4, "resnet18 layer4"}};
     const kc::AccumMode modes[] = {kc::AccumMode::kTree, kc::AccumMode::kAtomic,
                                    kc::AccumMode::kExact};
     const cu::ChannelLeavesWay before = cu::channel_leaves_way();

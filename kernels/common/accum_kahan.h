@@ -130,6 +130,15 @@ DT_HD void kahan_tree_sum_push_8(KahanTreeSum& t, KahanSum* v) {
     t.count += 8;
 }
 
+/// T of the n <= 8 KahanSums v[0..n) with kahan_merge ((+0, +0) for n == 0), v overwritten.
+/// ORDER: as tree_of_at_most_8, kahan_merge(v[k], v[k + w]) for the sum.
+DT_HD KahanSum kahan_tree_of_at_most_8(KahanSum* v, int n) {
+    for (int w = 1; w < 8; w *= 2)
+        for (int k = 0; k + w < 8; k += 2 * w)
+            if (k + w < n) kahan_merge(v[k], v[k + w]);
+    return n > 0 ? v[0] : kahan_zero();
+}
+
 /// T(leaf(0), ..., leaf(n - 1)) with kahan_merge, each leaf(i) (a KahanSum) evaluated once:
 /// blocks of 8 by kahan_tree_sum_push_8, the rest one by one; (+0, +0) for n == 0.
 template <class Leaf>

@@ -8,10 +8,14 @@
 //      n=7: ((p0+p1)+(p2+p3)) + ((p4+p5)+p6).
 // It is evaluated as a binary counter: leaf c (0-based) is written to slot popcount(c); then, for
 // each trailing one bit of c, slot[d-1] = slot[d-1] + slot[d] (left operand first) and d -= 1. At
-// the end the popcount(n) remaining slots are folded right to left: slot[d-1] = slot[d-1] + slot[d].
-// This yields exactly T above and needs only floor(log2 n) + 2 slots, so leaves can be produced
-// one at a time (or in waves) without storing all of them. The shape depends on n alone, never on
-// thread count or launch geometry, which is why results do not depend on them.
+// the end the popcount(n) remaining slots are folded right to left: slot[d-1] = slot[d-1] +
+// slot[d]. This yields exactly T above and needs only floor(log2 n) + 2 slots, so leaves can be
+// produced one at a time (or in waves) without storing all of them. The shape depends on n alone,
+// never on thread count or launch geometry, which is why results do not depend on them. Blocks: for
+// any power of two B, T(p[0..n)) = T(b[0..m)) with b[j] = T(p[jB..min(jB + B, n))) and m = ceil(n /
+// B): every split of T at or above size B falls on a multiple of B. With B = 2 at every level that
+// is pairs, then pairs of pairs, ... (tree_of_at_most_8); tree_sum_push_8 (B = 8) and the CUDA
+// per-channel combine (kernels/cuda/channel_combine_block.h) rest on it.
 //
 // Which leaves a kernel uses is part of its recipe (kernels/README.md): for reductions across the
 // samples of a batch, one leaf per sample, summed in index order inside the sample.
@@ -74,6 +78,17 @@ DT_HD float tree_sum_finish(TreeSum& t) {
 /// T of 8 leaves v[0..8): the perfect tree. ORDER: ((v0+v1)+(v2+v3)) + ((v4+v5)+(v6+v7)).
 DT_HD float tree_of_8(const float* v) {
     return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+}
+
+/// T of the n <= 8 leaves v[0..n) (+0 for n == 0), v overwritten. ORDER: pairs, then pairs of
+/// pairs, ... (the header's blocks, B = 2 at every level): v[k] = v[k] + v[k + w] for w = 1, 2,
+/// 4 and k = 0, 2w, 4w, ... where k + w < n. The loops' trip counts are constants, so a device
+/// thread keeps v in registers. For n == 8 it is tree_of_8.
+DT_HD float tree_of_at_most_8(float* v, int n) {
+    for (int w = 1; w < 8; w *= 2)
+        for (int k = 0; k + w < 8; k += 2 * w)
+            if (k + w < n) v[k] = v[k] + v[k + w];
+    return n > 0 ? v[0] : 0.0f;
 }
 
 /// Pushes leaves 8m..8m+7 at once (t.count = 8m), as tree_of_8 of them: the same additions on

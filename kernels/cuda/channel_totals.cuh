@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Launcher of the per-channel totals of channel_totals_bodies.h, for the .cu files whose sites
 // have that shape (bias_grad.cu, batchnorm2d.cu): scratch for the leaves and the sample order,
-// then leaves, order and combine kernels on the engine's stream; atomic: totals zeroed, leaves
+// then leaves, order and combine kernels on the engine's stream (tree, kahan: the combine block
+// program of channel_combine_block.h, unless the way says rows); atomic: totals zeroed, leaves
 // atomic-added; exact: the channels' accumulators zeroed, the leaves merged into them with
 // integer atomics, then rounded. out.sum[s][c] receives total s of channel c. A part of a split batch
 // (ChannelPart) also hands on its own totals and has the hook of kernels/batchnorm2d.h complete
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "kernels/batchnorm2d.h"
+#include "kernels/cuda/channel_combine_block.h"
 #include "kernels/cuda/channel_leaves_staged.h"
 #include "kernels/cuda/channel_totals_bodies.h"
 #include "kernels/cuda/launch.cuh"
@@ -39,6 +41,12 @@ __global__ void channel_combine_kernel(int S, ChannelTotals q, const float* leav
                                        const common::KahanSum* kleaves, const uint32_t* order,
                                        ChannelSums out) {
     channel_combine_body(GridPos::here(), S, q, leaves, kleaves, order, out);
+}
+
+__global__ void channel_combine_block_kernel(int S, ChannelTotals q, const float* leaves,
+                                             const common::KahanSum* kleaves, ChannelSums out) {
+    __shared__ float shared[kCombineSharedFloats];
+    channel_combine_block(GridPos::here(), shared, DeviceSync{}, S, q, leaves, kleaves, out);
 }
 
 __global__ void channel_part_kernel(int S, ChannelTotals q, const common::ExactAcc* merged,
@@ -153,6 +161,13 @@ void channel_totals_whole(const char* name, const Term& term, const ChannelTotal
                              ChannelLeaves{reinterpret_cast<float*>(s),
                                            reinterpret_cast<common::KahanSum*>(s), nullptr,
                                            ChannelSums{}});
+    if (channel_leaves_way() != ChannelLeavesWay::kRows && channel_combine_in_blocks(q)) {
+        channel_combine_block_kernel<<<combine_grid(S, q), kCombineThreads, 0, stream()>>>(
+            S, q, reinterpret_cast<const float*>(s), reinterpret_cast<const common::KahanSum*>(s),
+            out);
+        check_launch(name);
+        return;
+    }
     if (mode == common::AccumMode::kPermuted) {
         channel_order_kernel<<<1, 1, 0, stream()>>>(order, q);
         check_launch(name);

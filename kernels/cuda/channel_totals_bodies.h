@@ -15,6 +15,9 @@
 //            kahan: the same tree with kahan_merge, then kahan_value; permuted: +0 + leaf(o[0])
 //            + leaf(o[1]) + ..., o drawn once per call; exact: no combine, the channel's merged
 //            accumulator (integer sums: any order) rounded once (channel_round_body).
+//            The launcher runs the tree and kahan combines as the block program of
+//            channel_combine_block.h (a block per 8 channels, the leaves in 32 parts at once:
+//            the same tree T), unless its way says rows (kernels/cuda/runtime.h).
 //   atomic   each row's leaf atomic-added into the zeroed total as soon as it is computed: no
 //            combine, no ORDER on purpose.
 // Layout of the scratch: leaves of sum s at [s * rows + r]; exact: the merged accumulators at

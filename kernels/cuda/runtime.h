@@ -76,10 +76,12 @@ enum class ExactWgradWay { kLeaves, kLimbAtomics };
 ExactWgradWay exact_wgrad_way();
 void set_exact_wgrad_way(ExactWgradWay way);
 
-/// How the per-channel totals' leaves run (kernels/cuda/channel_totals.cuh): kStaged (rows of
-/// at least kStagedMinLen positions by the staged block program of channel_leaves_staged.h: the
-/// default) or kRows (one thread per row everywhere). The same bits; which is faster where is
-/// for a GPU to say (dt_gpu_kernel_bench's channel rows). DT_CUDA_CHANNEL_LEAVES=staged|rows
+/// How the per-channel totals run (kernels/cuda/channel_totals.cuh): kStaged (the default: the
+/// leaves of rows of at least kStagedMinLen positions by the staged block program of
+/// channel_leaves_staged.h, the tree and kahan combines by the block program of
+/// channel_combine_block.h) or kRows (one thread per row for every leaf, one per sum and channel
+/// for every combine). The same bits; which is faster where is for a GPU to say
+/// (dt_gpu_kernel_bench's channel rows). DT_CUDA_CHANNEL_LEAVES=staged|rows
 /// sets a process's way (anything else: staged); set_channel_leaves_way changes it.
 enum class ChannelLeavesWay { kStaged, kRows };
 ChannelLeavesWay channel_leaves_way();

@@ -3,10 +3,12 @@
 // leaves, order and combine bodies; the atomic leaves into zeroed totals; the exact leaves
 // merged into zeroed accumulators, then rounded), for the host-grid tests of the kernels built
 // on it (bias.grad, batch-norm). The leaves run as the launcher runs them: the staged block
-// program for long rows (with real barriers), else a thread per row.
+// program for long rows (with real barriers), else a thread per row; the tree and kahan combines
+// as the combine block program (real barriers), or a thread per (sum, channel) in the rows way.
 #pragma once
 #include <vector>
 
+#include "kernels/cuda/channel_combine_block.h"
 #include "kernels/cuda/channel_leaves_staged.h"
 #include "kernels/cuda/channel_totals_bodies.h"
 #include "kernels/cuda/elementwise_bodies.h"
@@ -32,7 +34,7 @@ void channel_leaves_on_grid(const Term& term, const kernels::cuda::ChannelTotals
         [&](const kernels::common::GridPos& t) { kc::channel_leaves_body<S>(t, term, q, out); });
 }
 
-/// totals[s * C + c] as the CUDA launcher computes them (its leaves' way: `staged`).
+/// totals[s * C + c] as the CUDA launcher computes them (its way: `staged`, else rows).
 template <int S, class Term>
 std::vector<float> channel_totals_on_grid(const Term& term, const kernels::cuda::ChannelTotals& q,
                                           bool staged = true) {
@@ -59,6 +61,14 @@ std::vector<float> channel_totals_on_grid(const Term& term, const kernels::cuda:
         for_each_thread(
             kc::elementwise_blocks(S * q.C), kc::kElementwiseThreads,
             [&](const GridPos& t) { kc::channel_round_body(t, S, q, merged.data(), out); });
+        return totals;
+    }
+    if (staged && kc::channel_combine_in_blocks(q)) {
+        run_blocks(kc::combine_grid(S, q), kc::kCombineThreads, kc::kCombineSharedFloats,
+                   [&](const GridPos& t, float* shared, const HostSync& sync) {
+                       kc::channel_combine_block(t, shared, sync, S, q, leaves.data(),
+                                                 kleaves.data(), out);
+                   });
         return totals;
     }
     for_each_thread(1, 1, [&](const GridPos& t) { kc::channel_order_body(t, order.data(), q); });

@@ -137,6 +137,19 @@ TEST(AccumKahan, TreeMatchesRecursiveDefinition) {
     EXPECT_EQ(bits(kahan_value(kahan_tree_combine(leaves.data(), 3))), bits(kahan_value(h)));
 }
 
+TEST(AccumKahan, AFewLeavesInPairsOfPairsAreTheTree) {
+    std::vector<float> x = wide(8 * 5, 9);
+    std::vector<KahanSum> leaves(8);
+    for (int64_t c = 0; c < 8; ++c) leaves[c] = kahan_sum(x.data() + 5 * c, 5);
+    for (int n = 0; n <= 8; ++n) {
+        std::vector<KahanSum> v = leaves;
+        const KahanSum got = kahan_tree_of_at_most_8(v.data(), n);
+        const KahanSum want = kahan_tree_combine(leaves.data(), n);
+        ASSERT_EQ(bits(got.sum), bits(want.sum)) << "n = " << n;
+        ASSERT_EQ(bits(got.comp), bits(want.comp)) << "n = " << n;
+    }
+}
+
 TEST(AccumKahan, ChunkedRecipe) {
     const int64_t n = 1000, chunk = 256;  // leaves [0,256) [256,512) [512,768) [768,1000)
     std::vector<float> x = wide(n, 3);

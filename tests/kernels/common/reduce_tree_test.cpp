@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Pins the tree recipe of kernels/common/reduce_tree.h: its shape for small n written out by hand,
 // its recursive definition for every n up to 300, the slice/stack form used by kernels and the
-// blocks of eight that device threads keep in registers.
+// blocks of eight that device threads keep in registers, a few leaves in pairs of pairs and
+// the blocks of any power of two.
 #include "kernels/common/reduce_tree.h"
 
 #include <gtest/gtest.h>
@@ -87,6 +88,29 @@ TEST(ReduceTree, BlocksOfEightAreEightPushes) {
         for (int64_t i = 0; i < n; ++i) tree_sum_push(t, p[i]);
         const float by_blocks = tree_sum_of(n, [&](int64_t i) { return p[i]; });
         ASSERT_EQ(test::bits(by_blocks), test::bits(tree_sum_finish(t))) << "n = " << n;
+    }
+}
+
+TEST(ReduceTree, AFewLeavesInPairsOfPairsAreTheTree) {
+    // tree_of_at_most_8 is T for every n <= 8; and the header's blocks: T of the blocks' trees is
+    // T of the leaves for every power of two B and every n up to 300.
+    std::vector<float> p = test::uniform_floats(300, -1e4f, 1e4f, test::test_seed(), 3);
+    for (auto& v : p) v = v * v * v;
+    for (int n = 0; n <= 8; ++n) {
+        std::vector<float> v(p.begin(), p.begin() + 8);
+        ASSERT_EQ(test::bits(tree_of_at_most_8(v.data(), n)),
+                  test::bits(reduce_tree_combine(p.data(), n)))
+            << "n = " << n;
+    }
+    for (int64_t b = 1; b <= 256; b *= 2) {
+        for (int64_t n = 1; n <= 300; ++n) {
+            std::vector<float> blocks;
+            for (int64_t lo = 0; lo < n; lo += b)
+                blocks.push_back(reduce_tree_combine(p.data() + lo, n - lo < b ? n - lo : b));
+            ASSERT_EQ(test::bits(reduce_tree_combine(blocks.data(), int64_t(blocks.size()))),
+                      test::bits(reduce_tree_combine(p.data(), n)))
+                << "B = " << b << ", n = " << n;
+        }
     }
 }
 
