@@ -5,9 +5,11 @@
 // of S::kK k's it loads the chunk's A and B panels and a live flag per k into shared memory,
 // waits at a barrier, then each thread continues the chains of its S::kTM x S::kTN outputs, and
 // waits again before the next load (fetched from global memory while the chunk before is
-// computed). The operands are read through tile_operands.h: each thread loads the same rows of
-// A and the same column of B in every chunk, so it works out where they are once and only moves
-// its k positions on from chunk to chunk.
+// computed). A chunk whose kK terms are all live runs them as one unrolled sequence (constant
+// panel offsets, no test or branch per term), another term by term. The operands are read
+// through tile_operands.h: each thread loads the same rows of A and the same column of B in
+// every chunk, so it works out where they are once and only moves its k positions on from chunk
+// to chunk.
 // ORDER: every output's chain is acc = init, then acc = fma(A(i, k), B(k, j), acc) for the live
 // k ascending, one fma per term, never split, so the bits are those of the per-output chain of
 // the CPU recipe whatever the tile shape; the shape only changes where operands come from and
@@ -85,6 +87,23 @@ DT_HD auto plain_out(const Put& put) {
     return columns_out([](int64_t j) { return j; }, put);
 }
 
+/// Term kk of a chunk in thread (ty, tx)'s chains. ORDER: acc[r][c] = fma(A(i, k), B(k, j),
+/// acc[r][c]), called for the chunk's live k ascending (tile_gemm_block).
+template <class S>
+DT_HD void fma_term(const float* as, const float* bs, int kk, int ty, int tx,
+                    float (&acc)[S::kTM][S::kTN]) {
+    float av[S::kTM], bv[S::kTN];
+    DT_UNROLL
+    for (int r = 0; r < S::kTM; ++r) av[r] = as[kk * S::kM + ty * S::kTM + r];
+    DT_UNROLL
+    for (int c = 0; c < S::kTN; ++c) bv[c] = bs[kk * S::kN + tx * S::kTN + c];
+    DT_UNROLL
+    for (int r = 0; r < S::kTM; ++r) {
+        DT_UNROLL
+        for (int c = 0; c < S::kTN; ++c) acc[r][c] = fmaf(av[r], bv[c], acc[r][c]);
+    }
+}
+
 /// Thread t.thread's outputs of the C tile at `o` (C is m x n, K = k): a and b are the operands
 /// (tile_operands.h; elements read for i < m, j < n, k < K only), b.live(k) whether term k is
 /// in the chains, init(i, j) the chain's start; out (a ColumnsOut) receives each output of the
@@ -158,17 +177,18 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
         sync();
         if (k0 + S::kK < k) fetch(k0 + S::kK);
         const int kc = k - k0 < S::kK ? static_cast<int>(k - k0) : S::kK;
-        for (int kk = 0; kk < kc; ++kk) {  // ORDER: the live k ascending, one fma per term
-            if (flag[kk] == 0.0f) continue;
-            float av[S::kTM], bv[S::kTN];
+        // A whole chunk of live terms (the common case: dead taps and K's end are rare) takes
+        // the same fma's with a constant trip count, which the GPU unrolls: the panel offsets
+        // become constants, and no flag test, counter or branch per term is left.
+        bool whole = kc == S::kK;
+        DT_UNROLL
+        for (int kk = 0; kk < S::kK; ++kk) whole = whole && flag[kk] != 0.0f;
+        if (whole) {  // ORDER: the live k ascending, one fma per term (fma_term)
             DT_UNROLL
-            for (int r = 0; r < S::kTM; ++r) av[r] = as[kk * S::kM + ty * S::kTM + r];
-            DT_UNROLL
-            for (int c = 0; c < S::kTN; ++c) bv[c] = bs[kk * S::kN + tx * S::kTN + c];
-            DT_UNROLL
-            for (int r = 0; r < S::kTM; ++r) {
-                DT_UNROLL
-                for (int c = 0; c < S::kTN; ++c) acc[r][c] = fmaf(av[r], bv[c], acc[r][c]);
+            for (int kk = 0; kk < S::kK; ++kk) fma_term<S>(as, bs, kk, ty, tx, acc);
+        } else {
+            for (int kk = 0; kk < kc; ++kk) {
+                if (flag[kk] != 0.0f) fma_term<S>(as, bs, kk, ty, tx, acc);
             }
         }
         sync();

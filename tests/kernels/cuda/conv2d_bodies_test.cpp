@@ -266,6 +266,28 @@ TEST(CudaConv2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
     }
 }
 
+TEST(CudaConv2dBodies, DeadTapsAreLeftOutOfTheChains) {
+    // A 7x7 kernel with padding 3 on a 2x2 map: tap rows and columns 0, 1, 5 and 6 read only
+    // padding, and the recipe leaves them out of every chain (kernels/conv2d.h), so infinite
+    // weights there change nothing on the CPU; an fma with the padding's +0 would make NaN.
+    // Chunks with dead taps take the block program's per-term path in both tile shapes.
+    const Conv2dParams p = conv(2, 3, 2, 2, 7, 1, 3);
+    const int64_t X = p.n * p.ci * p.h * p.w, Y = p.n * p.co * p.ho * p.wo,
+                  Wn = p.co * p.ci * p.kh * p.kw;
+    const std::vector<float> x = uniform(X, 15);
+    std::vector<float> w = uniform(Wn, 16);
+    for (int64_t e = 0; e < Wn; ++e)
+        if (e % 7 == 0 || e / 7 % 7 == 6) w[e] = INFINITY;  // tap column 0, tap row 6
+    std::vector<float> want(Y), small(Y, NAN), large(Y, NAN);
+    cpu::conv2d_forward(x.data(), w.data(), nullptr, want.data(), p);
+    for (int64_t i = 0; i < Y; ++i) ASSERT_TRUE(std::isfinite(want[i])) << i;
+    const cuda::ConvWeight wt{w.data(), p.ci, p.kh, p.kw};
+    forward_tiled(x.data(), wt, nullptr, small.data(), p);
+    forward_tiled<cuda::LargeTile>(x.data(), wt, nullptr, large.data(), p);
+    EXPECT_TRUE(test::bitwise_equal(small.data(), want.data(), Y));
+    EXPECT_TRUE(test::bitwise_equal(large.data(), want.data(), Y));
+}
+
 TEST(CudaConv2dBodies, TheLargeTileGivesTheSmallTilesBits) {
     // Every block program of the convolution with LargeTile (64 x 128, 8 x 8 per thread) against
     // SmallTile (checked against the CPU above): the same chains, so the same bits, partial
