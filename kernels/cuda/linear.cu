@@ -12,7 +12,7 @@ namespace dt::kernels::cuda {
 namespace {
 
 template <class S>
-__global__ void gemm_tiled_kernel(const float* a, const float* b, float* c, GemmParams p) {
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) gemm_tiled_kernel(const float* a, const float* b, float* c, GemmParams p) {
     __shared__ __align__(16) float shared[S::kShared];
     gemm_tiled_block<S>(GridPos::here(), shared, DeviceSync{}, a, b, c, p);
 }

@@ -3,13 +3,13 @@
 // convolution forward, conv.dgrad's per-tap values, conv.wgrad's leaves): a block of
 // S::kThreads threads owns an S::kM x S::kN tile of C = A . B (S: a TileShape); for every chunk
 // of S::kK k's it loads the chunk's A and B panels and a live flag per k into shared memory,
-// waits at a barrier, then each thread continues the chains of its S::kTM x S::kTN outputs, and
-// waits again before the next load (fetched from global memory while the chunk before is
-// computed). A chunk whose kK terms are all live runs them as one unrolled sequence (constant
-// panel offsets, no test or branch per term), another term by term. The operands are read
-// through tile_operands.h: each thread loads the same rows of A and the same column of B in
-// every chunk, so it works out where they are once and only moves its k positions on from chunk
-// to chunk.
+// waits at a barrier, then each thread continues the chains of its S::kTM x S::kTN outputs (the
+// next chunk fetched from global memory meanwhile, and put into the other half of the shared
+// memory: one barrier per chunk). A chunk whose kK terms are all live runs them as one
+// unrolled sequence (constant panel offsets, no test or branch per term), another term by term.
+// The operands are read through tile_operands.h: each thread loads the same rows of A and the
+// same column of B in every chunk, so it works out where they are once and only moves its k
+// positions on from chunk to chunk.
 // ORDER: every output's chain is acc = init, then acc = fma(A(i, k), B(k, j), acc) for the live
 // k ascending, one fma per term, never split, so the bits are those of the per-output chain of
 // the CPU recipe whatever the tile shape; the shape only changes where operands come from and
@@ -33,21 +33,28 @@ namespace dt::kernels::cuda {
 /// Panel loads: thread t loads term t % kK of kASlots rows of A (t / kK, then every
 /// kThreads / kK rows) and column t % kN of B at kBSlots consecutive terms from
 /// (t / kN) * kBSlots.
-template <int M, int N, int TM, int TN>
+template <int M, int N, int TM, int TN, int MinBlocks>
 struct TileShape {
     static constexpr int kM = M, kN = N, kK = kTileK, kTM = TM, kTN = TN;
+    /// Blocks an SM must hold at once (the kernels' __launch_bounds__): caps the registers per
+    /// thread at 65536 / (kMinBlocks * kThreads), so that the unrolled chunk cannot make ptxas
+    /// trade a block of occupancy for a few registers.
+    static constexpr int kMinBlocks = MinBlocks;
     static constexpr int kRows = kM / kTM, kCols = kN / kTN;  // thread rows and columns
     static constexpr uint32_t kThreads = kRows * kCols;
     static constexpr int kASlots = kK * kM / static_cast<int>(kThreads);
     static constexpr int kBSlots = kK * kN / static_cast<int>(kThreads);
-    /// Shared floats of a block: the A panel (kK x kM), the B panel (kK x kN), the live flags.
-    static constexpr int kShared = kK * (kM + kN) + kK;
+    /// Shared floats of one chunk's panels: A (kK x kM), B (kK x kN), the live flags (kK).
+    static constexpr int kPanels = kK * (kM + kN) + kK;
+    /// Shared floats of a block: two chunks' panels (one is filled while the other is read).
+    static constexpr int kShared = 2 * kPanels;
+    static_assert(kPanels % 4 == 0, "the second chunk's panels stay 16-byte aligned");
     static_assert(kM % kTM == 0 && kN % kTN == 0);
     static_assert(kThreads % kK == 0 && kThreads % kN == 0, "the panel loads' thread mapping");
     static_assert((kK * kM) % kThreads == 0 && (kK * kN) % kThreads == 0);
 };
-using SmallTile = TileShape<32, 64, 4, 4>;   // 128 threads of 16 outputs (the default)
-using LargeTile = TileShape<64, 128, 8, 8>;  // 128 threads of 64 outputs
+using SmallTile = TileShape<32, 64, 4, 4, 4>;   // 128 threads of 16 outputs (the default)
+using LargeTile = TileShape<64, 128, 8, 8, 3>;  // 128 threads of 64 outputs
 
 /// Tiles of S covering an m x n C.
 template <class S = SmallTile>
@@ -112,9 +119,12 @@ template <class S, class A, class B, class Init, class Out, class Sync>
 DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& sync,
                            const TileOrigin& o, int64_t m, int64_t n, int64_t k, const A& a,
                            const B& b, const Init& init, const Out& out) {
-    float* as = shared;                  // as[kk * S::kM + ii] = A(i0 + ii, k0 + kk)
-    float* bs = shared + S::kK * S::kM;  // bs[kk * S::kN + jj] = B(k0 + kk, j0 + jj)
-    float* flag = bs + S::kK * S::kN;    // flag[kk]: term k0 + kk is live
+    // The panels of chunk k0 / kK: in half (k0 / kK) % 2 of `shared`, at
+    //   as[kk * S::kM + ii] = A(i0 + ii, k0 + kk), bs[kk * S::kN + jj] = B(k0 + kk, j0 + jj),
+    //   flag[kk]: term k0 + kk is live.
+    const auto as_of = [&](int half) { return shared + half * S::kPanels; };
+    const auto bs_of = [&](int half) { return as_of(half) + S::kK * S::kM; };
+    const auto flag_of = [&](int half) { return bs_of(half) + S::kK * S::kN; };
     const int th = static_cast<int>(t.thread);
     const int ty = th / S::kCols, tx = th % S::kCols;
     // Thread (ty, tx) owns rows i0 + ty * kTM + r and columns j0 + tx * kTN + c: its operands of
@@ -165,8 +175,14 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
         b.advance(b_pos);
     };
     if (k > 0) fetch(0);
-    for (int64_t k0 = 0; k0 < k; k0 += S::kK) {
-        // put: the fetched chunk into the panels
+    int half = 0;
+    for (int64_t k0 = 0; k0 < k; k0 += S::kK, half ^= 1) {
+        // put: the fetched chunk into its half. No barrier is needed before: the last reads of
+        // this half were the chunk before last's, and every thread has met the barrier after
+        // the last chunk's put since then, which each met after its reads.
+        float* as = as_of(half);
+        float* bs = bs_of(half);
+        float* flag = flag_of(half);
         DT_UNROLL
         for (int q = 0; q < S::kASlots; ++q) as[a_kk * S::kM + a_ii + q * kARowStep] = a_val[q];
         DT_UNROLL
@@ -191,8 +207,8 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
                 if (flag[kk] != 0.0f) fma_term<S>(as, bs, kk, ty, tx, acc);
             }
         }
-        sync();
     }
+    sync();  // the panels are read: the block may use its shared memory again
     DT_UNROLL
     for (int c = 0; c < S::kTN; ++c) {
         const int64_t j = o.j0 + tx * S::kTN + c;
