@@ -125,6 +125,7 @@ def record(out):
                   round(p["step_ms_median"], 3), p.get("torch_version"))
                  for p in s["pytorch_cuda"]])
     for key, what in (("tiles", "large tile / small tile"),
+                      ("tiny", "tiny tile / small tile (where auto takes the tiny one)"),
                       ("optimizer", "one call for all parameters / one per parameter"),
                       ("channels", "block programs / a thread per row and channel")):
         if key not in s:  # a summary from before the comparison existed

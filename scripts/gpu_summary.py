@@ -126,6 +126,12 @@ def tiles(kernels):
     return compared(kernels, "tile", "large_vs_small", lambda k: f"{k['kernel']} {k['shape']}")
 
 
+def tiny(kernels):
+    """The tiny tile against the small one where the automatic choice takes the tiny one: per
+    kernel and shape the tiny tile's time over the small one's."""
+    return compared(kernels, "tiny", "tiny_vs_small", lambda k: f"{k['kernel']} {k['shape']}")
+
+
 def channels(kernels):
     """The per-channel totals, block programs (staged leaves, tree combine in blocks) against a
     thread per row and per channel: per kernel, mode and shape the staged way's time over the
@@ -193,6 +199,7 @@ def main(argv):
         "pytorch_cuda": peers,
         "detrain_step": detrain_steps,
         "tiles": tiles(kernels),
+        "tiny": tiny(kernels),
         "optimizer": optimizer(kernels),
         "channels": channels(kernels),
         "detrain_kernels": kernels,
@@ -203,7 +210,8 @@ def main(argv):
                       "audits_identical": {k: v.get("identical") for k, v in audits.items()},
                       "matrix_promise_kept": matrix["promise_kept"],
                       "targets": {k: v["met"] for k, v in summary["targets"].items()},
-                      "tiles": summary["tiles"], "optimizer": summary["optimizer"],
+                      "tiles": summary["tiles"], "tiny": summary["tiny"],
+                      "optimizer": summary["optimizer"],
                       "channels": summary["channels"]}))
     return 0 if all(s["status"] in ("0", "skipped", "unavailable") for s in steps) else 1
 

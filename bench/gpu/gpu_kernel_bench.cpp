@@ -7,7 +7,7 @@
 // (tiled, then per element) and per element; for wgrad also exact computed with integer atomics
 // on the accumulators' limbs (issue 20: measure it); with a bit check of each variant against
 // its mode's launcher. Then the GEMM-shaped kernels with each tile shape of their block programs
-// (tile_variants), an Adam step over all of ResNet-18's parameters in one call against one
+// (tile_variants.h), an Adam step over all of ResNet-18's parameters in one call against one
 // call per parameter (optimizer_variants.h), and the per-channel totals' staged leaves against a
 // thread per row (channel_variants.h). For scripts/gpu_check.sh; without a GPU it says so and
 // exits 2.
@@ -27,6 +27,7 @@
 #include "bench/gpu/channel_variants.h"
 #include "bench/gpu/kernel_bench_common.h"
 #include "bench/gpu/optimizer_variants.h"
+#include "bench/gpu/tile_variants.h"
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/add.h"
@@ -188,73 +189,6 @@ void conv_variants(Timer& timer, int reps) {
     cu::set_exact_wgrad_way(way);
 }
 
-/// The GEMM-shaped kernels with each tile shape of their block programs (kernels/cuda/
-/// tile_gemm.h: SmallTile 32 x 64, LargeTile 64 x 128), for the shapes of the reference models:
-/// the convolution forward, conv.wgrad in the tree mode (the tiled leaves, then their
-/// combination), conv.dgrad in the exact mode (the tiled tap values, then their exact sums) and
-/// the GEMM of a linear layer. Each line: both medians, their ratio and whether the two shapes
-/// gave the same bits on this GPU (they must: the chains are the same). Which shape to launch
-/// where is decided from these figures.
-void tile_variants(Timer& timer, int reps) {
-    namespace cu = dt::kernels::cuda;
-    using dt::kernels::Conv2dParams;
-    struct ConvShape {
-        int64_t n, ci, hw, co;
-        const char* model;
-    };
-    const ConvShape shapes[] = {{128, 16, 14, 14, "smallcnn conv2"},
-                                {128, 64, 32, 64, "resnet18 layer1"},
-                                {128, 128, 16, 128, "resnet18 layer2"},
-                                {128, 256, 8, 256, "resnet18 layer3"}};
-    const auto time_both = [&](const char* kernel, const std::string& shape,
-                               const std::function<void(float*)>& run, int64_t out_n) {
-        const dt::bench::TwoWays t = dt::bench::time_two_ways(
-            timer, reps, out_n,
-            [](int w) {
-                cu::set_tile_choice(w == 0 ? cu::TileChoice::kSmall : cu::TileChoice::kLarge);
-            },
-            run);
-        std::printf(
-            "{\"op\": \"tile\", \"kernel\": \"%s\", \"shape\": \"%s\", \"small_ms\": %.4f, "
-            "\"large_ms\": %.4f, \"large_vs_small\": %.3f, \"bits_equal\": %s}\n",
-            kernel, shape.c_str(), t.ms[0], t.ms[1], t.ms[1] / t.ms[0],
-            t.same_bits ? "true" : "false");
-        std::fflush(stdout);
-    };
-    const cu::TileChoice before = cu::tile_choice();
-    for (const ConvShape& s : shapes) {
-        Conv2dParams p{s.n, s.ci, s.hw, s.hw, s.co, 3, 3, 1, 1};
-        p.ho = p.h, p.wo = p.w;
-        const Tensor x = uniform({p.n, p.ci, p.h, p.w}, 31), w = uniform({p.co, p.ci, 3, 3}, 32),
-                     dy = uniform({p.n, p.co, p.ho, p.wo}, 33);
-        const std::string name = std::string(s.model) + " " + std::to_string(p.n) + "x" +
-                                 std::to_string(p.ci) + "x" + std::to_string(p.h) + "x" +
-                                 std::to_string(p.w) + " k3 co" + std::to_string(p.co);
-        time_both(
-            "conv.forward", name,
-            [&](float* y) { cu::conv2d_forward(x.f32(), w.f32(), nullptr, y, p); },
-            p.n * p.co * p.ho * p.wo);
-        Conv2dParams tree = p;
-        tree.accum = kc::accum_spec(kc::AccumMode::kTree);
-        time_both(
-            "conv.wgrad tree", name,
-            [&](float* dw) { cu::conv2d_backward_weight(x.f32(), dy.f32(), dw, tree); },
-            p.co * p.ci * 9);
-        Conv2dParams exact = p;
-        exact.accum = kc::accum_spec(kc::AccumMode::kExact);
-        time_both(
-            "conv.dgrad exact", name,
-            [&](float* dx) { cu::conv2d_backward_data(dy.f32(), w.f32(), dx, exact); },
-            p.n * p.ci * p.h * p.w);
-    }
-    const Tensor a = uniform({128, 1568}, 34), b = uniform({1568, 512}, 35);
-    const dt::kernels::GemmParams g{.m = 128, .n = 512, .k = 1568};
-    time_both(
-        "gemm", "128x1568 . 1568x512", [&](float* c) { cu::gemm(a.f32(), b.f32(), c, g); },
-        128 * 512);
-    cu::set_tile_choice(before);
-}
-
 int run(int argc, char** argv) {
     int reps = 7;
     double budget = 60;
@@ -277,7 +211,7 @@ int run(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     Timer timer;
     conv_variants(timer, reps);  // first: the budget cuts the op cases, not these
-    tile_variants(timer, reps);
+    dt::bench::tile_variants(timer, reps);
     optimizer_variants(timer, reps);
     channel_variants(timer, reps);
     const kc::AccumSpec modes[] = {

@@ -8,10 +8,12 @@
 // JSON object per case: median and minimum step (ms), the baseline's, their ratios, images per
 // second. For scripts/gpu_check.sh and the targets of issue 20 (deterministic <= 1.10x and exact
 // <= 1.3x atomic). A preset named "P@limbs" is P with conv.wgrad's exact mode computed with limb
-// atomics (kernels/cuda/runtime.h: ExactWgradWay; the same bits). Without a GPU it says so and
-// exits 2.
+// atomics (kernels/cuda/runtime.h: ExactWgradWay), "P@small" P with every GEMM-shaped kernel on
+// the small tile (TileChoice::kSmall, instead of the automatic choice of the small or the tiny
+// tile); the same bits. Without a GPU it says so and exits 2.
 //   dt_gpu_step_bench [--models smallcnn,smallcnn-bn,resnet18] [--presets fast,deterministic,
-//                      exact,exact@limbs,exact-all,exact-all@limbs] [--steps N] [--budget-s S]
+//                      deterministic@small,exact,exact@limbs,exact-all,exact-all@limbs]
+//                     [--steps N] [--budget-s S]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,26 +42,40 @@ const Shape kShapes[] = {
 
 namespace cu = dt::kernels::cuda;
 
-/// One step of t under `specs`, conv.wgrad's exact mode computed `way`.
-double timed_step(Trainee& t, const dt::ReduceSiteSpecs& specs,
-                  cu::ExactWgradWay way = cu::ExactWgradWay::kLeaves) {
+/// The kernels' ways a case runs with (the same bits in every way).
+struct Ways {
+    cu::ExactWgradWay wgrad = cu::ExactWgradWay::kLeaves;
+    cu::TileChoice tile = cu::TileChoice::kAuto;
+};
+
+/// One step of t under `specs`, the kernels run `ways`.
+double timed_step(Trainee& t, const dt::ReduceSiteSpecs& specs, const Ways& ways = {}) {
     const dt::ScopedReduceConfig scope(specs);
-    cu::set_exact_wgrad_way(way);
+    cu::set_exact_wgrad_way(ways.wgrad);
+    cu::set_tile_choice(ways.tile);
     dt::cuda_device::synchronize();
     const Clock::time_point t0 = Clock::now();
     t.step();
     dt::cuda_device::synchronize();
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    cu::set_exact_wgrad_way(cu::ExactWgradWay::kLeaves);
+    const Ways defaults;
+    cu::set_exact_wgrad_way(defaults.wgrad);
+    cu::set_tile_choice(defaults.tile);
     return s;
 }
 
-/// The preset of a case name, "P" or "P@limbs" (*way: kLimbAtomics); "" for another suffix.
-std::string preset_and_way(const std::string& name, cu::ExactWgradWay* way) {
+/// The preset of a case name, "P", "P@limbs" (ways->wgrad: kLimbAtomics) or "P@small"
+/// (ways->tile: kSmall); "" for another suffix.
+std::string preset_and_ways(const std::string& name, Ways* ways) {
     const std::size_t at = name.find('@');
     if (at == std::string::npos) return name;
-    if (name.substr(at) != "@limbs") return "";
-    *way = cu::ExactWgradWay::kLimbAtomics;
+    if (name.substr(at) == "@limbs") {
+        ways->wgrad = cu::ExactWgradWay::kLimbAtomics;
+    } else if (name.substr(at) == "@small") {
+        ways->tile = cu::TileChoice::kSmall;
+    } else {
+        return "";
+    }
     return name.substr(0, at);
 }
 
@@ -71,8 +87,9 @@ double median(std::vector<double> v) {
 
 int run(int argc, char** argv) {
     std::vector<std::string> models = {"smallcnn", "smallcnn-bn", "resnet18"};
-    std::vector<std::string> presets = {"fast",        "deterministic", "exact",
-                                        "exact@limbs", "exact-all",     "exact-all@limbs"};
+    std::vector<std::string> presets = {"fast",           "deterministic", "deterministic@small",
+                                        "exact",          "exact@limbs",   "exact-all",
+                                        "exact-all@limbs"};
     int steps = 20;
     double budget = 120;
     for (int i = 1; i < argc; ++i) {
@@ -94,9 +111,9 @@ int run(int argc, char** argv) {
         }
     }
     for (const std::string& preset : presets) {
-        cu::ExactWgradWay way;
-        if (preset_and_way(preset, &way).empty()) {
-            std::fprintf(stderr, "dt_gpu_step_bench: %s: the only way after @ is limbs\n",
+        Ways ways;
+        if (preset_and_ways(preset, &ways).empty()) {
+            std::fprintf(stderr, "dt_gpu_step_bench: %s: the ways after @ are limbs and small\n",
                          preset.c_str());
             return 2;
         }
@@ -123,16 +140,17 @@ int run(int argc, char** argv) {
                             model.c_str(), preset.c_str());
                 continue;
             }
-            cu::ExactWgradWay way = cu::ExactWgradWay::kLeaves;
-            const dt::ReduceSiteSpecs mine = dt::bench::preset_specs(preset_and_way(preset, &way));
+            Ways ways;
+            const dt::ReduceSiteSpecs mine =
+                dt::bench::preset_specs(preset_and_ways(preset, &ways));
             Trainee base(*shape, dt::Device::kCuda), trainee(*shape, dt::Device::kCuda);
             base.trainer_checks = trainee.trainer_checks = true;  // the trainer's whole step
             timed_step(base, fast);  // warm-up: allocations (the block cache), first launches
-            timed_step(trainee, mine, way);
+            timed_step(trainee, mine, ways);
             std::vector<double> tf, tm;
             for (int k = 0; k < steps; ++k) {
                 tf.push_back(timed_step(base, fast));
-                tm.push_back(timed_step(trainee, mine, way));
+                tm.push_back(timed_step(trainee, mine, ways));
             }
             const double mf = median(tf), mm = median(tm);
             std::printf(

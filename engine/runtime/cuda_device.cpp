@@ -107,7 +107,11 @@ std::string describe() {
 }
 
 KernelWays kernel_ways() {
-    return {kc::tile_choice() == kc::TileChoice::kLarge ? "large" : "small",
+    const kc::TileChoice tile = kc::tile_choice();
+    return {tile == kc::TileChoice::kLarge   ? "large"
+            : tile == kc::TileChoice::kSmall ? "small"
+            : tile == kc::TileChoice::kTiny  ? "tiny"
+                                             : "auto",
             kc::exact_wgrad_way() == kc::ExactWgradWay::kLimbAtomics ? "limbs" : "leaves",
             kc::channel_leaves_way() == kc::ChannelLeavesWay::kRows ? "rows" : "staged"};
 }

@@ -25,7 +25,7 @@ std::string describe();
 
 /// The CUDA kernels' run-time ways in force (kernels/cuda/runtime.h; each gives the same bits,
 /// each is set by an environment variable read once): the GEMM-shaped block programs' tile
-/// (`small`|`large`, $DT_CUDA_TILE), conv.wgrad's exact way (`leaves`|`limbs`,
+/// (`auto`|`small`|`large`|`tiny`, $DT_CUDA_TILE), conv.wgrad's exact way (`leaves`|`limbs`,
 /// $DT_CUDA_EXACT_WGRAD) and the per-channel totals' way (`staged`|`rows`: block programs for
 /// the leaves and the combine, or a thread per row and per channel; $DT_CUDA_CHANNEL_LEAVES). All
 /// empty in a build without CUDA.

@@ -63,7 +63,7 @@ template <class Weight>
 void forward_tiled(const char* name, const float* x, const Weight& wt, const float* b, float* y,
                    const Conv2dParams& q) {
     if (q.n * q.co * q.ho * q.wo <= 0) return;
-    with_tile_shape([&](auto shape) {
+    with_tile_shape([&](auto s) { return conv_tiles<decltype(s)>(q); }, [&](auto shape) {
         using S = decltype(shape);
         forward_tiled_kernel<S, Weight>
             <<<static_cast<unsigned>(conv_tiles<S>(q)), S::kThreads, 0, stream()>>>(x, wt, b, y, q);
@@ -106,9 +106,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) wgrad_tiled_kernel
 template <class Out>
 void wgrad_tiled(const char* name, const float* x, const float* dy, const Conv2dParams& p,
                  int64_t G, int64_t o_lo, int64_t o_hi, const Out& out) {
-    with_tile_shape([&](auto shape) {
+    const auto blocks_of = [&](auto s) {
+        return (p.n + G - 1) / G * conv_wgrad_tiles<decltype(s)>(p, o_lo, o_hi);
+    };
+    with_tile_shape(blocks_of, [&](auto shape) {
         using S = decltype(shape);
-        const int64_t blocks = (p.n + G - 1) / G * conv_wgrad_tiles<S>(p, o_lo, o_hi);
+        const int64_t blocks = blocks_of(shape);
         if (blocks <= 0) return;
         wgrad_tiled_kernel<S, Out><<<static_cast<unsigned>(blocks), S::kThreads, 0, stream()>>>(
             x, dy, p, G, o_lo, o_hi, out);
@@ -146,9 +149,12 @@ void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv
     if (atomic) cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
     for (int64_t s_lo = 0; s_lo < p.n; s_lo += slice) {
         const int64_t s_hi = p.n - s_lo < slice ? p.n : s_lo + slice;
-        with_tile_shape([&](auto shape) {
+        const auto blocks_of = [&](auto s) {
+            return conv_dgrad_tap_tiles<decltype(s)>(p, s_lo, s_hi);
+        };
+        with_tile_shape(blocks_of, [&](auto shape) {
             using S = decltype(shape);
-            const int64_t blocks = conv_dgrad_tap_tiles<S>(p, s_lo, s_hi);
+            const int64_t blocks = blocks_of(shape);
             if (blocks <= 0) return;
             dgrad_taps_kernel<S><<<static_cast<unsigned>(blocks), S::kThreads, 0, stream()>>>(
                 dy, w, sc.values, p, s_lo, s_hi);

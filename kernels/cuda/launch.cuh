@@ -42,12 +42,27 @@ struct DeviceSync {
     }
 };
 
-/// f(SmallTile{}) or f(LargeTile{}), as tile_choice() says: the launchers of the tiled block
-/// programs instantiate their kernels for both shapes and launch the chosen one.
-template <class F>
-void with_tile_shape(F&& f) {
-    if (tile_choice() == TileChoice::kLarge) {
-        f(LargeTile{});
+/// f(SmallTile{}), f(LargeTile{}) or f(TinyTile{}), as tile_choice() says (kAuto: TinyTile
+/// where blocks_of(SmallTile{}), the launch's block count with SmallTile, is below
+/// kFewTileBlocks, else SmallTile): the launchers of the tiled block programs instantiate their
+/// kernels for every shape and launch the chosen one.
+template <class Blocks, class F>
+void with_tile_shape(const Blocks& blocks_of, F&& f) {
+    switch (tile_choice()) {
+        case TileChoice::kLarge:
+            f(LargeTile{});
+            return;
+        case TileChoice::kSmall:
+            f(SmallTile{});
+            return;
+        case TileChoice::kTiny:
+            f(TinyTile{});
+            return;
+        case TileChoice::kAuto:
+            break;
+    }
+    if (blocks_of(SmallTile{}) < kFewTileBlocks) {
+        f(TinyTile{});
     } else {
         f(SmallTile{});
     }

@@ -10,6 +10,11 @@
 
 namespace dt::kernels::cuda {
 
+/// The GEMM-shaped block programs' automatic tile choice (TileChoice::kAuto, runtime.h) takes
+/// TinyTile for a GEMM where SmallTile makes fewer blocks than this, an H100's SMs (most SMs
+/// would idle, and most of each small tile's outputs lie outside C), else SmallTile.
+inline constexpr int64_t kFewTileBlocks = 132;
+
 inline constexpr uint32_t kElementwiseThreads = 256;
 inline constexpr uint32_t kElementwiseMaxBlocks = 65535;
 DT_HD uint32_t elementwise_blocks(int64_t n) {

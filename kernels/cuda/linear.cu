@@ -39,7 +39,7 @@ __global__ void wgrad_atomic_kernel(const float* x, const float* dy, float* dw, 
 void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
     if (p.m * p.n <= 0) return;
     // One block per tile of C (grids may have up to 2^31 - 1 blocks in x).
-    with_tile_shape([&](auto shape) {
+    with_tile_shape([&](auto s) { return gemm_tiles<decltype(s)>(p); }, [&](auto shape) {
         using S = decltype(shape);
         gemm_tiled_kernel<S>
             <<<static_cast<unsigned>(gemm_tiles<S>(p)), S::kThreads, 0, stream()>>>(a, b, c, p);

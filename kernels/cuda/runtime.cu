@@ -135,7 +135,10 @@ bool env_says(const char* name, const char* value) {
 }
 std::atomic<int>& tile_setting() {
     static std::atomic<int> c{static_cast<int>(
-        env_says("DT_CUDA_TILE", "large") ? TileChoice::kLarge : TileChoice::kSmall)};
+        env_says("DT_CUDA_TILE", "large")   ? TileChoice::kLarge
+        : env_says("DT_CUDA_TILE", "small") ? TileChoice::kSmall
+        : env_says("DT_CUDA_TILE", "tiny")  ? TileChoice::kTiny
+                                            : TileChoice::kAuto)};
     return c;
 }
 std::atomic<int>& exact_wgrad_setting() {

@@ -57,11 +57,13 @@ void synchronize();
 /// launchers' own; slot 1 holds what a launcher keeps across a call of another that uses slot 0.
 void* scratch(std::size_t bytes, int slot = 0);
 
-/// The tile shape of the GEMM-shaped block programs (kernels/cuda/tile_gemm.h): kSmall (32 x 64,
-/// the default) or kLarge (64 x 128). Either gives the same bits; which is faster where is for
-/// a GPU to say (dt_gpu_kernel_bench compares them). DT_CUDA_TILE=small|large sets a process's
-/// choice (anything else: small); set_tile_choice changes it (the bench's comparison).
-enum class TileChoice { kSmall, kLarge };
+/// The tile shape of the GEMM-shaped block programs (kernels/cuda/tile_gemm.h): kAuto (the
+/// default: SmallTile, 32 x 64, or TinyTile, 16 x 16, for a GEMM where SmallTile makes fewer
+/// than kFewTileBlocks blocks: launch_shape.h), or always kSmall, kLarge (64 x 128) or kTiny.
+/// Each gives the same bits; which is faster where is for a GPU to say (dt_gpu_kernel_bench
+/// compares them). DT_CUDA_TILE=auto|small|large|tiny sets a process's choice (anything else:
+/// auto); set_tile_choice changes it (the bench's comparisons).
+enum class TileChoice { kAuto, kSmall, kLarge, kTiny };
 TileChoice tile_choice();
 void set_tile_choice(TileChoice choice);
 

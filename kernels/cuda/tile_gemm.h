@@ -14,9 +14,10 @@
 // k ascending, one fma per term, never split, so the bits are those of the per-output chain of
 // the CPU recipe whatever the tile shape; the shape only changes where operands come from and
 // how many outputs a thread keeps in registers (SmallTile: 16 per thread, two 4-wide shared
-// loads per 16 fma; LargeTile: 64 per thread, four per 64 fma and half the panel loads per fma).
-// Which shape is faster for which GEMM is for a GPU to say (dt_gpu_kernel_bench's tile
-// comparison); the launchers take tile_choice() (kernels/cuda/runtime.h).
+// loads per 16 fma; LargeTile: 64 per thread, four per 64 fma and half the panel loads per fma;
+// TinyTile: 2 per thread, for GEMMs of few outputs). Which shape is faster for which GEMM is for
+// a GPU to say (dt_gpu_kernel_bench's tile comparisons); the launchers take the shape
+// with_tile_shape (kernels/cuda/launch.cuh) picks.
 // Written once for host and device: `sync` is __syncthreads on the GPU and a std::barrier of
 // the block's threads in the host tests (tests/support/block_runner.h).
 #pragma once
@@ -55,6 +56,12 @@ struct TileShape {
 };
 using SmallTile = TileShape<32, 64, 4, 4, 4>;   // 128 threads of 16 outputs (the default)
 using LargeTile = TileShape<64, 128, 8, 8, 3>;  // 128 threads of 64 outputs
+/// 128 threads of 2 outputs, for GEMMs of few outputs and long chains (conv.wgrad of a first
+/// layer: 16 x 9 outputs, chains of 16 samples x 784 positions, one block per sample group):
+/// every chunk a block loads kK (kM + kN) operands and computes kM kN outputs, and where a
+/// SmallTile's 32 x 64 outputs are mostly outside C, its loads and fma's are mostly spent on
+/// nothing while the few blocks there are leave most SMs idle.
+using TinyTile = TileShape<16, 16, 1, 2, 6>;
 
 /// Tiles of S covering an m x n C.
 template <class S = SmallTile>

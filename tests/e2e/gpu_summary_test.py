@@ -76,6 +76,8 @@ def run(script, root, steps_text, tile_bits=True, matrix_tree_cpu=True, channel_
          "large_vs_small": 0.5, "bits_equal": True},
         {"op": "tile", "kernel": "gemm", "shape": "s2", "small_ms": 1.0, "large_ms": 1.5,
          "large_vs_small": 1.5, "bits_equal": tile_bits},
+        {"op": "tiny", "kernel": "conv.wgrad tree", "shape": "s4", "small_ms": 2.0,
+         "tiny_ms": 0.5, "tiny_vs_small": 0.25, "bits_equal": True},
         {"op": "conv2d", "shape": "s1", "mode": "tree", "forward_ms": 1.0},
         {"op": "optimizer", "kernel": "adam", "shape": "resnet18, 62 parameters",
          "batched_ms": 0.1, "per_parameter_ms": 0.4, "batched_vs_per_parameter": 0.25,
@@ -135,6 +137,7 @@ def check_record(record_script, out, expect):
     expect("| conv2d | s1 | tree | 1.0 |" in md and "| bn.stats | s3 |" not in md,
            "each op per mode (without the channel pairs)")
     expect("| bn.stats tree s3 | 0.25 |" in md, "channel ratios")
+    expect("| conv.wgrad tree s4 | 0.25 |" in md, "tiny tile ratios")
     expect("| conv.wgrad atomic | **differs** | **differs** | **differs** |" in md
            and "| conv.wgrad exact | stable | **differs** | stable |" in md, f"matrix:\n{md}")
     doc = os.path.join(out, "gpu.md")
@@ -189,6 +192,9 @@ def main():
         tl = s["tiles"]
         expect(tl["large_vs_small"] == {"conv.forward s1": 0.5, "gemm s2": 1.5}, f"tiles {tl}")
         expect(tl["bits_equal"] is True and '"tiles"' in digest, "tile bits and digest")
+        ty = s["tiny"]
+        expect(ty == {"tiny_vs_small": {"conv.wgrad tree s4": 0.25}, "bits_equal": True}
+               and '"tiny"' in digest, f"tiny {ty}")
         op = s["optimizer"]
         expect(op == {"batched_vs_per_parameter": {"resnet18, 62 parameters": 0.25},
                       "bits_equal": True} and '"optimizer"' in digest, f"optimizer {op}")

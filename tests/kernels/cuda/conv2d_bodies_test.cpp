@@ -270,7 +270,7 @@ TEST(CudaConv2dBodies, DeadTapsAreLeftOutOfTheChains) {
     // A 7x7 kernel with padding 3 on a 2x2 map: tap rows and columns 0, 1, 5 and 6 read only
     // padding, and the recipe leaves them out of every chain (kernels/conv2d.h), so infinite
     // weights there change nothing on the CPU; an fma with the padding's +0 would make NaN.
-    // Chunks with dead taps take the block program's per-term path in both tile shapes.
+    // Chunks with dead taps take the block program's per-term path in every tile shape.
     const Conv2dParams p = conv(2, 3, 2, 2, 7, 1, 3);
     const int64_t X = p.n * p.ci * p.h * p.w, Y = p.n * p.co * p.ho * p.wo,
                   Wn = p.co * p.ci * p.kh * p.kw;
@@ -278,21 +278,23 @@ TEST(CudaConv2dBodies, DeadTapsAreLeftOutOfTheChains) {
     std::vector<float> w = uniform(Wn, 16);
     for (int64_t e = 0; e < Wn; ++e)
         if (e % 7 == 0 || e / 7 % 7 == 6) w[e] = INFINITY;  // tap column 0, tap row 6
-    std::vector<float> want(Y), small(Y, NAN), large(Y, NAN);
+    std::vector<float> want(Y), small(Y, NAN), large(Y, NAN), tiny(Y, NAN);
     cpu::conv2d_forward(x.data(), w.data(), nullptr, want.data(), p);
     for (int64_t i = 0; i < Y; ++i) ASSERT_TRUE(std::isfinite(want[i])) << i;
     const cuda::ConvWeight wt{w.data(), p.ci, p.kh, p.kw};
     forward_tiled(x.data(), wt, nullptr, small.data(), p);
     forward_tiled<cuda::LargeTile>(x.data(), wt, nullptr, large.data(), p);
+    forward_tiled<cuda::TinyTile>(x.data(), wt, nullptr, tiny.data(), p);
     EXPECT_TRUE(test::bitwise_equal(small.data(), want.data(), Y));
     EXPECT_TRUE(test::bitwise_equal(large.data(), want.data(), Y));
+    EXPECT_TRUE(test::bitwise_equal(tiny.data(), want.data(), Y));
 }
 
-TEST(CudaConv2dBodies, TheLargeTileGivesTheSmallTilesBits) {
-    // Every block program of the convolution with LargeTile (64 x 128, 8 x 8 per thread) against
-    // SmallTile (checked against the CPU above): the same chains, so the same bits, partial
-    // tiles included (shapes smaller and larger than a tile in each dimension).
-    using L = cuda::LargeTile;
+TEST(CudaConv2dBodies, EveryTileShapeGivesTheSmallTilesBits) {
+    // Every block program of the convolution with LargeTile (64 x 128, 8 x 8 per thread) and
+    // TinyTile (16 x 16, 1 x 2) against SmallTile (checked against the CPU above): the same
+    // chains, so the same bits, partial tiles included (shapes smaller and larger than a tile in
+    // each dimension).
     for (const Conv2dParams& p :
          {conv(3, 2, 6, 4, 3, 1, 1), conv(2, 3, 2, 2, 7, 1, 3), conv(5, 9, 12, 70, 3, 1, 1)}) {
         SCOPED_TRACE(testing::Message() << "n" << p.n << " ci" << p.ci << " co" << p.co);
@@ -300,19 +302,28 @@ TEST(CudaConv2dBodies, TheLargeTileGivesTheSmallTilesBits) {
                       Wn = p.co * p.ci * p.kh * p.kw;
         const std::vector<float> x = uniform(X, 11), w = uniform(Wn, 12), b = uniform(p.co, 13),
                                  dy = uniform(Y, 14);
-        std::vector<float> small(Y, NAN), large(Y, NAN);
         const cuda::ConvWeight wt{w.data(), p.ci, p.kh, p.kw};
+        std::vector<float> small(Y, NAN);
         forward_tiled(x.data(), wt, b.data(), small.data(), p);
-        forward_tiled<L>(x.data(), wt, b.data(), large.data(), p);
-        EXPECT_TRUE(test::bitwise_equal(large.data(), small.data(), Y)) << "forward";
-        const TapSlices ts = dgrad_tap_values(dy.data(), w.data(), p, p.n),
-                        tl = dgrad_tap_values<L>(dy.data(), w.data(), p, p.n);
-        EXPECT_TRUE(test::bitwise_equal(tl.values[0], ts.values[0])) << "dgrad taps";
-        for (const int64_t group : {int64_t{1}, int64_t{2}}) {
-            const LeafSlices ls = wgrad_leaves(x.data(), dy.data(), p, group, p.co),
-                             ll = wgrad_leaves<L>(x.data(), dy.data(), p, group, p.co);
-            EXPECT_TRUE(test::bitwise_equal(ll.values[0], ls.values[0])) << "wgrad " << group;
-        }
+        const TapSlices ts = dgrad_tap_values(dy.data(), w.data(), p, p.n);
+        const LeafSlices ls[2] = {wgrad_leaves(x.data(), dy.data(), p, 1, p.co),
+                                  wgrad_leaves(x.data(), dy.data(), p, 2, p.co)};
+        const auto same_as_small = [&](auto shape, const char* name) {
+            using S = decltype(shape);
+            SCOPED_TRACE(name);
+            std::vector<float> y(Y, NAN);
+            forward_tiled<S>(x.data(), wt, b.data(), y.data(), p);
+            EXPECT_TRUE(test::bitwise_equal(y.data(), small.data(), Y)) << "forward";
+            const TapSlices t = dgrad_tap_values<S>(dy.data(), w.data(), p, p.n);
+            EXPECT_TRUE(test::bitwise_equal(t.values[0], ts.values[0])) << "dgrad taps";
+            for (const int64_t group : {int64_t{1}, int64_t{2}}) {
+                const LeafSlices l = wgrad_leaves<S>(x.data(), dy.data(), p, group, p.co);
+                EXPECT_TRUE(test::bitwise_equal(l.values[0], ls[group - 1].values[0]))
+                    << "wgrad " << group;
+            }
+        };
+        same_as_small(cuda::LargeTile{}, "large");
+        same_as_small(cuda::TinyTile{}, "tiny");
     }
 }
 
@@ -358,6 +369,7 @@ TEST(CudaConv2dBodies, ExactWgradWithLimbAtomicsGivesTheExactBits) {
         };
         EXPECT_TRUE(test::bitwise_equal(limb_atomics(cuda::SmallTile{}), want)) << "small";
         EXPECT_TRUE(test::bitwise_equal(limb_atomics(cuda::LargeTile{}), want)) << "large";
+        EXPECT_TRUE(test::bitwise_equal(limb_atomics(cuda::TinyTile{}), want)) << "tiny";
     }
 }
 

@@ -20,7 +20,7 @@ TEST(CudaGemmTiledBlocks, EqualTheCpuGemmInEveryLayout) {
     struct Size {
         int64_t m, n, k;
     };
-    // Partial tiles (32 x 64, 64 x 128) and K chunks (8) everywhere, several tiles in both
+    // Partial tiles (32 x 64, 64 x 128, 16 x 16) and K chunks (8) everywhere, several tiles in both
     // dimensions.
     for (const Size s :
          {Size{37, 21, 45}, Size{16, 16, 16}, Size{5, 40, 3}, Size{18, 2, 0}, Size{70, 130, 19}}) {
@@ -53,6 +53,8 @@ TEST(CudaGemmTiledBlocks, EqualTheCpuGemmInEveryLayout) {
                         << s.m << "x" << s.n << "x" << s.k << " " << ta << tb << acc;
                     EXPECT_TRUE(test::bitwise_equal(tiled(cuda::LargeTile{}), want))
                         << "large " << s.m << "x" << s.n << "x" << s.k << " " << ta << tb << acc;
+                    EXPECT_TRUE(test::bitwise_equal(tiled(cuda::TinyTile{}), want))
+                        << "tiny " << s.m << "x" << s.n << "x" << s.k << " " << ta << tb << acc;
                 }
     }
 }
