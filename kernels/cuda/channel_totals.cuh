@@ -4,9 +4,9 @@
 // then leaves, order and combine kernels on the engine's stream (tree, kahan: the combine block
 // program of channel_combine_block.h, unless the way says rows); atomic: totals zeroed, leaves
 // atomic-added; exact: the channels' accumulators zeroed, the leaves merged into them with
-// integer atomics, then rounded. out.sum[s][c] receives total s of channel c. A part of a split batch
-// (ChannelPart) also hands on its own totals and has the hook of kernels/batchnorm2d.h complete
-// them over every part, through the host (the hook is the engine's collective).
+// integer atomics, then rounded. out.sum[s][c] receives total s of channel c. A part of a split
+// batch (ChannelPart) also hands on its own totals and has the hook of kernels/batchnorm2d.h
+// complete them over every part, through the host (the hook is the engine's collective).
 #pragma once
 #include <vector>
 

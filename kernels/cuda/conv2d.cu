@@ -52,8 +52,8 @@ SlicedScratch sliced_scratch(int64_t unit_floats, int64_t units, std::size_t max
 }
 
 template <class S, class Weight>
-__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) forward_tiled_kernel(const float* x, Weight wt, const float* b, float* y,
-                                     Conv2dParams q) {
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+    forward_tiled_kernel(const float* x, Weight wt, const float* b, float* y, Conv2dParams q) {
     __shared__ __align__(16) float shared[S::kShared];
     conv_forward_tiled_block<S>(GridPos::here(), shared, DeviceSync{}, x, wt, b, y, q);
 }
@@ -63,10 +63,11 @@ template <class Weight>
 void forward_tiled(const char* name, const float* x, const Weight& wt, const float* b, float* y,
                    const Conv2dParams& q) {
     if (q.n * q.co * q.ho * q.wo <= 0) return;
-    with_tile_shape([&](auto s) { return conv_tiles<decltype(s)>(q); }, [&](auto shape) {
+    const auto blocks_of = [&](auto s) { return conv_tiles<decltype(s)>(q); };
+    with_tile_shape(blocks_of, [&](auto shape) {
         using S = decltype(shape);
         forward_tiled_kernel<S, Weight>
-            <<<static_cast<unsigned>(conv_tiles<S>(q)), S::kThreads, 0, stream()>>>(x, wt, b, y, q);
+            <<<static_cast<unsigned>(blocks_of(shape)), S::kThreads, 0, stream()>>>(x, wt, b, y, q);
     });
     check_launch(name);
 }
@@ -81,8 +82,9 @@ __global__ void dgrad_atomic_kernel(TapValue t, float* dx, Conv2dParams p, Dgrad
     conv2d_dgrad_atomic_body(GridPos::here(), t, dx, p, d, e0, e1);
 }
 template <class S>
-__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) dgrad_taps_kernel(const float* dy, const float* w, float* taps, Conv2dParams p,
-                                  int64_t s_lo, int64_t s_hi) {
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+    dgrad_taps_kernel(const float* dy, const float* w, float* taps, Conv2dParams p, int64_t s_lo,
+                      int64_t s_hi) {
     __shared__ __align__(16) float shared[S::kShared];
     conv_dgrad_taps_tiled_block<S>(GridPos::here(), shared, DeviceSync{}, dy, w, taps, p, s_lo,
                                    s_hi);
@@ -96,8 +98,9 @@ __global__ void wgrad_combine_kernel(const float* leaves, const uint32_t* order,
     conv2d_wgrad_combine_body(GridPos::here(), leaves, order, dw, p, e0, len);
 }
 template <class S, class Out>
-__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) wgrad_tiled_kernel(const float* x, const float* dy, Conv2dParams p, int64_t G,
-                                   int64_t o_lo, int64_t o_hi, Out out) {
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+    wgrad_tiled_kernel(const float* x, const float* dy, Conv2dParams p, int64_t G, int64_t o_lo,
+                       int64_t o_hi, Out out) {
     __shared__ __align__(16) float shared[S::kShared];
     conv_wgrad_tiled_block<S>(GridPos::here(), shared, DeviceSync{}, x, dy, p, G, o_lo, o_hi, out);
 }

@@ -12,7 +12,8 @@ namespace dt::kernels::cuda {
 namespace {
 
 template <class S>
-__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks) gemm_tiled_kernel(const float* a, const float* b, float* c, GemmParams p) {
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+    gemm_tiled_kernel(const float* a, const float* b, float* c, GemmParams p) {
     __shared__ __align__(16) float shared[S::kShared];
     gemm_tiled_block<S>(GridPos::here(), shared, DeviceSync{}, a, b, c, p);
 }
@@ -39,10 +40,11 @@ __global__ void wgrad_atomic_kernel(const float* x, const float* dy, float* dw, 
 void gemm(const float* a, const float* b, float* c, const GemmParams& p) {
     if (p.m * p.n <= 0) return;
     // One block per tile of C (grids may have up to 2^31 - 1 blocks in x).
-    with_tile_shape([&](auto s) { return gemm_tiles<decltype(s)>(p); }, [&](auto shape) {
+    const auto blocks_of = [&](auto s) { return gemm_tiles<decltype(s)>(p); };
+    with_tile_shape(blocks_of, [&](auto shape) {
         using S = decltype(shape);
         gemm_tiled_kernel<S>
-            <<<static_cast<unsigned>(gemm_tiles<S>(p)), S::kThreads, 0, stream()>>>(a, b, c, p);
+            <<<static_cast<unsigned>(blocks_of(shape)), S::kThreads, 0, stream()>>>(a, b, c, p);
     });
     check_launch("gemm");
 }

@@ -134,11 +134,11 @@ bool env_says(const char* name, const char* value) {
     return v != nullptr && std::strcmp(v, value) == 0;
 }
 std::atomic<int>& tile_setting() {
-    static std::atomic<int> c{static_cast<int>(
-        env_says("DT_CUDA_TILE", "large")   ? TileChoice::kLarge
-        : env_says("DT_CUDA_TILE", "small") ? TileChoice::kSmall
-        : env_says("DT_CUDA_TILE", "tiny")  ? TileChoice::kTiny
-                                            : TileChoice::kAuto)};
+    static std::atomic<int> c{
+        static_cast<int>(env_says("DT_CUDA_TILE", "large")   ? TileChoice::kLarge
+                         : env_says("DT_CUDA_TILE", "small") ? TileChoice::kSmall
+                         : env_says("DT_CUDA_TILE", "tiny")  ? TileChoice::kTiny
+                                                             : TileChoice::kAuto)};
     return c;
 }
 std::atomic<int>& exact_wgrad_setting() {
