@@ -128,9 +128,11 @@ step memcheck 75 scripts/gpu_memcheck.sh 70
 
 # detrain's training step per model x preset against the atomic baseline (issue 20's targets;
 # the models of the targets first, so that the budget cuts smallcnn-bn). "@limbs": conv.wgrad's
-# exact mode with limb atomics (DT_CUDA_EXACT_WGRAD=limbs), the same bits.
+# exact mode with limb atomics (DT_CUDA_EXACT_WGRAD=limbs), "@small": the small tile everywhere;
+# the same bits. --profile: one more step per case with the launch profile (where the step's
+# device time goes, kernel by kernel).
 step detrain-step-bench 90 sh -c "'$kit/bin/dt_gpu_step_bench' --steps 10 --budget-s 75 \
-    --models smallcnn,resnet18,smallcnn-bn > '$work/steps.jsonl'"
+    --profile --models smallcnn,resnet18,smallcnn-bn > '$work/steps.jsonl'"
 
 # The PyTorch-CUDA peer (its best settings, each reported): step time on the same GPU.
 peers="$work/peers.jsonl"

@@ -119,6 +119,14 @@ def record(out):
     md += table(["model", "preset", "median", "vs atomic", "images/s"],
                 [(d["model"], d["preset"], d.get("med_ms", d.get("skipped")),
                   d.get("med_vs_fast"), d.get("img_per_s")) for d in s["detrain_step"]])
+    for prof in s.get("step_profiles", []):  # summaries from before the profile have none
+        md += ["", f"Where a {prof['model']} {prof['preset']} step's device time goes "
+               f"(`dt_gpu_step_bench --profile`: {prof['launches']} launches, "
+               f"{round(prof['total_ms'], 3)} ms on the stream; the kernels that took most):", ""]
+        md += table(["kernel", "launches", "ms", "share"],
+                    [(k["kernel"], k["launches"], round(k["ms"], 4),
+                      f"{100 * k['ms'] / prof['total_ms']:.0f}%" if prof["total_ms"] else "")
+                     for k in prof["kernels"]])
     md += ["", "PyTorch-CUDA peer (`bench/peers/pytorch_train.py`, ms):", ""]
     md += table(["model", "deterministic", "tf32", "median", "torch"],
                 [(p["model"], p.get("deterministic"), p.get("tf32"),

@@ -169,7 +169,10 @@ def main(argv):
         ("smallcnn-bn exact-all, 2 steps", "audit_cpu_vs_cuda.json"),
         ("resnet18 exact-all, 2 steps of 32", "audit_resnet18_cpu_vs_cuda.json"))}
     matrix = guarantee_matrix(os.path.join(out, "audit_matrix_cuda.json"))
-    detrain_steps = jsonl(os.path.join(work, "steps.jsonl"))
+    step_lines = jsonl(os.path.join(work, "steps.jsonl"))
+    # --profile's lines: where each case's step spends its time on the device, kernel by kernel
+    profiles = [s for s in step_lines if s.get("op") == "profile"]
+    detrain_steps = [s for s in step_lines if s.get("op") != "profile"]
     peers = jsonl(os.path.join(work, "peers.jsonl"))
     try:
         gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
@@ -198,6 +201,7 @@ def main(argv):
         "targets": targets(detrain_steps, peers),
         "pytorch_cuda": peers,
         "detrain_step": detrain_steps,
+        "step_profiles": profiles,
         "tiles": tiles(kernels),
         "tiny": tiny(kernels),
         "optimizer": optimizer(kernels),

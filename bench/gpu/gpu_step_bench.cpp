@@ -10,10 +10,12 @@
 // <= 1.3x atomic). A preset named "P@limbs" is P with conv.wgrad's exact mode computed with limb
 // atomics (kernels/cuda/runtime.h: ExactWgradWay), "P@small" P with every GEMM-shaped kernel on
 // the small tile (TileChoice::kSmall, instead of the automatic choice of the small or the tiny
-// tile); the same bits. Without a GPU it says so and exits 2.
+// tile); the same bits. --profile: after each case one more step with the launch profile on
+// (kernels/cuda/runtime.h), printed as {"op": "profile", ...}: where the step's time on the
+// device goes, kernel by kernel. Without a GPU it says so and exits 2.
 //   dt_gpu_step_bench [--models smallcnn,smallcnn-bn,resnet18] [--presets fast,deterministic,
 //                      deterministic@small,exact,exact@limbs,exact-all,exact-all@limbs]
-//                     [--steps N] [--budget-s S]
+//                     [--steps N] [--budget-s S] [--profile]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -44,28 +46,76 @@ namespace cu = dt::kernels::cuda;
 
 /// The kernels' ways a case runs with (the same bits in every way).
 struct Ways {
-    cu::ExactWgradWay wgrad = cu::ExactWgradWay::kLeaves;
-    cu::TileChoice tile = cu::TileChoice::kAuto;
+    cu::ExactWgradWay wgrad;
+    cu::TileChoice tile;
+
+    /// The process's ways (its environment's DT_CUDA_EXACT_WGRAD and DT_CUDA_TILE).
+    static Ways of_process() { return Ways{cu::exact_wgrad_way(), cu::tile_choice()}; }
+    void set() const {
+        cu::set_exact_wgrad_way(wgrad);
+        cu::set_tile_choice(tile);
+    }
 };
 
-/// One step of t under `specs`, the kernels run `ways`.
-double timed_step(Trainee& t, const dt::ReduceSiteSpecs& specs, const Ways& ways = {}) {
+/// One step of t under `specs`, the kernels run `ways`; the process's ways back afterwards.
+double timed_step(Trainee& t, const dt::ReduceSiteSpecs& specs,
+                  const Ways& ways = Ways::of_process()) {
     const dt::ScopedReduceConfig scope(specs);
-    cu::set_exact_wgrad_way(ways.wgrad);
-    cu::set_tile_choice(ways.tile);
+    const Ways process = Ways::of_process();
+    ways.set();
     dt::cuda_device::synchronize();
     const Clock::time_point t0 = Clock::now();
     t.step();
     dt::cuda_device::synchronize();
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    const Ways defaults;
-    cu::set_exact_wgrad_way(defaults.wgrad);
-    cu::set_tile_choice(defaults.tile);
+    process.set();
     return s;
 }
 
+/// One more step of t under `specs` and `ways` with the launch profile on (runtime.h): prints
+/// {"op": "profile", ...}: the step's launches, their total time on the stream and the kernels
+/// that took most of it, each with its launches and time (ms), the most first.
+void print_profile(Trainee& t, const dt::ReduceSiteSpecs& specs, const Ways& ways,
+                   const std::string& model, const std::string& preset) {
+    const dt::ScopedReduceConfig scope(specs);
+    const Ways process = Ways::of_process();
+    ways.set();
+    dt::cuda_device::synchronize();
+    cu::start_launch_profile(/*hold_ms=*/20);  // the step's launches queue up behind the hold
+    t.step();
+    const std::vector<cu::LaunchTime> launches = cu::take_launch_profile();
+    process.set();
+    struct Kernel {
+        std::string name;
+        int launches = 0;
+        double ms = 0;
+    };
+    std::vector<Kernel> kernels;
+    double total = 0;
+    for (const cu::LaunchTime& l : launches) {
+        auto k = std::find_if(kernels.begin(), kernels.end(),
+                              [&](const Kernel& x) { return x.name == l.name; });
+        if (k == kernels.end()) k = kernels.insert(kernels.end(), Kernel{l.name});
+        ++k->launches;
+        k->ms += l.ms;
+        total += l.ms;
+    }
+    std::sort(kernels.begin(), kernels.end(),
+              [](const Kernel& a, const Kernel& b) { return a.ms > b.ms; });
+    std::string list;
+    for (std::size_t i = 0; i < kernels.size() && i < 15; ++i)
+        list += (i ? ", " : "") + std::string("{\"kernel\": \"") + kernels[i].name +
+                "\", \"launches\": " + std::to_string(kernels[i].launches) +
+                ", \"ms\": " + std::to_string(kernels[i].ms) + "}";
+    std::printf(
+        "{\"op\": \"profile\", \"model\": \"%s\", \"preset\": \"%s\", \"launches\": %zu, "
+        "\"total_ms\": %.4f, \"kernels\": [%s]}\n",
+        model.c_str(), preset.c_str(), launches.size(), total, list.c_str());
+    std::fflush(stdout);
+}
+
 /// The preset of a case name, "P", "P@limbs" (ways->wgrad: kLimbAtomics) or "P@small"
-/// (ways->tile: kSmall); "" for another suffix.
+/// (ways->tile: kSmall); "" for another suffix. *ways starts as the process's.
 std::string preset_and_ways(const std::string& name, Ways* ways) {
     const std::size_t at = name.find('@');
     if (at == std::string::npos) return name;
@@ -92,6 +142,7 @@ int run(int argc, char** argv) {
                                         "exact-all@limbs"};
     int steps = 20;
     double budget = 120;
+    bool profile = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const bool has = i + 1 < argc;
@@ -103,15 +154,17 @@ int run(int argc, char** argv) {
             steps = std::max(1, std::atoi(argv[++i]));
         else if (a == "--budget-s" && has)
             budget = std::atof(argv[++i]);
+        else if (a == "--profile")
+            profile = true;
         else {
             std::fprintf(stderr,
                          "usage: dt_gpu_step_bench [--models a,b] [--presets a,b] "
-                         "[--steps N] [--budget-s S]\n");
+                         "[--steps N] [--budget-s S] [--profile]\n");
             return 2;
         }
     }
     for (const std::string& preset : presets) {
-        Ways ways;
+        Ways ways = Ways::of_process();
         if (preset_and_ways(preset, &ways).empty()) {
             std::fprintf(stderr, "dt_gpu_step_bench: %s: the ways after @ are limbs and small\n",
                          preset.c_str());
@@ -140,7 +193,7 @@ int run(int argc, char** argv) {
                             model.c_str(), preset.c_str());
                 continue;
             }
-            Ways ways;
+            Ways ways = Ways::of_process();
             const dt::ReduceSiteSpecs mine =
                 dt::bench::preset_specs(preset_and_ways(preset, &ways));
             Trainee base(*shape, dt::Device::kCuda), trainee(*shape, dt::Device::kCuda);
@@ -162,6 +215,7 @@ int run(int argc, char** argv) {
                 *std::min_element(tm.begin(), tm.end()) / *std::min_element(tf.begin(), tf.end()),
                 shape->batch / mm);
             std::fflush(stdout);
+            if (profile) print_profile(trainee, mine, ways, model, preset);
         }
     }
     return 0;

@@ -76,10 +76,12 @@ inline bool check_call(cudaError_t e, const char* api) {
     return false;
 }
 
-/// Records a launch failure of `what` (a kernel's name) for take_error().
+/// Records a launch failure of `what` (a kernel's name) for take_error(), and the launch in the
+/// launch profile while it is on (runtime.h).
 inline void check_launch(const char* what) {
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) note_error(what, static_cast<int>(e));
+    if (launch_profile_on()) profile_launch(what);
 }
 
 #if defined(__CUDACC__)  // (the GPU benches include this header from host code)

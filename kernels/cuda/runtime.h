@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dt::kernels::cuda {
 
@@ -88,6 +89,21 @@ void set_exact_wgrad_way(ExactWgradWay way);
 enum class ChannelLeavesWay { kStaged, kRows };
 ChannelLeavesWay channel_leaves_way();
 void set_channel_leaves_way(ChannelLeavesWay way);
+
+/// The launch profile (launch_profile.cu; dt_gpu_step_bench --profile): where the device's time
+/// goes, launch by launch. start_launch_profile(hold_ms) holds the device for hold_ms first (so
+/// that the launches queue up behind it and then run back to back) and records every later
+/// launch a launcher checks (check_launch); take_launch_profile stops recording, waits for the
+/// device and returns each launch's name and its time on the stream since the launch before
+/// (ms; the memsets and copies issued in between included), in issue order.
+struct LaunchTime {
+    std::string name;
+    double ms;
+};
+void start_launch_profile(double hold_ms);
+std::vector<LaunchTime> take_launch_profile();
+bool launch_profile_on();
+void profile_launch(const char* name);  // check_launch's part while the profile is on
 
 /// The first CUDA error since the last call ("" when none), as "<api>: <name>: <description>";
 /// clears it (a sticky device error stays in the device and comes back on every later call).

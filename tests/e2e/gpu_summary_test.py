@@ -45,6 +45,9 @@ def run(script, root, steps_text, tile_bits=True, matrix_tree_cpu=True, channel_
         {"model": "smallcnn", "preset": "exact@limbs", "med_ms": 2.5, "med_vs_fast": 1.25},
         {"model": "resnet18", "preset": "deterministic", "med_ms": 40.0, "med_vs_fast": 1.2},
         {"model": "resnet18", "preset": "exact", "skipped": "budget"},
+        {"op": "profile", "model": "smallcnn", "preset": "deterministic", "launches": 60,
+         "total_ms": 2.0, "kernels": [{"kernel": "conv2d_backward_weight", "launches": 3,
+                                       "ms": 1.5}]},
     ]
     write(os.path.join(work, "steps.jsonl"), "".join(json.dumps(l) + "\n" for l in lines))
     write(os.path.join(out, "audit_cpu_vs_cuda.json"),
@@ -138,6 +141,8 @@ def check_record(record_script, out, expect):
            "each op per mode (without the channel pairs)")
     expect("| bn.stats tree s3 | 0.25 |" in md, "channel ratios")
     expect("| conv.wgrad tree s4 | 0.25 |" in md, "tiny tile ratios")
+    expect("Where a smallcnn deterministic step's device time goes" in md
+           and "| conv2d_backward_weight | 3 | 1.5 | 75% |" in md, f"the step profile:\n{md}")
     expect("| conv.wgrad atomic | **differs** | **differs** | **differs** |" in md
            and "| conv.wgrad exact | stable | **differs** | stable |" in md, f"matrix:\n{md}")
     doc = os.path.join(out, "gpu.md")
@@ -189,6 +194,8 @@ def main():
         expect(r18["met"] is False and abs(r18["value"] - 0.5) < 1e-9,  # TF32 off: 20 ms
                f"resnet18 vs torch {r18}")
         expect('"targets"' in digest, "digest names the targets")
+        expect([p["model"] for p in s["step_profiles"]] == ["smallcnn"]
+               and all("op" not in d for d in s["detrain_step"]), "profiles kept apart")
         tl = s["tiles"]
         expect(tl["large_vs_small"] == {"conv.forward s1": 0.5, "gemm s2": 1.5}, f"tiles {tl}")
         expect(tl["bits_equal"] is True and '"tiles"' in digest, "tile bits and digest")
