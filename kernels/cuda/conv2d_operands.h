@@ -3,8 +3,9 @@
 // tile_operands.h describes: each reads its element from a line (row or column) worked out
 // once and a k position moved on without division. Which element each one reads is the
 // definition in conv2d_tiled_bodies.h (conv_xpad and kernels/conv2d.h's recipe); only the
-// address arithmetic lives here. Offsets inside one sample or channel (map coordinates) are
-// 32-bit, offsets of samples and channels 64-bit.
+// address arithmetic lives here. Map coordinates (for the padding's test) are 32-bit; an
+// element's offset is its line's plus its position's, the latter walked along with the position's
+// digits (WalkCounter, tile_operands.h), 64-bit: one addition per element.
 #pragma once
 #include <cstdint>
 
@@ -47,47 +48,54 @@ struct InputMap {
                         static_cast<int32_t>(q.stride),
                         static_cast<int32_t>(q.pad)};
     }
-    /// x[s, c, ih, iw] (xs = x's sample s), or +0 in the padding.
-    DT_HD float at(const float* xs, int64_t c, int32_t ih, int32_t iw) const {
-        return ih >= 0 && ih < h && iw >= 0 && iw < w ? xs[c * hw + ih * w + iw] : 0.0f;
+    /// Whether (ih, iw) is inside the map (not in the padding).
+    DT_HD bool inside(int32_t ih, int32_t iw) const {
+        return static_cast<uint32_t>(ih) < static_cast<uint32_t>(h) &&
+               static_cast<uint32_t>(iw) < static_cast<uint32_t>(w);
+    }
+    /// x[at] where (ih, iw) is inside the map, else +0 (the padding); `at` is the element's
+    /// offset, valid only inside.
+    DT_HD float at(int64_t at, int32_t ih, int32_t iw) const {
+        return inside(ih, iw) ? x[at] : 0.0f;
     }
 };
 
 /// The forward's B: the padded input of convolution q (conv_xpad), element (tap r, column j),
 /// r = (channel, tap row, tap column) the position, j = (sample, output row, output column)
-/// the line. live: the tap reads the image somewhere.
+/// the line. live: the tap reads the image somewhere. The element's offset is the line's (its
+/// sample and where tap (0, 0) reads) plus the tap's (c * H * W + ki * W + kj, walked).
 struct ForwardInput {
     InputMap map;
     int64_t P;
     int32_t wo;
-    DigitCounter taps;  // r = (c * Kh + ki) * Kw + kj
+    WalkCounter taps;  // r = (c * Kh + ki) * Kw + kj, off = c * H * W + ki * W + kj
     TapAxisLive live_h, live_w;
 
     DT_HD static ForwardInput of(const float* x, const Conv2dParams& q) {
         return ForwardInput{InputMap::of(x, q),
                             q.ho * q.wo,
                             static_cast<int32_t>(q.wo),
-                            DigitCounter::of(q.kh, q.kw),
+                            WalkCounter::of(q.kh, q.kw, q.h * q.w, q.w, 1),
                             TapAxisLive::of(q.kh, q.h, q.ho, q.pad, q.stride),
                             TapAxisLive::of(q.kw, q.w, q.wo, q.pad, q.stride)};
     }
     struct Line {
-        const float* xs;   // the column's sample
+        int64_t base;      // the column's sample's offset + ih0 * W + iw0
         int32_t ih0, iw0;  // where tap (0, 0) of the column's output position reads
     };
-    using Pos = Digits;
+    using Pos = Walk;
     DT_HD Line line(int64_t j) const {
         const int32_t at = static_cast<int32_t>(j % P);
-        return Line{map.x + j / P * map.sample_size, at / wo * map.stride - map.pad,
-                    at % wo * map.stride - map.pad};
+        const int32_t ih0 = at / wo * map.stride - map.pad, iw0 = at % wo * map.stride - map.pad;
+        return Line{j / P * map.sample_size + int64_t{ih0} * map.w + iw0, ih0, iw0};
     }
     DT_HD Pos pos(int64_t r) const { return taps.at(r); }
     DT_HD void advance(Pos& d) const { taps.advance(d); }
     DT_HD void next(Pos& d) const { taps.next(d); }
     DT_HD float at(const Line& l, const Pos& d) const {
-        return map.at(l.xs, d.hi, l.ih0 + d.mid, l.iw0 + d.lo);
+        return map.at(l.base + d.off, l.ih0 + d.d.mid, l.iw0 + d.d.lo);
     }
-    DT_HD bool live(const Pos& d) const { return live_h(d.mid) && live_w(d.lo); }
+    DT_HD bool live(const Pos& d) const { return live_h(d.d.mid) && live_w(d.d.lo); }
 };
 
 /// The forward's A for conv.dgrad as the transposed forward (FlippedWeight, square kernels of
@@ -121,56 +129,57 @@ DT_HD FlippedWeightOperand weight_operand(const FlippedWeight& wt) {
 }
 
 /// conv.wgrad's A for the samples from s0: dy, element (channel o_lo + i, term k) with
-/// k = (sample s0 + s, output row, output column) the position.
+/// k = (sample s0 + s, output row, output column) the position; its offset is the line's
+/// ((s0 * Co + o_lo + i) * P) plus the position's (s * Co * P + oh * Wo + ow, walked).
 struct WgradGradOut {
     const float* dy;
     int64_t o_lo, s0, co, P;
-    int32_t wo;
-    DigitCounter positions;  // k = (s * Ho + oh) * Wo + ow
+    WalkCounter positions;  // k = (s * Ho + oh) * Wo + ow, off = s * Co * P + oh * Wo + ow
 
     DT_HD static WgradGradOut of(const float* dy, const Conv2dParams& p, int64_t s0, int64_t o_lo) {
-        return WgradGradOut{dy,
-                            o_lo,
-                            s0,
-                            p.co,
-                            p.ho * p.wo,
-                            static_cast<int32_t>(p.wo),
-                            DigitCounter::of(p.ho, p.wo)};
+        const int64_t P = p.ho * p.wo;
+        return WgradGradOut{dy, o_lo, s0, p.co, P, WalkCounter::of(p.ho, p.wo, p.co * P, p.wo, 1)};
     }
-    using Line = int64_t;  // (o_lo + i) * P
-    using Pos = Digits;
-    DT_HD Line line(int64_t i) const { return (o_lo + i) * P; }
+    using Line = int64_t;
+    using Pos = Walk;
+    DT_HD Line line(int64_t i) const { return (s0 * co + o_lo + i) * P; }
     DT_HD Pos pos(int64_t k) const { return positions.at(k); }
     DT_HD void advance(Pos& d) const { positions.advance(d); }
-    DT_HD float at(Line l, const Pos& d) const {
-        return dy[(s0 + d.hi) * co * P + l + d.mid * wo + d.lo];
-    }
+    DT_HD float at(Line l, const Pos& d) const { return dy[l + d.off]; }
 };
 
 /// conv.wgrad's B for the samples from s0: the padded input, element (term k, tap r), k as in
-/// WgradGradOut the position, r = (channel, tap row, tap column) the line (conv_xpad).
+/// WgradGradOut the position, r = (channel, tap row, tap column) the line (conv_xpad). The
+/// element (sample s0 + s, channel c, row oh * stride - pad + ki, column ow * stride - pad + kj)
+/// has the line's offset (s0's sample, channel c, row ki - pad, column kj - pad) plus the
+/// position's (s * Ci * H * W + oh * stride * W + ow * stride, walked).
 struct WgradInput {
     InputMap map;
     int64_t s0, kh, kw;
-    DigitCounter positions;  // k = (s * Ho + oh) * Wo + ow
+    WalkCounter positions;  // k = (s * Ho + oh) * Wo + ow
 
     DT_HD static WgradInput of(const float* x, const Conv2dParams& p, int64_t s0) {
-        return WgradInput{InputMap::of(x, p), s0, p.kh, p.kw, DigitCounter::of(p.ho, p.wo)};
+        const InputMap m = InputMap::of(x, p);
+        return WgradInput{
+            m, s0, p.kh, p.kw,
+            WalkCounter::of(p.ho, p.wo, m.sample_size, int64_t{m.stride} * m.w, m.stride)};
     }
     struct Line {
-        int64_t c;
-        int32_t ki, kj;
+        int64_t base;    // s0's sample, channel c, row ki - pad, column kj - pad
+        int32_t ki, kj;  // ki - pad, kj - pad
     };
-    using Pos = Digits;
+    using Pos = Walk;
     DT_HD Line line(int64_t r) const {
-        return Line{r / (kh * kw), static_cast<int32_t>(r / kw % kh), static_cast<int32_t>(r % kw)};
+        const int64_t c = r / (kh * kw);
+        const int32_t ki = static_cast<int32_t>(r / kw % kh) - map.pad,
+                      kj = static_cast<int32_t>(r % kw) - map.pad;
+        return Line{s0 * map.sample_size + c * map.hw + int64_t{ki} * map.w + kj, ki, kj};
     }
     DT_HD Pos pos(int64_t k) const { return positions.at(k); }
     DT_HD void advance(Pos& d) const { positions.advance(d); }
     DT_HD void next(Pos& d) const { positions.next(d); }
     DT_HD float at(const Line& l, const Pos& d) const {
-        return map.at(map.x + (s0 + d.hi) * map.sample_size, l.c,
-                      d.mid * map.stride - map.pad + l.ki, d.lo * map.stride - map.pad + l.kj);
+        return map.at(l.base + d.off, d.d.mid * map.stride + l.ki, d.d.lo * map.stride + l.kj);
     }
     DT_HD bool live(const Pos&) const { return true; }  // dead taps: left out by the output
 };

@@ -78,6 +78,64 @@ struct DigitCounter {
     }
 };
 
+/// Digits with an offset that is linear in them, off = hi * s_hi + mid * s_mid + lo * s_lo,
+/// moved on together (the same carries), so that an operand's address is one addition: the
+/// offset of a convolution's tap inside a sample, or of a position inside the batch.
+struct Walk {
+    Digits d;
+    int64_t off;
+};
+struct WalkCounter {
+    DigitCounter digits;
+    int64_t s_hi, s_mid, s_lo;
+    int64_t step_off;             // the offset of kTileK's digits
+    int64_t carry_lo, carry_mid;  // what a carry out of lo / mid adds to the offset
+
+    DT_HD static WalkCounter of(int64_t mid_radix, int64_t lo_radix, int64_t s_hi, int64_t s_mid,
+                                int64_t s_lo) {
+        const DigitCounter c = DigitCounter::of(mid_radix, lo_radix);
+        return WalkCounter{c,
+                           s_hi,
+                           s_mid,
+                           s_lo,
+                           c.step_hi * s_hi + c.step_mid * s_mid + c.step_lo * s_lo,
+                           s_mid - lo_radix * s_lo,
+                           s_hi - mid_radix * s_mid};
+    }
+    DT_HD Walk at(int64_t index) const {
+        const Digits d = digits.at(index);
+        return Walk{d, d.hi * s_hi + d.mid * s_mid + d.lo * s_lo};
+    }
+    /// DigitCounter::advance, the offset alike.
+    DT_HD void advance(Walk& w) const {
+        w.d.lo += digits.step_lo;
+        w.d.mid += digits.step_mid;
+        w.d.hi += digits.step_hi;
+        w.off += step_off;
+        if (w.d.lo >= digits.lo_radix) {
+            w.d.lo -= digits.lo_radix;
+            ++w.d.mid;
+            w.off += carry_lo;
+        }
+        if (w.d.mid >= digits.mid_radix) {
+            w.d.mid -= digits.mid_radix;
+            ++w.d.hi;
+            w.off += carry_mid;
+        }
+    }
+    /// The walk of index + 1.
+    DT_HD void next(Walk& w) const {
+        w.off += s_lo;
+        if (++w.d.lo < digits.lo_radix) return;
+        w.d.lo = 0;
+        w.off += carry_lo;
+        if (++w.d.mid < digits.mid_radix) return;
+        w.d.mid = 0;
+        w.off += carry_mid;
+        ++w.d.hi;
+    }
+};
+
 /// A matrix of fixed strides: element (line, k) at p[line * line_stride + k * k_stride]. A
 /// GEMM's operands in either layout, a convolution's weights as (Co, Ci*Kh*Kw).
 struct StridedOperand {
