@@ -99,25 +99,24 @@ struct ForwardInput {
 };
 
 /// The forward's A for conv.dgrad as the transposed forward (FlippedWeight, square kernels of
-/// side K): element (output channel oq, tap r = (cq, ki, kj)) = w[cq, oq, K-1-ki, K-1-kj].
+/// side K): element (output channel oq, tap r = (cq, ki, kj)) = w[cq, oq, K-1-ki, K-1-kj], at
+/// the line's offset (oq * K * K + (K - 1) * K + K - 1) plus the tap's (cq * Ci * K * K - ki * K
+/// - kj, walked: the strides may be negative).
 struct FlippedWeightOperand {
     const float* w;
-    int64_t per_cq;  // Ci * K * K: w's stride of its output channel cq
-    int32_t k;
-    DigitCounter taps;
+    int64_t k;
+    WalkCounter taps;  // r = (cq * K + ki) * K + kj
 
     DT_HD static FlippedWeightOperand of(const FlippedWeight& f) {
-        return FlippedWeightOperand{f.w, f.ci * f.k * f.k, static_cast<int32_t>(f.k),
-                                    DigitCounter::of(f.k, f.k)};
+        return FlippedWeightOperand{f.w, f.k,
+                                    WalkCounter::of(f.k, f.k, f.ci * f.k * f.k, -f.k, -1)};
     }
-    using Line = int64_t;  // oq * K * K
-    using Pos = Digits;
-    DT_HD Line line(int64_t oq) const { return oq * k * k; }
+    using Line = int64_t;
+    using Pos = Walk;
+    DT_HD Line line(int64_t oq) const { return oq * k * k + (k - 1) * k + (k - 1); }
     DT_HD Pos pos(int64_t r) const { return taps.at(r); }
     DT_HD void advance(Pos& d) const { taps.advance(d); }
-    DT_HD float at(Line l, const Pos& d) const {
-        return w[d.hi * per_cq + l + (k - 1 - d.mid) * k + (k - 1 - d.lo)];
-    }
+    DT_HD float at(Line l, const Pos& d) const { return w[l + d.off]; }
 };
 
 /// The forward's A: the weights w (Co, Ci*Kh*Kw) row-major, or flipped (FlippedWeight).

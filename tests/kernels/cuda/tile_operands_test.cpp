@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "kernels/cuda/conv2d_operands.h"
@@ -86,30 +87,31 @@ TEST(TileOperands, DigitCountersMoveOnAsDivisionSays) {
 }
 
 TEST(TileOperands, WalksKeepTheirOffsetLinearInTheirDigits) {
-    // Strides that tell the digits apart (and a mid stride below lo's radix x lo's stride).
+    // Strides that tell the digits apart, and negative ones (the flipped weights' walk).
     for (const auto& [mid, lo] : std::vector<std::pair<int64_t, int64_t>>{
-             {1, 1}, {1, 5}, {5, 1}, {3, 3}, {2, 3}, {7, 7}, {3, 11}, {4, 2}}) {
-        const int64_t s_hi = 1000003, s_mid = 1009, s_lo = 17;
-        const cuda::WalkCounter c = cuda::WalkCounter::of(mid, lo, s_hi, s_mid, s_lo);
-        const auto expect_at = [&](const cuda::Walk& w, int64_t k) {
-            ASSERT_EQ(w.d.hi, k / (mid * lo)) << mid << "x" << lo << " k " << k;
-            ASSERT_EQ(w.d.mid, k / lo % mid) << mid << "x" << lo << " k " << k;
-            ASSERT_EQ(w.d.lo, k % lo) << mid << "x" << lo << " k " << k;
-            ASSERT_EQ(w.off, w.d.hi * s_hi + w.d.mid * s_mid + w.d.lo * s_lo) << " k " << k;
-        };
-        for (int first = 0; first < kTileK; ++first) {
-            cuda::Walk w = c.at(first);
-            for (int64_t k = first; k < 40 * mid * lo; k += kTileK) {
-                expect_at(w, k);
-                c.advance(w);
-            }
-            cuda::Walk e = c.at(first);
-            for (int64_t k = first; k < 3 * mid * lo + kTileK; ++k) {
-                expect_at(e, k);
-                c.next(e);
+             {1, 1}, {1, 5}, {5, 1}, {3, 3}, {2, 3}, {7, 7}, {3, 11}, {4, 2}})
+        for (const auto& [s_hi, s_mid, s_lo] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+                 {1000003, 1009, 17}, {1000003, -1009, -17}}) {
+            const cuda::WalkCounter c = cuda::WalkCounter::of(mid, lo, s_hi, s_mid, s_lo);
+            const auto expect_at = [&](const cuda::Walk& w, int64_t k) {
+                ASSERT_EQ(w.d.hi, k / (mid * lo)) << mid << "x" << lo << " k " << k;
+                ASSERT_EQ(w.d.mid, k / lo % mid) << mid << "x" << lo << " k " << k;
+                ASSERT_EQ(w.d.lo, k % lo) << mid << "x" << lo << " k " << k;
+                ASSERT_EQ(w.off, w.d.hi * s_hi + w.d.mid * s_mid + w.d.lo * s_lo) << " k " << k;
+            };
+            for (int first = 0; first < kTileK; ++first) {
+                cuda::Walk w = c.at(first);
+                for (int64_t k = first; k < 40 * mid * lo; k += kTileK) {
+                    expect_at(w, k);
+                    c.advance(w);
+                }
+                cuda::Walk e = c.at(first);
+                for (int64_t k = first; k < 3 * mid * lo + kTileK; ++k) {
+                    expect_at(e, k);
+                    c.next(e);
+                }
             }
         }
-    }
 }
 
 TEST(TileOperands, StridedOperandsReadBothLayouts) {
