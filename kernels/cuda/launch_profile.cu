@@ -47,17 +47,20 @@ __global__ void spin_kernel(uint64_t ns) {
 
 }  // namespace
 
+void hold_device(double ms) {
+    spin_kernel<<<1, 1, 0, stream()>>>(static_cast<uint64_t>(ms * 1e6));
+    check_launch("hold_device");
+}
+
 bool launch_profile_on() { return profiling().load(std::memory_order_relaxed); }
 
 void start_launch_profile(double hold_ms) {
+    profiling().store(false);
+    if (hold_ms > 0) hold_device(hold_ms);  // the profile is off: not recorded
     Profile& p = profile();
     const std::lock_guard<std::mutex> lock(p.mutex);
     p.names.clear();
     if (p.start == nullptr && !check_call(cudaEventCreate(&p.start), "cudaEventCreate")) return;
-    if (hold_ms > 0) {
-        spin_kernel<<<1, 1, 0, stream()>>>(static_cast<uint64_t>(hold_ms * 1e6));
-        check_call(cudaGetLastError(), "launch profile: spin_kernel");
-    }
     check_call(cudaEventRecord(p.start, stream()), "cudaEventRecord");
     profiling().store(true);
 }

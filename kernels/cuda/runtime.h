@@ -101,6 +101,8 @@ struct LaunchTime {
     double ms;
 };
 void start_launch_profile(double hold_ms);
+/// A kernel on the stream that holds the device for `ms` milliseconds (of its global timer).
+void hold_device(double ms);
 std::vector<LaunchTime> take_launch_profile();
 bool launch_profile_on();
 void profile_launch(const char* name);  // check_launch's part while the profile is on

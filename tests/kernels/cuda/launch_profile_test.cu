@@ -21,15 +21,6 @@ namespace {
 
 using test::DeviceBlock;
 
-/// Holds one thread until `ns` nanoseconds of the GPU's global timer have passed.
-__global__ void hold_for(uint64_t ns) {
-    uint64_t t0 = 0, t = 0;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    } while (t - t0 < ns);
-}
-
 TEST(CudaLaunchProfile, EveryCheckedLaunchOnceInOrderWithItsTime) {
     DT_SKIP_WITHOUT_CUDA_DEVICE();
     const int64_t n = 1 << 20;
@@ -43,14 +34,13 @@ TEST(CudaLaunchProfile, EveryCheckedLaunchOnceInOrderWithItsTime) {
     start_launch_profile(/*hold_ms=*/10);
     EXPECT_TRUE(launch_profile_on());
     relu_forward(xp, yp, n);
-    hold_for<<<1, 1, 0, stream()>>>(3'000'000);  // 3 ms
-    check_launch("hold_for");
+    hold_device(3.0);
     add_forward(xp, yp, yp, n);
     const std::vector<LaunchTime> got = take_launch_profile();
     EXPECT_FALSE(launch_profile_on());
     ASSERT_EQ(got.size(), 3u);
     EXPECT_EQ(got[0].name, "relu_forward");
-    EXPECT_EQ(got[1].name, "hold_for");
+    EXPECT_EQ(got[1].name, "hold_device");
     EXPECT_EQ(got[2].name, "add_forward");
     EXPECT_LT(got[0].ms, 2.0) << "the hold before the first launch counted as its time";
     EXPECT_GT(got[1].ms, 2.9);
