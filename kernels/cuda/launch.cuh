@@ -43,8 +43,8 @@ struct DeviceSync {
 };
 
 /// f(SmallTile{}), f(LargeTile{}) or f(TinyTile{}), as tile_choice() says (kAuto: TinyTile
-/// where blocks_of(SmallTile{}), the launch's block count with SmallTile, is below
-/// kFewTileBlocks, else SmallTile): the launchers of the tiled block programs instantiate their
+/// where blocks_of(SmallTile{}), the launch's block count with SmallTile, is below the device's
+/// SMs, tiny_tile_for, else SmallTile): the launchers of the tiled block programs instantiate their
 /// kernels for every shape and launch the chosen one.
 template <class Blocks, class F>
 void with_tile_shape(const Blocks& blocks_of, F&& f) {
@@ -61,7 +61,7 @@ void with_tile_shape(const Blocks& blocks_of, F&& f) {
         case TileChoice::kAuto:
             break;
     }
-    if (blocks_of(SmallTile{}) < kFewTileBlocks) {
+    if (tiny_tile_for(blocks_of(SmallTile{}), device_multiprocessors())) {
         f(TinyTile{});
     } else {
         f(SmallTile{});

@@ -11,9 +11,13 @@
 namespace dt::kernels::cuda {
 
 /// The GEMM-shaped block programs' automatic tile choice (TileChoice::kAuto, runtime.h) takes
-/// TinyTile for a GEMM where SmallTile makes fewer blocks than this, an H100's SMs (most SMs
-/// would idle, and most of each small tile's outputs lie outside C), else SmallTile.
+/// TinyTile for a GEMM where SmallTile makes fewer blocks than the device has SMs (most SMs
+/// would idle, and most of each small tile's outputs lie outside C), else SmallTile; this many
+/// (an H100 SXM's) where the count is not known.
 inline constexpr int64_t kFewTileBlocks = 132;
+DT_HD bool tiny_tile_for(int64_t small_tile_blocks, int multiprocessors) {
+    return small_tile_blocks < (multiprocessors > 0 ? multiprocessors : kFewTileBlocks);
+}
 
 inline constexpr uint32_t kElementwiseThreads = 256;
 inline constexpr uint32_t kElementwiseMaxBlocks = 65535;

@@ -46,6 +46,15 @@ std::string take_error() {
     return e;
 }
 
+namespace {
+std::atomic<int>& probed_multiprocessors() {
+    static std::atomic<int> n{0};
+    return n;
+}
+}  // namespace
+
+int device_multiprocessors() { return probed_multiprocessors().load(std::memory_order_relaxed); }
+
 bool probe_device(int local_rank, DeviceInfo* info, std::string* why) {
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
@@ -78,6 +87,7 @@ bool probe_device(int local_rank, DeviceInfo* info, std::string* why) {
     info->minor = prop.minor;
     info->memory_bytes = prop.totalGlobalMem;
     info->multiprocessors = prop.multiProcessorCount;
+    probed_multiprocessors().store(prop.multiProcessorCount);
     cudaDriverGetVersion(&info->driver_version);
     cudaRuntimeGetVersion(&info->runtime_version);
     return true;

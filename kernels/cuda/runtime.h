@@ -27,6 +27,9 @@ struct DeviceInfo {
 /// that the processes of a machine spread over its GPUs.
 bool probe_device(int local_rank, DeviceInfo* info, std::string* why);
 
+/// The multiprocessors of the device probe_device made current (0 before it has).
+int device_multiprocessors();
+
 /// Raw device memory (cudaMalloc, never managed memory); nullptr when out of memory.
 void* device_malloc(std::size_t bytes);
 void device_free(void* p);
@@ -60,10 +63,10 @@ void* scratch(std::size_t bytes, int slot = 0);
 
 /// The tile shape of the GEMM-shaped block programs (kernels/cuda/tile_gemm.h): kAuto (the
 /// default: SmallTile, 32 x 64, or TinyTile, 16 x 16, for a GEMM where SmallTile makes fewer
-/// than kFewTileBlocks blocks: launch_shape.h), or always kSmall, kLarge (64 x 128) or kTiny.
-/// Each gives the same bits; which is faster where is for a GPU to say (dt_gpu_kernel_bench
-/// compares them). DT_CUDA_TILE=auto|small|large|tiny sets a process's choice (anything else:
-/// auto); set_tile_choice changes it (the bench's comparisons).
+/// blocks than the device has SMs: launch_shape.h's tiny_tile_for), or always kSmall, kLarge (64 x
+/// 128) or kTiny. Each gives the same bits; which is faster where is for a GPU to say
+/// (dt_gpu_kernel_bench compares them). DT_CUDA_TILE=auto|small|large|tiny sets a process's choice
+/// (anything else: auto); set_tile_choice changes it (the bench's comparisons).
 enum class TileChoice { kAuto, kSmall, kLarge, kTiny };
 TileChoice tile_choice();
 void set_tile_choice(TileChoice choice);

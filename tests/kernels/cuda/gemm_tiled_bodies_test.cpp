@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "kernels/cuda/launch_shape.h"
 #include "tests/support/block_runner.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
@@ -57,6 +58,20 @@ TEST(CudaGemmTiledBlocks, EqualTheCpuGemmInEveryLayout) {
                         << "tiny " << s.m << "x" << s.n << "x" << s.k << " " << ta << tb << acc;
                 }
     }
+}
+
+TEST(CudaTileChoice, TheTinyTileWhereTheSmallOneLeavesSmsIdle) {
+    EXPECT_TRUE(cuda::tiny_tile_for(8, 132));  // SmallCNN conv1's wgrad: 8 sample groups
+    EXPECT_TRUE(cuda::tiny_tile_for(131, 132));
+    EXPECT_FALSE(cuda::tiny_tile_for(132, 132));
+    EXPECT_TRUE(cuda::tiny_tile_for(113, 114));  // the device's own count decides
+    EXPECT_FALSE(cuda::tiny_tile_for(114, 114));
+    EXPECT_TRUE(cuda::tiny_tile_for(131, 0));  // not probed: an H100 SXM's 132
+    EXPECT_FALSE(cuda::tiny_tile_for(132, 0));
+    // SmallCNN's first fc layer at batch 128 (128 x 32): one small tile.
+    const GemmParams fc{.m = 128, .n = 32, .k = 288, .trans_b = true};
+    EXPECT_EQ(cuda::gemm_tiles<cuda::SmallTile>(fc), 4);
+    EXPECT_EQ(cuda::gemm_tiles<cuda::TinyTile>(fc), 16);
 }
 
 }  // namespace
