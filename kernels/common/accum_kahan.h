@@ -117,19 +117,6 @@ DT_HD KahanSum kahan_tree_sum_finish(KahanTreeSum& t) {
     return t.slot[0];
 }
 
-/// Pushes leaves 8m..8m+7 at once (t.count = 8m), as their perfect tree with kahan_merge: the
-/// same merges on the same values as eight kahan_tree_sum_push (see tree_sum_push_8), v[0..8)
-/// consumed. ORDER: m(m(m(v0,v1), m(v2,v3)), m(m(v4,v5), m(v6,v7))), m = kahan_merge.
-DT_HD void kahan_tree_sum_push_8(KahanTreeSum& t, KahanSum* v) {
-    for (int w = 1; w < 8; w *= 2)  // pairs, then fours, then the eight
-        for (int k = 0; k < 8; k += 2 * w) kahan_merge(v[k], v[k + w]);
-    int d = tree_leaf_slot(t.count);
-    t.slot[d] = v[0];
-    const int merges = trailing_ones64(static_cast<uint64_t>(t.count) >> 3);
-    for (int m = 0; m < merges; ++m, --d) kahan_merge(t.slot[d - 1], t.slot[d]);
-    t.count += 8;
-}
-
 /// T of the n <= 8 KahanSums v[0..n) with kahan_merge ((+0, +0) for n == 0), v overwritten.
 /// ORDER: as tree_of_at_most_8, kahan_merge(v[k], v[k + w]) for the sum.
 DT_HD KahanSum kahan_tree_of_at_most_8(KahanSum* v, int n) {
@@ -137,6 +124,17 @@ DT_HD KahanSum kahan_tree_of_at_most_8(KahanSum* v, int n) {
         for (int k = 0; k + w < 8; k += 2 * w)
             if (k + w < n) kahan_merge(v[k], v[k + w]);
     return n > 0 ? v[0] : kahan_zero();
+}
+
+/// Pushes leaves 8m..8m+7 at once (t.count = 8m), as their perfect tree with kahan_merge: the
+/// same merges on the same values as eight kahan_tree_sum_push (see tree_sum_push_8), v[0..8)
+/// consumed. ORDER: m(m(m(v0,v1), m(v2,v3)), m(m(v4,v5), m(v6,v7))), m = kahan_merge.
+DT_HD void kahan_tree_sum_push_8(KahanTreeSum& t, KahanSum* v) {
+    int d = tree_leaf_slot(t.count);
+    t.slot[d] = kahan_tree_of_at_most_8(v, 8);  // pairs, then fours, then the eight
+    const int merges = trailing_ones64(static_cast<uint64_t>(t.count) >> 3);
+    for (int m = 0; m < merges; ++m, --d) kahan_merge(t.slot[d - 1], t.slot[d]);
+    t.count += 8;
 }
 
 /// T(leaf(0), ..., leaf(n - 1)) with kahan_merge, each leaf(i) (a KahanSum) evaluated once:

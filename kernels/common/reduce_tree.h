@@ -75,15 +75,11 @@ DT_HD float tree_sum_finish(TreeSum& t) {
     return t.slot[0];
 }
 
-/// T of 8 leaves v[0..8): the perfect tree. ORDER: ((v0+v1)+(v2+v3)) + ((v4+v5)+(v6+v7)).
-DT_HD float tree_of_8(const float* v) {
-    return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-}
-
 /// T of the n <= 8 leaves v[0..n) (+0 for n == 0), v overwritten. ORDER: pairs, then pairs of
 /// pairs, ... (the header's blocks, B = 2 at every level): v[k] = v[k] + v[k + w] for w = 1, 2,
 /// 4 and k = 0, 2w, 4w, ... where k + w < n. The loops' trip counts are constants, so a device
-/// thread keeps v in registers. For n == 8 it is tree_of_8.
+/// thread keeps v in registers. For n == 8 it is the perfect tree
+/// ((v0+v1)+(v2+v3)) + ((v4+v5)+(v6+v7)).
 DT_HD float tree_of_at_most_8(float* v, int n) {
     for (int w = 1; w < 8; w *= 2)
         for (int k = 0; k + w < 8; k += 2 * w)
@@ -91,11 +87,11 @@ DT_HD float tree_of_at_most_8(float* v, int n) {
     return n > 0 ? v[0] : 0.0f;
 }
 
-/// Pushes leaves 8m..8m+7 at once (t.count = 8m), as tree_of_8 of them: the same additions on
-/// the same values as eight tree_sum_push. Why it is the same: the counter writes leaf 8m to
-/// slot popcount(8m) and the block's own merges (pairs, then fours, then the eight) leave its
-/// perfect tree there; the merges left are those of the block's last leaf past its three low
-/// ones, trailing_ones(m). A device thread then keeps a block in registers and touches the
+/// Pushes leaves 8m..8m+7 at once (t.count = 8m), as their perfect tree (tree_of_at_most_8): the
+/// same additions on the same values as eight tree_sum_push. Why it is the same: the counter writes
+/// leaf 8m to slot popcount(8m) and the block's own merges (pairs, then fours, then the eight)
+/// leave its perfect tree there; the merges left are those of the block's last leaf past its three
+/// low ones, trailing_ones(m). A device thread then keeps a block in registers and touches the
 /// dynamically indexed (local-memory) slots once per 8 leaves.
 DT_HD void tree_sum_push_8(TreeSum& t, float block) {
     int d = tree_leaf_slot(t.count);
@@ -115,7 +111,7 @@ DT_HD float tree_sum_of(int64_t n, const Leaf& leaf) {
     for (; i + 8 <= n; i += 8) {
         float v[8];
         for (int k = 0; k < 8; ++k) v[k] = leaf(i + k);
-        tree_sum_push_8(t, tree_of_8(v));
+        tree_sum_push_8(t, tree_of_at_most_8(v, 8));
     }
     for (; i < n; ++i) tree_sum_push(t, leaf(i));
     return tree_sum_finish(t);

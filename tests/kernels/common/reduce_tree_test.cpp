@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "tests/support/compare.h"
@@ -77,7 +78,9 @@ TEST(ReduceTree, BlocksOfEightAreEightPushes) {
     tree_sum_init(eight);
     for (int64_t b = 0; b < 40; ++b) {
         for (int k = 0; k < 8; ++k) tree_sum_push(one, p[b * 8 + k]);
-        tree_sum_push_8(eight, tree_of_8(p.data() + b * 8));
+        float block[8];
+        std::copy(p.begin() + b * 8, p.begin() + b * 8 + 8, block);
+        tree_sum_push_8(eight, tree_of_at_most_8(block, 8));
         ASSERT_EQ(one.count, eight.count);
         for (int d = 0; d < popcount64(static_cast<uint64_t>(one.count)); ++d)
             ASSERT_EQ(test::bits(one.slot[d]), test::bits(eight.slot[d])) << b << " " << d;
