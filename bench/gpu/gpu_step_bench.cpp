@@ -57,19 +57,28 @@ struct Ways {
     }
 };
 
-/// One step of t under `specs`, the kernels run `ways`; the process's ways back afterwards.
+/// The kernels run `ways` while in scope; the process's ways are back afterwards.
+class ScopedWays {
+ public:
+    explicit ScopedWays(const Ways& ways) : process_(Ways::of_process()) { ways.set(); }
+    ~ScopedWays() { process_.set(); }
+    ScopedWays(const ScopedWays&) = delete;
+    ScopedWays& operator=(const ScopedWays&) = delete;
+
+ private:
+    Ways process_;
+};
+
+/// One step of t under `specs`, the kernels run `ways`.
 double timed_step(Trainee& t, const dt::ReduceSiteSpecs& specs,
                   const Ways& ways = Ways::of_process()) {
     const dt::ScopedReduceConfig scope(specs);
-    const Ways process = Ways::of_process();
-    ways.set();
+    const ScopedWays running(ways);
     dt::cuda_device::synchronize();
     const Clock::time_point t0 = Clock::now();
     t.step();
     dt::cuda_device::synchronize();
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    process.set();
-    return s;
+    return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 /// One more step of t under `specs` and `ways` with the launch profile on (runtime.h): prints
@@ -77,14 +86,15 @@ double timed_step(Trainee& t, const dt::ReduceSiteSpecs& specs,
 /// that took most of it, each with its launches and time (ms), the most first.
 void print_profile(Trainee& t, const dt::ReduceSiteSpecs& specs, const Ways& ways,
                    const std::string& model, const std::string& preset) {
-    const dt::ScopedReduceConfig scope(specs);
-    const Ways process = Ways::of_process();
-    ways.set();
-    dt::cuda_device::synchronize();
-    cu::start_launch_profile(/*hold_ms=*/20);  // the step's launches queue up behind the hold
-    t.step();
-    const std::vector<cu::LaunchTime> launches = cu::take_launch_profile();
-    process.set();
+    std::vector<cu::LaunchTime> launches;
+    {
+        const dt::ScopedReduceConfig scope(specs);
+        const ScopedWays running(ways);
+        dt::cuda_device::synchronize();
+        cu::start_launch_profile(/*hold_ms=*/20);  // the step's launches queue up behind the hold
+        t.step();
+        launches = cu::take_launch_profile();
+    }
     struct Kernel {
         std::string name;
         int launches = 0;

@@ -27,18 +27,19 @@ inline void tile_variants(Timer& timer, int reps) {
     namespace kc = kernels::common;
     using kernels::Conv2dParams;
     const cu::TileChoice before = cu::tile_choice();
-    // Times run(out) with the small tile and with `other`; prints the line of `op`.
-    const auto time_pair = [&](const char* op, cu::TileChoice other, const char* kernel,
-                               const std::string& shape, const std::function<void(float*)>& run,
-                               int64_t out_n) {
+    // Times run(out) with the small tile and with the tiny one (op "tiny") or the large one
+    // (op "tile"); prints the line.
+    const auto time_pair = [&](bool tiny, const char* kernel, const std::string& shape,
+                               const std::function<void(float*)>& run, int64_t out_n) {
+        const cu::TileChoice other = tiny ? cu::TileChoice::kTiny : cu::TileChoice::kLarge;
         const TwoWays t = time_two_ways(
             timer, reps, out_n,
             [&](int w) { cu::set_tile_choice(w == 0 ? cu::TileChoice::kSmall : other); }, run);
-        const std::string name = op == std::string("tile") ? "large" : "tiny";
+        const char* name = tiny ? "tiny" : "large";
         std::printf(
             "{\"op\": \"%s\", \"kernel\": \"%s\", \"shape\": \"%s\", \"small_ms\": %.4f, "
             "\"%s_ms\": %.4f, \"%s_vs_small\": %.3f, \"bits_equal\": %s}\n",
-            op, kernel, shape.c_str(), t.ms[0], name.c_str(), t.ms[1], name.c_str(),
+            tiny ? "tiny" : "tile", kernel, shape.c_str(), t.ms[0], name, t.ms[1], name,
             t.ms[1] / t.ms[0], t.same_bits ? "true" : "false");
         std::fflush(stdout);
     };
@@ -49,12 +50,10 @@ inline void tile_variants(Timer& timer, int reps) {
     };
     const ConvShape shapes[] = {
         {128, 1, 28, 16, "smallcnn conv1", true},    {128, 16, 14, 32, "smallcnn conv2", true},
-        {128, 32, 7, 32, "smallcnn conv3", true},    {128, 16, 14, 14, "smallcnn conv2", false},
+        {128, 32, 7, 32, "smallcnn conv3", true},    {128, 16, 14, 32, "smallcnn conv2", false},
         {128, 64, 32, 64, "resnet18 layer1", false}, {128, 128, 16, 128, "resnet18 layer2", false},
         {128, 256, 8, 256, "resnet18 layer3", false}};
     for (const ConvShape& s : shapes) {
-        const char* op = s.tiny ? "tiny" : "tile";
-        const cu::TileChoice other = s.tiny ? cu::TileChoice::kTiny : cu::TileChoice::kLarge;
         Conv2dParams p{s.n, s.ci, s.hw, s.hw, s.co, 3, 3, 1, 1};
         p.ho = p.h, p.wo = p.w;
         const Tensor x = uniform({p.n, p.ci, p.h, p.w}, 31), w = uniform({p.co, p.ci, 3, 3}, 32),
@@ -63,40 +62,39 @@ inline void tile_variants(Timer& timer, int reps) {
                                  std::to_string(p.ci) + "x" + std::to_string(p.h) + "x" +
                                  std::to_string(p.w) + " k3 co" + std::to_string(p.co);
         time_pair(
-            op, other, "conv.forward", name,
+            s.tiny, "conv.forward", name,
             [&](float* y) { cu::conv2d_forward(x.f32(), w.f32(), nullptr, y, p); },
             p.n * p.co * p.ho * p.wo);
         Conv2dParams tree = p;
         tree.accum = kc::accum_spec(kc::AccumMode::kTree);
         time_pair(
-            op, other, "conv.wgrad tree", name,
+            s.tiny, "conv.wgrad tree", name,
             [&](float* dw) { cu::conv2d_backward_weight(x.f32(), dy.f32(), dw, tree); },
             p.co * p.ci * 9);
         if (s.ci == 1) continue;  // a first layer has no dgrad
         if (s.tiny) {  // the transposed forward: SmallCNN's dgrad in the deterministic preset
             time_pair(
-                op, other, "conv.dgrad tree", name,
+                s.tiny, "conv.dgrad tree", name,
                 [&](float* dx) { cu::conv2d_backward_data(dy.f32(), w.f32(), dx, tree); },
                 p.n * p.ci * p.h * p.w);
         }
         Conv2dParams exact = p;
         exact.accum = kc::accum_spec(kc::AccumMode::kExact);
         time_pair(
-            op, other, "conv.dgrad exact", name,
+            s.tiny, "conv.dgrad exact", name,
             [&](float* dx) { cu::conv2d_backward_data(dy.f32(), w.f32(), dx, exact); },
             p.n * p.ci * p.h * p.w);
     }
     const Tensor a = uniform({128, 1568}, 34), b = uniform({1568, 512}, 35);
     const kernels::GemmParams g{.m = 128, .n = 512, .k = 1568};
     time_pair(
-        "tile", cu::TileChoice::kLarge, "gemm", "128x1568 . 1568x512",
-        [&](float* c) { cu::gemm(a.f32(), b.f32(), c, g); }, 128 * 512);
-    // SmallCNN's fc1 forward (batch x 288 . 288 x 32, W transposed) and its weight gradient's
-    // GEMM shape (32 x 128 . 128 x 288).
+        false, "gemm", "128x1568 . 1568x512", [&](float* c) { cu::gemm(a.f32(), b.f32(), c, g); },
+        128 * 512);
+    // SmallCNN's fc1 forward (batch x 288 . (32 x 288)^T).
     const Tensor fx = uniform({128, 288}, 36), fw = uniform({32, 288}, 37);
     const kernels::GemmParams fc{.m = 128, .n = 32, .k = 288, .trans_b = true};
     time_pair(
-        "tiny", cu::TileChoice::kTiny, "gemm", "smallcnn fc1 128x288 . (32x288)^T",
+        true, "gemm", "smallcnn fc1 128x288 . (32x288)^T",
         [&](float* c) { cu::gemm(fx.f32(), fw.f32(), c, fc); }, 128 * 32);
     cu::set_tile_choice(before);
 }
