@@ -150,10 +150,10 @@ void conv2d_backward_data_per_element(const float* dy, const float* w, float* dx
 void conv2d_backward_weight_per_element(const float* x, const float* dy, float* dw,
                                         const Conv2dParams& p);
 /// conv.wgrad's exact mode computed the atomic mode's way: the tiled program's per-sample
-/// chains added into the elements' accumulators with integer atomics on their limbs, then one
-/// rounding (into p.exact_out instead, unrounded, for a split batch's part): the exact mode's
-/// bits without storing the leaves, timed against the leaves' way by
-/// bench/gpu/gpu_kernel_bench.cpp.
+/// chains of a group of samples folded exactly per element in double, the doubles added into the
+/// elements' accumulators with integer atomics on their limbs, then one rounding (into p.exact_out
+/// instead, unrounded, for a split batch's part): the exact mode's bits without storing the leaves,
+/// timed against the leaves' way by bench/gpu/gpu_kernel_bench.cpp.
 void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* dw,
                                         const Conv2dParams& p);
 }  // namespace cuda

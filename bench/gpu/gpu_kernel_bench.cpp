@@ -111,8 +111,8 @@ std::vector<Case> cases() {
 /// as the launcher runs it (tiled, then per element: wgrad's leaves and their combination,
 /// dgrad's per-tap values and their sums) and per element (one thread computing all its values
 /// where it needs them); for wgrad also the exact mode computed with integer atomics on the
-/// limbs (the tiled program's per-sample chains added into the accumulators, as atomic adds its
-/// group chains). Their medians, ratios to the
+/// limbs (a group of samples' per-sample chains folded exactly per output in double, the double
+/// added into the accumulators, as atomic adds its group chains). Their medians, ratios to the
 /// launcher's atomic mode, and whether each variant gave its mode's bits (the launcher's) on
 /// this GPU.
 void conv_variants(Timer& timer, int reps) {

@@ -5,6 +5,8 @@
 // by conv2d_bodies.h) and of conv2d_bodies.h's per-thread dgrad, one thread per dx element (per
 // element and kernel row in the atomic mode). The permuted modes draw their order once per call
 // (one thread) into scratch.
+#include <type_traits>
+
 #include "kernels/cuda/conv2d_bodies.h"
 #include "kernels/cuda/conv2d_tiled_bodies.h"
 #include "kernels/cuda/elementwise_bodies.h"
@@ -120,6 +122,13 @@ void wgrad_tiled(const char* name, const float* x, const float* dy, const Conv2d
             x, dy, p, G, o_lo, o_hi, out);
     });
     check_launch(name);
+}
+template <class S>
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+    wgrad_exact_fold_kernel(const float* x, const float* dy, Conv2dParams p, int64_t G,
+                            common::ExactAcc* accs) {
+    __shared__ __align__(16) float shared[kWgradFoldShared<S>];
+    conv_wgrad_exact_fold_block<S>(GridPos::here(), shared, DeviceSync{}, x, dy, p, G, accs);
 }
 __global__ void wgrad_exact_round_kernel(const common::ExactAcc* accs, float* dw, int64_t n) {
     conv2d_wgrad_exact_round_body(GridPos::here(), accs, dw, n);
@@ -251,8 +260,24 @@ void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* 
         if (accs == nullptr) return;  // recorded; the engine's next check reports it
         cudaMemsetAsync(accs, 0, bytes, stream());  // all-zero limbs and flags: exact_init
     }
-    wgrad_tiled("conv2d_backward_weight (exact, limb atomics)", x, dy, p, 1, 0, p.co,
-                WgradExactAtomicOut{accs});  // no samples: no blocks
+    if (p.n > 0) {
+        const auto blocks_of = [&](auto s) {
+            const int64_t tiles = conv_wgrad_tiles<decltype(s)>(p, 0, p.co);
+            const int64_t G = wgrad_fold_group(p.n, tiles, device_multiprocessors());
+            return (p.n + G - 1) / G * tiles;
+        };
+        with_tile_shape(blocks_of, [&](auto shape) {
+            // The large tile's running doubles would take 64 KiB of shared memory: the small one
+            using S = std::conditional_t<std::is_same_v<decltype(shape), LargeTile>, SmallTile,
+                                         decltype(shape)>;
+            const int64_t tiles = conv_wgrad_tiles<S>(p, 0, p.co);
+            const int64_t G = wgrad_fold_group(p.n, tiles, device_multiprocessors());
+            wgrad_exact_fold_kernel<S>
+                <<<static_cast<unsigned>((p.n + G - 1) / G * tiles), S::kThreads, 0, stream()>>>(
+                    x, dy, p, G, accs);
+        });
+        check_launch("conv2d_backward_weight (exact, limb atomics)");
+    }
     if (p.exact_out == nullptr)
         launch_elementwise("conv2d_backward_weight (exact, rounding)", wgrad_exact_round_kernel, n,
                            static_cast<const common::ExactAcc*>(accs), dw, n);

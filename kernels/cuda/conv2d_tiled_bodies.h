@@ -7,7 +7,8 @@
 //                conv2d_dgrad_is_forward shapes (the transposed convolution, FlippedWeight)
 //   wgrad        per group of samples, C = dY . Xpad^T, C (Co slice, R), K = the group's
 //                (sample, position) pairs in the chain's order: the leaves (or atomic's group
-//                chains) of conv.wgrad
+//                chains) of conv.wgrad; its exact mode with limb atomics cuts the chains at every
+//                sample's end and folds a group's leaves per output (conv_wgrad_exact_fold_block)
 //   dgrad taps   per tap, C = W_tap^T . dY, C (Ci, N*P slice), K = Co: conv.dgrad's per-tap
 //                values
 // Each is a template on its tile shape S (tile_gemm.h; SmallTile by default): its blocks have
@@ -18,6 +19,7 @@
 #include <cstdint>
 
 #include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_exact_fold.h"
 #include "kernels/common/atomic_add.h"
 #include "kernels/common/grid.h"
 #include "kernels/conv2d.h"
@@ -79,19 +81,6 @@ struct WgradLeafOut {
     DT_HD void operator()(int64_t g, int64_t e, float acc) const { leaves[g * len + e - e0] = acc; }
 };
 
-/// The exact mode of conv.wgrad with integer atomics (issue 20: "an exact mode whose threads
-/// add into the accumulator's integer limbs with atomics"): the exact mode's leaves (G = 1, one
-/// chain per sample) go straight into the element's accumulator with exact_atomic_add (accs
-/// zeroed first, or a split batch's exact_out), in whatever order the blocks run: the sum is
-/// exact, so its rounding (conv2d_wgrad_exact_round_body) gives the exact mode's bits without
-/// storing the leaves. ORDER: none.
-struct WgradExactAtomicOut {
-    common::ExactAcc* accs;
-    DT_HD void operator()(int64_t, int64_t e, float acc) const {
-        common::exact_atomic_add(accs + e, acc);
-    }
-};
-
 /// Blocks of conv_wgrad_tiled_block per group: tiles of the output channels [o_lo, o_hi) x
 /// the R taps.
 template <class S = SmallTile>
@@ -122,6 +111,61 @@ DT_HD void conv_wgrad_tiled_block(const common::GridPos& t, float* shared, const
                            [&](int64_t i, int64_t r, float acc) {
                                if (r >= 0) out(g, (o_lo + i) * R + r, acc);
                            }));
+}
+
+/// Shared floats of conv_wgrad_exact_fold_block's blocks: the tile program's panels, then a
+/// double per output of the tile (its thread's running sum).
+template <class S>
+inline constexpr int kWgradFoldShared = S::kShared + 2 * S::kM* S::kN;
+
+/// The exact mode of conv.wgrad with integer atomics, a group of G samples per block: block b
+/// of groups x conv_wgrad_tiles<S>(p, 0, p.co) runs group b / tiles's chains, cut at every
+/// sample's end (tile_gemm_cut_block: the exact mode's per-sample leaves, conv_wgrad_tiled_block's
+/// chains with G = 1), and each thread folds an output's leaves into a running double while
+/// that stays exact (exact_fold_atomic, kernels/common/accum_exact_fold.h), moving it into the
+/// element's accumulator with integer atomics (accs zeroed first, or a split batch's
+/// exact_out) when the next leaf would round it and at the group's end: three limb atomics per
+/// output and group where the group's leaves lie within about 29 binades (adding each leaf takes
+/// two), and no leaves stored. The accumulators then hold the
+/// exact sums of the leaves, whatever the order of the blocks and atomics, and their rounding
+/// (conv2d_wgrad_exact_round_body) gives the exact mode's bits. Dead taps add nothing (their dw
+/// is +0, as the leaves' way gives). ORDER: each leaf's chain as conv_wgrad_tiled_block's
+/// (fma over the sample's positions ascending from +0); the sums: none.
+template <class S = SmallTile, class Sync>
+DT_HD void conv_wgrad_exact_fold_block(const common::GridPos& t, float* shared, const Sync& sync,
+                                       const float* x, const float* dy, const Conv2dParams& p,
+                                       int64_t G, common::ExactAcc* accs) {
+    const int64_t P = p.ho * p.wo, R = p.ci * p.kh * p.kw;
+    const int64_t tiles = conv_wgrad_tiles<S>(p, 0, p.co);
+    const int64_t s0 = t.block / tiles * G;
+    const int64_t K = ((s0 + G < p.n ? s0 + G : p.n) - s0) * P;
+    // Output slot q of this thread (tile_gemm_cut_block's r * kTN + c) keeps its running double
+    // at part[q * kThreads]: only this thread touches it (no barrier), a warp's 32 in a row.
+    double* part = reinterpret_cast<double*>(shared + S::kShared) + t.thread;
+    DT_UNROLL
+    for (int q = 0; q < S::kTM * S::kTN; ++q) part[q * S::kThreads] = 0.0;
+    // Which of this thread's columns (taps r = j0 + tx * kTN + c, tile_gemm_block's mapping)
+    // are live, worked out once: a dead tap's chains (+0 operands) never reach its accumulator.
+    const TileOrigin o0 = tile_origin<S>(t.block % tiles, R);
+    uint32_t live = 0;
+    DT_UNROLL
+    for (int c = 0; c < S::kTN; ++c) {
+        const int64_t r = o0.j0 + static_cast<int64_t>(t.thread % S::kCols) * S::kTN + c;
+        if (r < R && conv_tap_r_live(p, r)) live |= 1u << c;
+    }
+    const auto move = [&](common::ExactAcc* a, double d) { common::exact_atomic_add_double(a, d); };
+    const auto flag = [&](common::ExactAcc* a, uint32_t f) {
+        common::exact_atomic_flag(&a->special, f);
+    };
+    // A(o, k) = dy[s0 + k / P, o, k % P], B(k, r) = conv_xpad(x, p, r, s0 * P + k)
+    tile_gemm_cut_block<S>(t, shared, sync, o0, p.co, R, K, WgradGradOut::of(dy, p, s0, 0),
+                           WgradInput::of(x, p, s0), P,
+                           [&](int q, int64_t o, int64_t r, float leaf, bool last) {
+                               if (((live >> (q % S::kTN)) & 1u) == 0u) return;
+                               double& d = part[q * static_cast<int>(S::kThreads)];
+                               common::exact_fold(d, leaf, accs + o * R + r, move, flag);
+                               if (last) move(accs + o * R + r, d);
+                           });
 }
 
 /// Blocks of conv_dgrad_taps_tiled_block for samples [s_lo, s_hi): per tap, tiles of the Ci

@@ -19,6 +19,18 @@ DT_HD bool tiny_tile_for(int64_t small_tile_blocks, int multiprocessors) {
     return small_tile_blocks < (multiprocessors > 0 ? multiprocessors : kFewTileBlocks);
 }
 
+/// Samples per block of conv.wgrad's exact mode with limb atomics (conv_wgrad_exact_fold_block):
+/// a block folds its group's leaves before its atomics, so larger groups make fewer atomics
+/// (one move per output and group, mostly); the largest of 16, 8, 4, 2, 1 that still makes
+/// twice as many blocks as SMs (`tiles` blocks per group), so that the SMs stay busy.
+inline constexpr int64_t kWgradFoldMaxGroup = 16;
+DT_HD int64_t wgrad_fold_group(int64_t samples, int64_t tiles, int multiprocessors) {
+    const int64_t want = 2 * (multiprocessors > 0 ? multiprocessors : kFewTileBlocks);
+    int64_t g = kWgradFoldMaxGroup;
+    while (g > 1 && (samples + g - 1) / g * tiles < want) g /= 2;
+    return g;
+}
+
 inline constexpr uint32_t kElementwiseThreads = 256;
 inline constexpr uint32_t kElementwiseMaxBlocks = 65535;
 DT_HD uint32_t elementwise_blocks(int64_t n) {

@@ -72,12 +72,12 @@ TileChoice tile_choice();
 void set_tile_choice(TileChoice choice);
 
 /// How conv.wgrad's exact mode runs (kernels/cuda/conv2d.cu): kLeaves (each sample's chain
-/// stored, then every element's exact sum of its leaves: the default) or kLimbAtomics (the
-/// chains added straight into the accumulators' limbs with integer atomics,
-/// conv2d_backward_weight_exact_limbs). The same bits; which is faster is for a GPU to say
-/// (dt_gpu_kernel_bench's wgrad rows, dt_gpu_step_bench's "@limbs" presets).
-/// DT_CUDA_EXACT_WGRAD=leaves|limbs sets a process's way (anything else: leaves);
-/// set_exact_wgrad_way changes it.
+/// stored, then every element's exact sum of its leaves: the default) or kLimbAtomics (a group
+/// of samples' chains folded exactly per output in double, the double added into the
+/// accumulators' limbs with integer atomics, conv2d_backward_weight_exact_limbs). The same bits;
+/// which is faster is for a GPU to say (dt_gpu_kernel_bench's wgrad rows, dt_gpu_step_bench's
+/// "@limbs" presets). DT_CUDA_EXACT_WGRAD=leaves|limbs sets a process's way (anything else:
+/// leaves); set_exact_wgrad_way changes it.
 enum class ExactWgradWay { kLeaves, kLimbAtomics };
 ExactWgradWay exact_wgrad_way();
 void set_exact_wgrad_way(ExactWgradWay way);

@@ -7,6 +7,8 @@
 // next chunk fetched from global memory meanwhile, and put into the other half of the shared
 // memory: one barrier per chunk). A chunk whose kK terms are all live runs them as one
 // unrolled sequence (constant panel offsets, no test or branch per term), another term by term.
+// tile_gemm_cut_block cuts every output's chain every `length` k's into pieces that each start
+// from +0 (conv.wgrad's per-sample chains of a group of samples, folded per output as they end).
 // The operands are read through tile_operands.h: each thread loads the same rows of A and the
 // same column of B in every chunk, so it works out where they are once and only moves its k
 // positions on from chunk to chunk.
@@ -118,14 +120,27 @@ DT_HD void fma_term(const float* as, const float* bs, int kk, int ty, int tx,
     }
 }
 
-/// Thread t.thread's outputs of the C tile at `o` (C is m x n, K = k): a and b are the operands
-/// (tile_operands.h; elements read for i < m, j < n, k < K only), b.live(k) whether term k is
-/// in the chains, init(i, j) the chain's start; out (a ColumnsOut) receives each output of the
-/// tile inside C.
-template <class S, class A, class B, class Init, class Out, class Sync>
-DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& sync,
-                           const TileOrigin& o, int64_t m, int64_t n, int64_t k, const A& a,
-                           const B& b, const Init& init, const Out& out) {
+/// Every output one chain over all of K (tile_gemm_block).
+struct OneChain {
+    static constexpr bool kCut = false;
+};
+/// Chains cut every `length` k's (length >= 1): an output's chain restarts from +0 at every
+/// multiple of length, and end(slot, i, j, acc, last) receives each piece (slot = r * kTN + c:
+/// which of its thread's outputs (i, j) is; last: the piece that ends at K).
+template <class End>
+struct CutChains {
+    static constexpr bool kCut = true;
+    int64_t length;
+    End end;
+};
+
+/// The chains of thread (ty, tx)'s outputs in the C tile at `o` over K = k (the body of
+/// tile_gemm_block and tile_gemm_cut_block): acc holds their starts and ends with their ends
+/// (with cut chains: the last pieces'; the others went to cut.end).
+template <class S, class A, class B, class Cut, class Sync>
+DT_HD void tile_gemm_chains(const common::GridPos& t, float* shared, const Sync& sync,
+                            const TileOrigin& o, int64_t m, int64_t n, int64_t k, const A& a,
+                            const B& b, const Cut& cut, float (&acc)[S::kTM][S::kTN]) {
     // The panels of chunk k0 / kK: in half (k0 / kK) % 2 of `shared`, at
     //   as[kk * S::kM + ii] = A(i0 + ii, k0 + kk), bs[kk * S::kN + jj] = B(k0 + kk, j0 + jj),
     //   flag[kk]: term k0 + kk is live.
@@ -134,18 +149,6 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
     const auto flag_of = [&](int half) { return bs_of(half) + S::kK * S::kN; };
     const int th = static_cast<int>(t.thread);
     const int ty = th / S::kCols, tx = th % S::kCols;
-    // Thread (ty, tx) owns rows i0 + ty * kTM + r and columns j0 + tx * kTN + c: its operands of
-    // a term are adjacent in the panels, so the GPU reads them with vector loads (the panels
-    // are 16-byte aligned: kShared's users declare them so).
-    float acc[S::kTM][S::kTN];
-    DT_UNROLL
-    for (int r = 0; r < S::kTM; ++r) {
-        DT_UNROLL
-        for (int c = 0; c < S::kTN; ++c) {
-            const int64_t i = o.i0 + ty * S::kTM + r, j = o.j0 + tx * S::kTN + c;
-            acc[r][c] = i < m && j < n ? init(i, j) : 0.0f;
-        }
-    }
     // What this thread loads (TileShape's mapping), worked out once: term a_kk of the A rows
     // a_ii + q * kARowStep, column b_jj of B at the terms b_kk + q.
     constexpr int kARowStep = static_cast<int>(S::kThreads) / S::kK;
@@ -181,6 +184,24 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
         }
         b.advance(b_pos);
     };
+    // A cut (chains cut every cut.length k's): the pieces ending at `next_cut` go to cut.end
+    // and the chains restart from +0. The same k for every thread, so the branches are uniform.
+    int64_t next_cut = k;
+    if constexpr (Cut::kCut) next_cut = cut.length;
+    auto cut_here = [&]() {
+        if constexpr (Cut::kCut) {
+            DT_UNROLL
+            for (int r = 0; r < S::kTM; ++r) {
+                DT_UNROLL
+                for (int c = 0; c < S::kTN; ++c) {
+                    const int64_t i = o.i0 + ty * S::kTM + r, j = o.j0 + tx * S::kTN + c;
+                    if (i < m && j < n) cut.end(r * S::kTN + c, i, j, acc[r][c], false);
+                    acc[r][c] = 0.0f;
+                }
+            }
+            next_cut += cut.length;
+        }
+    };
     if (k > 0) fetch(0);
     int half = 0;
     for (int64_t k0 = 0; k0 < k; k0 += S::kK, half ^= 1) {
@@ -202,20 +223,53 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
         const int kc = k - k0 < S::kK ? static_cast<int>(k - k0) : S::kK;
         // A whole chunk of live terms (the common case: dead taps and K's end are rare) takes
         // the same fma's with a constant trip count, which the GPU unrolls: the panel offsets
-        // become constants, and no flag test, counter or branch per term is left.
+        // become constants, and no flag test, counter or branch per term is left. A chunk with
+        // a cut before its last term goes term by term.
         bool whole = kc == S::kK;
+        if constexpr (Cut::kCut) whole = whole && next_cut >= k0 + S::kK;
         DT_UNROLL
         for (int kk = 0; kk < S::kK; ++kk) whole = whole && flag[kk] != 0.0f;
         if (whole) {  // ORDER: the live k ascending, one fma per term (fma_term)
             DT_UNROLL
             for (int kk = 0; kk < S::kK; ++kk) fma_term<S>(as, bs, kk, ty, tx, acc);
+            if constexpr (Cut::kCut) {
+                if (next_cut == k0 + S::kK && next_cut < k) cut_here();
+            }
         } else {
             for (int kk = 0; kk < kc; ++kk) {
                 if (flag[kk] != 0.0f) fma_term<S>(as, bs, kk, ty, tx, acc);
+                if constexpr (Cut::kCut) {
+                    if (k0 + kk + 1 == next_cut && next_cut < k) cut_here();
+                }
             }
         }
     }
     sync();  // the panels are read: the block may use its shared memory again
+}
+
+/// Thread t.thread's outputs of the C tile at `o` (C is m x n, K = k): a and b are the operands
+/// (tile_operands.h; elements read for i < m, j < n, k < K only), b.live(k) whether term k is
+/// in the chains, init(i, j) the chain's start; out (a ColumnsOut) receives each output of the
+/// tile inside C.
+template <class S, class A, class B, class Init, class Out, class Sync>
+DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& sync,
+                           const TileOrigin& o, int64_t m, int64_t n, int64_t k, const A& a,
+                           const B& b, const Init& init, const Out& out) {
+    // Thread (ty, tx) owns rows i0 + ty * kTM + r and columns j0 + tx * kTN + c: its operands of
+    // a term are adjacent in the panels, so the GPU reads them with vector loads (the panels
+    // are 16-byte aligned: kShared's users declare them so).
+    const int th = static_cast<int>(t.thread);
+    const int ty = th / S::kCols, tx = th % S::kCols;
+    float acc[S::kTM][S::kTN];
+    DT_UNROLL
+    for (int r = 0; r < S::kTM; ++r) {
+        DT_UNROLL
+        for (int c = 0; c < S::kTN; ++c) {
+            const int64_t i = o.i0 + ty * S::kTM + r, j = o.j0 + tx * S::kTN + c;
+            acc[r][c] = i < m && j < n ? init(i, j) : 0.0f;
+        }
+    }
+    tile_gemm_chains<S>(t, shared, sync, o, m, n, k, a, b, OneChain{}, acc);
     DT_UNROLL
     for (int c = 0; c < S::kTN; ++c) {
         const int64_t j = o.j0 + tx * S::kTN + c;
@@ -225,6 +279,34 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
         for (int r = 0; r < S::kTM; ++r) {
             const int64_t i = o.i0 + ty * S::kTM + r;
             if (i < m) out.put(i, where, acc[r][c]);
+        }
+    }
+}
+
+/// tile_gemm_block with every output's chain cut every `length` k's (length >= 1; the pieces'
+/// chains start from +0): end(slot, i, j, acc, last) receives every piece of each output (i, j)
+/// of the tile inside C in k order, the last with last = true (none when K = 0). ORDER: each
+/// piece's chain is acc = fma(A(i, k), B(k, j), acc) from +0 over its live k ascending.
+template <class S, class A, class B, class End, class Sync>
+DT_HD void tile_gemm_cut_block(const common::GridPos& t, float* shared, const Sync& sync,
+                               const TileOrigin& o, int64_t m, int64_t n, int64_t k, const A& a,
+                               const B& b, int64_t length, const End& end) {
+    const int th = static_cast<int>(t.thread);
+    const int ty = th / S::kCols, tx = th % S::kCols;
+    float acc[S::kTM][S::kTN];
+    DT_UNROLL
+    for (int r = 0; r < S::kTM; ++r) {
+        DT_UNROLL
+        for (int c = 0; c < S::kTN; ++c) acc[r][c] = 0.0f;
+    }
+    tile_gemm_chains<S>(t, shared, sync, o, m, n, k, a, b, CutChains<End>{length, end}, acc);
+    if (k <= 0) return;
+    DT_UNROLL
+    for (int r = 0; r < S::kTM; ++r) {
+        DT_UNROLL
+        for (int c = 0; c < S::kTN; ++c) {
+            const int64_t i = o.i0 + ty * S::kTM + r, j = o.j0 + tx * S::kTN + c;
+            if (i < m && j < n) end(r * S::kTN + c, i, j, acc[r][c], true);
         }
     }
 }
