@@ -21,11 +21,13 @@ DT_HD bool tiny_tile_for(int64_t small_tile_blocks, int multiprocessors) {
 
 /// Samples per block of conv.wgrad's exact mode with limb atomics (conv_wgrad_exact_fold_block):
 /// a block folds its group's leaves before its atomics, so larger groups make fewer atomics
-/// (one move per output and group, mostly); the largest of 16, 8, 4, 2, 1 that still makes
-/// twice as many blocks as SMs (`tiles` blocks per group), so that the SMs stay busy.
-inline constexpr int64_t kWgradFoldMaxGroup = 16;
+/// (mostly one move of about three per output and group: ResNet-18's layer4 at batch 128 makes
+/// two groups, where the float atomics of the atomic mode's groups of 16 make eight adds); the
+/// largest of 64, 32, ... 1 that still makes four times as many blocks as SMs (`tiles` blocks
+/// per group: every SM holds four of the small tile's blocks at once), so that the SMs stay busy.
+inline constexpr int64_t kWgradFoldMaxGroup = 64;
 DT_HD int64_t wgrad_fold_group(int64_t samples, int64_t tiles, int multiprocessors) {
-    const int64_t want = 2 * (multiprocessors > 0 ? multiprocessors : kFewTileBlocks);
+    const int64_t want = 4 * (multiprocessors > 0 ? multiprocessors : kFewTileBlocks);
     int64_t g = kWgradFoldMaxGroup;
     while (g > 1 && (samples + g - 1) / g * tiles < want) g /= 2;
     return g;
