@@ -9,7 +9,7 @@
 // second. For scripts/gpu_check.sh and the targets of issue 20 (deterministic <= 1.10x and exact
 // <= 1.3x atomic). A preset named "P@limbs" is P with conv.wgrad's exact mode computed with limb
 // atomics (kernels/cuda/runtime.h: ExactWgradWay), "P@small" P with every GEMM-shaped kernel on
-// the small tile (TileChoice::kSmall, instead of the automatic choice of the small or the tiny
+// the small tile (TileChoice::kSmall, instead of the automatic choice of the tiny, small or large
 // tile); the same bits. --profile: after each case one more step with the launch profile on
 // (kernels/cuda/runtime.h), printed as {"op": "profile", ...}: where the step's time on the
 // device goes, kernel by kernel. Without a GPU it says so and exits 2.

@@ -44,8 +44,9 @@ struct DeviceSync {
 
 /// f(SmallTile{}), f(LargeTile{}) or f(TinyTile{}), as tile_choice() says (kAuto: TinyTile
 /// where blocks_of(SmallTile{}), the launch's block count with SmallTile, is below the device's
-/// SMs, tiny_tile_for, else SmallTile): the launchers of the tiled block programs instantiate their
-/// kernels for every shape and launch the chosen one.
+/// SMs, tiny_tile_for; LargeTile where blocks_of(LargeTile{}) fills a wave of them and its tiles
+/// lie mostly inside C, large_tile_for; else SmallTile): the launchers of the tiled block programs
+/// instantiate their kernels for every shape and launch the chosen one.
 template <class Blocks, class F>
 void with_tile_shape(const Blocks& blocks_of, F&& f) {
     switch (tile_choice()) {
@@ -61,8 +62,12 @@ void with_tile_shape(const Blocks& blocks_of, F&& f) {
         case TileChoice::kAuto:
             break;
     }
-    if (tiny_tile_for(blocks_of(SmallTile{}), device_multiprocessors())) {
+    const int sms = device_multiprocessors();
+    const int64_t small_blocks = blocks_of(SmallTile{});
+    if (tiny_tile_for(small_blocks, sms)) {
         f(TinyTile{});
+    } else if (large_tile_for(blocks_of(LargeTile{}), small_blocks, sms)) {
+        f(LargeTile{});
     } else {
         f(SmallTile{});
     }

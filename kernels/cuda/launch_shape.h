@@ -12,11 +12,25 @@ namespace dt::kernels::cuda {
 
 /// The GEMM-shaped block programs' automatic tile choice (TileChoice::kAuto, runtime.h) takes
 /// TinyTile for a GEMM where SmallTile makes fewer blocks than the device has SMs (most SMs
-/// would idle, and most of each small tile's outputs lie outside C), else SmallTile; this many
-/// (an H100 SXM's) where the count is not known.
+/// would idle, and most of each small tile's outputs lie outside C), LargeTile where it makes
+/// a full wave of its blocks (kLargeWave per SM: its occupancy, LargeTile::kMinBlocks), else
+/// SmallTile; this many SMs (an H100 SXM's) where the count is not known.
 inline constexpr int64_t kFewTileBlocks = 132;
+inline constexpr int64_t kLargeWave = 3;
 DT_HD bool tiny_tile_for(int64_t small_tile_blocks, int multiprocessors) {
     return small_tile_blocks < (multiprocessors > 0 ? multiprocessors : kFewTileBlocks);
+}
+/// Why the large tile where it fills the GPU: per fma a thread of SmallTile reads 1/8 of an
+/// operand from shared memory (two 4-wide loads per 16 fma), of LargeTile 1/16 (four per 64): at
+/// the SM's 128 bytes of shared-memory reads per clock the small tile's fma's can issue at
+/// half their rate at most, the large tile's at the full rate; and each of its chunks loads half
+/// the operands per fma from global memory. But not where its tiles would compute a quarter more
+/// outputs outside C than the small tiles (a C of 16 rows: SmallCNN's conv1): a large tile
+/// computes 4 small tiles' outputs, so that is 4 large_tile_blocks > 1.25 small_tile_blocks.
+DT_HD bool large_tile_for(int64_t large_tile_blocks, int64_t small_tile_blocks,
+                          int multiprocessors) {
+    const int64_t sms = multiprocessors > 0 ? multiprocessors : kFewTileBlocks;
+    return large_tile_blocks >= kLargeWave * sms && 16 * large_tile_blocks <= 5 * small_tile_blocks;
 }
 
 /// Samples per block of conv.wgrad's exact mode with limb atomics (conv_wgrad_exact_fold_block):

@@ -62,11 +62,12 @@ void synchronize();
 void* scratch(std::size_t bytes, int slot = 0);
 
 /// The tile shape of the GEMM-shaped block programs (kernels/cuda/tile_gemm.h): kAuto (the
-/// default: SmallTile, 32 x 64, or TinyTile, 16 x 16, for a GEMM where SmallTile makes fewer
-/// blocks than the device has SMs: launch_shape.h's tiny_tile_for), or always kSmall, kLarge (64 x
-/// 128) or kTiny. Each gives the same bits; which is faster where is for a GPU to say
-/// (dt_gpu_kernel_bench compares them). DT_CUDA_TILE=auto|small|large|tiny sets a process's choice
-/// (anything else: auto); set_tile_choice changes it (the bench's comparisons).
+/// default: TinyTile, 16 x 16, for a GEMM where SmallTile makes fewer blocks than the device has
+/// SMs, LargeTile, 64 x 128, where it makes three per SM, else SmallTile, 32 x 64: launch_shape.h's
+/// tiny_tile_for and large_tile_for), or always kSmall, kLarge or kTiny. Each gives the same bits;
+/// which is faster where is for a GPU to say (dt_gpu_kernel_bench compares them).
+/// DT_CUDA_TILE=auto|small|large|tiny sets a process's choice (anything else: auto);
+/// set_tile_choice changes it (the bench's comparisons).
 enum class TileChoice { kAuto, kSmall, kLarge, kTiny };
 TileChoice tile_choice();
 void set_tile_choice(TileChoice choice);

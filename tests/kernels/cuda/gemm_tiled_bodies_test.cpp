@@ -74,5 +74,26 @@ TEST(CudaTileChoice, TheTinyTileWhereTheSmallOneLeavesSmsIdle) {
     EXPECT_EQ(cuda::gemm_tiles<cuda::TinyTile>(fc), 16);
 }
 
+TEST(CudaTileChoice, TheLargeTileWhereItsBlocksFillAWaveInsideC) {
+    // A wave: three blocks per SM; inside C: 4 large tiles' blocks at most 1.25 small ones'.
+    EXPECT_TRUE(cuda::large_tile_for(396, 4 * 396, 132));
+    EXPECT_FALSE(cuda::large_tile_for(395, 4 * 395, 132));
+    EXPECT_TRUE(cuda::large_tile_for(342, 4 * 342, 114));  // the device's own count decides
+    EXPECT_FALSE(cuda::large_tile_for(341, 4 * 341, 114));
+    EXPECT_FALSE(cuda::large_tile_for(395, 4 * 395, 0));  // not probed: an H100 SXM's 132
+    EXPECT_TRUE(cuda::large_tile_for(500, 1600, 132));    // 2000 <= 2000
+    EXPECT_FALSE(cuda::large_tile_for(500, 1599, 132));
+    // ResNet-18's (CIFAR, batch 128) forward of layer1 (64 x 131072) takes it, layer4's
+    // (512 x 2048: 128 blocks) does not, nor SmallCNN's conv1 forward (16 x 100352: the large
+    // tiles' 64 rows would be three quarters outside C, the small tiles' 32 half).
+    const auto large = [](int64_t m, int64_t n) {
+        return cuda::large_tile_for(cuda::tile_count<cuda::LargeTile>(m, n),
+                                    cuda::tile_count<cuda::SmallTile>(m, n), 132);
+    };
+    EXPECT_TRUE(large(64, 128 * 32 * 32));
+    EXPECT_FALSE(large(512, 128 * 4 * 4));
+    EXPECT_FALSE(large(16, 128 * 28 * 28));
+}
+
 }  // namespace
 }  // namespace dt::kernels
