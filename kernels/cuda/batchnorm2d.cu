@@ -10,11 +10,8 @@ namespace dt::kernels::cuda {
 
 namespace {
 
-__global__ void mean_kernel(float* mean, float count, BatchNorm2dParams p) {
-    bn_mean_body(GridPos::here(), mean, count, p);
-}
-__global__ void var_invstd_kernel(float* var, float* invstd, float count, BatchNorm2dParams p) {
-    bn_var_invstd_body(GridPos::here(), var, invstd, count, p);
+__global__ void finish_kernel(float* total, ChannelFinish f, int64_t C) {
+    channel_finish_body(GridPos::here(), total, f, C);
 }
 __global__ void invstd_kernel(const float* var, float* invstd, BatchNorm2dParams p) {
     bn_invstd_body(GridPos::here(), var, invstd, p);
@@ -54,14 +51,21 @@ void batchnorm2d_stats(const float* x, float* mean, float* var, float* invstd,
     whole.parts = p.parts;
     const ChannelPart* part = p.parts != nullptr ? &whole : nullptr;
     const float count = batchnorm2d_count(p);
-    // ORDER: mean = total(x) / count; var = total((x - mean)^2) / count (second pass).
-    channel_totals<1>("batchnorm2d_stats (mean)", BnMeanTerm{x, p.HW}, batchnorm_totals(p),
-                      ChannelSums{{mean, nullptr}}, part);
-    launch_elementwise("batchnorm2d_stats (mean)", mean_kernel, p.C, mean, count, on_device(p));
-    channel_totals<1>("batchnorm2d_stats (var)", BnVarTerm{x, mean, p.HW}, batchnorm_totals(p),
-                      ChannelSums{{var, nullptr}}, part);
-    launch_elementwise("batchnorm2d_stats (var)", var_invstd_kernel, p.C, var, invstd, count,
-                       on_device(p));
+    // ORDER: mean = total(x) / count; var = total((x - mean)^2) / count (second pass). The
+    // combine that stores a total finishes it (ChannelSums::finish); the atomic mode's totals,
+    // added as they come, and a part's, completed through the host after, by a kernel after.
+    const bool finish_in_combine = part == nullptr && p.accum.mode != common::AccumMode::kAtomic;
+    const auto totals_then_finish = [&](const char* name, const auto& term, float* total,
+                                        const ChannelFinish& f) {
+        ChannelSums out{{total, nullptr}, {}};
+        if (finish_in_combine) out.finish = f;
+        channel_totals<1>(name, term, batchnorm_totals(p), out, part);
+        if (!finish_in_combine) launch_elementwise(name, finish_kernel, p.C, total, f, p.C);
+    };
+    totals_then_finish("batchnorm2d_stats (mean)", BnMeanTerm{x, p.HW}, mean,
+                       bn_mean_finish(count));
+    totals_then_finish("batchnorm2d_stats (var)", BnVarTerm{x, mean, p.HW}, var,
+                       bn_var_finish(count, invstd, p));
 }
 
 void batchnorm2d_invstd(const float* var, float* invstd, const BatchNorm2dParams& p) {
@@ -89,14 +93,14 @@ void batchnorm2d_backward(const float* dy, const float* x, const float* mean, co
     // held in scratch slot 1 (channel_totals uses slot 0).
     ChannelPart split;
     split.sink.sum[0] = p.exact_dbeta, split.sink.sum[1] = p.exact_dgamma;
-    ChannelSums totals{{dbeta, dgamma}};
+    ChannelSums totals{{dbeta, dgamma}, {}};
     if (p.parts != nullptr) {
         auto* whole =
             static_cast<float*>(scratch(sizeof(float) * 2 * static_cast<std::size_t>(p.C), 1));
         if (whole == nullptr) return;  // recorded; the engine's next check reports it
         split.local = totals;
         split.parts = p.parts;
-        totals = ChannelSums{{whole, whole + p.C}};
+        totals = ChannelSums{{whole, whole + p.C}, {}};
     }
     const bool is_part = p.parts != nullptr || p.exact_dbeta != nullptr;
     // ORDER: dbeta = total(dy), dgamma = total(dy * xhat), then dx per element.

@@ -48,18 +48,15 @@ struct BnBackwardTerm {  // t0 = dy, t1 = dy * ((x - mean) * invstd)
 // `count`: batchnorm2d_count(p), computed by the launcher on the host (with a split batch's
 // parts, the samples of every part: p.parts is host memory).
 
-/// mean[c] = total / count, in place (the total was written into mean).
-DT_HD void bn_mean_body(const GridPos& t, float* mean, float count, const BatchNorm2dParams& p) {
-    common::grid_stride(t, p.C, [&](int64_t c) { mean[c] = mean[c] / count; });
+/// Batch norm's statistics from their totals (bn.stats, kernels/batchnorm2d.h): mean = total /
+/// count; var = total / count and invstd = 1 / sqrt(var + eps). What the combines storing the
+/// totals do to them (ChannelSums::finish, channel_totals_bodies.h), or channel_finish_body
+/// after the atomic mode's and a split batch's.
+inline ChannelFinish bn_mean_finish(float count) {
+    return ChannelFinish{true, count, nullptr, 0.0f};
 }
-
-/// var[c] = total / count in place, then invstd[c] = 1 / sqrt(var + eps).
-DT_HD void bn_var_invstd_body(const GridPos& t, float* var, float* invstd, float count,
-                              const BatchNorm2dParams& p) {
-    common::grid_stride(t, p.C, [&](int64_t c) {
-        var[c] = var[c] / count;
-        invstd[c] = 1.0f / sqrtf(var[c] + p.eps);  // ORDER: sqrt, division correctly rounded
-    });
+inline ChannelFinish bn_var_finish(float count, float* invstd, const BatchNorm2dParams& p) {
+    return ChannelFinish{true, count, invstd, p.eps};
 }
 
 DT_HD void bn_invstd_body(const GridPos& t, const float* var, float* invstd,

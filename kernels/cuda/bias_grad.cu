@@ -17,7 +17,7 @@ void bias_add_backward(const float* dy, float* db, const BiasAddParams& p) {
         return;
     }
     channel_totals<1>("bias_add_backward", BiasGradTerm{dy, p.p}, bias_grad_totals(p),
-                      ChannelSums{{db, nullptr}});
+                      ChannelSums{{db, nullptr}, {}});
 }
 
 }  // namespace dt::kernels::cuda

@@ -80,7 +80,8 @@ DT_HD Leaf combine_part(const Leaf* leaves, int64_t base, int64_t n, int64_t C,
 }
 
 /// Thread t of a launch of kCombineThreads threads per block with kCombineSharedFloats shared
-/// floats: out.sum[s][c] for the (sum, channel blocks) b = t.block, t.block + t.blocks, ...,
+/// floats: out.sum[s][c] (finished: finish_total) for the (sum, channel blocks) b = t.block,
+/// t.block + t.blocks, ...,
 /// from the leaves (tree: leaves, kahan: kleaves; layout of channel_totals_bodies.h).
 template <class Sync>
 DT_HD void channel_combine_block(const common::GridPos& t, float* shared, const Sync& sync, int S,
@@ -125,8 +126,9 @@ DT_HD void channel_combine_block(const common::GridPos& t, float* shared, const 
             sync();  // this level's sums are in place (and read: the next block may write)
         }
         if (live && w == 0)
-            out.sum[s][c] =
-                kahan ? common::kahan_value(common::KahanSum{sum[me], comp[me]}) : sum[me];
+            out.sum[s][c] = finish_total(
+                out.finish, c,
+                kahan ? common::kahan_value(common::KahanSum{sum[me], comp[me]}) : sum[me]);
         // The next trip writes a thread's own cells only, and every read of another thread's
         // cell came before the last barrier; part 0's cells are read by their own thread.
     }

@@ -26,6 +26,7 @@
 // unrounded totals on (channel_part_body: into the caller's accumulators, rounded as its own
 // share) and rounds the totals once they are the whole batch's (channel_round_body).
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include "kernels/common/accum_exact.h"
@@ -41,9 +42,30 @@ namespace dt::kernels::cuda {
 
 using common::GridPos;
 
-/// Where the S (at most 2) totals of every channel go: sum[s][c].
+/// What becomes of a total as it is stored, for batch norm's statistics (kernels/batchnorm2d.h:
+/// mean = total / count; var = total / count, invstd = 1 / sqrt(var + eps)): where `divide`,
+/// total / count, and where invstd is set also invstd[c] = 1 / sqrt(that + eps). The same
+/// operations on the same float total wherever they run (finish_total), so the combines that
+/// store the totals finish them in their own launch instead of a kernel of their own after.
+struct ChannelFinish {
+    bool divide = false;
+    float count = 0.0f;
+    float* invstd = nullptr;  // (device)
+    float eps = 0.0f;
+};
+DT_HD float finish_total(const ChannelFinish& f, int64_t c, float total) {
+    if (!f.divide) return total;
+    const float v = total / f.count;
+    if (f.invstd != nullptr) f.invstd[c] = 1.0f / sqrtf(v + f.eps);  // ORDER: correctly rounded
+    return v;
+}
+
+/// Where the S (at most 2) totals of every channel go: sum[s][c] = finish_total(finish, c, total)
+/// (the tree, kahan, permuted and exact combines; the atomic mode's leaves are added into sum as
+/// they come, unfinished: its caller finishes them after).
 struct ChannelSums {
     float* sum[2] = {nullptr, nullptr};
+    ChannelFinish finish;
 };
 
 struct ChannelTotals {
@@ -148,13 +170,17 @@ DT_HD void channel_combine_body(const GridPos& t, int S, const ChannelTotals& q,
         float& total = out.sum[s][c];
         switch (q.accum.mode) {
             case common::AccumMode::kTree:  // ORDER: T over the samples' leaves
-                total = common::reduce_tree_combine(leaves + base, q.N, q.C);
+                total = finish_total(out.finish, c,
+                                     common::reduce_tree_combine(leaves + base, q.N, q.C));
                 return;
             case common::AccumMode::kPermuted:  // ORDER: +0 + leaf(o[0]) + leaf(o[1]) + ...
-                total = common::permuted_sum(leaves + base, order, q.N, q.C);
+                total = finish_total(out.finish, c,
+                                     common::permuted_sum(leaves + base, order, q.N, q.C));
                 return;
             case common::AccumMode::kKahan:  // ORDER: T_k, then kahan_value
-                total = common::kahan_value(common::kahan_tree_combine(kleaves + base, q.N, q.C));
+                total = finish_total(
+                    out.finish, c,
+                    common::kahan_value(common::kahan_tree_combine(kleaves + base, q.N, q.C)));
                 return;
             case common::AccumMode::kExact:  // channel_round_body
             case common::AccumMode::kAtomic:
@@ -182,13 +208,20 @@ DT_HD void channel_part_body(const GridPos& t, int S, const ChannelTotals& q,
     });
 }
 
-/// out.sum[s][c] = merged[s * C + c] rounded once (where out.sum[s] is set).
+/// out.sum[s][c] = merged[s * C + c] rounded once, finished (where out.sum[s] is set).
 DT_HD void channel_round_body(const GridPos& t, int S, const ChannelTotals& q,
                               const common::ExactAcc* merged, const ChannelSums& out) {
     common::grid_stride(t, S * q.C, [&](int64_t i) {
         const int64_t s = i / q.C, c = i % q.C;
-        if (out.sum[s] != nullptr) out.sum[s][c] = common::exact_value(merged[i]);
+        if (out.sum[s] != nullptr)
+            out.sum[s][c] = finish_total(out.finish, c, common::exact_value(merged[i]));
     });
+}
+
+/// total[c] = finish_total(f, c, total[c]) for every channel c < C: the finish of totals that
+/// were stored unfinished (the atomic mode's; a part's, once its hook has completed them).
+DT_HD void channel_finish_body(const GridPos& t, float* total, const ChannelFinish& f, int64_t C) {
+    common::grid_stride(t, C, [&](int64_t c) { total[c] = finish_total(f, c, total[c]); });
 }
 
 }  // namespace dt::kernels::cuda

@@ -34,10 +34,12 @@ void channel_leaves_on_grid(const Term& term, const kernels::cuda::ChannelTotals
         [&](const kernels::common::GridPos& t) { kc::channel_leaves_body<S>(t, term, q, out); });
 }
 
-/// totals[s * C + c] as the CUDA launcher computes them (its way: `staged`, else rows).
+/// totals[s * C + c] as the CUDA launcher computes them (its way: `staged`, else rows), each
+/// finished as `finish` says by the combine that stores it (the atomic mode's: unfinished).
 template <int S, class Term>
 std::vector<float> channel_totals_on_grid(const Term& term, const kernels::cuda::ChannelTotals& q,
-                                          bool staged = true) {
+                                          bool staged = true,
+                                          const kernels::cuda::ChannelFinish& finish = {}) {
     namespace kc = kernels::cuda;
     using kernels::common::for_each_thread;
     using kernels::common::GridPos;
@@ -45,6 +47,7 @@ std::vector<float> channel_totals_on_grid(const Term& term, const kernels::cuda:
     std::vector<float> totals(static_cast<std::size_t>(S * q.C), 0.0f);
     kc::ChannelSums out;
     for (int s = 0; s < S; ++s) out.sum[s] = totals.data() + s * q.C;
+    out.finish = finish;
     std::vector<float> leaves(static_cast<std::size_t>(S * rows));
     std::vector<kernels::common::KahanSum> kleaves(leaves.size());
     std::vector<kernels::common::ExactAcc> merged(static_cast<std::size_t>(S * q.C));

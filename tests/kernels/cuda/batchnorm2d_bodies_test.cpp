@@ -61,18 +61,38 @@ void every_step_and_mode(const BatchNorm2dParams& shape, bool staged) {
                                   wdx.data(), wdg.data(), wdb.data(), true, p);
         cpu::batchnorm2d_backward(dy.data(), x.data(), wm.data(), wis.data(), gamma.data(),
                                   wedx.data(), wedg.data(), wedb.data(), false, p);
-        // the CUDA launchers' sequences on the host
-        std::vector<float> mean = test::channel_totals_on_grid<1>(
-            cuda::BnMeanTerm{x.data(), p.HW}, cuda::batchnorm_totals(p), staged);
-        for_each_thread(1, 32, [&](const GridPos& t) {
-            cuda::bn_mean_body(t, mean.data(), batchnorm2d_count(p), p);
-        });
-        std::vector<float> var = test::channel_totals_on_grid<1>(
-            cuda::BnVarTerm{x.data(), mean.data(), p.HW}, cuda::batchnorm_totals(p), staged);
-        std::vector<float> invstd(C);
-        for_each_thread(1, 32, [&](const GridPos& t) {
-            cuda::bn_var_invstd_body(t, var.data(), invstd.data(), batchnorm2d_count(p), p);
-        });
+        // the CUDA launchers' sequences on the host: the statistics finished by the combines
+        // that store their totals (every mode but atomic), or by a kernel after (atomic, and a
+        // part of a split batch: checked here in every mode)
+        const float count = batchnorm2d_count(p);
+        const auto stats = [&](bool in_combine, std::vector<float>& mean, std::vector<float>& var,
+                               std::vector<float>& invstd) {
+            const cuda::ChannelFinish fm = cuda::bn_mean_finish(count),
+                                      fv = cuda::bn_var_finish(count, invstd.data(), p);
+            const auto after = [&](std::vector<float>& total, const cuda::ChannelFinish& f) {
+                if (in_combine) return;
+                for_each_thread(1, 32, [&](const GridPos& t) {
+                    cuda::channel_finish_body(t, total.data(), f, C);
+                });
+            };
+            mean = test::channel_totals_on_grid<1>(cuda::BnMeanTerm{x.data(), p.HW},
+                                                   cuda::batchnorm_totals(p), staged,
+                                                   in_combine ? fm : cuda::ChannelFinish{});
+            after(mean, fm);
+            var = test::channel_totals_on_grid<1>(cuda::BnVarTerm{x.data(), mean.data(), p.HW},
+                                                  cuda::batchnorm_totals(p), staged,
+                                                  in_combine ? fv : cuda::ChannelFinish{});
+            after(var, fv);
+        };
+        std::vector<float> mean, var, invstd(C, NAN);
+        stats(!atomic, mean, var, invstd);
+        if (!atomic) {
+            std::vector<float> m2, v2, is2(C, NAN);
+            stats(false, m2, v2, is2);
+            expect_equal(m2, wm, false, "mean, finished after");
+            expect_equal(v2, wv, false, "var, finished after");
+            expect_equal(is2, wis, false, "invstd, finished after");
+        }
         std::vector<float> y(n), rm = run0, rv = run0, dx(n), edx(n);
         for_each_thread(cuda::elementwise_blocks(n), threads, [&](const GridPos& t) {
             cuda::bn_apply_body(t, x.data(), mean.data(), invstd.data(), gamma.data(), beta.data(),

@@ -157,7 +157,7 @@ TEST(CudaSplitBatchBodies, ChannelTotalsOfPartsGiveTheWholeBatchAndTheirOwnShare
             sinks.sum[0] = sink.data();
             const std::vector<ExactAcc> merged = channel_part<1>(
                 cuda::BiasGradTerm{dy.data() + s0 * p.c * p.p, p.p}, cuda::bias_grad_totals(q),
-                sinks, cuda::ChannelSums{{own.data(), nullptr}});
+                sinks, cuda::ChannelSums{{own.data(), nullptr}, {}});
             EXPECT_TRUE(test::bitwise_equal(own.data(), want.data(), p.c)) << "own share " << s0;
             for (int64_t c = 0; c < p.c; ++c) common::exact_merge(hook[c], merged[c]);
         }
@@ -166,7 +166,7 @@ TEST(CudaSplitBatchBodies, ChannelTotalsOfPartsGiveTheWholeBatchAndTheirOwnShare
         std::vector<float> total(static_cast<std::size_t>(p.c), NAN);
         for_each_thread(2, 16, [&](const GridPos& t) {
             cuda::channel_round_body(t, 1, cuda::bias_grad_totals(p), hook.data(),
-                                     cuda::ChannelSums{{total.data(), nullptr}});
+                                     cuda::ChannelSums{{total.data(), nullptr}, {}});
         });
         EXPECT_TRUE(test::bitwise_equal(total.data(), whole.data(), p.c)) << "completed totals";
     }
