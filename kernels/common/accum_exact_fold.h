@@ -7,14 +7,14 @@
 // Why the running double stays exact. exact_fold adds x to the double `part` only when the
 // addition is exact, which it tests (Dekker's Fast2Sum: for doubles a, b with |a| >= |b| and
 // s = RN(a + b), s - a is computed exactly and the error of s is b - (s - a), so s is exact iff
-// RN(s - a) == b; with a and b swapped when |b| > |a|). Otherwise part (exact so far) goes into the
-// accumulator and part starts again from x. So part is always the exact sum of the finite floats
-// folded since it last moved: a multiple of 2^-149 (every float is) below 2^24 * 2^128 * (terms)
-// in magnitude, and exact_add_double moves it into the limbs without rounding. Infinities and
-// NaN never enter part: they set the accumulator's flags at once (exact_add's rules).
-// ORDER: none. The accumulator ends with the exact sum of the floats whatever the order of the
-// folds and of the threads' atomic adds (integer addition is associative), so exact_value gives
-// the exact mode's bits.
+// RN(s - a) == b; the same with a and b swapped when |b| > |a|; an exact s passes both). Otherwise
+// part (exact so far) goes into the accumulator and part starts again from x. So part is always the
+// exact sum of the finite floats folded since it last moved: a multiple of 2^-149 (every float is)
+// below 2^24 * 2^128 * (terms) in magnitude, and exact_add_double moves it into the limbs without
+// rounding. Infinities and NaN never enter part: they set the accumulator's flags at once
+// (exact_add's rules). ORDER: none. The accumulator ends with the exact sum of the floats whatever
+// the order of the folds and of the threads' atomic adds (integer addition is associative), so
+// exact_value gives the exact mode's bits.
 #pragma once
 #include <cstdint>
 
@@ -75,10 +75,12 @@ DT_HD void exact_atomic_add_double(ExactAcc* dst, double d) {
     if (t.hi != 0) exact_atomic_limb_add(&dst->limb[t.k + 2], t.hi);
 }
 
-/// Whether a + b is exact in double (Fast2Sum's test, see the header comment).
+/// Whether s = RN(a + b) is exact in double (Fast2Sum's test, see the header comment): when
+/// it is, s - a = b and s - b = a exactly; when it is not, the difference from the larger of a
+/// and b is computed exactly and differs from the other by the error. Both tests, so no
+/// comparison of magnitudes.
 DT_HD bool exact_double_sum_is_exact(double a, double b, double s) {
-    const double abs_a = a < 0.0 ? -a : a, abs_b = b < 0.0 ? -b : b;
-    return abs_a >= abs_b ? s - a == b : s - b == a;
+    return s - a == b && s - b == a;
 }
 
 /// Folds x into the exact running double part: part += x where that is exact, else part moves

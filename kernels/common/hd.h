@@ -18,6 +18,12 @@
 #else
 #define DT_UNROLL
 #endif
+// DT_NO_UNROLL before a loop whose body is long and rarely run: one copy of it in device code.
+#if defined(__CUDA_ARCH__)
+#define DT_NO_UNROLL _Pragma("unroll 1")
+#else
+#define DT_NO_UNROLL
+#endif
 
 namespace dt::kernels::common {
 

@@ -17,6 +17,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_exact_fold.h"
@@ -114,58 +115,82 @@ DT_HD void conv_wgrad_tiled_block(const common::GridPos& t, float* shared, const
 }
 
 /// Shared floats of conv_wgrad_exact_fold_block's blocks: the tile program's panels, then a
-/// double per output of the tile (its thread's running sum).
+/// double per output of the tile (its thread's running sum) and a float (a leaf put aside).
 template <class S>
-inline constexpr int kWgradFoldShared = S::kShared + 2 * S::kM* S::kN;
+inline constexpr int kWgradFoldShared = S::kShared + 3 * S::kM* S::kN;
 
 /// The exact mode of conv.wgrad with integer atomics, a group of G samples per block: block b
 /// of groups x conv_wgrad_tiles<S>(p, 0, p.co) runs group b / tiles's chains, cut at every
 /// sample's end (tile_gemm_cut_block: the exact mode's per-sample leaves, conv_wgrad_tiled_block's
 /// chains with G = 1), and each thread folds an output's leaves into a running double while
-/// that stays exact (exact_fold_atomic, kernels/common/accum_exact_fold.h), moving it into the
-/// element's accumulator with integer atomics (accs zeroed first, or a split batch's
-/// exact_out) when the next leaf would round it and at the group's end: three limb atomics per
-/// output and group where the group's leaves lie within about 29 binades (adding each leaf takes
-/// two), and no leaves stored. The accumulators then hold the
-/// exact sums of the leaves, whatever the order of the blocks and atomics, and their rounding
-/// (conv2d_wgrad_exact_round_body) gives the exact mode's bits. Dead taps add nothing (their dw
-/// is +0, as the leaves' way gives). ORDER: each leaf's chain as conv_wgrad_tiled_block's
-/// (fma over the sample's positions ascending from +0); the sums: none.
+/// that stays exact (kernels/common/accum_exact_fold.h), moving it into the element's
+/// accumulator with integer atomics (accs zeroed first, or a split batch's exact_out) when the
+/// next leaf would round it and at the group's end: three limb atomics per output and group
+/// where the group's leaves lie within about 29 binades (adding each leaf takes two), and no
+/// leaves stored. The accumulators then hold the exact sums of the leaves, whatever the order of
+/// the blocks and atomics, and their rounding (conv2d_wgrad_exact_round_body) gives the exact
+/// mode's bits. Dead taps add nothing (their dw is +0, as the leaves' way gives).
+/// A cut runs the common case for each of a thread's outputs in line (the leaf added to the
+/// running double where that is exact) and puts the others' leaves aside, then takes those,
+/// and at the group's end every output, through one loop (the moves, atomics, infinities and
+/// NaN): so the code a cut runs stays short (one copy of the rare path, not one per output).
+/// ORDER: each leaf's chain as conv_wgrad_tiled_block's (fma over the sample's positions
+/// ascending from +0); the sums: none.
 template <class S = SmallTile, class Sync>
 DT_HD void conv_wgrad_exact_fold_block(const common::GridPos& t, float* shared, const Sync& sync,
                                        const float* x, const float* dy, const Conv2dParams& p,
                                        int64_t G, common::ExactAcc* accs) {
+    constexpr int kSlots = S::kTM * S::kTN, kT = static_cast<int>(S::kThreads);
+    using Mask = std::conditional_t<(kSlots > 32), uint64_t, uint32_t>;  // a bit per slot
     const int64_t P = p.ho * p.wo, R = p.ci * p.kh * p.kw;
     const int64_t tiles = conv_wgrad_tiles<S>(p, 0, p.co);
     const int64_t s0 = t.block / tiles * G;
     const int64_t K = ((s0 + G < p.n ? s0 + G : p.n) - s0) * P;
-    // Output slot q of this thread (tile_gemm_cut_block's r * kTN + c) keeps its running double
-    // at part[q * kThreads]: only this thread touches it (no barrier), a warp's 32 in a row.
-    double* part = reinterpret_cast<double*>(shared + S::kShared) + t.thread;
+    const TileOrigin o = tile_origin<S>(t.block % tiles, R);
+    const int th = static_cast<int>(t.thread);
+    // Slot q of this thread (tile_cell's) keeps its running double at part[q * kT] and a leaf
+    // put aside at aside[q * kT]: only this thread touches them (no barrier), a warp's in a row.
+    double* part = reinterpret_cast<double*>(shared + S::kShared) + th;
+    float* aside = shared + S::kShared + 2 * S::kM * S::kN + th;
+    // The slots inside C whose tap is live, worked out once: a dead tap's chains (+0 operands)
+    // never reach its accumulator.
+    Mask live = 0;
     DT_UNROLL
-    for (int q = 0; q < S::kTM * S::kTN; ++q) part[q * S::kThreads] = 0.0;
-    // Which of this thread's columns (taps r = j0 + tx * kTN + c, tile_gemm_block's mapping)
-    // are live, worked out once: a dead tap's chains (+0 operands) never reach its accumulator.
-    const TileOrigin o0 = tile_origin<S>(t.block % tiles, R);
-    uint32_t live = 0;
-    DT_UNROLL
-    for (int c = 0; c < S::kTN; ++c) {
-        const int64_t r = o0.j0 + static_cast<int64_t>(t.thread % S::kCols) * S::kTN + c;
-        if (r < R && conv_tap_r_live(p, r)) live |= 1u << c;
+    for (int q = 0; q < kSlots; ++q) {
+        part[q * kT] = 0.0;
+        const TileCell cell = tile_cell<S>(th, o, q);
+        if (cell.i < p.co && cell.j < R && conv_tap_r_live(p, cell.j)) live |= Mask{1} << q;
     }
-    const auto move = [&](common::ExactAcc* a, double d) { common::exact_atomic_add_double(a, d); };
-    const auto flag = [&](common::ExactAcc* a, uint32_t f) {
+    Mask rare = 0;  // slots whose leaf is aside
+    const auto piece = [&](int q, int64_t, int64_t, float leaf, bool) {
+        if (((live >> q) & 1u) == 0u) return;
+        double& d = part[q * kT];
+        const double b = static_cast<double>(leaf), sum = d + b;
+        // exact_fold's common case (an infinite or NaN leaf fails the test: sum - b is NaN)
+        if (common::exact_double_sum_is_exact(d, b, sum)) {
+            d = sum;
+        } else {
+            aside[q * kT] = leaf;
+            rare |= Mask{1} << q;
+        }
+    };
+    const auto move = [](common::ExactAcc* a, double d) { common::exact_atomic_add_double(a, d); };
+    const auto flag = [](common::ExactAcc* a, uint32_t f) {
         common::exact_atomic_flag(&a->special, f);
     };
+    const auto done = [&](bool last) {
+        for (Mask todo = last ? live : rare; todo != 0u; todo &= todo - 1u) {
+            const int q = common::trailing_ones64(~static_cast<uint64_t>(todo));  // lowest set
+            const TileCell cell = tile_cell<S>(th, o, q);
+            common::ExactAcc* dst = accs + cell.i * R + cell.j;
+            if ((rare >> q) & 1u) common::exact_fold(part[q * kT], aside[q * kT], dst, move, flag);
+            if (last) move(dst, part[q * kT]);
+        }
+        rare = 0;
+    };
     // A(o, k) = dy[s0 + k / P, o, k % P], B(k, r) = conv_xpad(x, p, r, s0 * P + k)
-    tile_gemm_cut_block<S>(t, shared, sync, o0, p.co, R, K, WgradGradOut::of(dy, p, s0, 0),
-                           WgradInput::of(x, p, s0), P,
-                           [&](int q, int64_t o, int64_t r, float leaf, bool last) {
-                               if (((live >> (q % S::kTN)) & 1u) == 0u) return;
-                               double& d = part[q * static_cast<int>(S::kThreads)];
-                               common::exact_fold(d, leaf, accs + o * R + r, move, flag);
-                               if (last) move(accs + o * R + r, d);
-                           });
+    tile_gemm_cut_block<S>(t, shared, sync, o, p.co, R, K, WgradGradOut::of(dy, p, s0, 0),
+                           WgradInput::of(x, p, s0), P, piece, done);
 }
 
 /// Blocks of conv_dgrad_taps_tiled_block for samples [s_lo, s_hi): per tap, tiles of the Ci

@@ -125,18 +125,30 @@ struct OneChain {
     static constexpr bool kCut = false;
 };
 /// Chains cut every `length` k's (length >= 1): an output's chain restarts from +0 at every
-/// multiple of length, and end(slot, i, j, acc, last) receives each piece (slot = r * kTN + c:
-/// which of its thread's outputs (i, j) is; last: the piece that ends at K).
-template <class End>
+/// multiple of length; piece(slot, i, j, acc, last) receives each piece of each output (i, j)
+/// of the thread inside C (slot = r * kTN + c: which of its thread's outputs it is, tile_cell;
+/// last: the piece that ends at K), then done(last) is called once per cut, after its pieces.
+template <class Piece, class Done>
 struct CutChains {
     static constexpr bool kCut = true;
     int64_t length;
-    End end;
+    Piece piece;
+    Done done;
 };
+
+/// Output slot q (r * kTN + c) of thread th of the tile at o: its row i and column j of C.
+struct TileCell {
+    int64_t i, j;
+};
+template <class S>
+DT_HD TileCell tile_cell(int th, const TileOrigin& o, int q) {
+    return TileCell{o.i0 + (th / S::kCols) * S::kTM + q / S::kTN,
+                    o.j0 + (th % S::kCols) * S::kTN + q % S::kTN};
+}
 
 /// The chains of thread (ty, tx)'s outputs in the C tile at `o` over K = k (the body of
 /// tile_gemm_block and tile_gemm_cut_block): acc holds their starts and ends with their ends
-/// (with cut chains: the last pieces'; the others went to cut.end).
+/// (with cut chains: the last pieces'; the others went to cut.piece).
 template <class S, class A, class B, class Cut, class Sync>
 DT_HD void tile_gemm_chains(const common::GridPos& t, float* shared, const Sync& sync,
                             const TileOrigin& o, int64_t m, int64_t n, int64_t k, const A& a,
@@ -184,7 +196,7 @@ DT_HD void tile_gemm_chains(const common::GridPos& t, float* shared, const Sync&
         }
         b.advance(b_pos);
     };
-    // A cut (chains cut every cut.length k's): the pieces ending at `next_cut` go to cut.end
+    // A cut (chains cut every cut.length k's): the pieces ending at `next_cut` go to cut.piece
     // and the chains restart from +0. The same k for every thread, so the branches are uniform.
     int64_t next_cut = k;
     if constexpr (Cut::kCut) next_cut = cut.length;
@@ -195,10 +207,11 @@ DT_HD void tile_gemm_chains(const common::GridPos& t, float* shared, const Sync&
                 DT_UNROLL
                 for (int c = 0; c < S::kTN; ++c) {
                     const int64_t i = o.i0 + ty * S::kTM + r, j = o.j0 + tx * S::kTN + c;
-                    if (i < m && j < n) cut.end(r * S::kTN + c, i, j, acc[r][c], false);
+                    if (i < m && j < n) cut.piece(r * S::kTN + c, i, j, acc[r][c], false);
                     acc[r][c] = 0.0f;
                 }
             }
+            cut.done(false);
             next_cut += cut.length;
         }
     };
@@ -223,24 +236,37 @@ DT_HD void tile_gemm_chains(const common::GridPos& t, float* shared, const Sync&
         const int kc = k - k0 < S::kK ? static_cast<int>(k - k0) : S::kK;
         // A whole chunk of live terms (the common case: dead taps and K's end are rare) takes
         // the same fma's with a constant trip count, which the GPU unrolls: the panel offsets
-        // become constants, and no flag test, counter or branch per term is left. A chunk with
-        // a cut before its last term goes term by term.
+        // become constants, and no flag test, counter or branch per term is left.
         bool whole = kc == S::kK;
-        if constexpr (Cut::kCut) whole = whole && next_cut >= k0 + S::kK;
         DT_UNROLL
         for (int kk = 0; kk < S::kK; ++kk) whole = whole && flag[kk] != 0.0f;
-        if (whole) {  // ORDER: the live k ascending, one fma per term (fma_term)
-            DT_UNROLL
-            for (int kk = 0; kk < S::kK; ++kk) fma_term<S>(as, bs, kk, ty, tx, acc);
-            if constexpr (Cut::kCut) {
-                if (next_cut == k0 + S::kK && next_cut < k) cut_here();
+        if constexpr (!Cut::kCut) {
+            if (whole) {  // ORDER: the live k ascending, one fma per term (fma_term)
+                DT_UNROLL
+                for (int kk = 0; kk < S::kK; ++kk) fma_term<S>(as, bs, kk, ty, tx, acc);
+            } else {
+                for (int kk = 0; kk < kc; ++kk) {
+                    if (flag[kk] != 0.0f) fma_term<S>(as, bs, kk, ty, tx, acc);
+                }
             }
         } else {
-            for (int kk = 0; kk < kc; ++kk) {
-                if (flag[kk] != 0.0f) fma_term<S>(as, bs, kk, ty, tx, acc);
-                if constexpr (Cut::kCut) {
-                    if (k0 + kk + 1 == next_cut && next_cut < k) cut_here();
+            // The chunk's terms up to each cut inside it, then the cut: one place in the code
+            // that cuts (its pieces' code is long), a whole chunk without a cut unrolled.
+            DT_NO_UNROLL
+            for (int kk = 0;;) {
+                const int stop = next_cut < k0 + kc ? static_cast<int>(next_cut - k0) : kc;
+                if (whole && kk == 0 && stop == S::kK) {  // ORDER: as above
+                    DT_UNROLL
+                    for (int q = 0; q < S::kK; ++q) fma_term<S>(as, bs, q, ty, tx, acc);
+                } else {
+                    DT_NO_UNROLL
+                    for (; kk < stop; ++kk) {
+                        if (flag[kk] != 0.0f) fma_term<S>(as, bs, kk, ty, tx, acc);
+                    }
                 }
+                kk = stop;
+                if (k0 + kk == next_cut && next_cut < k) cut_here();
+                if (kk >= kc) break;
             }
         }
     }
@@ -284,31 +310,33 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
 }
 
 /// tile_gemm_block with every output's chain cut every `length` k's (length >= 1; the pieces'
-/// chains start from +0): end(slot, i, j, acc, last) receives every piece of each output (i, j)
-/// of the tile inside C in k order, the last with last = true (none when K = 0). ORDER: each
-/// piece's chain is acc = fma(A(i, k), B(k, j), acc) from +0 over its live k ascending.
-template <class S, class A, class B, class End, class Sync>
+/// chains start from +0): piece(slot, i, j, acc, last) receives every piece of each output
+/// (i, j) of the tile inside C in k order, the last with last = true (none when K = 0), and
+/// done(last) follows each cut's pieces (CutChains). ORDER: each piece's chain is acc =
+/// fma(A(i, k), B(k, j), acc) from +0 over its live k ascending.
+template <class S, class A, class B, class Piece, class Done, class Sync>
 DT_HD void tile_gemm_cut_block(const common::GridPos& t, float* shared, const Sync& sync,
                                const TileOrigin& o, int64_t m, int64_t n, int64_t k, const A& a,
-                               const B& b, int64_t length, const End& end) {
+                               const B& b, int64_t length, const Piece& piece, const Done& done) {
     const int th = static_cast<int>(t.thread);
-    const int ty = th / S::kCols, tx = th % S::kCols;
     float acc[S::kTM][S::kTN];
     DT_UNROLL
     for (int r = 0; r < S::kTM; ++r) {
         DT_UNROLL
         for (int c = 0; c < S::kTN; ++c) acc[r][c] = 0.0f;
     }
-    tile_gemm_chains<S>(t, shared, sync, o, m, n, k, a, b, CutChains<End>{length, end}, acc);
+    tile_gemm_chains<S>(t, shared, sync, o, m, n, k, a, b,
+                        CutChains<Piece, Done>{length, piece, done}, acc);
     if (k <= 0) return;
     DT_UNROLL
     for (int r = 0; r < S::kTM; ++r) {
         DT_UNROLL
         for (int c = 0; c < S::kTN; ++c) {
-            const int64_t i = o.i0 + ty * S::kTM + r, j = o.j0 + tx * S::kTN + c;
-            if (i < m && j < n) end(r * S::kTN + c, i, j, acc[r][c], true);
+            const TileCell cell = tile_cell<S>(th, o, r * S::kTN + c);
+            if (cell.i < m && cell.j < n) piece(r * S::kTN + c, cell.i, cell.j, acc[r][c], true);
         }
     }
+    done(true);
 }
 
 }  // namespace dt::kernels::cuda
