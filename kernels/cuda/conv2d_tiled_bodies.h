@@ -117,7 +117,7 @@ DT_HD void conv_wgrad_tiled_block(const common::GridPos& t, float* shared, const
 /// Shared floats of conv_wgrad_exact_fold_block's blocks: the tile program's panels, then a
 /// double per output of the tile (its thread's running sum) and a float (a leaf put aside).
 template <class S>
-inline constexpr int kWgradFoldShared = S::kShared + 3 * S::kM* S::kN;
+inline constexpr int kWgradFoldShared = S::kShared + 3 * (S::kM * S::kN);
 
 /// The exact mode of conv.wgrad with integer atomics, a group of G samples per block: block b
 /// of groups x conv_wgrad_tiles<S>(p, 0, p.co) runs group b / tiles's chains, cut at every

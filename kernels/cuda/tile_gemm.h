@@ -206,8 +206,9 @@ DT_HD void tile_gemm_chains(const common::GridPos& t, float* shared, const Sync&
             for (int r = 0; r < S::kTM; ++r) {
                 DT_UNROLL
                 for (int c = 0; c < S::kTN; ++c) {
-                    const int64_t i = o.i0 + ty * S::kTM + r, j = o.j0 + tx * S::kTN + c;
-                    if (i < m && j < n) cut.piece(r * S::kTN + c, i, j, acc[r][c], false);
+                    const TileCell cell = tile_cell<S>(th, o, r * S::kTN + c);
+                    if (cell.i < m && cell.j < n)
+                        cut.piece(r * S::kTN + c, cell.i, cell.j, acc[r][c], false);
                     acc[r][c] = 0.0f;
                 }
             }

@@ -30,6 +30,11 @@ inline std::vector<float> uniform_floats(int64_t n, float lo, float hi, uint64_t
     return v;
 }
 
+/// n uniform floats in [-1, 1) keyed by (test_seed(), tag, index): the kernels' usual inputs.
+inline std::vector<float> signed_uniform(int64_t n, uint32_t tag) {
+    return uniform_floats(n, -1.0f, 1.0f, test_seed(), tag);
+}
+
 inline std::vector<double> to_double(const std::vector<float>& v) {
     return std::vector<double>(v.begin(), v.end());
 }

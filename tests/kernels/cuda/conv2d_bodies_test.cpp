@@ -130,10 +130,6 @@ LeafSlices wgrad_leaves(const float* x, const float* dy, const Conv2dParams& p, 
     return out;
 }
 
-std::vector<float> uniform(int64_t n, uint32_t tag) {
-    return test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), tag);
-}
-
 TEST(CudaConv2dBodies, AxisTapsAreTheLiveTapsInAscendingOrder) {
     // Against conv_out_of tap by tap: every (kernel, stride, pad, size) up to small limits.
     for (int64_t kernel = 1; kernel <= 7; ++kernel)
@@ -167,8 +163,9 @@ TEST(CudaConv2dBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
         const int64_t X = shape.n * shape.ci * shape.h * shape.w,
                       Y = shape.n * shape.co * shape.ho * shape.wo,
                       Wn = shape.co * shape.ci * shape.kh * shape.kw;
-        const std::vector<float> x = uniform(X, 1), w = uniform(Wn, 2), b = uniform(shape.co, 3),
-                                 dy = uniform(Y, 4);
+        const std::vector<float> x = test::signed_uniform(X, 1), w = test::signed_uniform(Wn, 2),
+                                 b = test::signed_uniform(shape.co, 3),
+                                 dy = test::signed_uniform(Y, 4);
         for (bool bias : {true, false}) {
             std::vector<float> want(Y), got(Y, NAN);
             cpu::conv2d_forward(x.data(), w.data(), bias ? b.data() : nullptr, want.data(), shape);
@@ -273,8 +270,8 @@ TEST(CudaConv2dBodies, DeadTapsAreLeftOutOfTheChains) {
     const Conv2dParams p = conv(2, 3, 2, 2, 7, 1, 3);
     const int64_t X = p.n * p.ci * p.h * p.w, Y = p.n * p.co * p.ho * p.wo,
                   Wn = p.co * p.ci * p.kh * p.kw;
-    const std::vector<float> x = uniform(X, 15);
-    std::vector<float> w = uniform(Wn, 16);
+    const std::vector<float> x = test::signed_uniform(X, 15);
+    std::vector<float> w = test::signed_uniform(Wn, 16);
     for (int64_t e = 0; e < Wn; ++e)
         if (e % 7 == 0 || e / 7 % 7 == 6) w[e] = INFINITY;  // tap column 0, tap row 6
     std::vector<float> want(Y), small(Y, NAN), large(Y, NAN), tiny(Y, NAN);
@@ -299,8 +296,9 @@ TEST(CudaConv2dBodies, EveryTileShapeGivesTheSmallTilesBits) {
         SCOPED_TRACE(testing::Message() << "n" << p.n << " ci" << p.ci << " co" << p.co);
         const int64_t X = p.n * p.ci * p.h * p.w, Y = p.n * p.co * p.ho * p.wo,
                       Wn = p.co * p.ci * p.kh * p.kw;
-        const std::vector<float> x = uniform(X, 11), w = uniform(Wn, 12), b = uniform(p.co, 13),
-                                 dy = uniform(Y, 14);
+        const std::vector<float> x = test::signed_uniform(X, 11), w = test::signed_uniform(Wn, 12),
+                                 b = test::signed_uniform(p.co, 13),
+                                 dy = test::signed_uniform(Y, 14);
         const cuda::ConvWeight wt{w.data(), p.ci, p.kh, p.kw};
         std::vector<float> small(Y, NAN);
         forward_tiled(x.data(), wt, b.data(), small.data(), p);

@@ -29,10 +29,6 @@ namespace {
 using common::for_each_thread;
 using common::GridPos;
 
-std::vector<float> uniform(int64_t n, uint32_t tag) {
-    return test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), tag);
-}
-
 TEST(CudaConv2dExactLimbs, ExactWgradWithLimbAtomicsGivesTheExactBits) {
     // The limb-atomic way (conv_wgrad_exact_fold_block): blocks of G samples whose threads fold
     // their outputs' per-sample leaves into running doubles and move them into accumulators
@@ -53,7 +49,7 @@ TEST(CudaConv2dExactLimbs, ExactWgradWithLimbAtomicsGivesTheExactBits) {
             p.accum = common::accum_spec(common::AccumMode::kExact);
             const int64_t X = p.n * p.ci * p.h * p.w, Y = p.n * p.co * p.ho * p.wo,
                           Wn = p.co * p.ci * p.kh * p.kw, per_sample = Y / p.n;
-            std::vector<float> x = uniform(X, 5), dy = uniform(Y, 6);
+            std::vector<float> x = test::signed_uniform(X, 5), dy = test::signed_uniform(Y, 6);
             // Samples 1 and 2, 3 and 4, ... cancel (the second's x is the first's, its dy the
             // negated dy: its leaves are the negated leaves), their dy scaled by 2^10 .. 2^50;
             // the others' by 2^-60. So every output's exact sum is far below its group's largest

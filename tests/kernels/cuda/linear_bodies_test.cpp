@@ -23,15 +23,11 @@ namespace {
 using common::for_each_thread;
 using common::GridPos;
 
-std::vector<float> uniform(int64_t n, uint32_t tag) {
-    return test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), tag);
-}
-
 TEST(CudaLinearBodies, ForwardAndEveryBackwardModeEqualTheCpu) {
     const LinearParams shape{19, 45, 11};
     const int64_t N = shape.n, I = shape.in, O = shape.out;
-    std::vector<float> x = uniform(N * I, 4), w = uniform(O * I, 5), b = uniform(O, 6),
-                       dy = uniform(N * O, 7);
+    std::vector<float> x = test::signed_uniform(N * I, 4), w = test::signed_uniform(O * I, 5),
+                       b = test::signed_uniform(O, 6), dy = test::signed_uniform(N * O, 7);
     x[3] = 2e4f, x[I + 3] = -2e4f;  // cancellation across samples: the modes round differently
     for (bool bias : {true, false}) {
         std::vector<float> want(N * O), got(N * O);

@@ -42,10 +42,6 @@ std::vector<float> rounded(const std::vector<ExactAcc>& a) {
     return v;
 }
 
-std::vector<float> uniform(int64_t n, uint32_t tag) {
-    return test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), tag);
-}
-
 /// conv.wgrad of samples [s0, s1) as the launcher runs a part: the tiled per-sample leaves of
 /// every output channel, then the combination adding them to accs (exact_out).
 void conv_wgrad_part(const float* x, const float* dy, Conv2dParams p, int64_t s0, int64_t s1,
@@ -77,8 +73,8 @@ TEST(CudaSplitBatchBodies, ConvWgradPartsAddUpToTheWholeBatch) {
         p.wo = (p.w + 2 * p.pad - p.kw) / p.stride + 1;
         p.accum = kExact;
         const int64_t wn = p.co * p.ci * p.kh * p.kw;
-        const std::vector<float> x = uniform(p.n * p.ci * p.h * p.w, 1),
-                                 dy = uniform(p.n * p.co * p.ho * p.wo, 2);
+        const std::vector<float> x = test::signed_uniform(p.n * p.ci * p.h * p.w, 1),
+                                 dy = test::signed_uniform(p.n * p.co * p.ho * p.wo, 2);
         std::vector<float> whole(static_cast<std::size_t>(wn));
         cpu::conv2d_backward_weight(x.data(), dy.data(), whole.data(), p);
         for (const int64_t cut : {int64_t{1}, p.n / 2, p.n - 1}) {
@@ -95,7 +91,8 @@ TEST(CudaSplitBatchBodies, ConvWgradPartsAddUpToTheWholeBatch) {
 TEST(CudaSplitBatchBodies, LinearWgradPartsAddUpToTheWholeBatch) {
     LinearParams p{13, 21, 5};
     p.accum = kExact;
-    std::vector<float> x = uniform(p.n * p.in, 3), dy = uniform(p.n * p.out, 4);
+    std::vector<float> x = test::signed_uniform(p.n * p.in, 3),
+                       dy = test::signed_uniform(p.n * p.out, 4);
     x[2] = 3e4f, x[p.in + 2] = -3e4f;  // cancellation across the cut
     std::vector<float> whole(static_cast<std::size_t>(p.out * p.in));
     cpu::linear_backward_weight(x.data(), dy.data(), whole.data(), p);
@@ -142,7 +139,7 @@ TEST(CudaSplitBatchBodies, ChannelTotalsOfPartsGiveTheWholeBatchAndTheirOwnShare
         SCOPED_TRACE(len);
         BiasAddParams p{9, 4, len};
         p.accum = kExact;
-        std::vector<float> dy = uniform(p.n * p.c * p.p, 5);
+        std::vector<float> dy = test::signed_uniform(p.n * p.c * p.p, 5);
         dy[1] = 1e7f, dy[(5 * p.c) * p.p + 1] = -1e7f;  // cancellation across the cut at 5
         std::vector<float> whole(static_cast<std::size_t>(p.c));
         cpu::bias_add_backward(dy.data(), whole.data(), p);
