@@ -154,8 +154,9 @@ TEST_P(DeviceOps, Conv2dAndLinear) {
 }
 
 TEST_P(DeviceOps, ConvExactWgradWithLimbAtomics) {
-    // DT_CUDA_EXACT_WGRAD=limbs's way on a GPU (kernels/cuda/runtime.h: the per-sample chains
-    // added into the accumulators' limbs with integer atomics): the exact mode's bits, the cpu's.
+    // DT_CUDA_EXACT_WGRAD=limbs's way on a GPU (kernels/cuda/runtime.h: a group of samples'
+    // chains folded per weight, added into the accumulators' limbs with integer atomics): the
+    // exact mode's bits, the cpu's.
     // (The stand-in runs the cpu's kernels: there the way changes nothing.)
 #if DT_WITH_CUDA
     namespace kc = kernels::cuda;
@@ -174,6 +175,20 @@ TEST_P(DeviceOps, ConvExactWgradWithLimbAtomics) {
         ASSERT_GE(got.size(), 3u);  // y, dx, dw
         EXPECT_TRUE(test::bitwise_equal(got[2], want[2])) << "the weight gradient";
     }
+    // Enough tiles that a block folds several samples (wgrad_fold_group: 2 on a GPU of 132 SMs,
+    // more on smaller ones), the samples 2^-20 .. 2^20 apart, so that the running doubles move:
+    // the fold's moves and atomics on a GPU.
+    std::vector<float> xs = test::signed_uniform(64 * 64 * 4 * 4, 16);
+    for (std::size_t i = 0; i < xs.size(); ++i)
+        xs[i] = std::ldexp(xs[i], static_cast<int>(i / (64 * 16) * 13 % 41) - 20);
+    const Tensor xg = Tensor::from_vector({64, 64, 4, 4}, xs), wg = uniform({64, 64, 3, 3}, 17);
+    const Op op = [](const auto& in) {
+        return conv2d(in[0], in[1], Tensor(), Conv2dOptions{1, 1});
+    };
+    const auto want = run_op(Device::kCpu, exact, op, {xg, wg});
+    const auto got = run_op(Device::kCuda, exact, op, {xg, wg});
+    ASSERT_GE(got.size(), 3u);
+    EXPECT_TRUE(test::bitwise_equal(got[2], want[2])) << "the weight gradient, folded samples";
 }
 
 TEST_P(DeviceOps, PerChannelTotalsOverLongRows) {
