@@ -267,7 +267,8 @@ void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* 
             return (p.n + G - 1) / G * tiles;
         };
         with_tile_shape(blocks_of, [&](auto shape) {
-            // The large tile's running doubles would take 64 KiB of shared memory: the small one
+            // The large tile's running doubles and leaves put aside would take 96 KiB of shared
+            // memory: the small one
             using S = std::conditional_t<std::is_same_v<decltype(shape), LargeTile>, SmallTile,
                                          decltype(shape)>;
             const int64_t tiles = conv_wgrad_tiles<S>(p, 0, p.co);

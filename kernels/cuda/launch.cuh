@@ -47,6 +47,7 @@ struct DeviceSync {
 /// SMs, tiny_tile_for; LargeTile where blocks_of(LargeTile{}) fills a wave of them and its tiles
 /// lie mostly inside C, large_tile_for; else SmallTile): the launchers of the tiled block programs
 /// instantiate their kernels for every shape and launch the chosen one.
+static_assert(kLargeWave == LargeTile::kMinBlocks, "a wave of large tiles: its occupancy");
 template <class Blocks, class F>
 void with_tile_shape(const Blocks& blocks_of, F&& f) {
     switch (tile_choice()) {
