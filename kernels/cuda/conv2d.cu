@@ -261,21 +261,22 @@ void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* 
         cudaMemsetAsync(accs, 0, bytes, stream());  // all-zero limbs and flags: exact_init
     }
     if (p.n > 0) {
+        const int sms = device_multiprocessors();
+        const auto group_of = [&](auto s) {  // samples a block (G)
+            return wgrad_fold_group(p.n, conv_wgrad_tiles<decltype(s)>(p, 0, p.co), sms);
+        };
         const auto blocks_of = [&](auto s) {
-            const int64_t tiles = conv_wgrad_tiles<decltype(s)>(p, 0, p.co);
-            const int64_t G = wgrad_fold_group(p.n, tiles, device_multiprocessors());
-            return (p.n + G - 1) / G * tiles;
+            const int64_t G = group_of(s);
+            return (p.n + G - 1) / G * conv_wgrad_tiles<decltype(s)>(p, 0, p.co);
         };
         with_tile_shape(blocks_of, [&](auto shape) {
             // The large tile's running doubles and leaves put aside would take 96 KiB of shared
             // memory: the small one
             using S = std::conditional_t<std::is_same_v<decltype(shape), LargeTile>, SmallTile,
                                          decltype(shape)>;
-            const int64_t tiles = conv_wgrad_tiles<S>(p, 0, p.co);
-            const int64_t G = wgrad_fold_group(p.n, tiles, device_multiprocessors());
             wgrad_exact_fold_kernel<S>
-                <<<static_cast<unsigned>((p.n + G - 1) / G * tiles), S::kThreads, 0, stream()>>>(
-                    x, dy, p, G, accs);
+                <<<static_cast<unsigned>(blocks_of(S{})), S::kThreads, 0, stream()>>>(
+                    x, dy, p, group_of(S{}), accs);
         });
         check_launch("conv2d_backward_weight (exact, limb atomics)");
     }

@@ -150,8 +150,9 @@ DT_HD void conv_wgrad_exact_fold_block(const common::GridPos& t, float* shared, 
     const int th = static_cast<int>(t.thread);
     // Slot q of this thread (tile_cell's) keeps its running double at part[q * kT] and a leaf
     // put aside at aside[q * kT]: only this thread touches them (no barrier), a warp's in a row.
-    double* part = reinterpret_cast<double*>(shared + S::kShared) + th;
-    float* aside = shared + S::kShared + 2 * S::kM * S::kN + th;
+    double* const parts = reinterpret_cast<double*>(shared + S::kShared);  // kM kN of them
+    double* part = parts + th;
+    float* aside = reinterpret_cast<float*>(parts + S::kM * S::kN) + th;
     // The slots inside C whose tap is live, worked out once: a dead tap's chains (+0 operands)
     // never reach its accumulator.
     Mask live = 0;
@@ -174,17 +175,13 @@ DT_HD void conv_wgrad_exact_fold_block(const common::GridPos& t, float* shared, 
             rare |= Mask{1} << q;
         }
     };
-    const auto move = [](common::ExactAcc* a, double d) { common::exact_atomic_add_double(a, d); };
-    const auto flag = [](common::ExactAcc* a, uint32_t f) {
-        common::exact_atomic_flag(&a->special, f);
-    };
     const auto done = [&](bool last) {
         for (Mask todo = last ? live : rare; todo != 0u; todo &= todo - 1u) {
             const int q = common::trailing_ones64(~static_cast<uint64_t>(todo));  // lowest set
             const TileCell cell = tile_cell<S>(th, o, q);
             common::ExactAcc* dst = accs + cell.i * R + cell.j;
-            if ((rare >> q) & 1u) common::exact_fold(part[q * kT], aside[q * kT], dst, move, flag);
-            if (last) move(dst, part[q * kT]);
+            if ((rare >> q) & 1u) common::exact_fold_atomic(part[q * kT], aside[q * kT], dst);
+            if (last) common::exact_atomic_add_double(dst, part[q * kT]);
         }
         rare = 0;
     };
