@@ -138,6 +138,12 @@ void conv2d_forward(const float* x, const float* w, const float* b, float* y,
                     const Conv2dParams& p);
 void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p);
 void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p);
+/// conv.dgrad through its per-tap values in every mode (a tiled GEMM per tap into a buffer,
+/// then each element's sum of them), as conv2d_backward_data computes the modes and shapes it
+/// has no other way for (its exact and atomic modes on 3x3 'same' shapes are the transposed
+/// forward cut per tap or split per kernel row; tree there is the transposed forward here too):
+/// the exact mode's bits, timed against it by bench/gpu/gpu_kernel_bench.cpp.
+void conv2d_backward_data_taps(const float* dy, const float* w, float* dx, const Conv2dParams& p);
 /// conv.dgrad with one thread per dx element (per element and kernel row in the atomic mode)
 /// computing its per-tap values where it needs them: conv2d_backward_data's bits (which
 /// computes the values with a tiled GEMM per tap first), timed against it by

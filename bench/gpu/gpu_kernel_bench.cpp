@@ -108,11 +108,15 @@ std::vector<Case> cases() {
 }
 
 /// conv.wgrad's and conv.dgrad's raw kernels (kernels/conv2d.h, cuda::) per variant: each mode
-/// as the launcher runs it (tiled, then per element: wgrad's leaves and their combination,
-/// dgrad's per-tap values and their sums) and per element (one thread computing all its values
-/// where it needs them); for wgrad also the exact mode computed with integer atomics on the
-/// limbs (a group of samples' per-sample chains folded exactly per output in double, the double
-/// added into the accumulators, as atomic adds its group chains). Their medians, ratios to the
+/// as the launcher runs it (wgrad: tiled leaves, then their combination per element; dgrad on
+/// these 3x3 'same' shapes: the transposed forward, in the tree mode one chain, in the exact mode
+/// cut per tap and folded per element, in the atomic mode split per kernel row and atomic-added)
+/// and per element (one thread computing all its values where it needs them); for dgrad also
+/// through the per-tap values (tiled into a buffer, then summed per element: "-taps", the
+/// launcher's way until this version and still on other shapes); for wgrad also the exact mode
+/// computed with integer atomics on the limbs (a group of samples' per-sample chains folded
+/// exactly per output in double, the double added into the accumulators, as atomic adds its
+/// group chains). Their medians, ratios to the
 /// launcher's atomic mode, and whether each variant gave its mode's bits (the launcher's) on
 /// this GPU.
 void conv_variants(Timer& timer, int reps) {
@@ -133,9 +137,12 @@ void conv_variants(Timer& timer, int reps) {
         {"exact-limb-atomics", kc::AccumMode::kExact, cu::conv2d_backward_weight_exact_limbs, 3}};
     const Variant dgrad[] = {
         {"atomic", kc::AccumMode::kAtomic, cu::conv2d_backward_data, -1},
+        {"atomic-taps", kc::AccumMode::kAtomic, cu::conv2d_backward_data_taps, -1},
         {"atomic-per-element", kc::AccumMode::kAtomic, cu::conv2d_backward_data_per_element, -1},
+        {"tree", kc::AccumMode::kTree, cu::conv2d_backward_data, -1},
         {"exact", kc::AccumMode::kExact, cu::conv2d_backward_data, -1},
-        {"exact-per-element", kc::AccumMode::kExact, cu::conv2d_backward_data_per_element, 2}};
+        {"exact-taps", kc::AccumMode::kExact, cu::conv2d_backward_data_taps, 4},
+        {"exact-per-element", kc::AccumMode::kExact, cu::conv2d_backward_data_per_element, 4}};
     struct Site {
         const char* name;
         const Variant* variants;

@@ -2,12 +2,15 @@
 // conv2d on the GPU: the launchers on the engine's stream of the tiled block programs
 // (conv2d_tiled_bodies.h: the forward, also dgrad's tree mode on 3x3 'same' shapes; wgrad's
 // group chains, atomic-added in the atomic mode, else stored as leaves and combined per element
-// by conv2d_bodies.h) and of conv2d_bodies.h's per-thread dgrad, one thread per dx element (per
-// element and kernel row in the atomic mode). The permuted modes draw their order once per call
-// (one thread) into scratch.
+// by conv2d_bodies.h; conv2d_dgrad_tiled_bodies.h: dgrad's exact and atomic modes on 3x3 'same'
+// shapes as the transposed forward cut per tap or split per kernel row, elsewhere its per-tap
+// values) and of conv2d_bodies.h's per-thread dgrad sums, one thread per dx element (per element
+// and kernel row in the atomic mode). The permuted modes draw their order once per call (one
+// thread) into scratch.
 #include <type_traits>
 
 #include "kernels/cuda/conv2d_bodies.h"
+#include "kernels/cuda/conv2d_dgrad_tiled_bodies.h"
 #include "kernels/cuda/conv2d_tiled_bodies.h"
 #include "kernels/cuda/elementwise_bodies.h"
 #include "kernels/cuda/launch.cuh"
@@ -91,6 +94,20 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     conv_dgrad_taps_tiled_block<S>(GridPos::here(), shared, DeviceSync{}, dy, w, taps, p, s_lo,
                                    s_hi);
 }
+template <class S>
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+    dgrad_exact_cut_kernel(const float* dy, const float* w, float* dx, Conv2dParams p,
+                           DgradDivisors d) {
+    __shared__ __align__(16) float shared[kDgradCutShared<S>];
+    conv_dgrad_exact_cut_block<S>(GridPos::here(), shared, DeviceSync{}, dy, w, dx, p, d);
+}
+template <class S>
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+    dgrad_atomic_split_kernel(const float* dy, const float* w, float* dx, Conv2dParams p,
+                              DgradDivisors d) {
+    __shared__ __align__(16) float shared[S::kShared];
+    conv_dgrad_atomic_split_block<S>(GridPos::here(), shared, DeviceSync{}, dy, w, dx, p, d);
+}
 __global__ void wgrad_kernel(const float* x, const float* dy, float* dw, const uint32_t* order,
                              Conv2dParams p) {
     conv2d_wgrad_body(GridPos::here(), x, dy, dw, order, p);
@@ -134,25 +151,12 @@ __global__ void wgrad_exact_round_kernel(const common::ExactAcc* accs, float* dw
     conv2d_wgrad_exact_round_body(GridPos::here(), accs, dw, n);
 }
 
-}  // namespace
-
-void conv2d_forward(const float* x, const float* w, const float* b, float* y,
-                    const Conv2dParams& p) {
-    forward_tiled("conv2d_forward", x, ConvWeight{w, p.ci, p.kh, p.kw}, b, y, p);
-}
-
-void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
+/// conv.dgrad through the per-tap values (every mode; tree only off conv2d_dgrad_is_forward
+/// shapes): those of slices of samples whose values fit kDgradTapBytes (tiled), then each
+/// element's sum of them; the tap permutation (permuted) drawn once.
+void dgrad_via_taps(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
     const int64_t n = p.n * p.ci * p.h * p.w;
-    if (n <= 0) return;
     const bool atomic = p.accum.mode == common::AccumMode::kAtomic;
-    if (p.accum.mode == common::AccumMode::kTree && conv2d_dgrad_is_forward(p)) {
-        // ORDER: the transposed convolution's forward (kernels/conv2d.h, conv.dgrad tree)
-        forward_tiled("conv2d_backward_data", dy, FlippedWeight{w, p.ci, p.kh}, nullptr, dx,
-                      conv_dgrad_as_forward(p));
-        return;
-    }
-    // The per-tap values of slices of samples whose values fit kDgradTapBytes (tiled), then
-    // each element's sum of them; the tap permutation (permuted) drawn once.
     const int64_t P = p.ho * p.wo, HW = p.h * p.w;
     const SlicedScratch sc =
         sliced_scratch(p.kh * p.kw * p.ci * P, p.n, kDgradTapBytes, p.accum, p.kh * p.kw);
@@ -182,6 +186,68 @@ void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv
             launch_elementwise("conv2d_backward_data", dgrad_kernel<DgradTapBuffer>, e1 - e0, t, dx,
                                sc.order, p, conv_dgrad_divisors(p, e1 - e0), e0, e1);
     }
+}
+
+/// dgrad's exact and atomic modes on a conv2d_dgrad_is_forward shape as the transposed
+/// forward (conv2d_dgrad_tiled_bodies.h): cut per tap and folded per element (exact), split per
+/// kernel row and atomic-added (atomic).
+void dgrad_as_forward_cut(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
+    const int64_t n = p.n * p.ci * p.h * p.w;
+    const DgradDivisors d = conv_dgrad_divisors(p, n);
+    if (p.accum.mode == common::AccumMode::kAtomic) {
+        cudaMemsetAsync(dx, 0, sizeof(float) * static_cast<std::size_t>(n), stream());
+        const auto blocks_of = [&](auto s) { return p.kh * conv_dgrad_cut_tiles<decltype(s)>(p); };
+        with_tile_shape(blocks_of, [&](auto shape) {
+            using S = decltype(shape);
+            dgrad_atomic_split_kernel<S>
+                <<<static_cast<unsigned>(blocks_of(shape)), S::kThreads, 0, stream()>>>(dy, w, dx,
+                                                                                        p, d);
+        });
+        check_launch("conv2d_backward_data (atomic, split per kernel row)");
+        return;
+    }
+    const auto blocks_of = [&](auto s) { return conv_dgrad_cut_tiles<decltype(s)>(p); };
+    with_tile_shape(blocks_of, [&](auto shape) {
+        // The large tile's running doubles would take 64 KiB of shared memory: the small one
+        using S = std::conditional_t<std::is_same_v<decltype(shape), LargeTile>, SmallTile,
+                                     decltype(shape)>;
+        dgrad_exact_cut_kernel<S>
+            <<<static_cast<unsigned>(blocks_of(S{})), S::kThreads, 0, stream()>>>(dy, w, dx, p, d);
+    });
+    check_launch("conv2d_backward_data (exact, cut per tap)");
+}
+
+}  // namespace
+
+void conv2d_forward(const float* x, const float* w, const float* b, float* y,
+                    const Conv2dParams& p) {
+    forward_tiled("conv2d_forward", x, ConvWeight{w, p.ci, p.kh, p.kw}, b, y, p);
+}
+
+void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
+    if (p.n * p.ci * p.h * p.w <= 0) return;
+    const common::AccumMode mode = p.accum.mode;
+    if (conv2d_dgrad_is_forward(p)) {
+        if (mode == common::AccumMode::kTree) {
+            // ORDER: the transposed convolution's forward (kernels/conv2d.h, conv.dgrad tree)
+            forward_tiled("conv2d_backward_data", dy, FlippedWeight{w, p.ci, p.kh}, nullptr, dx,
+                          conv_dgrad_as_forward(p));
+            return;
+        }
+        if ((mode == common::AccumMode::kExact || mode == common::AccumMode::kAtomic) && p.co > 0) {
+            dgrad_as_forward_cut(dy, w, dx, p);
+            return;
+        }
+    }
+    dgrad_via_taps(dy, w, dx, p);
+}
+
+void conv2d_backward_data_taps(const float* dy, const float* w, float* dx, const Conv2dParams& p) {
+    if (p.accum.mode == common::AccumMode::kTree && conv2d_dgrad_is_forward(p)) {
+        conv2d_backward_data(dy, w, dx, p);  // the recipe is the transposed forward there
+        return;
+    }
+    if (p.n * p.ci * p.h * p.w > 0) dgrad_via_taps(dy, w, dx, p);
 }
 
 void conv2d_backward_data_per_element(const float* dy, const float* w, float* dx,

@@ -6,8 +6,10 @@
 // defines (no column buffer; the tiled programs' values, where the launcher uses them, are the
 // same chains), so the order is the recipe's by construction:
 //   dgrad     the per-tap values t (fma chain over o ascending; the launcher computes them with
-//             the tiled block program of conv2d_tiled_bodies.h into a buffer, the per-element
-//             variant here where they are needed), then per dx element those of the taps whose
+//             the tiled block program of conv2d_dgrad_tiled_bodies.h into a buffer, the
+//             per-element variant here where they are needed; on 3x3 'same' shapes the exact and
+//             atomic modes are the transposed forward there instead, which comes here only for
+//             its rare elements), then per dx element those of the taps whose
 //             output position exists, combined in tap order (tree), with kahan_add (kahan), an
 //             ExactAcc (exact), in the call's tap permutation (permuted); atomic: one thread per
 //             (element, kernel row) sums its row's taps and atomic-adds the partial

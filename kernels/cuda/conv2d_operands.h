@@ -60,30 +60,42 @@ struct InputMap {
     }
 };
 
+/// The order of a convolution's taps r along k: channel-major, r = (c, ki, kj) (the forward's
+/// recipe, kernels/conv2d.h), or tap-major, r = (ki, kj, c) (conv.dgrad's exact and atomic modes
+/// as the transposed forward: a tap's chain over the channels is one stretch of k, so cutting
+/// the chains every C terms gives the per-tap values, conv2d_dgrad_tiled_bodies.h).
+enum class TapOrder { kChannelMajor, kTapMajor };
+
 /// The forward's B: the padded input of convolution q (conv_xpad), element (tap r, column j),
-/// r = (channel, tap row, tap column) the position, j = (sample, output row, output column)
-/// the line. live: the tap reads the image somewhere. The element's offset is the line's (its
-/// sample and where tap (0, 0) reads) plus the tap's (c * H * W + ki * W + kj, walked).
-struct ForwardInput {
+/// r (in the order O) the position, j = (sample, output row, output column) the line. live: the
+/// tap reads the image somewhere. The element's offset is the line's (its sample and where tap
+/// (0, 0) reads) plus the tap's (c * H * W + ki * W + kj, walked).
+template <TapOrder O>
+struct PaddedInput {
+    static constexpr bool kTapMajor = O == TapOrder::kTapMajor;
     InputMap map;
     int64_t P;
     int32_t wo;
-    WalkCounter taps;  // r = (c * Kh + ki) * Kw + kj, off = c * H * W + ki * W + kj
+    WalkCounter taps;  // the digits (c, ki, kj), or (ki, kj, c) tap-major, and the offset
     TapAxisLive live_h, live_w;
 
-    DT_HD static ForwardInput of(const float* x, const Conv2dParams& q) {
-        return ForwardInput{InputMap::of(x, q),
-                            q.ho * q.wo,
-                            static_cast<int32_t>(q.wo),
-                            WalkCounter::of(q.kh, q.kw, q.h * q.w, q.w, 1),
-                            TapAxisLive::of(q.kh, q.h, q.ho, q.pad, q.stride),
-                            TapAxisLive::of(q.kw, q.w, q.wo, q.pad, q.stride)};
+    DT_HD static PaddedInput of(const float* x, const Conv2dParams& q) {
+        return PaddedInput{InputMap::of(x, q),
+                           q.ho * q.wo,
+                           static_cast<int32_t>(q.wo),
+                           kTapMajor ? WalkCounter::of(q.kw, q.ci, q.w, 1, q.h * q.w)
+                                     : WalkCounter::of(q.kh, q.kw, q.h * q.w, q.w, 1),
+                           TapAxisLive::of(q.kh, q.h, q.ho, q.pad, q.stride),
+                           TapAxisLive::of(q.kw, q.w, q.wo, q.pad, q.stride)};
     }
     struct Line {
         int64_t base;      // the column's sample's offset + ih0 * W + iw0
         int32_t ih0, iw0;  // where tap (0, 0) of the column's output position reads
     };
     using Pos = Walk;
+    /// The tap's row and column digits.
+    DT_HD static int32_t ki(const Pos& d) { return kTapMajor ? d.d.hi : d.d.mid; }
+    DT_HD static int32_t kj(const Pos& d) { return kTapMajor ? d.d.mid : d.d.lo; }
     DT_HD Line line(int64_t j) const {
         const int32_t at = static_cast<int32_t>(j % P);
         const int32_t ih0 = at / wo * map.stride - map.pad, iw0 = at % wo * map.stride - map.pad;
@@ -93,23 +105,29 @@ struct ForwardInput {
     DT_HD void advance(Pos& d) const { taps.advance(d); }
     DT_HD void next(Pos& d) const { taps.next(d); }
     DT_HD float at(const Line& l, const Pos& d) const {
-        return map.at(l.base + d.off, l.ih0 + d.d.mid, l.iw0 + d.d.lo);
+        return map.at(l.base + d.off, l.ih0 + ki(d), l.iw0 + kj(d));
     }
-    DT_HD bool live(const Pos& d) const { return live_h(d.d.mid) && live_w(d.d.lo); }
+    DT_HD bool live(const Pos& d) const { return live_h(ki(d)) && live_w(kj(d)); }
 };
+using ForwardInput = PaddedInput<TapOrder::kChannelMajor>;
 
 /// The forward's A for conv.dgrad as the transposed forward (FlippedWeight, square kernels of
-/// side K): element (output channel oq, tap r = (cq, ki, kj)) = w[cq, oq, K-1-ki, K-1-kj], at
-/// the line's offset (oq * K * K + (K - 1) * K + K - 1) plus the tap's (cq * Ci * K * K - ki * K
-/// - kj, walked: the strides may be negative).
+/// side K, taps in the order O): element (output channel oq, tap r = (cq, ki, kj), or
+/// (ki, kj, cq) tap-major) = w[cq, oq, K-1-ki, K-1-kj], at the line's offset
+/// (oq * K * K + (K - 1) * K + K - 1) plus the tap's (cq * Ci * K * K - ki * K - kj, walked: the
+/// strides may be negative). co: the transposed convolution's input channels (w's outputs).
+template <TapOrder O>
 struct FlippedWeightOperand {
     const float* w;
     int64_t k;
-    WalkCounter taps;  // r = (cq * K + ki) * K + kj
+    WalkCounter taps;
 
-    DT_HD static FlippedWeightOperand of(const FlippedWeight& f) {
+    DT_HD static FlippedWeightOperand of(const FlippedWeight& f, int64_t co) {
+        const int64_t per_channel = f.ci * f.k * f.k;
         return FlippedWeightOperand{f.w, f.k,
-                                    WalkCounter::of(f.k, f.k, f.ci * f.k * f.k, -f.k, -1)};
+                                    O == TapOrder::kTapMajor
+                                        ? WalkCounter::of(f.k, co, -f.k, -1, per_channel)
+                                        : WalkCounter::of(f.k, f.k, per_channel, -f.k, -1)};
     }
     using Line = int64_t;
     using Pos = Walk;
@@ -123,8 +141,8 @@ struct FlippedWeightOperand {
 DT_HD StridedOperand weight_operand(const ConvWeight& wt) {
     return StridedOperand{wt.w, wt.ci * wt.kh * wt.kw, 1};
 }
-DT_HD FlippedWeightOperand weight_operand(const FlippedWeight& wt) {
-    return FlippedWeightOperand::of(wt);
+DT_HD FlippedWeightOperand<TapOrder::kChannelMajor> weight_operand(const FlippedWeight& wt) {
+    return FlippedWeightOperand<TapOrder::kChannelMajor>::of(wt, 0);  // (co: no digit of it)
 }
 
 /// conv.wgrad's A for the samples from s0: dy, element (channel o_lo + i, term k) with

@@ -9,8 +9,8 @@
 //                (sample, position) pairs in the chain's order: the leaves (or atomic's group
 //                chains) of conv.wgrad; its exact mode with limb atomics cuts the chains at every
 //                sample's end and folds a group's leaves per output (conv_wgrad_exact_fold_block)
-//   dgrad taps   per tap, C = W_tap^T . dY, C (Ci, N*P slice), K = Co: conv.dgrad's per-tap
-//                values
+// conv.dgrad's other tiled programs (its per-tap values, its exact and atomic modes as the
+// transposed forward) are in conv2d_dgrad_tiled_bodies.h.
 // Each is a template on its tile shape S (tile_gemm.h; SmallTile by default): its blocks have
 // S::kThreads threads and S::kShared shared floats. Host tests: tests/support/block_runner.h
 // (real barriers).
@@ -188,32 +188,6 @@ DT_HD void conv_wgrad_exact_fold_block(const common::GridPos& t, float* shared, 
     // A(o, k) = dy[s0 + k / P, o, k % P], B(k, r) = conv_xpad(x, p, r, s0 * P + k)
     tile_gemm_cut_block<S>(t, shared, sync, o, p.co, R, K, WgradGradOut::of(dy, p, s0, 0),
                            WgradInput::of(x, p, s0), P, piece, done);
-}
-
-/// Blocks of conv_dgrad_taps_tiled_block for samples [s_lo, s_hi): per tap, tiles of the Ci
-/// input channels x the (sample, output position) columns.
-template <class S = SmallTile>
-DT_HD int64_t conv_dgrad_tap_tiles(const Conv2dParams& p, int64_t s_lo, int64_t s_hi) {
-    return p.kh * p.kw * tile_count<S>(p.ci, (s_hi - s_lo) * p.ho * p.wo);
-}
-
-/// conv.dgrad's per-tap values of samples [s_lo, s_hi) (kernels/conv2d.h: t[s,c,ki,kj,oh,ow],
-/// the same in every mode) into taps_out (DgradTapBuffer's layout, conv2d_bodies.h): per tap, the
-/// GEMM W_tap^T (Ci x Co) . dY (Co x columns); block b of conv_dgrad_tap_tiles<S> owns tap
-/// b / (its tiles) and a tile of channels x columns. ORDER: acc = fma(w[o,c,ki,kj],
-/// dy[s,o,oh,ow], acc) from +0 over o ascending (conv_dgrad_tap's chain).
-template <class S = SmallTile, class Sync>
-DT_HD void conv_dgrad_taps_tiled_block(const common::GridPos& t, float* shared, const Sync& sync,
-                                       const float* dy, const float* w, float* taps_out,
-                                       const Conv2dParams& p, int64_t s_lo, int64_t s_hi) {
-    const int64_t P = p.ho * p.wo, cols = (s_hi - s_lo) * P, KK = p.kh * p.kw;
-    const int64_t per_tap = tile_count<S>(p.ci, cols), tap = t.block / per_tap;
-    // A(c, o) = w[o, c, tap], B(o, j) = dy[s_lo + j / P, o, j % P]
-    tile_gemm_block<S>(t, shared, sync, tile_origin<S>(t.block % per_tap, cols), p.ci, cols, p.co,
-                       StridedOperand{w + tap, KK, p.ci * KK}, DgradGradOut::of(dy, p, s_lo),
-                       ZeroInit{}, plain_out([&](int64_t c, int64_t j, float acc) {
-                           taps_out[(tap * p.ci + c) * cols + j] = acc;
-                       }));
 }
 
 }  // namespace dt::kernels::cuda

@@ -152,4 +152,16 @@ struct StridedOperand {
     DT_HD bool live(Pos) const { return true; }
 };
 
+/// Operand op seen from term k0 on: its term k is op's term k0 + k (a block's stretch of K,
+/// where the blocks split the chains).
+template <class Op>
+struct FromTerm : Op {
+    int64_t k0;
+    DT_HD typename Op::Pos pos(int64_t k) const { return Op::pos(k0 + k); }
+};
+template <class Op>
+DT_HD FromTerm<Op> from_term(const Op& op, int64_t k0) {
+    return FromTerm<Op>{op, k0};
+}
+
 }  // namespace dt::kernels::cuda

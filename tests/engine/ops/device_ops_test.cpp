@@ -191,6 +191,32 @@ TEST_P(DeviceOps, ConvExactWgradWithLimbAtomics) {
     EXPECT_TRUE(test::bitwise_equal(got[2], want[2])) << "the weight gradient, folded samples";
 }
 
+TEST_P(DeviceOps, ConvExactDgradCutPerTap) {
+    // conv.dgrad's exact mode on a 3x3 'same' layer (kernels/cuda/conv2d_dgrad_tiled_bodies.h:
+    // the transposed forward cut per tap, each element's tap values folded in double): with the
+    // first tap's weights scaled by 2^-60 and the last's by 2^50 (the fold is not exact: those
+    // elements computed again) and with an infinite weight (infinite and NaN values; NaN pieces
+    // where its tap has no output position): the cpu's bits.
+    std::vector<float> ws = test::signed_uniform(12 * 16 * 9, 18);
+    for (std::size_t i = 0; i < ws.size(); ++i)
+        ws[i] = std::ldexp(ws[i], i % 9 == 0 ? -60 : i % 9 == 8 ? 50 : 0);
+    const Tensor x = uniform({4, 16, 6, 6}, 19);
+    const AccumSpec exact = kernels::common::accum_spec(AccumMode::kExact);
+    const Op op = [](const auto& in) {
+        return conv2d(in[0], in[1], Tensor(), Conv2dOptions{1, 1});
+    };
+    for (const bool with_inf : {false, true}) {
+        SCOPED_TRACE(with_inf ? "an infinite weight" : "taps far apart");
+        std::vector<float> w = ws;
+        if (with_inf) w[9 * 5 + 4] = INFINITY;
+        const Tensor wt = Tensor::from_vector({12, 16, 3, 3}, w);
+        const auto want = run_op(Device::kCpu, exact, op, {x, wt});
+        const auto got = run_op(Device::kCuda, exact, op, {x, wt});
+        ASSERT_GE(got.size(), 2u);  // y, dx
+        EXPECT_TRUE(test::bitwise_equal(got[1], want[1])) << "the input gradient";
+    }
+}
+
 TEST_P(DeviceOps, PerChannelTotalsOverLongRows) {
     // Rows long enough for the staged leaves (kernels/cuda/channel_leaves_staged.h): batch
     // norm's 40 rows of 289 positions (two blocks, three chunks, the last partial) and

@@ -4,12 +4,14 @@
 // real barriers (tests/support/block_runner.h), the per-element backward bodies
 // (kernels/cuda/conv2d_bodies.h) over every thread of a grid: forward with and without bias,
 // dgrad (the tiled per-tap values and their sums over slices of samples, and the per-element
-// variant) and wgrad (the tiled leaves and their combination over slices of output channels,
-// and the per-element variant) in tree, kahan, exact and permuted bitwise, atomic close. Shapes:
-// 3x3 'same' (dgrad as the transposed forward), 3x3 stride 2 (dgrad's tap sums), 7x7 on a 2x2 map
-// (dead taps), 1x1, a batch of 40 on an 8x8 map (three tree groups of conv.wgrad), and a 3x2
-// kernel with stride 2 on a 5x7 map (rows and columns told apart), a 5x4 kernel with stride 3.
-// The live taps of one axis (dgrad's walk) against the tap-by-tap test.
+// variant; the exact and atomic modes on 3x3-'same' shapes, which the launcher runs as the
+// transposed forward cut per tap or split per kernel row, conv2d_dgrad_tiled_test.cpp) and wgrad
+// (the tiled leaves and their combination over slices of output channels, and the per-element
+// variant) in tree, kahan, exact and permuted bitwise, atomic close. Shapes: 3x3 'same' (dgrad as
+// the transposed forward), 3x3 stride 2 (dgrad's tap sums), 7x7 on a 2x2 map (dead taps), 1x1, a
+// batch of 40 on an 8x8 map (three tree groups of conv.wgrad), and a 3x2 kernel with stride 2 on a
+// 5x7 map (rows and columns told apart), a 5x4 kernel with stride 3. The live taps of one axis
+// (dgrad's walk) against the tap-by-tap test.
 #include "kernels/cuda/conv2d_bodies.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cuda/conv2d_dgrad_tiled_bodies.h"
 #include "kernels/cuda/conv2d_tiled_bodies.h"
 #include "kernels/cuda/linear_bodies.h"
 #include "tests/support/block_runner.h"

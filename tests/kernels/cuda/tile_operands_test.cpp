@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/cuda/conv2d_dgrad_tiled_bodies.h"
 #include "kernels/cuda/conv2d_operands.h"
 #include "kernels/cuda/conv2d_tiled_bodies.h"
 #include "tests/support/conv2d_shapes.h"
@@ -160,13 +161,36 @@ TEST(TileOperands, TheConvolutionsOperandsReadTheirDefinitions) {
         expect_reads(
             cuda::DgradGradOut::of(dy.data(), p, s_lo), (p.n - s_lo) * P, p.co,
             [&](int64_t j, int64_t o) { return dy[((s_lo + j / P) * p.co + o) * P + j % P]; });
-        // dgrad as the transposed forward (square kernels): A = the flipped weights
+        // dgrad as the transposed forward (square kernels): A = the flipped weights; and both
+        // operands with the taps in tap-major order (r = (ki, kj, o)), from term k0 on too
         if (p.kh == p.kw) {
             const cuda::FlippedWeight fw{w.data(), p.ci, p.kh};
             const int64_t K = p.kh;
             expect_reads(cuda::weight_operand(fw), p.ci, p.co * K * K, [&](int64_t oq, int64_t r) {
                 return fw(oq, r / (K * K), r / K % K, r % K);
             });
+            const Conv2dParams q = cuda::conv_dgrad_as_forward(p);  // its taps: (o, ki, kj)
+            const auto tap_major = [&](int64_t r) {  // (ki, kj, o) -> the channel-major tap
+                return (r % p.co * K + r / (p.co * K)) * K + r / p.co % K;
+            };
+            const auto flipped = [&](int64_t oq, int64_t r) {
+                const int64_t rq = tap_major(r);
+                return fw(oq, rq / (K * K), rq / K % K, rq % K);
+            };
+            const auto dy_padded = [&](int64_t j, int64_t r) {
+                return cuda::conv_xpad(dy.data(), q, tap_major(r), j);
+            };
+            const int64_t Kq = p.co * K * K, cols = p.n * p.h * p.w;
+            const auto a = cuda::dgrad_tap_major_weight(w.data(), p);
+            const auto b = cuda::dgrad_tap_major_input(dy.data(), p);
+            expect_reads(a, p.ci, Kq, flipped);
+            expect_reads(b, cols, Kq, dy_padded);
+            expect_live(b, Kq, [&](int64_t r) { return cuda::conv_tap_r_live(q, tap_major(r)); });
+            const int64_t k0 = K * p.co - 1;  // past a row, less one term
+            expect_reads(cuda::from_term(a, k0), p.ci, Kq - k0,
+                         [&](int64_t oq, int64_t k) { return flipped(oq, k0 + k); });
+            expect_reads(cuda::from_term(b, k0), cols, Kq - k0,
+                         [&](int64_t j, int64_t k) { return dy_padded(j, k0 + k); });
         }
     }
 }
