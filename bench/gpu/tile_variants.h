@@ -3,14 +3,14 @@
 // programs (kernels/cuda/tile_gemm.h: SmallTile 32 x 64, LargeTile 64 x 128, TinyTile 16 x 16),
 // for the shapes of the reference models: the convolution forward, conv.wgrad in the tree mode
 // (the tiled leaves, then their combination), conv.dgrad in the tree mode (the transposed
-// forward) and, tiny against small, in the exact mode (the same cut per tap and folded) and the
-// GEMM of a linear layer. {"op": "tile", ...}: the large
-// tile against the small one on ResNet-18's and SmallCNN's larger shapes; {"op": "tiny", ...}:
-// the tiny tile against the small one on the shapes where the automatic choice takes the tiny
-// one (few blocks of the small tile: SmallCNN's convolutions, a first layer's wgrad, its linear
-// layers). Each line: both medians, their ratio and whether the two shapes gave the same bits
-// on this GPU (they must: the chains are the same). Which shape to launch where is decided from
-// these figures.
+// forward) and, tiny against small, in the exact mode (the same cut per tap and folded), and the
+// GEMM of a linear layer. {"op": "tile", ...}: the large tile against the small one on
+// ResNet-18's and SmallCNN's larger shapes; {"op": "tiny", ...}: the tiny tile against the small
+// one on the shapes where the automatic choice takes the tiny one (few blocks of the small tile:
+// SmallCNN's convolutions, a first layer's wgrad, its linear layers) and on ResNet-18's layer1
+// (its tree wgrad's few blocks). Each line: both medians, their ratio and whether the two shapes
+// gave the same bits on this GPU (they must: the chains are the same). Which shape to launch
+// where is decided from these figures.
 #pragma once
 #include <cstdio>
 #include <functional>
@@ -50,10 +50,16 @@ inline void tile_variants(Timer& timer, int reps) {
         bool tiny;  // a tiny-tile comparison (else large)
     };
     const ConvShape shapes[] = {
-        {128, 1, 28, 16, "smallcnn conv1", true},    {128, 16, 14, 32, "smallcnn conv2", true},
-        {128, 32, 7, 32, "smallcnn conv3", true},    {128, 16, 14, 32, "smallcnn conv2", false},
-        {128, 64, 32, 64, "resnet18 layer1", false}, {128, 128, 16, 128, "resnet18 layer2", false},
-        {128, 256, 8, 256, "resnet18 layer3", false}};
+        {128, 1, 28, 16, "smallcnn conv1", true},
+        {128, 16, 14, 32, "smallcnn conv2", true},
+        {128, 32, 7, 32, "smallcnn conv3", true},
+        {128, 16, 14, 32, "smallcnn conv2", false},
+        {128, 64, 32, 64, "resnet18 layer1", false},
+        {128, 128, 16, 128, "resnet18 layer2", false},
+        {128, 256, 8, 256, "resnet18 layer3", false},
+        // The automatic choice takes the small tile here, but its tree wgrad makes 144 blocks of
+        // 16-sample chains (18 tiles x 8 groups: one or two a SM), the tiny one 1152
+        {128, 64, 32, 64, "resnet18 layer1", true}};
     for (const ConvShape& s : shapes) {
         Conv2dParams p{s.n, s.ci, s.hw, s.hw, s.co, 3, 3, 1, 1};
         p.ho = p.h, p.wo = p.w;
