@@ -7,7 +7,6 @@
 // values) and of conv2d_bodies.h's per-thread dgrad sums, one thread per dx element (per element
 // and kernel row in the atomic mode). The permuted modes draw their order once per call (one
 // thread) into scratch.
-#include <type_traits>
 
 #include "kernels/cuda/conv2d_bodies.h"
 #include "kernels/cuda/conv2d_dgrad_tiled_bodies.h"
@@ -142,6 +141,36 @@ void wgrad_tiled(const char* name, const float* x, const float* dy, const Conv2d
 }
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+    wgrad_sample_leaves_kernel(const float* x, const float* dy, Conv2dParams p, int64_t B,
+                               int64_t o_lo, int64_t o_hi, WgradLeafOut out) {
+    __shared__ __align__(16) float shared[S::kShared];
+    conv_wgrad_sample_leaves_block<S>(GridPos::here(), shared, DeviceSync{}, x, dy, p, B, o_lo,
+                                      o_hi, out);
+}
+
+/// conv.wgrad's per-sample leaves of the channels [o_lo, o_hi) into `out`, tiled, B samples a
+/// block (wgrad_leaf_block_samples).
+void wgrad_sample_leaves(const float* x, const float* dy, const Conv2dParams& p, int64_t o_lo,
+                         int64_t o_hi, const WgradLeafOut& out) {
+    const int sms = device_multiprocessors();
+    const auto samples_of = [&](auto s) {
+        return wgrad_leaf_block_samples(p.n, p.ho * p.wo,
+                                        conv_wgrad_tiles<decltype(s)>(p, o_lo, o_hi), sms);
+    };
+    const auto blocks_of = [&](auto s) {
+        const int64_t B = samples_of(s);
+        return (p.n + B - 1) / B * conv_wgrad_tiles<decltype(s)>(p, o_lo, o_hi);
+    };
+    with_tile_shape(blocks_of, [&](auto shape) {
+        using S = CutTile<decltype(shape)>;  // (the small tile for the large)
+        wgrad_sample_leaves_kernel<S>
+            <<<static_cast<unsigned>(blocks_of(S{})), S::kThreads, 0, stream()>>>(
+                x, dy, p, samples_of(S{}), o_lo, o_hi, out);
+    });
+    check_launch("conv2d_backward_weight (leaves)");
+}
+template <class S>
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
     wgrad_exact_fold_kernel(const float* x, const float* dy, Conv2dParams p, int64_t G,
                             common::ExactAcc* accs) {
     __shared__ __align__(16) float shared[kWgradFoldShared<S>];
@@ -208,9 +237,7 @@ void dgrad_as_forward_cut(const float* dy, const float* w, float* dx, const Conv
     }
     const auto blocks_of = [&](auto s) { return conv_dgrad_cut_tiles<decltype(s)>(p); };
     with_tile_shape(blocks_of, [&](auto shape) {
-        // The large tile's running doubles would take 64 KiB of shared memory: the small one
-        using S = std::conditional_t<std::is_same_v<decltype(shape), LargeTile>, SmallTile,
-                                     decltype(shape)>;
+        using S = CutTile<decltype(shape)>;  // (the small tile for the large)
         dgrad_exact_cut_kernel<S>
             <<<static_cast<unsigned>(blocks_of(S{})), S::kThreads, 0, stream()>>>(dy, w, dx, p, d);
     });
@@ -295,8 +322,12 @@ void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Co
     const int64_t slice = sc.slice;    // output channels
     for (int64_t o_lo = 0; o_lo < p.co; o_lo += slice) {
         const int64_t o_hi = p.co - o_lo < slice ? p.co : o_lo + slice, len = (o_hi - o_lo) * R;
-        wgrad_tiled("conv2d_backward_weight (leaves)", x, dy, p, conv_wgrad_leaf_group(p), o_lo,
-                    o_hi, WgradLeafOut{sc.values, o_lo * R, len});
+        const WgradLeafOut leaves{sc.values, o_lo * R, len};
+        const int64_t G = conv_wgrad_leaf_group(p);
+        if (G == 1)  // per-sample leaves: several samples a block, cut
+            wgrad_sample_leaves(x, dy, p, o_lo, o_hi, leaves);
+        else
+            wgrad_tiled("conv2d_backward_weight (leaves)", x, dy, p, G, o_lo, o_hi, leaves);
         launch_elementwise("conv2d_backward_weight (combine)", wgrad_combine_kernel, len,
                            static_cast<const float*>(sc.values), sc.order, dw, p, o_lo * R, len);
     }
@@ -336,10 +367,7 @@ void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* 
             return (p.n + G - 1) / G * conv_wgrad_tiles<decltype(s)>(p, 0, p.co);
         };
         with_tile_shape(blocks_of, [&](auto shape) {
-            // The large tile's running doubles and leaves put aside would take 96 KiB of shared
-            // memory: the small one
-            using S = std::conditional_t<std::is_same_v<decltype(shape), LargeTile>, SmallTile,
-                                         decltype(shape)>;
+            using S = CutTile<decltype(shape)>;  // (the small tile for the large)
             wgrad_exact_fold_kernel<S>
                 <<<static_cast<unsigned>(blocks_of(S{})), S::kThreads, 0, stream()>>>(
                     x, dy, p, group_of(S{}), accs);

@@ -105,7 +105,7 @@ DT_HD void conv_dgrad_exact_cut_block(const common::GridPos& t, float* shared, c
                                       const float* dy, const float* w, float* dx,
                                       const Conv2dParams& p, const DgradDivisors& d) {
     constexpr int kSlots = S::kTM * S::kTN, kT = static_cast<int>(S::kThreads);
-    using Mask = std::conditional_t<(kSlots > 32), uint64_t, uint32_t>;  // a bit per slot
+    using Mask = SlotMask<S>;
     const int64_t cols = p.n * p.h * p.w, HW = p.h * p.w;
     const TileOrigin o = tile_origin<S>(t.block, cols);
     const int th = static_cast<int>(t.thread);
@@ -153,7 +153,7 @@ DT_HD void conv_dgrad_atomic_split_block(const common::GridPos& t, float* shared
     const int64_t cols = p.n * p.h * p.w, HW = p.h * p.w, tiles = conv_dgrad_cut_tiles<S>(p);
     const int64_t row = t.block / tiles, len = p.kw * p.co;  // the transposed kernel's row
     const int64_t ki = p.kh - 1 - row;                       // w's kernel row
-    using Mask = std::conditional_t<(S::kTM * S::kTN > 32), uint64_t, uint32_t>;  // a bit a slot
+    using Mask = SlotMask<S>;
     Mask again = 0;  // this thread's outputs whose chain was not finite
     const int th = static_cast<int>(t.thread);
     const TileOrigin o = tile_origin<S>(t.block % tiles, cols);

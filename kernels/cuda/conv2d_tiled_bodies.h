@@ -114,6 +114,48 @@ DT_HD void conv_wgrad_tiled_block(const common::GridPos& t, float* shared, const
                            }));
 }
 
+/// The slots of thread th of the wgrad tile at o (tile_cell's) inside C (m channels x R taps)
+/// whose tap is live, as bits, worked out once: a dead tap's chains (+0 operands) are no output.
+template <class S>
+DT_HD SlotMask<S> wgrad_live_slots(int th, const TileOrigin& o, int64_t m, const Conv2dParams& p) {
+    const int64_t R = p.ci * p.kh * p.kw;
+    SlotMask<S> live = 0;
+    DT_UNROLL
+    for (int q = 0; q < S::kTM * S::kTN; ++q) {
+        const TileCell cell = tile_cell<S>(th, o, q);
+        if (cell.i < m && cell.j < R && conv_tap_r_live(p, cell.j)) live |= SlotMask<S>{1} << q;
+    }
+    return live;
+}
+
+/// conv.wgrad's per-sample leaves (conv_wgrad_tiled_block's chains with G = 1) of B samples a
+/// block for the channels [o_lo, o_hi): block b of groups x conv_wgrad_tiles<S>(p, o_lo, o_hi)
+/// runs samples [b / tiles * B, + B)'s chains as one cut at every sample's end
+/// (tile_gemm_cut_block), so that the samples share the block's set-up and first fetch (a
+/// sample of 16 positions is two chunks), and gives each piece to out(s, e, leaf) (sample s's
+/// leaf of element e = o * R + r, live taps only: WgradLeafOut's layout with g = s).
+/// ORDER: each leaf's chain as conv_wgrad_tiled_block's (fma over the sample's positions
+/// ascending from +0).
+template <class S = SmallTile, class Sync, class Out>
+DT_HD void conv_wgrad_sample_leaves_block(const common::GridPos& t, float* shared, const Sync& sync,
+                                          const float* x, const float* dy, const Conv2dParams& p,
+                                          int64_t B, int64_t o_lo, int64_t o_hi, const Out& out) {
+    const int64_t P = p.ho * p.wo, R = p.ci * p.kh * p.kw;
+    const int64_t tiles = conv_wgrad_tiles<S>(p, o_lo, o_hi);
+    const int64_t s0 = t.block / tiles * B;
+    const int64_t K = ((s0 + B < p.n ? s0 + B : p.n) - s0) * P;
+    const TileOrigin o = tile_origin<S>(t.block % tiles, R);
+    const SlotMask<S> live = wgrad_live_slots<S>(static_cast<int>(t.thread), o, o_hi - o_lo, p);
+    int64_t s = s0;  // the sample whose leaves the next cut ends
+    const auto piece = [&](int q, int64_t i, int64_t r, float leaf, bool) {
+        if ((live >> q) & 1u) out(s, (o_lo + i) * R + r, leaf);
+    };
+    const auto done = [&](bool) { ++s; };
+    // A(i, k) = dy[s0 + k / P, o_lo + i, k % P], B(k, r) = conv_xpad(x, p, r, s0 * P + k)
+    tile_gemm_cut_block<S>(t, shared, sync, o, o_hi - o_lo, R, K, WgradGradOut::of(dy, p, s0, o_lo),
+                           WgradInput::of(x, p, s0), P, piece, done);
+}
+
 /// Shared floats of conv_wgrad_exact_fold_block's blocks: the tile program's panels, then a
 /// double per output of the tile (its thread's running sum) and a float (a leaf put aside).
 template <class S>
@@ -141,7 +183,7 @@ DT_HD void conv_wgrad_exact_fold_block(const common::GridPos& t, float* shared, 
                                        const float* x, const float* dy, const Conv2dParams& p,
                                        int64_t G, common::ExactAcc* accs) {
     constexpr int kSlots = S::kTM * S::kTN, kT = static_cast<int>(S::kThreads);
-    using Mask = std::conditional_t<(kSlots > 32), uint64_t, uint32_t>;  // a bit per slot
+    using Mask = SlotMask<S>;
     const int64_t P = p.ho * p.wo, R = p.ci * p.kh * p.kw;
     const int64_t tiles = conv_wgrad_tiles<S>(p, 0, p.co);
     const int64_t s0 = t.block / tiles * G;
@@ -153,15 +195,9 @@ DT_HD void conv_wgrad_exact_fold_block(const common::GridPos& t, float* shared, 
     double* const parts = reinterpret_cast<double*>(shared + S::kShared);  // kM kN of them
     double* part = parts + th;
     float* aside = reinterpret_cast<float*>(parts + S::kM * S::kN) + th;
-    // The slots inside C whose tap is live, worked out once: a dead tap's chains (+0 operands)
-    // never reach its accumulator.
-    Mask live = 0;
     DT_UNROLL
-    for (int q = 0; q < kSlots; ++q) {
-        part[q * kT] = 0.0;
-        const TileCell cell = tile_cell<S>(th, o, q);
-        if (cell.i < p.co && cell.j < R && conv_tap_r_live(p, cell.j)) live |= Mask{1} << q;
-    }
+    for (int q = 0; q < kSlots; ++q) part[q * kT] = 0.0;
+    const Mask live = wgrad_live_slots<S>(th, o, p.co, p);  // dead taps never reach accs
     Mask rare = 0;  // slots whose leaf is aside
     const auto piece = [&](int q, int64_t, int64_t, float leaf, bool) {
         if (((live >> q) & 1u) == 0u) return;

@@ -33,18 +33,39 @@ DT_HD bool large_tile_for(int64_t large_tile_blocks, int64_t small_tile_blocks,
     return large_tile_blocks >= kLargeWave * sms && 16 * large_tile_blocks <= 5 * small_tile_blocks;
 }
 
-/// Samples per block of conv.wgrad's exact mode with limb atomics (conv_wgrad_exact_fold_block):
-/// a block folds its group's leaves before its atomics, so larger groups make fewer atomics
-/// (mostly one move of about three per output and group: ResNet-18's layer4 at batch 128 makes
-/// two groups, where the float atomics of the atomic mode's groups of 16 make eight adds); the
-/// largest of 64, 32, ... 1 that still makes four times as many blocks as SMs (`tiles` blocks
-/// per group: every SM holds four of the small tile's blocks at once), so that the SMs stay busy.
-inline constexpr int64_t kWgradFoldMaxGroup = 64;
-DT_HD int64_t wgrad_fold_group(int64_t samples, int64_t tiles, int multiprocessors) {
-    const int64_t want = 4 * (multiprocessors > 0 ? multiprocessors : kFewTileBlocks);
-    int64_t g = kWgradFoldMaxGroup;
+/// Samples per block of conv.wgrad's programs that run a group of samples' per-sample chains,
+/// cut at every sample's end: the largest power of two up to `most` that still makes
+/// kWgradGroupWaves times as many blocks as the SMs (`tiles` blocks per group), so that the
+/// blocks fill at least four waves of four small-tile blocks per SM and a last partial wave
+/// costs a quarter at most (one wave and a few blocks more takes two rounds: ResNet-18's layer1
+/// at batch 128 made 576 blocks for an H100's 528 places with groups of 4).
+inline constexpr int64_t kWgradGroupWaves = 16;
+DT_HD int64_t wgrad_sample_group(int64_t samples, int64_t tiles, int64_t most,
+                                 int multiprocessors) {
+    const int64_t want =
+        kWgradGroupWaves * (multiprocessors > 0 ? multiprocessors : kFewTileBlocks);
+    int64_t g = most;
     while (g > 1 && (samples + g - 1) / g * tiles < want) g /= 2;
     return g;
+}
+/// The exact mode with limb atomics (conv_wgrad_exact_fold_block): a block folds its group's
+/// leaves before its atomics, so larger groups make fewer atomics (mostly one move of about
+/// three per output and group: ResNet-18's layer4 at batch 128 makes two groups, where the float
+/// atomics of the atomic mode's groups of 16 make eight adds): up to 64 samples.
+inline constexpr int64_t kWgradFoldMaxGroup = 64;
+DT_HD int64_t wgrad_fold_group(int64_t samples, int64_t tiles, int multiprocessors) {
+    return wgrad_sample_group(samples, tiles, kWgradFoldMaxGroup, multiprocessors);
+}
+/// The per-sample leaves (conv_wgrad_sample_leaves_block): a block's set-up (its operands' lines
+/// and positions, divisions included) and its first fetch are shared by its samples, so enough
+/// of them for kWgradLeafBlockTerms terms a block (ResNet-18's layer4, 16 positions: 32 samples;
+/// layer1, 1024: one, as before), up to 64.
+inline constexpr int64_t kWgradLeafBlockTerms = 512;
+DT_HD int64_t wgrad_leaf_block_samples(int64_t samples, int64_t positions, int64_t tiles,
+                                       int multiprocessors) {
+    int64_t most = 1;
+    while (most < kWgradFoldMaxGroup && most * positions < kWgradLeafBlockTerms) most *= 2;
+    return wgrad_sample_group(samples, tiles, most, multiprocessors);
 }
 
 inline constexpr uint32_t kElementwiseThreads = 256;

@@ -25,6 +25,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/common/grid.h"
 #include "kernels/common/hd.h"
@@ -64,6 +65,13 @@ using LargeTile = TileShape<64, 128, 8, 8, 3>;  // 128 threads of 64 outputs
 /// SmallTile's 32 x 64 outputs are mostly outside C, its loads and fma's are mostly spent on
 /// nothing while the few blocks there are leave most SMs idle.
 using TinyTile = TileShape<16, 16, 1, 2, 6>;
+
+/// The shape a program with cut chains (tile_gemm_cut_block) launches for shape S: the small
+/// tile for the large one, whose 64 outputs a thread with their cut state do not fit (the
+/// per-sample leaves spill: 168 registers, 788 bytes reloaded; running doubles per output would
+/// take 64 KiB of shared memory).
+template <class S>
+using CutTile = std::conditional_t<std::is_same_v<S, LargeTile>, SmallTile, S>;
 
 /// Tiles of S covering an m x n C.
 template <class S = SmallTile>
@@ -140,6 +148,9 @@ struct CutChains {
 struct TileCell {
     int64_t i, j;
 };
+/// A bit per output slot of a thread (slot masks of the programs that take some slots a rarer way).
+template <class S>
+using SlotMask = std::conditional_t<(S::kTM * S::kTN > 32), uint64_t, uint32_t>;
 template <class S>
 DT_HD TileCell tile_cell(int th, const TileOrigin& o, int q) {
     return TileCell{o.i0 + (th / S::kCols) * S::kTM + q / S::kTN,

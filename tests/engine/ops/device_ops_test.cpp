@@ -181,7 +181,7 @@ TEST_P(DeviceOps, ConvExactWgradWithLimbAtomics) {
     std::vector<float> xs = test::signed_uniform(64 * 64 * 4 * 4, 16);
     for (std::size_t i = 0; i < xs.size(); ++i)
         xs[i] = std::ldexp(xs[i], static_cast<int>(i / (64 * 16) * 13 % 41) - 20);
-    const Tensor xg = Tensor::from_vector({64, 64, 4, 4}, xs), wg = uniform({64, 64, 3, 3}, 17);
+    const Tensor xg = Tensor::from_vector({64, 64, 4, 4}, xs), wg = uniform({256, 64, 3, 3}, 17);
     const Op op = [](const auto& in) {
         return conv2d(in[0], in[1], Tensor(), Conv2dOptions{1, 1});
     };

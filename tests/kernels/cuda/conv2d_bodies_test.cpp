@@ -327,5 +327,47 @@ TEST(CudaConv2dBodies, EveryTileShapeGivesTheSmallTilesBits) {
     }
 }
 
+TEST(CudaConv2dBodies, SampleLeavesOfSeveralSamplesABlockAreThePerSampleLeaves) {
+    // conv_wgrad_sample_leaves_block (the launcher's per-sample leaves: B samples a block, the
+    // chains cut at every sample's end) against the tiled chains of one sample a block (checked
+    // against the CPU above), every tile shape, B = 1, 3 and 64, slices of 2 channels and all:
+    // the same leaves in the same places (NaN where a dead tap has none). Shapes: 64, 16, 12 and
+    // 4 positions a sample (the cuts on a chunk's end and inside it), dead taps, 40 samples.
+    for (const Conv2dParams& p :
+         {conv(40, 2, 8, 3, 3, 1, 1), conv(3, 2, 7, 3, 3, 2, 1),
+          test::geom(3, 2, 5, 7, 3, 3, 2, 2, 1), conv(2, 3, 2, 2, 7, 1, 3)}) {
+        SCOPED_TRACE(test::describe(p));
+        const std::vector<float> x = test::signed_uniform(test::xsize(p), 17),
+                                 dy = test::signed_uniform(test::ysize(p), 18);
+        const int64_t R = p.ci * p.kh * p.kw;
+        for (const int64_t slice : {int64_t{2}, p.co}) {
+            const LeafSlices want = wgrad_leaves(x.data(), dy.data(), p, 1, slice);
+            const auto expect_same = [&](auto shape, int64_t B) {
+                using S = decltype(shape);
+                for (std::size_t k = 0; k < want.values.size(); ++k) {
+                    const int64_t o_lo = static_cast<int64_t>(k) * slice;
+                    const int64_t o_hi = std::min(p.co, o_lo + slice), len = (o_hi - o_lo) * R;
+                    std::vector<float> got(want.values[k].size(), NAN);
+                    const int64_t blocks =
+                        (p.n + B - 1) / B * cuda::conv_wgrad_tiles<S>(p, o_lo, o_hi);
+                    test::run_blocks(static_cast<uint32_t>(blocks), S::kThreads, S::kShared,
+                                     [&](const GridPos& t, float* shared, const auto& sync) {
+                                         cuda::conv_wgrad_sample_leaves_block<S>(
+                                             t, shared, sync, x.data(), dy.data(), p, B, o_lo, o_hi,
+                                             cuda::WgradLeafOut{got.data(), o_lo * R, len});
+                                     });
+                    EXPECT_TRUE(test::bitwise_equal(got, want.values[k]))
+                        << B << " samples a block, slice " << k << " of " << slice;
+                }
+            };
+            for (const int64_t B : {int64_t{1}, int64_t{3}, int64_t{64}}) {
+                expect_same(cuda::SmallTile{}, B);
+                expect_same(cuda::TinyTile{}, B);
+                expect_same(cuda::LargeTile{}, B);
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace dt::kernels

@@ -102,15 +102,27 @@ TEST(CudaConv2dExactLimbs, ExactWgradWithLimbAtomicsGivesTheExactBits) {
 }
 
 TEST(CudaConv2dExactLimbs, ExactWgradGroupsKeepTheSmsBusy) {
-    // wgrad_fold_group: 64 samples a block where that still makes four times the SMs' blocks,
-    // fewer where it does not, one at least (ResNet-18's wgrads at batch 128 with small tiles).
-    EXPECT_EQ(cuda::wgrad_fold_group(128, 1152, 132), 64);  // layer4: 2304 blocks
-    EXPECT_EQ(cuda::wgrad_fold_group(128, 288, 132), 64);   // layer3: 2 groups x 288 = 576
-    EXPECT_EQ(cuda::wgrad_fold_group(128, 72, 132), 16);    // layer2: 8 groups x 72 = 576
-    EXPECT_EQ(cuda::wgrad_fold_group(128, 18, 132), 4);     // layer1: 32 x 18 = 576
+    // wgrad_fold_group: 64 samples a block where that still makes 16 times the SMs' blocks (four
+    // waves of four small-tile blocks a SM), fewer where it does not, one at least (ResNet-18's
+    // wgrads at batch 128 with small tiles, 2112 blocks wanted on 132 SMs).
+    EXPECT_EQ(cuda::wgrad_fold_group(128, 1152, 132), 64);  // layer4: 2 groups x 1152 = 2304
+    EXPECT_EQ(cuda::wgrad_fold_group(128, 288, 132), 16);   // layer3: 8 x 288 = 2304
+    EXPECT_EQ(cuda::wgrad_fold_group(128, 72, 132), 4);     // layer2: 32 x 72 = 2304
+    EXPECT_EQ(cuda::wgrad_fold_group(128, 18, 132), 1);     // layer1: 128 x 18 = 2304
     EXPECT_EQ(cuda::wgrad_fold_group(128, 1, 132), 1);      // SmallCNN conv1, tiny tile
     EXPECT_EQ(cuda::wgrad_fold_group(3, 1, 0), 1);
     EXPECT_EQ(cuda::wgrad_fold_group(128, 20, 0), cuda::wgrad_fold_group(128, 20, 132));
+}
+
+TEST(CudaConv2dExactLimbs, SampleLeafBlocksShareTheirSetUpWhereSamplesAreShort) {
+    // wgrad_leaf_block_samples: enough samples a block for 512 terms, within the same 16 waves:
+    // ResNet-18's per-sample leaves at batch 128 with small tiles.
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 16, 1152, 132), 32);  // layer4: 4 x 1152
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 64, 288, 132), 8);    // layer3: 16 x 288
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 256, 72, 132), 2);    // layer2: 64 x 72
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 1024, 18, 132), 1);   // layer1
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 1, 1152, 132), 64);   // at most 64
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 16, 20, 132), 1);     // few tiles: one
 }
 
 }  // namespace
