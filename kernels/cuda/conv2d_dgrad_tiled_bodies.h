@@ -163,7 +163,7 @@ DT_HD void conv_dgrad_atomic_split_block(const common::GridPos& t, float* shared
         if (oh < 0 || oh >= p.ho) return;  // no output row: nothing to add
         if ((common::float_to_bits(acc) & 0x7f800000u) != 0x7f800000u)
             common::atomic_add_float(dx + col.at + c * HW, acc);
-        else  // slot (r, c) of this thread: r = c - its first row, c = j - its first column
+        else  // its slot: (channel - the thread's first row) * kTN + (j - its first column)
             again |= Mask{1} << ((c - first.i) * S::kTN + (col.j - first.j));
     };
     tile_gemm_block<S>(t, shared, sync, o, p.ci, cols, len,
