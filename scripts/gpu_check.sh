@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU check, run on a GPU host from the repository root after scripts/gpu_kit.sh built the kit
-# (gpu-kit/, or KIT_DIR) here or anywhere: the CUDA tests (device twins of the numeric core, every
+# (gpu-kit/ or the packed gpu-kit.tar.xz, or KIT_DIR) here or anywhere: the CUDA tests (device twins of the numeric core, every
 # op x mode on the device against the cpu), CPU-vs-GPU training runs whose weights_sha256 must
 # agree under the deterministic presets, compute-sanitizer's memcheck (scripts/gpu_memcheck.sh),
 # detrain's step and kernel benches and the PyTorch-CUDA peer step (deterministic algorithms
@@ -24,8 +24,23 @@ export LD_LIBRARY_PATH="$PWD/$kit/lib:${LD_LIBRARY_PATH:-}"
 export OMP_WAIT_POLICY=passive
 start=$(date +%s)
 
+# The kit travels packed (scripts/gpu_kit.sh: gpu-kit.tar.xz beside the folder): unpack it where
+# the folder is missing, with tar's xz or, failing that, Python's tarfile.
+if [[ ! -x "$kit/bin/detrain" && -f "$kit.tar.xz" ]]; then
+    mkdir -p "$kit"
+    tar -C "$kit" -xJf "$kit.tar.xz" 2>/dev/null ||
+        python3 - "$kit.tar.xz" "$kit" <<'PY' || echo "gpu_check.sh: could not unpack $kit.tar.xz" >&2
+import sys, tarfile
+with tarfile.open(sys.argv[1]) as t:
+    try:
+        t.extractall(sys.argv[2], filter="data")
+    except TypeError:  # a Python without extraction filters
+        t.extractall(sys.argv[2])
+PY
+fi
 if [[ ! -x "$kit/bin/detrain" ]]; then
-    echo "gpu_check.sh: no kit in $kit (build it with scripts/gpu_kit.sh)" | tee -a "$log" >&2
+    echo "gpu_check.sh: no kit in $kit or $kit.tar.xz (build it with scripts/gpu_kit.sh)" |
+        tee -a "$log" >&2
     exit 2
 fi
 

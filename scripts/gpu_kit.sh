@@ -2,9 +2,12 @@
 # Builds the GPU kit on this machine (no GPU needed): detrain and the tests that use a device,
 # compiled for the lent GPUs (Hopper, sm_90 plus compute_90 PTX for newer chips), with the few
 # shared libraries a GPU host may lack, a small Fashion-MNIST subset (the CPU-vs-GPU runs), into
-# one ignored folder (default gpu-kit/, override with KIT_DIR) kept well under 64 MiB. Run
-# scripts/gpu_check.sh from the repository root on the GPU host (docs/gpu.md says how).
-#   scripts/gpu_kit.sh            # build into build-gpu/ and assemble gpu-kit/
+# one ignored folder (default gpu-kit/, override with KIT_DIR), and packed into one ignored file
+# beside it (gpu-kit.tar.xz: what travels to a GPU host, kept well under the device tool's 64 MiB;
+# unpacked, each of the five binaries holds the CUDA kernels' machine code). Run
+# scripts/gpu_check.sh from the repository root on the GPU host (docs/gpu.md says how): it unpacks
+# the packed kit when the folder is not there.
+#   scripts/gpu_kit.sh            # build into build-gpu/, assemble gpu-kit/, pack gpu-kit.tar.xz
 # CUDA runtime: linked statically (cmake: CUDA::cudart_static), so the host needs only a driver;
 # no MPI (the GPU checks run single-process), so no MPI libraries to carry.
 set -euo pipefail
@@ -55,9 +58,14 @@ PY
 objdump -T "$kit"/bin/* "$kit"/lib/* | grep -o 'GLIBC_2\.[0-9]*' | sort -V -u | tail -1 |
     sed 's/GLIBC_//' > "$kit/GLIBC"
 git describe --always --dirty --abbrev=40 > "$kit/COMMIT" 2>/dev/null || echo unknown > "$kit/COMMIT"
+# Packed: the folder's contents, so that it unpacks into whatever folder KIT_DIR names there.
+rm -f "$kit.tar.xz"
+tar -C "$kit" -cf - . | xz -T0 -6 > "$kit.tar.xz"
 size=$(du -sm "$kit" | cut -f1)
-echo "gpu_kit.sh: $kit is ${size} MiB (commit $(cat "$kit/COMMIT"), needs glibc $(cat "$kit/GLIBC"))"
-if (( size >= 48 )); then
-    echo "gpu_kit.sh: the kit must stay well under 64 MiB (the device tool's limit)" >&2
+packed=$(( ($(stat -c %s "$kit.tar.xz") + 1048575) / 1048576 ))
+echo "gpu_kit.sh: $kit is ${size} MiB, $kit.tar.xz ${packed} MiB (commit $(cat "$kit/COMMIT")," \
+     "needs glibc $(cat "$kit/GLIBC"))"
+if (( packed >= 48 )); then
+    echo "gpu_kit.sh: the packed kit must stay well under 64 MiB (the device tool's limit)" >&2
     exit 1
 fi

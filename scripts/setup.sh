@@ -7,7 +7,7 @@
 #                             scripts/fuzz.sh and scripts/sanitize.sh tsan
 set -euo pipefail
 pkgs=(cmake ninja-build g++ zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
-      nlohmann-json3-dev python3 openmpi-bin libopenmpi-dev)
+      nlohmann-json3-dev python3 openmpi-bin libopenmpi-dev xz-utils)
 if [[ "${1:-}" != "--build" ]]; then
   pkgs+=(dataset-fashion-mnist)
 fi

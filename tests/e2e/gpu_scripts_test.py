@@ -2,7 +2,8 @@
 """The GPU check's gates, without a GPU: scripts/gpu_memcheck.sh under a stand-in compute-sanitizer
 (one that refuses the device, as seen on gVisor GPU hosts: exit 2 after the probe, nothing else
 run; one that runs the programs: exit 0 when clean, 1 on a finding) and scripts/gpu_check.sh with
-a kit that needs a newer glibc than the host's (exit 2 with the reason, no step run).
+a kit that needs a newer glibc than the host's (exit 2 with the reason, no step run), also when
+only the packed kit is there (unpacked first, by tar or by Python).
 usage: gpu_scripts_test.py REPO_ROOT"""
 import os
 import stat
@@ -77,6 +78,22 @@ def main():
         expect(p.returncode == 2, f"a kit for a newer glibc: exit {p.returncode}, expected 2")
         expect("needs glibc 99.0" in p.stderr, f"the glibc gate says why: {p.stderr!r}")
         expect(not os.path.exists(os.path.join(out, "summary.json")), "no step ran")
+
+        # The packed kit alone (KIT_DIR.tar.xz, no folder), unpacked with tar's xz and, where
+        # tar cannot, with Python's tarfile; then the same glibc gate (not "no kit").
+        no_tar = os.path.join(tmp, "no-tar")
+        os.makedirs(no_tar)
+        executable(os.path.join(no_tar, "tar"), "#!/bin/sh\nexit 1\n")
+        for name, path in (("tar", env["PATH"]), ("python", no_tar + os.pathsep + env["PATH"])):
+            packed = os.path.join(tmp, "packed-" + name)
+            subprocess.run(["tar", "-C", kit, "-cJf", packed + ".tar.xz", "."], check=True)
+            p = subprocess.run([os.path.join(root, "scripts", "gpu_check.sh"), out],
+                               env=dict(env, KIT_DIR=packed, PATH=path), capture_output=True,
+                               text=True)
+            expect(p.returncode == 2 and "needs glibc 99.0" in p.stderr,
+                   f"the packed kit, unpacked by {name}, is gated: {p.returncode} {p.stderr!r}")
+            expect(os.access(os.path.join(packed, "bin", "detrain"), os.X_OK),
+                   f"unpacked by {name}: bin/detrain is there and executable")
     return expect.report()
 
 
