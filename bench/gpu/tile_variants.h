@@ -3,8 +3,8 @@
 // programs (kernels/cuda/tile_gemm.h: SmallTile 32 x 64, LargeTile 64 x 128, TinyTile 16 x 16),
 // for the shapes of the reference models: the convolution forward, conv.wgrad in the tree mode
 // (the tiled leaves, then their combination), conv.dgrad in the tree mode (the transposed
-// forward) and, tiny against small, in the exact mode (the same cut per tap and folded), and the
-// GEMM of a linear layer. {"op": "tile", ...}: the large tile against the small one on
+// forward) and in the exact mode (the same cut per tap and folded), and the GEMM of a linear
+// layer. {"op": "tile", ...}: the large tile against the small one on
 // ResNet-18's and SmallCNN's larger shapes; {"op": "tiny", ...}: the tiny tile against the small
 // one on the shapes where the automatic choice takes the tiny one (few blocks of the small tile:
 // SmallCNN's convolutions, a first layer's wgrad, its linear layers) and on ResNet-18's layer1
@@ -79,14 +79,13 @@ inline void tile_variants(Timer& timer, int reps) {
             [&](float* dw) { cu::conv2d_backward_weight(x.f32(), dy.f32(), dw, tree); },
             p.co * p.ci * 9);
         if (s.ci == 1) continue;  // a first layer has no dgrad
-        // The transposed forward (the deterministic preset's dgrad on these 3x3 'same' shapes);
-        // the exact mode's (the same, cut per tap) only tiny against small: it takes the small
-        // tile where the large one is asked for (its running doubles).
+        // The transposed forward (the deterministic preset's dgrad on these 3x3 'same' shapes),
+        // and the exact mode's (the same cut per tap, its large tile two blocks a SM: 64 KiB of
+        // running doubles)
         time_pair(
             s.tiny, "conv.dgrad tree", name,
             [&](float* dx) { cu::conv2d_backward_data(dy.f32(), w.f32(), dx, tree); },
             p.n * p.ci * p.h * p.w);
-        if (!s.tiny) continue;
         Conv2dParams exact = p;
         exact.accum = kc::accum_spec(kc::AccumMode::kExact);
         time_pair(

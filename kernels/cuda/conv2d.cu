@@ -8,6 +8,8 @@
 // and kernel row in the atomic mode). The permuted modes draw their order once per call (one
 // thread) into scratch.
 
+#include <type_traits>
+
 #include "kernels/cuda/conv2d_bodies.h"
 #include "kernels/cuda/conv2d_dgrad_tiled_bodies.h"
 #include "kernels/cuda/conv2d_tiled_bodies.h"
@@ -94,11 +96,44 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
                                    s_hi);
 }
 template <class S>
-__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+__global__ void __launch_bounds__(S::kThreads, kDgradCutMinBlocks<S>)
     dgrad_exact_cut_kernel(const float* dy, const float* w, float* dx, Conv2dParams p,
                            DgradDivisors d) {
-    __shared__ __align__(16) float shared[kDgradCutShared<S>];
+    extern __shared__ __align__(16) float shared[];  // kDgradCutShared<S> floats
     conv_dgrad_exact_cut_block<S>(GridPos::here(), shared, DeviceSync{}, dy, w, dx, p, d);
+}
+/// dgrad_exact_cut_kernel<S>'s dynamic shared memory, and whether the device gives it: past the
+/// 48 KiB every block has, the kernel is allowed it once per process (and the SM's carveout
+/// made mostly shared memory, so that two large blocks fit), if the device has that much.
+template <class S>
+bool exact_cut_shared_ok(std::size_t bytes) {
+    if (bytes <= std::size_t{48} << 10) return true;
+    static const bool ok = [bytes] {
+        if (device_block_shared_optin() < bytes) return false;
+        const bool set = cudaFuncSetAttribute(dgrad_exact_cut_kernel<S>,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(bytes)) == cudaSuccess &&
+                         cudaFuncSetAttribute(dgrad_exact_cut_kernel<S>,
+                                              cudaFuncAttributePreferredSharedMemoryCarveout,
+                                              cudaSharedmemCarveoutMaxShared) == cudaSuccess;
+        cudaGetLastError();  // not sticky: a refusal leaves the small tile, not an error
+        return set;
+    }();
+    return ok;
+}
+template <class S>
+void launch_exact_cut(const float* dy, const float* w, float* dx, const Conv2dParams& p,
+                      const DgradDivisors& d) {
+    const std::size_t bytes = sizeof(float) * kDgradCutShared<S>;
+    if constexpr (!std::is_same_v<S, SmallTile>) {
+        if (!exact_cut_shared_ok<S>(bytes)) {
+            launch_exact_cut<SmallTile>(dy, w, dx, p, d);
+            return;
+        }
+    }
+    dgrad_exact_cut_kernel<S>
+        <<<static_cast<unsigned>(conv_dgrad_cut_tiles<S>(p)), S::kThreads, bytes, stream()>>>(
+            dy, w, dx, p, d);
 }
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
@@ -236,11 +271,8 @@ void dgrad_as_forward_cut(const float* dy, const float* w, float* dx, const Conv
         return;
     }
     const auto blocks_of = [&](auto s) { return conv_dgrad_cut_tiles<decltype(s)>(p); };
-    with_tile_shape(blocks_of, [&](auto shape) {
-        using S = CutTile<decltype(shape)>;  // (the small tile for the large)
-        dgrad_exact_cut_kernel<S>
-            <<<static_cast<unsigned>(blocks_of(S{})), S::kThreads, 0, stream()>>>(dy, w, dx, p, d);
-    });
+    with_tile_shape(blocks_of,
+                    [&](auto shape) { launch_exact_cut<decltype(shape)>(dy, w, dx, p, d); });
     check_launch("conv2d_backward_data (exact, cut per tap)");
 }
 

@@ -51,9 +51,16 @@ std::atomic<int>& probed_multiprocessors() {
     static std::atomic<int> n{0};
     return n;
 }
+std::atomic<std::size_t>& probed_block_shared_optin() {
+    static std::atomic<std::size_t> n{0};
+    return n;
+}
 }  // namespace
 
 int device_multiprocessors() { return probed_multiprocessors().load(std::memory_order_relaxed); }
+std::size_t device_block_shared_optin() {
+    return probed_block_shared_optin().load(std::memory_order_relaxed);
+}
 
 bool probe_device(int local_rank, DeviceInfo* info, std::string* why) {
     int count = 0;
@@ -88,6 +95,7 @@ bool probe_device(int local_rank, DeviceInfo* info, std::string* why) {
     info->memory_bytes = prop.totalGlobalMem;
     info->multiprocessors = prop.multiProcessorCount;
     probed_multiprocessors().store(prop.multiProcessorCount);
+    probed_block_shared_optin().store(prop.sharedMemPerBlockOptin);
     cudaDriverGetVersion(&info->driver_version);
     cudaRuntimeGetVersion(&info->runtime_version);
     return true;

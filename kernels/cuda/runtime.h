@@ -29,6 +29,9 @@ bool probe_device(int local_rank, DeviceInfo* info, std::string* why);
 
 /// The multiprocessors of the device probe_device made current (0 before it has).
 int device_multiprocessors();
+/// The most shared memory (bytes) a block of that device may opt into beyond the default 48 KiB
+/// (cudaFuncAttributeMaxDynamicSharedMemorySize; 0 before probe_device has run).
+std::size_t device_block_shared_optin();
 
 /// Raw device memory (cudaMalloc, never managed memory); nullptr when out of memory.
 void* device_malloc(std::size_t bytes);

@@ -66,10 +66,11 @@ using LargeTile = TileShape<64, 128, 8, 8, 3>;  // 128 threads of 64 outputs
 /// nothing while the few blocks there are leave most SMs idle.
 using TinyTile = TileShape<16, 16, 1, 2, 6>;
 
-/// The shape a program with cut chains (tile_gemm_cut_block) launches for shape S: the small
-/// tile for the large one, whose 64 outputs a thread with their cut state do not fit (the
-/// per-sample leaves spill: 168 registers, 788 bytes reloaded; running doubles per output would
-/// take 64 KiB of shared memory).
+/// The shape conv.wgrad's programs with cut chains (tile_gemm_cut_block) launch for shape S: the
+/// small tile for the large one, whose 64 outputs a thread with their cut state do not fit (the
+/// per-sample leaves spill at three blocks a SM: 168 registers, 788 bytes reloaded; the exact
+/// fold's running doubles and put-aside leaves would take 96 KiB of shared memory). conv.dgrad's
+/// exact cut takes the large tile at two blocks a SM (conv2d_dgrad_tiled_bodies.h).
 template <class S>
 using CutTile = std::conditional_t<std::is_same_v<S, LargeTile>, SmallTile, S>;
 

@@ -196,7 +196,7 @@ TEST_P(DeviceOps, ConvExactDgradCutPerTap) {
     // the transposed forward cut per tap, each element's tap values folded in double): with the
     // first tap's weights scaled by 2^-60 and the last's by 2^50 (the fold is not exact: those
     // elements computed again) and with an infinite weight (infinite and NaN values; NaN pieces
-    // where its tap has no output position): the cpu's bits.
+    // where its tap has no output position): the cpu's bits, with every tile shape.
     std::vector<float> ws = test::signed_uniform(12 * 16 * 9, 18);
     for (std::size_t i = 0; i < ws.size(); ++i)
         ws[i] = std::ldexp(ws[i], i % 9 == 0 ? -60 : i % 9 == 8 ? 50 : 0);
@@ -205,15 +205,33 @@ TEST_P(DeviceOps, ConvExactDgradCutPerTap) {
     const Op op = [](const auto& in) {
         return conv2d(in[0], in[1], Tensor(), Conv2dOptions{1, 1});
     };
-    for (const bool with_inf : {false, true}) {
-        SCOPED_TRACE(with_inf ? "an infinite weight" : "taps far apart");
-        std::vector<float> w = ws;
-        if (with_inf) w[9 * 5 + 4] = INFINITY;
-        const Tensor wt = Tensor::from_vector({12, 16, 3, 3}, w);
-        const auto want = run_op(Device::kCpu, exact, op, {x, wt});
-        const auto got = run_op(Device::kCuda, exact, op, {x, wt});
-        ASSERT_GE(got.size(), 2u);  // y, dx
-        EXPECT_TRUE(test::bitwise_equal(got[1], want[1])) << "the input gradient";
+    // Every tile shape (the large one: dynamic shared memory, two blocks a SM), where these few
+    // tiles would take the tiny one.
+#if DT_WITH_CUDA
+    namespace kc = kernels::cuda;
+    struct Restore {  // the automatic choice for the tests after this one, whatever happens here
+        ~Restore() { kc::set_tile_choice(kc::TileChoice::kAuto); }
+    } restore;
+    const kc::TileChoice tiles[] = {kc::TileChoice::kAuto, kc::TileChoice::kLarge,
+                                    kc::TileChoice::kSmall};
+#else
+    const int tiles[] = {0};  // (the stand-in runs the cpu's kernels)
+#endif
+    for (const auto tile : tiles) {
+#if DT_WITH_CUDA
+        kc::set_tile_choice(tile);
+#endif
+        SCOPED_TRACE(testing::Message() << "tile choice " << static_cast<int>(tile));
+        for (const bool with_inf : {false, true}) {
+            SCOPED_TRACE(with_inf ? "an infinite weight" : "taps far apart");
+            std::vector<float> w = ws;
+            if (with_inf) w[9 * 5 + 4] = INFINITY;
+            const Tensor wt = Tensor::from_vector({12, 16, 3, 3}, w);
+            const auto want = run_op(Device::kCpu, exact, op, {x, wt});
+            const auto got = run_op(Device::kCuda, exact, op, {x, wt});
+            ASSERT_GE(got.size(), 2u);  // y, dx
+            EXPECT_TRUE(test::bitwise_equal(got[1], want[1])) << "the input gradient";
+        }
     }
 }
 
