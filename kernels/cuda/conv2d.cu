@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
                                    s_hi);
 }
 template <class S>
-__global__ void __launch_bounds__(S::kThreads, kDgradCutMinBlocks<S>)
+__global__ void __launch_bounds__(S::kThreads, kCutMinBlocks<S>)
     dgrad_exact_cut_kernel(const float* dy, const float* w, float* dx, Conv2dParams p,
                            DgradDivisors d) {
     extern __shared__ __align__(16) float shared[];  // kDgradCutShared<S> floats
@@ -175,7 +175,7 @@ void wgrad_tiled(const char* name, const float* x, const float* dy, const Conv2d
     check_launch(name);
 }
 template <class S>
-__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+__global__ void __launch_bounds__(S::kThreads, kCutMinBlocks<S>)
     wgrad_sample_leaves_kernel(const float* x, const float* dy, Conv2dParams p, int64_t B,
                                int64_t o_lo, int64_t o_hi, WgradLeafOut out) {
     __shared__ __align__(16) float shared[S::kShared];
@@ -184,7 +184,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
 }
 
 /// conv.wgrad's per-sample leaves of the channels [o_lo, o_hi) into `out`, tiled, B samples a
-/// block (wgrad_leaf_block_samples).
+/// block (wgrad_leaf_block_samples): cut chains where B > 1, else each block one sample's plain
+/// chains (the large tile at three blocks a SM, not two).
 void wgrad_sample_leaves(const float* x, const float* dy, const Conv2dParams& p, int64_t o_lo,
                          int64_t o_hi, const WgradLeafOut& out) {
     const int sms = device_multiprocessors();
@@ -197,10 +198,15 @@ void wgrad_sample_leaves(const float* x, const float* dy, const Conv2dParams& p,
         return (p.n + B - 1) / B * conv_wgrad_tiles<decltype(s)>(p, o_lo, o_hi);
     };
     with_tile_shape(blocks_of, [&](auto shape) {
-        using S = CutTile<decltype(shape)>;  // (the small tile for the large)
-        wgrad_sample_leaves_kernel<S>
-            <<<static_cast<unsigned>(blocks_of(S{})), S::kThreads, 0, stream()>>>(
-                x, dy, p, samples_of(S{}), o_lo, o_hi, out);
+        using S = decltype(shape);
+        const int64_t B = samples_of(shape);
+        const auto blocks = static_cast<unsigned>(blocks_of(shape));
+        if (B == 1)
+            wgrad_tiled_kernel<S, WgradLeafOut>
+                <<<blocks, S::kThreads, 0, stream()>>>(x, dy, p, 1, o_lo, o_hi, out);
+        else
+            wgrad_sample_leaves_kernel<S>
+                <<<blocks, S::kThreads, 0, stream()>>>(x, dy, p, B, o_lo, o_hi, out);
     });
     check_launch("conv2d_backward_weight (leaves)");
 }
@@ -399,7 +405,7 @@ void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* 
             return (p.n + G - 1) / G * conv_wgrad_tiles<decltype(s)>(p, 0, p.co);
         };
         with_tile_shape(blocks_of, [&](auto shape) {
-            using S = CutTile<decltype(shape)>;  // (the small tile for the large)
+            using S = FoldTile<decltype(shape)>;  // (the small tile for the large)
             wgrad_exact_fold_kernel<S>
                 <<<static_cast<unsigned>(blocks_of(S{})), S::kThreads, 0, stream()>>>(
                     x, dy, p, group_of(S{}), accs);

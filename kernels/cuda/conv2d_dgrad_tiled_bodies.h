@@ -84,11 +84,9 @@ DT_HD int64_t conv_dgrad_cut_tiles(const Conv2dParams& p) {
 /// Shared floats of conv_dgrad_exact_cut_block's blocks: the tile program's panels, then a
 /// double per output of the tile (its thread's running sum): the large tile's take 64 KiB, so
 /// its blocks need dynamic shared memory beyond the default 48 KiB and fit two a SM (76 KiB
-/// each; 219 registers a thread then, no spills), the others' fit their shape's occupancy.
+/// each, as kCutMinBlocks holds them), the others' fit their shape's occupancy.
 template <class S>
 inline constexpr int kDgradCutShared = S::kShared + 2 * (S::kM * S::kN);
-template <class S>
-inline constexpr int kDgradCutMinBlocks = std::is_same_v<S, LargeTile> ? 2 : S::kMinBlocks;
 
 /// conv.dgrad's exact mode on a conv2d_dgrad_is_forward shape with p.co >= 1 (d:
 /// conv_dgrad_divisors(p, ...)): block b of conv_dgrad_cut_tiles<S>(p) computes the transposed

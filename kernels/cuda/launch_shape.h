@@ -58,9 +58,9 @@ DT_HD int64_t wgrad_fold_group(int64_t samples, int64_t tiles, int multiprocesso
 }
 /// The per-sample leaves (conv_wgrad_sample_leaves_block): a block's set-up (its operands' lines
 /// and positions, divisions included) and its first fetch are shared by its samples, so enough
-/// of them for kWgradLeafBlockTerms terms a block (ResNet-18's layer4, 16 positions: 32 samples;
-/// layer1, 1024: one, as before), up to 64.
-inline constexpr int64_t kWgradLeafBlockTerms = 512;
+/// of them for kWgradLeafBlockTerms terms a block (ResNet-18's layer4, 16 positions: 16 samples;
+/// layer3, 64: 4; layer2 and layer1, 256 and 1024: one, the plain chains as before), up to 64.
+inline constexpr int64_t kWgradLeafBlockTerms = 256;
 DT_HD int64_t wgrad_leaf_block_samples(int64_t samples, int64_t positions, int64_t tiles,
                                        int multiprocessors) {
     int64_t most = 1;

@@ -66,13 +66,17 @@ using LargeTile = TileShape<64, 128, 8, 8, 3>;  // 128 threads of 64 outputs
 /// nothing while the few blocks there are leave most SMs idle.
 using TinyTile = TileShape<16, 16, 1, 2, 6>;
 
-/// The shape conv.wgrad's programs with cut chains (tile_gemm_cut_block) launch for shape S: the
-/// small tile for the large one, whose 64 outputs a thread with their cut state do not fit (the
-/// per-sample leaves spill at three blocks a SM: 168 registers, 788 bytes reloaded; the exact
-/// fold's running doubles and put-aside leaves would take 96 KiB of shared memory). conv.dgrad's
-/// exact cut takes the large tile at two blocks a SM (conv2d_dgrad_tiled_bodies.h).
+/// Blocks a SM that a program with cut chains (tile_gemm_cut_block) holds with shape S (its
+/// kernels' __launch_bounds__): the large tile's 64 outputs a thread with their cut state take
+/// 219 (conv.dgrad's exact cut) to 250 registers (conv.wgrad's per-sample leaves), two blocks a
+/// SM; held to three, ptxas spills (the leaves: 168 registers, 788 bytes reloaded).
 template <class S>
-using CutTile = std::conditional_t<std::is_same_v<S, LargeTile>, SmallTile, S>;
+inline constexpr int kCutMinBlocks = std::is_same_v<S, LargeTile> ? 2 : S::kMinBlocks;
+/// The shape conv.wgrad's exact fold (conv_wgrad_exact_fold_block) launches for shape S: the
+/// small tile for the large one, whose running doubles and put-aside leaves would take 96 KiB
+/// of shared memory.
+template <class S>
+using FoldTile = std::conditional_t<std::is_same_v<S, LargeTile>, SmallTile, S>;
 
 /// Tiles of S covering an m x n C.
 template <class S = SmallTile>

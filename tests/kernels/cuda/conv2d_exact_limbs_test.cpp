@@ -115,11 +115,11 @@ TEST(CudaConv2dExactLimbs, ExactWgradGroupsKeepTheSmsBusy) {
 }
 
 TEST(CudaConv2dExactLimbs, SampleLeafBlocksShareTheirSetUpWhereSamplesAreShort) {
-    // wgrad_leaf_block_samples: enough samples a block for 512 terms, within the same 16 waves:
+    // wgrad_leaf_block_samples: enough samples a block for 256 terms, within the same 16 waves:
     // ResNet-18's per-sample leaves at batch 128 with small tiles.
-    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 16, 1152, 132), 32);  // layer4: 4 x 1152
-    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 64, 288, 132), 8);    // layer3: 16 x 288
-    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 256, 72, 132), 2);    // layer2: 64 x 72
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 16, 1152, 132), 16);  // layer4: 8 x 1152
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 64, 288, 132), 4);    // layer3: 32 x 288
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 256, 72, 132), 1);    // layer2
     EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 1024, 18, 132), 1);   // layer1
     EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 1, 1152, 132), 64);   // at most 64
     EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 16, 20, 132), 1);     // few tiles: one
