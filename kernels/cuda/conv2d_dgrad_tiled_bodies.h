@@ -14,7 +14,6 @@
 // (real barriers), tests/kernels/cuda/conv2d_dgrad_tiled_test.cpp.
 #pragma once
 #include <cstdint>
-#include <type_traits>
 
 #include "kernels/common/accum_exact_fold.h"
 #include "kernels/common/atomic_add.h"
@@ -176,7 +175,7 @@ DT_HD void conv_dgrad_atomic_split_block(const common::GridPos& t, float* shared
     // finite.
     DT_NO_UNROLL
     for (; again != 0u; again &= again - 1u) {
-        const TileCell cell = tile_cell<S>(th, o, common::trailing_ones64(~uint64_t{again}));
+        const TileCell cell = tile_cell<S>(th, o, lowest_slot(again));
         const int64_t e = conv_dx_column(p, d, cell.j).at + cell.i * HW;
         float partial;
         if (conv_dgrad_row(p, d, e, ki, DgradTapChain{dy, w, p}, &partial))

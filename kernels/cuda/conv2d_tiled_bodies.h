@@ -17,7 +17,6 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 
 #include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_exact_fold.h"
@@ -213,7 +212,7 @@ DT_HD void conv_wgrad_exact_fold_block(const common::GridPos& t, float* shared, 
     };
     const auto done = [&](bool last) {
         for (Mask todo = last ? live : rare; todo != 0u; todo &= todo - 1u) {
-            const int q = common::trailing_ones64(~static_cast<uint64_t>(todo));  // lowest set
+            const int q = lowest_slot(todo);
             const TileCell cell = tile_cell<S>(th, o, q);
             common::ExactAcc* dst = accs + cell.i * R + cell.j;
             if ((rare >> q) & 1u) common::exact_fold_atomic(part[q * kT], aside[q * kT], dst);

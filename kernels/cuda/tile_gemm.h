@@ -156,6 +156,11 @@ struct TileCell {
 /// A bit per output slot of a thread (slot masks of the programs that take some slots a rarer way).
 template <class S>
 using SlotMask = std::conditional_t<(S::kTM * S::kTN > 32), uint64_t, uint32_t>;
+/// The lowest slot of a nonzero slot mask.
+template <class Mask>
+DT_HD int lowest_slot(Mask mask) {
+    return common::trailing_ones64(~static_cast<uint64_t>(mask));
+}
 template <class S>
 DT_HD TileCell tile_cell(int th, const TileOrigin& o, int q) {
     return TileCell{o.i0 + (th / S::kCols) * S::kTM + q / S::kTN,
