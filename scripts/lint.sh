@@ -8,7 +8,8 @@
 #   - engine code reaches kernels only through the device tables (no kernels::cpu:: outside
 #     engine/core/backend.cpp, which registers the CPU table, and engine/runtime, which sets the
 #     CPU's instruction set), apps include no kernels/ header,
-#     and kernels/cpu/target_clones.h is private to kernels/cpu.
+#     and kernels/cpu/target_clones.h is private to kernels/cpu;
+#   - the suites of tests/kernels/cuda/*.cpp are named Cuda* (sanitize.sh tsan-grid's filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -49,5 +50,9 @@ floor "apps include a kernels/ header (use engine/)" \
 floor "kernels/cpu/target_clones.h is private to kernels/cpu" \
   "$(grep -rln 'target_clones\.h' --include='*.cpp' --include='*.h' . | grep -v '^\./kernels/cpu/' |
      grep -v '^\./build' || true)"
+# The host-grid tests of the CUDA block programs run under ThreadSanitizer by their suite's name
+# (scripts/sanitize.sh tsan-grid, in CI): a suite named otherwise would be left out.
+floor "a test suite of tests/kernels/cuda/*.cpp not named Cuda* (sanitize.sh tsan-grid filters on it)" \
+  "$(grep -Hn '^TEST[_FP]*(' tests/kernels/cuda/*.cpp | grep -v 'TEST[_FP]*(Cuda' || true)"
 ((fail == 0)) && echo "lint: ok"
 exit $fail

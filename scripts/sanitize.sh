@@ -7,14 +7,19 @@
 #                              binaries, built with clang and LLVM's OpenMP runtime,
 #                              whose Archer tool (libarcher) tells TSan about OpenMP's
 #                              barriers and tasks (libgomp would show its own sync as races)
+#   scripts/sanitize.sh tsan-grid  the same build, only the CUDA block programs run on the host
+#                              (tests/kernels/cuda: every thread of a block a std::thread, its
+#                              barriers real, two blocks at a time): a shared memory read that
+#                              no barrier orders after its write, or two blocks writing one
+#                              element without an atomic, is a reported race (CI runs it)
 # Any sanitizer report fails the test that triggers it (halt_on_error), so a clean run is one
 # whose tests pass. Extra arguments go to ctest (asan, e.g. -R Gemm) or to the test binaries
 # (tsan, e.g. --gtest_filter='Gemm.*'). Run before every release-worthy change (README).
 set -euo pipefail
-kind=${1:?usage: scripts/sanitize.sh asan|tsan [ctest args...]}
+kind=${1:?usage: scripts/sanitize.sh asan|tsan|tsan-grid [ctest args...]}
 shift
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=$root/build-$kind
+build=$root/build-${kind%-grid}  # tsan-grid shares the tsan build
 mkdir -p "$build"
 common=(-S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDT_BUILD_BENCH=OFF
         -DDT_ENABLE_CUDA=OFF)
@@ -34,7 +39,7 @@ case $kind in
         LSAN_OPTIONS=suppressions=$root/scripts/lsan_mpi.supp \
         ctest --test-dir "$build" -L mpi -j2 --output-on-failure "$@"
     ;;
-  tsan)
+  tsan | tsan-grid)
     archer=$(ls /usr/lib/llvm-14/lib/libarcher.so 2>/dev/null || true)
     [ -n "$archer" ] || {
       echo "sanitize: libarcher.so is missing (scripts/setup.sh --checks)"
@@ -43,15 +48,22 @@ case $kind in
     cmake "${common[@]}" -DCMAKE_CXX_COMPILER=clang++-14 \
       -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
       >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
-    cmake --build "$build" -j2 --target dt_test_kernels dt_test_engine dt_test_common
+    tests=(dt_test_common dt_test_kernels dt_test_engine)
+    filter=()
+    if [[ $kind == tsan-grid ]]; then
+      # The suites of tests/kernels/cuda are named Cuda* (scripts/lint.sh checks it).
+      tests=(dt_test_kernels)
+      filter=(--gtest_filter='Cuda*')
+    fi
+    cmake --build "$build" -j2 --target "${tests[@]}"
     export OMP_TOOL_LIBRARIES=$archer
     export TSAN_OPTIONS="halt_on_error=1 ignore_noninstrumented_modules=1 history_size=4"
     export ARCHER_OPTIONS="verbose=0"
     export OMP_NUM_THREADS=2
-    for t in dt_test_common dt_test_kernels dt_test_engine; do
-      echo "sanitize: tsan $t"
-      "$build/tests/$t" "$@"
+    for t in "${tests[@]}"; do
+      echo "sanitize: $kind $t"
+      "$build/tests/$t" "${filter[@]}" "$@"
     done
     ;;
-  *) echo "sanitize: unknown kind '$kind' (asan or tsan)"; exit 2 ;;
+  *) echo "sanitize: unknown kind '$kind' (asan, tsan or tsan-grid)"; exit 2 ;;
 esac

@@ -65,7 +65,7 @@ void expect_live(const Op& op, int64_t K, const Live& live) {
     }
 }
 
-TEST(TileOperands, DigitCountersMoveOnAsDivisionSays) {
+TEST(CudaTileOperands, DigitCountersMoveOnAsDivisionSays) {
     for (const auto& [mid, lo] : std::vector<std::pair<int64_t, int64_t>>{
              {1, 1}, {1, 5}, {5, 1}, {3, 3}, {2, 3}, {7, 7}, {3, 11}, {4, 2}}) {
         const cuda::DigitCounter c = cuda::DigitCounter::of(mid, lo);
@@ -87,12 +87,16 @@ TEST(TileOperands, DigitCountersMoveOnAsDivisionSays) {
     }
 }
 
-TEST(TileOperands, WalksKeepTheirOffsetLinearInTheirDigits) {
-    // Strides that tell the digits apart, and negative ones (the flipped weights' walk).
-    for (const auto& [mid, lo] : std::vector<std::pair<int64_t, int64_t>>{
+TEST(CudaTileOperands, WalksKeepTheirOffsetLinearInTheirDigits) {
+    // Strides that tell the digits apart, and negative ones (the flipped weights' walk). Plain
+    // locals, not structured bindings: the lambda below captures them (clang 14, the tsan build).
+    for (const auto& digits : std::vector<std::pair<int64_t, int64_t>>{
              {1, 1}, {1, 5}, {5, 1}, {3, 3}, {2, 3}, {7, 7}, {3, 11}, {4, 2}})
-        for (const auto& [s_hi, s_mid, s_lo] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+        for (const auto& strides : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
                  {1000003, 1009, 17}, {1000003, -1009, -17}}) {
+            const int64_t mid = digits.first, lo = digits.second;
+            const int64_t s_hi = std::get<0>(strides), s_mid = std::get<1>(strides),
+                          s_lo = std::get<2>(strides);
             const cuda::WalkCounter c = cuda::WalkCounter::of(mid, lo, s_hi, s_mid, s_lo);
             const auto expect_at = [&](const cuda::Walk& w, int64_t k) {
                 ASSERT_EQ(w.d.hi, k / (mid * lo)) << mid << "x" << lo << " k " << k;
@@ -115,7 +119,7 @@ TEST(TileOperands, WalksKeepTheirOffsetLinearInTheirDigits) {
         }
 }
 
-TEST(TileOperands, StridedOperandsReadBothLayouts) {
+TEST(CudaTileOperands, StridedOperandsReadBothLayouts) {
     const std::vector<float> a = numbered(13 * 21);
     const cuda::StridedOperand rows{a.data(), 21, 1}, cols{a.data(), 1, 13};
     expect_reads(rows, 13, 21, [&](int64_t i, int64_t k) { return a[i * 21 + k]; });
@@ -130,7 +134,7 @@ std::vector<Conv2dParams> shapes() {
             geom(1, 1, 2, 66, 2, 1, 70, 3, 2)};  // taps past the live bitmask's 64, 68 and 69 dead
 }
 
-TEST(TileOperands, TheConvolutionsOperandsReadTheirDefinitions) {
+TEST(CudaTileOperands, TheConvolutionsOperandsReadTheirDefinitions) {
     for (const Conv2dParams& p : shapes()) {
         SCOPED_TRACE(test::describe(p));
         const int64_t P = p.ho * p.wo, R = p.ci * p.kh * p.kw;
