@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <ostream>
 
 #include "kernels/cuda/runtime.h"
 
@@ -29,6 +30,10 @@ struct DeviceBlock {
 };
 
 }  // namespace dt::test
+
+/// gtest prints a cudaError_t by its name (cudaErrorIllegalAddress, not 700): a failure says
+/// what happened, and scripts/gtest_resume.py sees a sticky error that broke the context.
+inline void PrintTo(cudaError_t e, std::ostream* os) { *os << cudaGetErrorName(e); }
 
 /// First statement of a GPU test: skips it, saying why, when there is no CUDA device.
 #define DT_SKIP_WITHOUT_CUDA_DEVICE() \
