@@ -20,6 +20,11 @@ class DeviceError : public Error { using Error::Error; };
 class IoError : public Error { using Error::Error; };
 class ValueError : public Error { using Error::Error; };
 
+/// The hint of every out-of-memory error (a tensor's storage, a kernel's scratch buffer).
+inline constexpr const char* kOutOfMemoryHint =
+    "hint: a smaller --batch-size or --eval-batch-size, --micro-batch to split each training "
+    "batch, or a smaller model";
+
 /// Concatenates the stream representations of `parts` (the message builder of DT_CHECK).
 template <typename... Parts>
 std::string str(const Parts&... parts) {

@@ -1,17 +1,34 @@
 // SPDX-License-Identifier: MIT
 #include "engine/core/tensor.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "engine/autograd/tape.h"
 #include "engine/core/backend.h"
 
 namespace dt {
 
+namespace {
+std::string gib(std::size_t n) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f GiB", static_cast<double>(n) / double(1u << 30));
+    return b;
+}
+}  // namespace
+
 Storage::Storage(std::size_t n, Device dev) : bytes(n), device(dev) {
-    data = device_memory(dev).allocate(n);  // the host pool reuses blocks of freed tensors
-    if (data == nullptr)
-        throw Error(str("out of memory allocating ", n, " bytes on device ", device_name(dev)));
+    const DeviceMemory& memory = device_memory(dev);
+    data = memory.allocate(n);  // the host pool reuses blocks of freed tensors
+    if (data == nullptr) {
+        const std::string held =
+            memory.peak_bytes != nullptr
+                ? str("; detrain has held at most ", gib(memory.peak_bytes()), " there")
+                : std::string();
+        throw Error(str("out of memory allocating ", n, " bytes (", gib(n), ") on device ",
+                        device_name(dev), held, " (", kOutOfMemoryHint, ")"));
+    }
 }
 
 Storage::~Storage() { device_memory(device).release(data, bytes); }

@@ -131,7 +131,11 @@ const DeviceMemory& memory() {
 
 void check() {
     const std::string e = kc::take_error();
-    if (!e.empty()) throw DeviceError(str("device cuda: ", e));
+    if (e.empty()) return;
+    // A kernel's scratch buffer that did not fit: the same hint as a tensor's (Storage).
+    const bool memory = e.find("cudaErrorMemoryAllocation") != std::string::npos;
+    throw DeviceError(memory ? str("device cuda: ", e, " (", kOutOfMemoryHint, ")")
+                             : str("device cuda: ", e));
 }
 
 void synchronize() {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "engine/core/tensor.h"
 
@@ -60,6 +61,23 @@ TEST(HostPool, TensorsOfOneStepReuseTheBlocksOfTheLast) {
     Tensor again = Tensor::zeros(shape);
     EXPECT_EQ(static_cast<const void*>(again.f32()), first);
     EXPECT_EQ(again.f32()[again.numel() - 1], 0.0f);  // zeros() still zeroes a reused block
+}
+
+TEST(HostPool, ATensorTooLargeForMemoryIsAnErrorWithItsSizeAndAHint) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "AddressSanitizer aborts on an allocation this large instead of failing it";
+#endif
+    try {
+        (void)Tensor::empty({int64_t{1} << 42});  // 16 TiB of floats
+        FAIL() << "a 16 TiB tensor was allocated";
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("out of memory allocating 17592186044416 bytes (16384.00 GiB) on "
+                            "device cpu"),
+                  std::string::npos)
+            << what;
+        EXPECT_NE(what.find("hint: a smaller --batch-size"), std::string::npos) << what;
+    }
 }
 
 }  // namespace
