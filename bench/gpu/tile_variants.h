@@ -2,15 +2,15 @@
 // dt_gpu_kernel_bench's tile lines: the GEMM-shaped kernels with each tile shape of their block
 // programs (kernels/cuda/tile_gemm.h: SmallTile 32 x 64, LargeTile 64 x 128, TinyTile 16 x 16),
 // for the shapes of the reference models: the convolution forward, conv.wgrad in the tree mode
-// (the tiled leaves, then their combination), conv.dgrad in the tree mode (the transposed
-// forward) and in the exact mode (the same cut per tap and folded), and the GEMM of a linear
-// layer. {"op": "tile", ...}: the large tile against the small one on
-// ResNet-18's and SmallCNN's larger shapes; {"op": "tiny", ...}: the tiny tile against the small
-// one on the shapes where the automatic choice takes the tiny one (few blocks of the small tile:
-// SmallCNN's convolutions, a first layer's wgrad, its linear layers) and on ResNet-18's layer1
-// (its tree wgrad's few blocks). Each line: both medians, their ratio and whether the two shapes
-// gave the same bits on this GPU (they must: the chains are the same). Which shape to launch
-// where is decided from these figures.
+// (the tiled leaves, then their combination) and in the exact mode (its per-sample leaves, and
+// the fold into the limbs), conv.dgrad in the tree mode (the transposed forward) and in the
+// exact mode (the same cut per tap and folded), and the GEMM of a linear layer. {"op": "tile",
+// ...}: the large tile against the small one on ResNet-18's and SmallCNN's larger shapes; {"op":
+// "tiny", ...}: the tiny tile against the small one on the shapes where the automatic choice takes
+// the tiny one (few blocks of the small tile: SmallCNN's convolutions, a first layer's wgrad, its
+// linear layers) and on ResNet-18's layer1 (its tree wgrad's few blocks). Each line: both medians,
+// their ratio and whether the two shapes gave the same bits on this GPU (they must: the chains are
+// the same). Which shape to launch where is decided from these figures.
 #pragma once
 #include <cstdio>
 #include <functional>
@@ -57,6 +57,7 @@ inline void tile_variants(Timer& timer, int reps) {
         {128, 64, 32, 64, "resnet18 layer1", false},
         {128, 128, 16, 128, "resnet18 layer2", false},
         {128, 256, 8, 256, "resnet18 layer3", false},
+        {128, 512, 4, 512, "resnet18 layer4", false},
         // The automatic choice takes the small tile here, but its tree wgrad makes 144 blocks of
         // 16-sample chains (18 tiles x 8 groups: one or two a SM), the tiny one 1152
         {128, 64, 32, 64, "resnet18 layer1", true}};
@@ -78,6 +79,25 @@ inline void tile_variants(Timer& timer, int reps) {
             s.tiny, "conv.wgrad tree", name,
             [&](float* dw) { cu::conv2d_backward_weight(x.f32(), dy.f32(), dw, tree); },
             p.co * p.ci * 9);
+        if (!s.tiny) {
+            // The exact mode's two ways (the large tile's cut programs two blocks a SM): the
+            // per-sample leaves (the launcher's default way) and the fold into the limbs.
+            Conv2dParams exact = p;
+            exact.accum = kc::accum_spec(kc::AccumMode::kExact);
+            const cu::ExactWgradWay way = cu::exact_wgrad_way();
+            cu::set_exact_wgrad_way(cu::ExactWgradWay::kLeaves);
+            time_pair(
+                false, "conv.wgrad exact", name,
+                [&](float* dw) { cu::conv2d_backward_weight(x.f32(), dy.f32(), dw, exact); },
+                p.co * p.ci * 9);
+            cu::set_exact_wgrad_way(way);
+            time_pair(
+                false, "conv.wgrad exact-limb-atomics", name,
+                [&](float* dw) {
+                    cu::conv2d_backward_weight_exact_limbs(x.f32(), dy.f32(), dw, exact);
+                },
+                p.co * p.ci * 9);
+        }
         if (s.ci == 1) continue;  // a first layer has no dgrad
         // The transposed forward (the deterministic preset's dgrad on these 3x3 'same' shapes),
         // and the exact mode's (the same cut per tap, its large tile two blocks a SM: 64 KiB of

@@ -102,19 +102,18 @@ __global__ void __launch_bounds__(S::kThreads, kCutMinBlocks<S>)
     extern __shared__ __align__(16) float shared[];  // kDgradCutShared<S> floats
     conv_dgrad_exact_cut_block<S>(GridPos::here(), shared, DeviceSync{}, dy, w, dx, p, d);
 }
-/// dgrad_exact_cut_kernel<S>'s dynamic shared memory, and whether the device gives it: past the
-/// 48 KiB every block has, the kernel is allowed it once per process (and the SM's carveout
-/// made mostly shared memory, so that two large blocks fit), if the device has that much.
-template <class S>
-bool exact_cut_shared_ok(std::size_t bytes) {
+/// Whether `Kernel` may have `bytes` of dynamic shared memory a block: past the 48 KiB every
+/// block has, a kernel is allowed it once per process (and the SM's carveout made mostly shared
+/// memory, so that two large blocks fit), if the device has that much (the large tile's cut
+/// programs: conv.dgrad's exact cut, conv.wgrad's exact fold).
+template <auto Kernel>
+bool dynamic_shared_ok(std::size_t bytes) {
     if (bytes <= std::size_t{48} << 10) return true;
     static const bool ok = [bytes] {
         if (device_block_shared_optin() < bytes) return false;
-        const bool set = cudaFuncSetAttribute(dgrad_exact_cut_kernel<S>,
-                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+        const bool set = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               static_cast<int>(bytes)) == cudaSuccess &&
-                         cudaFuncSetAttribute(dgrad_exact_cut_kernel<S>,
-                                              cudaFuncAttributePreferredSharedMemoryCarveout,
+                         cudaFuncSetAttribute(Kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                               cudaSharedmemCarveoutMaxShared) == cudaSuccess;
         cudaGetLastError();  // not sticky: a refusal leaves the small tile, not an error
         return set;
@@ -126,7 +125,7 @@ void launch_exact_cut(const float* dy, const float* w, float* dx, const Conv2dPa
                       const DgradDivisors& d) {
     const std::size_t bytes = sizeof(float) * kDgradCutShared<S>;
     if constexpr (!std::is_same_v<S, SmallTile>) {
-        if (!exact_cut_shared_ok<S>(bytes)) {
+        if (!dynamic_shared_ok<dgrad_exact_cut_kernel<S>>(bytes)) {
             launch_exact_cut<SmallTile>(dy, w, dx, p, d);
             return;
         }
@@ -190,17 +189,21 @@ void wgrad_sample_leaves(const float* x, const float* dy, const Conv2dParams& p,
                          int64_t o_hi, const WgradLeafOut& out) {
     const int sms = device_multiprocessors();
     const auto samples_of = [&](auto s) {
-        return wgrad_leaf_block_samples(p.n, p.ho * p.wo,
-                                        conv_wgrad_tiles<decltype(s)>(p, o_lo, o_hi), sms);
+        using S = decltype(s);
+        return wgrad_leaf_block_samples(p.n, p.ho * p.wo, conv_wgrad_tiles<S>(p, o_lo, o_hi), sms,
+                                        kCutMinBlocks<S>);
     };
-    const auto blocks_of = [&](auto s) {
-        const int64_t B = samples_of(s);
+    const auto blocks_at = [&](auto s, int64_t B) {
         return (p.n + B - 1) / B * conv_wgrad_tiles<decltype(s)>(p, o_lo, o_hi);
     };
+    // The tile choice with the small tile's samples a block: block counts that differ by the
+    // tiles alone.
+    const int64_t choice_b = samples_of(SmallTile{});
+    const auto blocks_of = [&](auto s) { return blocks_at(s, choice_b); };
     with_tile_shape(blocks_of, [&](auto shape) {
         using S = decltype(shape);
         const int64_t B = samples_of(shape);
-        const auto blocks = static_cast<unsigned>(blocks_of(shape));
+        const auto blocks = static_cast<unsigned>(blocks_at(shape, B));
         if (B == 1)
             wgrad_tiled_kernel<S, WgradLeafOut>
                 <<<blocks, S::kThreads, 0, stream()>>>(x, dy, p, 1, o_lo, o_hi, out);
@@ -211,11 +214,29 @@ void wgrad_sample_leaves(const float* x, const float* dy, const Conv2dParams& p,
     check_launch("conv2d_backward_weight (leaves)");
 }
 template <class S>
-__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+__global__ void __launch_bounds__(S::kThreads, kCutMinBlocks<S>)
     wgrad_exact_fold_kernel(const float* x, const float* dy, Conv2dParams p, int64_t G,
                             common::ExactAcc* accs) {
-    __shared__ __align__(16) float shared[kWgradFoldShared<S>];
+    extern __shared__ __align__(16) float shared[];  // kWgradFoldShared<S> floats
     conv_wgrad_exact_fold_block<S>(GridPos::here(), shared, DeviceSync{}, x, dy, p, G, accs);
+}
+/// conv.wgrad's exact fold with shape S: the large tile's 108 KiB of shared memory a block where
+/// the device gives it (dynamic_shared_ok), else the small tile.
+template <class S>
+void launch_exact_fold(const float* x, const float* dy, const Conv2dParams& p,
+                       common::ExactAcc* accs) {
+    const std::size_t bytes = sizeof(float) * kWgradFoldShared<S>;
+    if constexpr (!std::is_same_v<S, SmallTile>) {
+        if (!dynamic_shared_ok<wgrad_exact_fold_kernel<S>>(bytes)) {
+            launch_exact_fold<SmallTile>(x, dy, p, accs);
+            return;
+        }
+    }
+    const int64_t tiles = conv_wgrad_tiles<S>(p, 0, p.co);
+    const int64_t G = wgrad_fold_group(p.n, tiles, device_multiprocessors(), kCutMinBlocks<S>);
+    wgrad_exact_fold_kernel<S>
+        <<<static_cast<unsigned>((p.n + G - 1) / G * tiles), S::kThreads, bytes, stream()>>>(
+            x, dy, p, G, accs);
 }
 __global__ void wgrad_exact_round_kernel(const common::ExactAcc* accs, float* dw, int64_t n) {
     conv2d_wgrad_exact_round_body(GridPos::here(), accs, dw, n);
@@ -396,20 +417,15 @@ void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* 
         cudaMemsetAsync(accs, 0, bytes, stream());  // all-zero limbs and flags: exact_init
     }
     if (p.n > 0) {
-        const int sms = device_multiprocessors();
-        const auto group_of = [&](auto s) {  // samples a block (G)
-            return wgrad_fold_group(p.n, conv_wgrad_tiles<decltype(s)>(p, 0, p.co), sms);
-        };
+        // The tile choice compares the shapes' blocks with the small tile's groups, so that the
+        // counts differ by the tiles alone (launch_exact_fold then groups for its shape's waves).
+        const int64_t G = wgrad_fold_group(p.n, conv_wgrad_tiles<SmallTile>(p, 0, p.co),
+                                           device_multiprocessors(), kCutMinBlocks<SmallTile>);
         const auto blocks_of = [&](auto s) {
-            const int64_t G = group_of(s);
             return (p.n + G - 1) / G * conv_wgrad_tiles<decltype(s)>(p, 0, p.co);
         };
-        with_tile_shape(blocks_of, [&](auto shape) {
-            using S = FoldTile<decltype(shape)>;  // (the small tile for the large)
-            wgrad_exact_fold_kernel<S>
-                <<<static_cast<unsigned>(blocks_of(S{})), S::kThreads, 0, stream()>>>(
-                    x, dy, p, group_of(S{}), accs);
-        });
+        with_tile_shape(blocks_of,
+                        [&](auto shape) { launch_exact_fold<decltype(shape)>(x, dy, p, accs); });
         check_launch("conv2d_backward_weight (exact, limb atomics)");
     }
     if (p.exact_out == nullptr)

@@ -156,7 +156,8 @@ DT_HD void conv_wgrad_sample_leaves_block(const common::GridPos& t, float* share
 }
 
 /// Shared floats of conv_wgrad_exact_fold_block's blocks: the tile program's panels, then a
-/// double per output of the tile (its thread's running sum) and a float (a leaf put aside).
+/// double per output of the tile (its thread's running sum) and a float (a leaf put aside):
+/// 30 KiB for the small tile, 108 KiB for the large (dynamic shared memory, two blocks a SM).
 template <class S>
 inline constexpr int kWgradFoldShared = S::kShared + 3 * (S::kM * S::kN);
 

@@ -35,26 +35,28 @@ DT_HD bool large_tile_for(int64_t large_tile_blocks, int64_t small_tile_blocks,
 
 /// Samples per block of conv.wgrad's programs that run a group of samples' per-sample chains,
 /// cut at every sample's end: the largest power of two up to `most` that still makes
-/// kWgradGroupWaves times as many blocks as the SMs (`tiles` blocks per group), so that the
-/// blocks fill at least four waves of four small-tile blocks per SM and a last partial wave
-/// costs a quarter at most (one wave and a few blocks more takes two rounds: ResNet-18's layer1
-/// at batch 128 made 576 blocks for an H100's 528 places with groups of 4).
-inline constexpr int64_t kWgradGroupWaves = 16;
-DT_HD int64_t wgrad_sample_group(int64_t samples, int64_t tiles, int64_t most,
-                                 int multiprocessors) {
+/// kWgradGroupWaves waves of blocks (`tiles` blocks per group; a wave is `blocks_per_sm`, the
+/// program's occupancy, kCutMinBlocks, on every SM), so that a last partial wave costs a quarter
+/// at most (one wave and a few blocks more takes two rounds: ResNet-18's layer1 at batch 128
+/// made 576 small-tile blocks for an H100's 528 places with groups of 4).
+inline constexpr int64_t kWgradGroupWaves = 4;
+DT_HD int64_t wgrad_sample_group(int64_t samples, int64_t tiles, int64_t most, int multiprocessors,
+                                 int blocks_per_sm) {
     const int64_t want =
-        kWgradGroupWaves * (multiprocessors > 0 ? multiprocessors : kFewTileBlocks);
+        kWgradGroupWaves * blocks_per_sm * (multiprocessors > 0 ? multiprocessors : kFewTileBlocks);
     int64_t g = most;
     while (g > 1 && (samples + g - 1) / g * tiles < want) g /= 2;
     return g;
 }
 /// The exact mode with limb atomics (conv_wgrad_exact_fold_block): a block folds its group's
 /// leaves before its atomics, so larger groups make fewer atomics (mostly one move of about
-/// three per output and group: ResNet-18's layer4 at batch 128 makes two groups, where the float
-/// atomics of the atomic mode's groups of 16 make eight adds): up to 64 samples.
+/// three per output and group: ResNet-18's layer4 at batch 128 makes two groups of the small
+/// tile, four of the large, where the float atomics of the atomic mode's groups of 16 make
+/// eight adds): up to 64 samples.
 inline constexpr int64_t kWgradFoldMaxGroup = 64;
-DT_HD int64_t wgrad_fold_group(int64_t samples, int64_t tiles, int multiprocessors) {
-    return wgrad_sample_group(samples, tiles, kWgradFoldMaxGroup, multiprocessors);
+DT_HD int64_t wgrad_fold_group(int64_t samples, int64_t tiles, int multiprocessors,
+                               int blocks_per_sm) {
+    return wgrad_sample_group(samples, tiles, kWgradFoldMaxGroup, multiprocessors, blocks_per_sm);
 }
 /// The per-sample leaves (conv_wgrad_sample_leaves_block): a block's set-up (its operands' lines
 /// and positions, divisions included) and its first fetch are shared by its samples, so enough
@@ -62,10 +64,10 @@ DT_HD int64_t wgrad_fold_group(int64_t samples, int64_t tiles, int multiprocesso
 /// layer3, 64: 4; layer2 and layer1, 256 and 1024: one, the plain chains as before), up to 64.
 inline constexpr int64_t kWgradLeafBlockTerms = 256;
 DT_HD int64_t wgrad_leaf_block_samples(int64_t samples, int64_t positions, int64_t tiles,
-                                       int multiprocessors) {
+                                       int multiprocessors, int blocks_per_sm) {
     int64_t most = 1;
     while (most < kWgradFoldMaxGroup && most * positions < kWgradLeafBlockTerms) most *= 2;
-    return wgrad_sample_group(samples, tiles, most, multiprocessors);
+    return wgrad_sample_group(samples, tiles, most, multiprocessors, blocks_per_sm);
 }
 
 inline constexpr uint32_t kElementwiseThreads = 256;

@@ -69,14 +69,11 @@ using TinyTile = TileShape<16, 16, 1, 2, 6>;
 /// Blocks a SM that a program with cut chains (tile_gemm_cut_block) holds with shape S (its
 /// kernels' __launch_bounds__): the large tile's 64 outputs a thread with their cut state take
 /// 219 (conv.dgrad's exact cut) to 250 registers (conv.wgrad's per-sample leaves), two blocks a
-/// SM; held to three, ptxas spills (the leaves: 168 registers, 788 bytes reloaded).
+/// SM; held to three, ptxas spills (the leaves: 168 registers, 788 bytes reloaded). Two large
+/// blocks of the exact programs also fill an H100's shared memory (their running doubles: 76 KiB
+/// a block for conv.dgrad's cut, 108 KiB for conv.wgrad's fold, in dynamic shared memory).
 template <class S>
 inline constexpr int kCutMinBlocks = std::is_same_v<S, LargeTile> ? 2 : S::kMinBlocks;
-/// The shape conv.wgrad's exact fold (conv_wgrad_exact_fold_block) launches for shape S: the
-/// small tile for the large one, whose running doubles and put-aside leaves would take 96 KiB
-/// of shared memory.
-template <class S>
-using FoldTile = std::conditional_t<std::is_same_v<S, LargeTile>, SmallTile, S>;
 
 /// Tiles of S covering an m x n C.
 template <class S = SmallTile>

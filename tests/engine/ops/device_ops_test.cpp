@@ -175,20 +175,35 @@ TEST_P(DeviceOps, ConvExactWgradWithLimbAtomics) {
         ASSERT_GE(got.size(), 3u);  // y, dx, dw
         EXPECT_TRUE(test::bitwise_equal(got[2], want[2])) << "the weight gradient";
     }
-    // Enough tiles that a block folds several samples (wgrad_fold_group: 2 on a GPU of 132 SMs,
-    // more on smaller ones), the samples 2^-20 .. 2^20 apart, so that the running doubles move:
-    // the fold's moves and atomics on a GPU.
-    std::vector<float> xs = test::signed_uniform(64 * 64 * 4 * 4, 16);
+    // Enough tiles that a block folds several samples (wgrad_fold_group on a GPU of 132 SMs: 16
+    // with the small tile, 8 with the large; more on smaller ones), the samples 2^-20 .. 2^20
+    // apart, so that the running doubles move: the fold's moves and atomics on a GPU, with every
+    // tile shape (the large one: 108 KiB of dynamic shared memory, two blocks a SM).
+    std::vector<float> xs = test::signed_uniform(64 * 256 * 4 * 4, 16);
     for (std::size_t i = 0; i < xs.size(); ++i)
-        xs[i] = std::ldexp(xs[i], static_cast<int>(i / (64 * 16) * 13 % 41) - 20);
-    const Tensor xg = Tensor::from_vector({64, 64, 4, 4}, xs), wg = uniform({256, 64, 3, 3}, 17);
+        xs[i] = std::ldexp(xs[i], static_cast<int>(i / (256 * 16) * 13 % 41) - 20);
+    const Tensor xg = Tensor::from_vector({64, 256, 4, 4}, xs), wg = uniform({512, 256, 3, 3}, 17);
     const Op op = [](const auto& in) {
         return conv2d(in[0], in[1], Tensor(), Conv2dOptions{1, 1});
     };
     const auto want = run_op(Device::kCpu, exact, op, {xg, wg});
-    const auto got = run_op(Device::kCuda, exact, op, {xg, wg});
-    ASSERT_GE(got.size(), 3u);
-    EXPECT_TRUE(test::bitwise_equal(got[2], want[2])) << "the weight gradient, folded samples";
+#if DT_WITH_CUDA
+    struct RestoreTiles {  // the automatic choice for the tests after this one
+        ~RestoreTiles() { kc::set_tile_choice(kc::TileChoice::kAuto); }
+    } restore_tiles;
+    std::vector<kc::TileChoice> tiles = {kc::TileChoice::kAuto};
+    if (GetParam() == Stand::kCuda)  // (the stand-in runs the cpu's kernels: once is enough)
+        tiles.insert(tiles.end(), {kc::TileChoice::kLarge, kc::TileChoice::kSmall});
+    for (const kc::TileChoice tile : tiles) {
+        kc::set_tile_choice(tile);
+        SCOPED_TRACE(testing::Message() << "tile choice " << static_cast<int>(tile));
+#endif
+        const auto got = run_op(Device::kCuda, exact, op, {xg, wg});
+        ASSERT_GE(got.size(), 3u);
+        EXPECT_TRUE(test::bitwise_equal(got[2], want[2])) << "the weight gradient, folded samples";
+#if DT_WITH_CUDA
+    }
+#endif
 }
 
 TEST_P(DeviceOps, ConvExactDgradCutPerTap) {

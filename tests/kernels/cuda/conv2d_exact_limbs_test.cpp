@@ -102,27 +102,38 @@ TEST(CudaConv2dExactLimbs, ExactWgradWithLimbAtomicsGivesTheExactBits) {
 }
 
 TEST(CudaConv2dExactLimbs, ExactWgradGroupsKeepTheSmsBusy) {
-    // wgrad_fold_group: 64 samples a block where that still makes 16 times the SMs' blocks (four
-    // waves of four small-tile blocks a SM), fewer where it does not, one at least (ResNet-18's
-    // wgrads at batch 128 with small tiles, 2112 blocks wanted on 132 SMs).
-    EXPECT_EQ(cuda::wgrad_fold_group(128, 1152, 132), 64);  // layer4: 2 groups x 1152 = 2304
-    EXPECT_EQ(cuda::wgrad_fold_group(128, 288, 132), 16);   // layer3: 8 x 288 = 2304
-    EXPECT_EQ(cuda::wgrad_fold_group(128, 72, 132), 4);     // layer2: 32 x 72 = 2304
-    EXPECT_EQ(cuda::wgrad_fold_group(128, 18, 132), 1);     // layer1: 128 x 18 = 2304
-    EXPECT_EQ(cuda::wgrad_fold_group(128, 1, 132), 1);      // SmallCNN conv1, tiny tile
-    EXPECT_EQ(cuda::wgrad_fold_group(3, 1, 0), 1);
-    EXPECT_EQ(cuda::wgrad_fold_group(128, 20, 0), cuda::wgrad_fold_group(128, 20, 132));
+    // wgrad_fold_group: 64 samples a block where that still makes four waves of blocks (a wave:
+    // the program's blocks a SM on every SM), fewer where it does not, one at least (ResNet-18's
+    // wgrads at batch 128 on 132 SMs: small tiles four a SM, 2112 blocks wanted; large tiles two
+    // a SM, 1056).
+    constexpr int kSmall = cuda::kCutMinBlocks<cuda::SmallTile>,
+                  kLarge = cuda::kCutMinBlocks<cuda::LargeTile>;
+    static_assert(kSmall == 4 && kLarge == 2);
+    EXPECT_EQ(cuda::wgrad_fold_group(128, 1152, 132, kSmall), 64);  // layer4: 2 x 1152 = 2304
+    EXPECT_EQ(cuda::wgrad_fold_group(128, 288, 132, kSmall), 16);   // layer3: 8 x 288 = 2304
+    EXPECT_EQ(cuda::wgrad_fold_group(128, 72, 132, kSmall), 4);     // layer2: 32 x 72 = 2304
+    EXPECT_EQ(cuda::wgrad_fold_group(128, 18, 132, kSmall), 1);     // layer1: 128 x 18 = 2304
+    EXPECT_EQ(cuda::wgrad_fold_group(128, 288, 132, kLarge), 32);   // layer4 large: 4 x 288 = 1152
+    EXPECT_EQ(cuda::wgrad_fold_group(128, 72, 132, kLarge), 8);     // layer3 large: 16 x 72 = 1152
+    EXPECT_EQ(cuda::wgrad_fold_group(128, 1, 132, 6), 1);           // SmallCNN conv1, tiny tile
+    EXPECT_EQ(cuda::wgrad_fold_group(3, 1, 0, kSmall), 1);
+    EXPECT_EQ(cuda::wgrad_fold_group(128, 20, 0, kSmall),
+              cuda::wgrad_fold_group(128, 20, 132, kSmall));
 }
 
 TEST(CudaConv2dExactLimbs, SampleLeafBlocksShareTheirSetUpWhereSamplesAreShort) {
-    // wgrad_leaf_block_samples: enough samples a block for 256 terms, within the same 16 waves:
-    // ResNet-18's per-sample leaves at batch 128 with small tiles.
-    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 16, 1152, 132), 16);  // layer4: 8 x 1152
-    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 64, 288, 132), 4);    // layer3: 32 x 288
-    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 256, 72, 132), 1);    // layer2
-    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 1024, 18, 132), 1);   // layer1
-    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 1, 1152, 132), 64);   // at most 64
-    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 16, 20, 132), 1);     // few tiles: one
+    // wgrad_leaf_block_samples: enough samples a block for 256 terms, within the same four waves:
+    // ResNet-18's per-sample leaves at batch 128.
+    constexpr int kSmall = cuda::kCutMinBlocks<cuda::SmallTile>,
+                  kLarge = cuda::kCutMinBlocks<cuda::LargeTile>;
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 16, 1152, 132, kSmall), 16);  // layer4: 8 x 1152
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 64, 288, 132, kSmall), 4);    // layer3: 32 x 288
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 256, 72, 132, kSmall), 1);    // layer2
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 1024, 18, 132, kSmall), 1);   // layer1
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 16, 288, 132, kLarge), 16);   // layer4 large
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 1, 1152, 132, kSmall), 64);   // at most 64
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 16, 20, 132, kSmall), 1);     // few tiles: one
+    EXPECT_EQ(cuda::wgrad_leaf_block_samples(128, 16, 20, 132, kLarge), 2);     // 64 x 20 = 1280
 }
 
 }  // namespace
