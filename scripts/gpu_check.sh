@@ -54,11 +54,20 @@ if [[ -n $have && $(printf '%s\n' "$need" "$have" | sort -V | head -1) != "$need
     exit 2
 fi
 
+# GPU_CHECK_STEPS (an extended regular expression) picks the steps a rerun runs, e.g. after a fix:
+# GPU_CHECK_STEPS='tests|train-smallcnn' (the others are listed as skipped, "not selected").
+only=${GPU_CHECK_STEPS:-}
+
 # step NAME LIMIT_S COMMAND...: runs COMMAND with its output in the log, under min(LIMIT, what is
 # left of the budget); records name, exit status and seconds.
 step() {
     local name=$1 limit=$2
     shift 2
+    if [[ -n $only ]] && ! grep -Eq -- "$only" <<<"$name"; then
+        echo "== $name: skipped (not selected by GPU_CHECK_STEPS)" >>"$log"
+        printf '%s\tskipped\t0\n' "$name" >>"$steps"
+        return
+    fi
     local left=$((budget - ($(date +%s) - start)))
     if ((left < 5)); then
         echo "== $name: skipped (the ${budget} s budget is spent)" >>"$log"

@@ -3,7 +3,8 @@
 (one that refuses the device, as seen on gVisor GPU hosts: exit 2 after the probe, nothing else
 run; one that runs the programs: exit 0 when clean, 1 on a finding) and scripts/gpu_check.sh with
 a kit that needs a newer glibc than the host's (exit 2 with the reason, no step run), also when
-only the packed kit is there (unpacked first, by tar or by Python).
+only the packed kit is there (unpacked first, by tar or by Python), and a rerun of chosen steps
+(GPU_CHECK_STEPS).
 usage: gpu_scripts_test.py REPO_ROOT"""
 import os
 import stat
@@ -94,6 +95,24 @@ def main():
                    f"the packed kit, unpacked by {name}, is gated: {p.returncode} {p.stderr!r}")
             expect(os.access(os.path.join(packed, "bin", "detrain"), os.X_OK),
                    f"unpacked by {name}: bin/detrain is there and executable")
+
+        # A rerun of chosen steps (GPU_CHECK_STEPS): those run, the others are listed skipped.
+        with open(os.path.join(kit, "GLIBC"), "w") as f:
+            f.write("2.0\n")
+        rerun = os.path.join(tmp, "rerun")
+        chosen = "^detrain-info$|^train-smallcnn-exact-(cpu|cuda)$"
+        p = subprocess.run([os.path.join(root, "scripts", "gpu_check.sh"), rerun],
+                           env=dict(env, GPU_CHECK_STEPS=chosen), capture_output=True, text=True,
+                           timeout=120)
+        log = open(os.path.join(rerun, "check.log")).read() if os.path.exists(
+            os.path.join(rerun, "check.log")) else ""
+        ran = sorted(l.split(" (limit")[0][3:] for l in log.splitlines()
+                     if l.startswith("== ") and " (limit " in l)
+        expect(ran == ["detrain-info", "train-smallcnn-exact-cpu", "train-smallcnn-exact-cuda"],
+               f"GPU_CHECK_STEPS runs the chosen steps: {ran}")
+        expect("== memcheck: skipped (not selected by GPU_CHECK_STEPS)" in log,
+               "the others are listed as not selected")
+        expect(p.returncode == 0, f"chosen steps that pass: exit {p.returncode}\n{p.stderr}")
     return expect.report()
 
 
