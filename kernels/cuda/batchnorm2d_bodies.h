@@ -61,7 +61,7 @@ inline ChannelFinish bn_var_finish(float count, float* invstd, const BatchNorm2d
 
 DT_HD void bn_invstd_body(const GridPos& t, const float* var, float* invstd,
                           const BatchNorm2dParams& p) {
-    common::grid_stride(t, p.C, [&](int64_t c) { invstd[c] = 1.0f / sqrtf(var[c] + p.eps); });
+    common::grid_stride(t, p.C, [&](int64_t c) { invstd[c] = bn_invstd_of(var[c], p.eps); });
 }
 
 /// `channel`: make_channel_of(p.HW, p.C), made by the launcher (as for the dx below).

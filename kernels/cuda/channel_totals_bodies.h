@@ -47,6 +47,9 @@ using common::GridPos;
 /// total / count, and where invstd is set also invstd[c] = 1 / sqrt(that + eps). The same
 /// operations on the same float total wherever they run (finish_total), so the combines that
 /// store the totals finish them in their own launch instead of a kernel of their own after.
+/// Batch norm's invstd of a channel's var (kernels/batchnorm2d.h). ORDER: 1 / sqrt(var + eps),
+/// the sum, sqrt and division each correctly rounded, as on the CPU.
+DT_HD float bn_invstd_of(float var, float eps) { return 1.0f / sqrtf(var + eps); }
 struct ChannelFinish {
     bool divide = false;
     float count = 0.0f;
@@ -56,7 +59,7 @@ struct ChannelFinish {
 DT_HD float finish_total(const ChannelFinish& f, int64_t c, float total) {
     if (!f.divide) return total;
     const float v = total / f.count;
-    if (f.invstd != nullptr) f.invstd[c] = 1.0f / sqrtf(v + f.eps);  // ORDER: correctly rounded
+    if (f.invstd != nullptr) f.invstd[c] = bn_invstd_of(v, f.eps);
     return v;
 }
 

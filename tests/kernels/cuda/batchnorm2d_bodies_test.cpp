@@ -92,6 +92,11 @@ void every_step_and_mode(const BatchNorm2dParams& shape, bool staged) {
             expect_equal(m2, wm, false, "mean, finished after");
             expect_equal(v2, wv, false, "var, finished after");
             expect_equal(is2, wis, false, "invstd, finished after");
+            // batchnorm2d_invstd's body (a split batch's completed var) over a small grid
+            std::vector<float> is3(C, NAN);
+            for_each_thread(
+                1, 2, [&](const GridPos& t) { cuda::bn_invstd_body(t, v2.data(), is3.data(), p); });
+            expect_equal(is3, wis, false, "invstd of var");
         }
         std::vector<float> y(n), rm = run0, rv = run0, dx(n), edx(n);
         for_each_thread(cuda::elementwise_blocks(n), threads, [&](const GridPos& t) {
