@@ -92,15 +92,21 @@ def run_once(binary, flags, names, hang_s, deadline, done):
                 current = None
             elif current is not None:
                 lines.append(line)
+    if buf:
+        print(buf.decode("utf-8", "replace"), flush=True)
     if hung:
         os.killpg(proc.pid, signal.SIGKILL)
     rc = proc.wait()
+    why = hung or (f"the process died (exit {rc}"
+                   f"{', signal ' + signal.Signals(-rc).name if rc < 0 else ''})")
     if current is not None:  # died or hung inside a test
-        why = hung or (f"the process died (exit {rc}"
-                       f"{', signal ' + signal.Signals(-rc).name if rc < 0 else ''})")
         done[current] = ("FAILED", 0, lines + [f"gtest_resume: {why} in this test"])
         ended.append(current)
         return ended, current
+    if rc != 0 or hung:  # outside any test (its start, its end): what it did not run says why
+        for name in names:
+            if name not in ended:
+                done[name] = ("FAILED", 0, [f"gtest_resume: not run: {why} outside any test"])
     return ended, None
 
 

@@ -37,6 +37,8 @@ if "--gtest_list_tests" in args:
 with open(os.environ["FAKE_RUNS"], "a") as f:
     f.write(" ".join(pick) + "\n")
 poisoned = False
+if os.environ.get("FAKE_DIE_AT_START"):
+    os.kill(os.getpid(), signal.SIGABRT)
 for t in pick:
     print("[ RUN      ] " + t, flush=True)
     n = t.split(".")[1]
@@ -138,6 +140,12 @@ def main():
         expect(p.returncode == 0 and len(ran) == 1, f"clean: exit {p.returncode}, runs {ran}")
         expect(sorted(cases) == ["A.ok1", "B.skip", "C.last"],
                f"the XML lists the filter's tests: {sorted(cases)}")
+
+        # A binary that dies before its first test: those tests say so (not "time ran out").
+        p, cases, ran = resume(gtest=["--gtest_filter=A.ok1:C.last"], FAKE_DIE_AT_START="1")
+        expect(p.returncode == 1 and all(v == "failed" and "outside any test" in why
+                                         for v, why in cases.values()) and len(cases) == 2,
+               f"a death at start is every test's failure: {p.returncode} {cases}")
 
         # A binary that cannot list its tests: exit 2, with its words.
         p = subprocess.run([sys.executable, script, "--xml", xml, "/bin/false"],
