@@ -47,8 +47,16 @@ def tests(out):
             found.append((name, None, None, None, []))
             continue
         cases = list(ET.parse(path).getroot().iter("testcase"))
-        failing = [f"{c.get('classname')}.{c.get('name')}" for c in cases
-                   if c.find("failure") is not None]
+        # A failure gtest_resume.py recorded (a crash, a hang, a test not run) says so in a line
+        # of its own: shown beside the name.
+        failing = []
+        for c in cases:
+            f = c.find("failure")
+            if f is None:
+                continue
+            why = [l for l in (f.text or "").splitlines() if l.startswith("gtest_resume: ")]
+            failing.append(f"{c.get('classname')}.{c.get('name')}" +
+                           (f" ({why[-1][len('gtest_resume: '):]})" if why else ""))
         skipped = sum(1 for c in cases if c.find("skipped") is not None)
         found.append((name, len(cases), len(failing), skipped, failing))
     return found

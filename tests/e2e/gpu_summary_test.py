@@ -97,11 +97,15 @@ def run(script, root, steps_text, tile_bits=True, matrix_tree_cpu=True, channel_
 
 
 XML = """<?xml version="1.0" encoding="UTF-8"?>
-<testsuites tests="3" failures="1" name="AllTests">
-  <testsuite name="CommonDevice" tests="3" failures="1" skipped="1">
+<testsuites tests="4" failures="2" name="AllTests">
+  <testsuite name="CommonDevice" tests="4" failures="2" skipped="1">
     <testcase name="Passes" status="run" result="completed" classname="CommonDevice"/>
     <testcase name="Breaks" status="run" result="completed" classname="CommonDevice">
       <failure message="bits differ"/>
+    </testcase>
+    <testcase name="Crashes" classname="CommonDevice" time="0.000">
+      <failure message="x">x
+gtest_resume: the process died (exit -11, signal SIGSEGV) in this test</failure>
     </testcase>
     <testcase name="Skips" status="run" result="skipped" classname="CommonDevice">
       <skipped message="no device"/>
@@ -125,8 +129,9 @@ def check_record(record_script, out, expect):
     expect("Not run: memcheck (unavailable)." in md, "memcheck listed as not run")
     expect("detrain info: cuda device H100 (sm_90); 16 logical cores; cpu isa avx512." in md,
            "what detrain saw")
-    expect("| tests_cuda.xml | 3 | 1 | 1 |" in md and "Failing in tests_cuda.xml: "
-           "CommonDevice.Breaks" in md, "test counts and the failing test")
+    expect("| tests_cuda.xml | 4 | 2 | 1 |" in md and "Failing in tests_cuda.xml: "
+           "CommonDevice.Breaks, CommonDevice.Crashes (the process died (exit -11, signal "
+           "SIGSEGV) in this test)" in md, f"test counts, the failing tests, why one broke:\n{md}")
     expect("| smallcnn:exact | aa | aa | yes |" in md
            and "| smallcnn:deterministic | bb | cc | **no** |" in md, "hash pairs")
     expect("- smallcnn-bn exact-all, 2 steps: no difference in any op" in md
