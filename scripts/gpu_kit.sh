@@ -23,7 +23,7 @@ if command -v ninja >/dev/null && [[ ! -f "$build/CMakeCache.txt" ]]; then gen=(
 # dynamic (every Linux has it; linked statically its unwinder would need glibc 2.35). So the kit
 # asks glibc 2.34 at most: RHEL 9, Amazon Linux 2023, Ubuntu 22.04 and newer.
 mkdir -p "$build"
-compat="$PWD/$build/arc4random_compat.o"
+compat="$(cd "$build" && pwd)/arc4random_compat.o"  # (absolute: the link runs in $build)
 cc -O2 -c scripts/kit/arc4random_compat.c -o "$compat"
 cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DDT_ENABLE_CUDA=ON \
       "-DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual" -DDT_BUILD_BENCH=ON -DDT_ENABLE_MPI=OFF \
