@@ -35,6 +35,7 @@
 #include "kernels/cuda/runtime.h"
 #endif
 #include "tests/support/compare.h"
+#include "tests/support/device_ops.h"
 #include "tests/support/exact_accs.h"
 #include "tests/support/fake_cuda.h"
 #include "tests/support/modes.h"
@@ -45,80 +46,12 @@ namespace {
 
 using kernels::common::AccumMode;
 using kernels::common::AccumSpec;
-
-enum class Stand { kFake, kCuda };
-
-class DeviceOps : public ::testing::TestWithParam<Stand> {
- protected:
-    void SetUp() override {
-        if (GetParam() == Stand::kFake) {
-            fake_ = std::make_unique<test::ScopedFakeCuda>();
-            return;
-        }
-        std::string why;
-        if (!cuda_device::available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
-    }
-    void TearDown() override {
-        autograd::clear_tape();
-        if (GetParam() == Stand::kCuda && cuda_device::available()) cuda_device::check();
-    }
-    std::unique_ptr<test::ScopedFakeCuda> fake_;
-};
-
-Tensor uniform(const Shape& shape, uint32_t tag, float lo = -1.0f, float hi = 1.0f) {
-    return Tensor::from_vector(
-        shape, test::uniform_floats(shape_numel(shape), lo, hi, test::test_seed(), tag));
-}
-
-using Op = std::function<Tensor(const std::vector<Tensor>&)>;
-
-/// The op's output and the gradients of its inputs for a fixed dy, on device d, on the host, with
-/// every reduction site in mode `spec` (call counters from 0: permuted keys each call's order).
-std::vector<std::vector<float>> run_op(Device d, const AccumSpec& spec, const Op& op,
-                                       const std::vector<Tensor>& inputs) {
-    const ScopedReduceConfig modes(spec);
-    std::vector<Tensor> on;
-    for (const Tensor& t : inputs) {
-        Tensor x = t.to(d).clone();
-        if (x.dtype() == DType::kF32) x.set_requires_grad(true);
-        on.push_back(x);
-    }
-    const Tensor y = op(on);
-    std::vector<std::vector<float>> out = {y.to_vector()};
-    if (y.impl().grad_fn) {
-        const Tensor dy = uniform(y.shape(), 77).to(d);
-        for (const Tensor& g : y.impl().grad_fn->backward(dy))
-            out.push_back(g.defined() ? g.to_vector() : std::vector<float>{});
-    }
-    autograd::clear_tape();
-    return out;
-}
-
-/// op on the cuda device equals op on the cpu: bitwise in every deterministic mode, within
-/// `atomic_tol` (relative to the largest magnitude) under atomic.
-void expect_device_equals_cpu(const Op& op, const std::vector<Tensor>& inputs,
-                              double atomic_tol = 1e-5) {
-    for (const AccumSpec& spec : test::all_mode_specs(11)) {
-        SCOPED_TRACE(test::accum_mode_name(spec.mode));
-        const auto want = run_op(Device::kCpu, spec, op, inputs);
-        const auto got = run_op(Device::kCuda, spec, op, inputs);
-        ASSERT_EQ(got.size(), want.size());
-        for (std::size_t k = 0; k < want.size(); ++k) {
-            SCOPED_TRACE(k == 0 ? std::string("output")
-                                : "gradient of input " + std::to_string(k - 1));
-            ASSERT_EQ(got[k].size(), want[k].size());
-            const auto n = static_cast<int64_t>(want[k].size());
-            if (spec.mode != AccumMode::kAtomic) {
-                EXPECT_TRUE(test::bitwise_equal(got[k].data(), want[k].data(), n));
-                continue;
-            }
-            double scale = 0;
-            for (float v : want[k]) scale = std::max(scale, std::fabs(double(v)));
-            for (int64_t i = 0; i < n; ++i)
-                ASSERT_NEAR(got[k][i], want[k][i], atomic_tol * (scale + 1e-30)) << "at " << i;
-        }
-    }
-}
+using test::DeviceOps;
+using test::expect_device_equals_cpu;
+using test::Op;
+using test::run_op;
+using test::Stand;
+using test::uniform;
 
 TEST_P(DeviceOps, Elementwise) {
     const Tensor a = uniform({3, 5, 7}, 1), b = uniform({3, 5, 7}, 2);
@@ -151,103 +84,6 @@ TEST_P(DeviceOps, Conv2dAndLinear) {
     const Tensor xl = uniform({6, 40}, 8), wl = uniform({10, 40}, 9), bl = uniform({10}, 10);
     expect_device_equals_cpu([](const auto& in) { return linear(in[0], in[1], in[2]); },
                              {xl, wl, bl});
-}
-
-TEST_P(DeviceOps, ConvExactWgradWithLimbAtomics) {
-    // DT_CUDA_EXACT_WGRAD=limbs's way on a GPU (kernels/cuda/runtime.h: a group of samples'
-    // chains folded per weight, added into the accumulators' limbs with integer atomics): the
-    // exact mode's bits, the cpu's.
-    // (The stand-in runs the cpu's kernels: there the way changes nothing.)
-#if DT_WITH_CUDA
-    namespace kc = kernels::cuda;
-    kc::set_exact_wgrad_way(kc::ExactWgradWay::kLimbAtomics);
-    struct Restore {  // the default way for the tests after this one, whatever happens here
-        ~Restore() { kc::set_exact_wgrad_way(kc::ExactWgradWay::kLeaves); }
-    } restore;
-#endif
-    const Tensor x = uniform({6, 3, 7, 7}, 14), w = uniform({5, 3, 3, 3}, 15);
-    const AccumSpec exact = kernels::common::accum_spec(AccumMode::kExact);
-    for (Conv2dOptions o : {Conv2dOptions{1, 1}, Conv2dOptions{2, 0}}) {
-        SCOPED_TRACE(o.stride);
-        const Op op = [&](const auto& in) { return conv2d(in[0], in[1], Tensor(), o); };
-        const auto want = run_op(Device::kCpu, exact, op, {x, w});
-        const auto got = run_op(Device::kCuda, exact, op, {x, w});
-        ASSERT_GE(got.size(), 3u);  // y, dx, dw
-        EXPECT_TRUE(test::bitwise_equal(got[2], want[2])) << "the weight gradient";
-    }
-    // Enough tiles that a block folds several samples (wgrad_fold_group on a GPU of 132 SMs: 16
-    // with the small tile, 8 with the large; more on smaller ones), the samples 2^-20 .. 2^20
-    // apart, so that the running doubles move: the fold's moves and atomics on a GPU, with every
-    // tile shape (the large one: 108 KiB of dynamic shared memory, two blocks a SM).
-    std::vector<float> xs = test::signed_uniform(64 * 256 * 4 * 4, 16);
-    for (std::size_t i = 0; i < xs.size(); ++i)
-        xs[i] = std::ldexp(xs[i], static_cast<int>(i / (256 * 16) * 13 % 41) - 20);
-    const Tensor xg = Tensor::from_vector({64, 256, 4, 4}, xs), wg = uniform({512, 256, 3, 3}, 17);
-    const Op op = [](const auto& in) {
-        return conv2d(in[0], in[1], Tensor(), Conv2dOptions{1, 1});
-    };
-    const auto want = run_op(Device::kCpu, exact, op, {xg, wg});
-#if DT_WITH_CUDA
-    struct RestoreTiles {  // the automatic choice for the tests after this one
-        ~RestoreTiles() { kc::set_tile_choice(kc::TileChoice::kAuto); }
-    } restore_tiles;
-    std::vector<kc::TileChoice> tiles = {kc::TileChoice::kAuto};
-    if (GetParam() == Stand::kCuda)  // (the stand-in runs the cpu's kernels: once is enough)
-        tiles.insert(tiles.end(), {kc::TileChoice::kLarge, kc::TileChoice::kSmall});
-    for (const kc::TileChoice tile : tiles) {
-        kc::set_tile_choice(tile);
-        SCOPED_TRACE(testing::Message() << "tile choice " << static_cast<int>(tile));
-#endif
-        const auto got = run_op(Device::kCuda, exact, op, {xg, wg});
-        ASSERT_GE(got.size(), 3u);
-        EXPECT_TRUE(test::bitwise_equal(got[2], want[2])) << "the weight gradient, folded samples";
-#if DT_WITH_CUDA
-    }
-#endif
-}
-
-TEST_P(DeviceOps, ConvExactDgradCutPerTap) {
-    // conv.dgrad's exact mode on a 3x3 'same' layer (kernels/cuda/conv2d_dgrad_tiled_bodies.h:
-    // the transposed forward cut per tap, each element's tap values folded in double): with the
-    // first tap's weights scaled by 2^-60 and the last's by 2^50 (the fold is not exact: those
-    // elements computed again) and with an infinite weight (infinite and NaN values; NaN pieces
-    // where its tap has no output position): the cpu's bits, with every tile shape.
-    std::vector<float> ws = test::signed_uniform(12 * 16 * 9, 18);
-    for (std::size_t i = 0; i < ws.size(); ++i)
-        ws[i] = std::ldexp(ws[i], i % 9 == 0 ? -60 : i % 9 == 8 ? 50 : 0);
-    const Tensor x = uniform({4, 16, 6, 6}, 19);
-    const AccumSpec exact = kernels::common::accum_spec(AccumMode::kExact);
-    const Op op = [](const auto& in) {
-        return conv2d(in[0], in[1], Tensor(), Conv2dOptions{1, 1});
-    };
-    // Every tile shape (the large one: dynamic shared memory, two blocks a SM), where these few
-    // tiles would take the tiny one.
-#if DT_WITH_CUDA
-    namespace kc = kernels::cuda;
-    struct Restore {  // the automatic choice for the tests after this one, whatever happens here
-        ~Restore() { kc::set_tile_choice(kc::TileChoice::kAuto); }
-    } restore;
-    const kc::TileChoice tiles[] = {kc::TileChoice::kAuto, kc::TileChoice::kLarge,
-                                    kc::TileChoice::kSmall};
-#else
-    const int tiles[] = {0};  // (the stand-in runs the cpu's kernels)
-#endif
-    for (const auto tile : tiles) {
-#if DT_WITH_CUDA
-        kc::set_tile_choice(tile);
-#endif
-        SCOPED_TRACE(testing::Message() << "tile choice " << static_cast<int>(tile));
-        for (const bool with_inf : {false, true}) {
-            SCOPED_TRACE(with_inf ? "an infinite weight" : "taps far apart");
-            std::vector<float> w = ws;
-            if (with_inf) w[9 * 5 + 4] = INFINITY;
-            const Tensor wt = Tensor::from_vector({12, 16, 3, 3}, w);
-            const auto want = run_op(Device::kCpu, exact, op, {x, wt});
-            const auto got = run_op(Device::kCuda, exact, op, {x, wt});
-            ASSERT_GE(got.size(), 2u);  // y, dx
-            EXPECT_TRUE(test::bitwise_equal(got[1], want[1])) << "the input gradient";
-        }
-    }
 }
 
 TEST_P(DeviceOps, PerChannelTotalsOverLongRows) {
