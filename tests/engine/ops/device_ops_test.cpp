@@ -44,14 +44,7 @@
 namespace dt {
 namespace {
 
-using kernels::common::AccumMode;
-using kernels::common::AccumSpec;
-using test::DeviceOps;
-using test::expect_device_equals_cpu;
-using test::Op;
-using test::run_op;
-using test::Stand;
-using test::uniform;
+using namespace test;  // the DeviceOps fixture and its helpers (tests/support/device_ops.h)
 
 TEST_P(DeviceOps, Elementwise) {
     const Tensor a = uniform({3, 5, 7}, 1), b = uniform({3, 5, 7}, 2);

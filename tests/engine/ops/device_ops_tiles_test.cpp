@@ -23,14 +23,7 @@
 namespace dt {
 namespace {
 
-using kernels::common::AccumMode;
-using kernels::common::AccumSpec;
-using test::DeviceOps;
-using test::expect_device_equals_cpu;
-using test::Op;
-using test::run_op;
-using test::Stand;
-using test::uniform;
+using namespace test;  // the DeviceOps fixture and its helpers (tests/support/device_ops.h)
 
 #if DT_WITH_CUDA
 namespace kc = kernels::cuda;
