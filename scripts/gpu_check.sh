@@ -59,7 +59,8 @@ fi
 only=${GPU_CHECK_STEPS:-}
 
 # step NAME LIMIT_S COMMAND...: runs COMMAND with its output in the log, under min(LIMIT, what is
-# left of the budget); records name, exit status and seconds.
+# left of the budget); records name, exit status and seconds, and says them on stdout (a line a
+# step: what a caller that gets only the output's tail, as the device tool's, still sees).
 step() {
     local name=$1 limit=$2
     shift 2
@@ -72,15 +73,18 @@ step() {
     if ((left < 5)); then
         echo "== $name: skipped (the ${budget} s budget is spent)" >>"$log"
         printf '%s\tskipped\t0\n' "$name" >>"$steps"
+        echo "gpu_check: $name: skipped (budget spent)"
         return
     fi
     ((limit > left)) && limit=$left
     echo "== $name (limit ${limit} s): $*" >>"$log"
-    local t0 rc
+    local t0 rc ms
     t0=$(date +%s%N)
     timeout -k 5 "$limit" "$@" >>"$log" 2>&1
     rc=$?
-    printf '%s\t%s\t%s\n' "$name" "$rc" "$((($(date +%s%N) - t0) / 1000000))" >>"$steps"
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    printf '%s\t%s\t%s\n' "$name" "$rc" "$ms" >>"$steps"
+    echo "gpu_check: $name: exit $rc ($((ms / 1000)) s)"
 }
 
 step nvidia-smi 15 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
