@@ -42,14 +42,15 @@ namespace dt::kernels::cuda {
 
 using common::GridPos;
 
-/// What becomes of a total as it is stored, for batch norm's statistics (kernels/batchnorm2d.h:
-/// mean = total / count; var = total / count, invstd = 1 / sqrt(var + eps)): where `divide`,
-/// total / count, and where invstd is set also invstd[c] = 1 / sqrt(that + eps). The same
-/// operations on the same float total wherever they run (finish_total), so the combines that
-/// store the totals finish them in their own launch instead of a kernel of their own after.
 /// Batch norm's invstd of a channel's var (kernels/batchnorm2d.h). ORDER: 1 / sqrt(var + eps),
 /// the sum, sqrt and division each correctly rounded, as on the CPU.
 DT_HD float bn_invstd_of(float var, float eps) { return 1.0f / sqrtf(var + eps); }
+
+/// What becomes of a total as it is stored, for batch norm's statistics (kernels/batchnorm2d.h:
+/// mean = total / count; var = total / count, invstd = 1 / sqrt(var + eps)): where `divide`,
+/// total / count, and where invstd is set also invstd[c] = bn_invstd_of(that). The same
+/// operations on the same float total wherever they run (finish_total), so the combines that
+/// store the totals finish them in their own launch instead of a kernel of their own after.
 struct ChannelFinish {
     bool divide = false;
     float count = 0.0f;

@@ -115,7 +115,8 @@ TEST(CudaConv2dExactLimbs, ExactWgradGroupsKeepTheSmsBusy) {
     EXPECT_EQ(cuda::wgrad_fold_group(128, 18, 132, kSmall), 1);     // layer1: 128 x 18 = 2304
     EXPECT_EQ(cuda::wgrad_fold_group(128, 288, 132, kLarge), 32);   // layer4 large: 4 x 288 = 1152
     EXPECT_EQ(cuda::wgrad_fold_group(128, 72, 132, kLarge), 8);     // layer3 large: 16 x 72 = 1152
-    EXPECT_EQ(cuda::wgrad_fold_group(128, 1, 132, 6), 1);           // SmallCNN conv1, tiny tile
+    EXPECT_EQ(cuda::wgrad_fold_group(128, 1, 132, cuda::kCutMinBlocks<cuda::TinyTile>),
+              1);  // SmallCNN conv1, tiny tile
     EXPECT_EQ(cuda::wgrad_fold_group(3, 1, 0, kSmall), 1);
     EXPECT_EQ(cuda::wgrad_fold_group(128, 20, 0, kSmall),
               cuda::wgrad_fold_group(128, 20, 132, kSmall));
