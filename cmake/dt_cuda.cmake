@@ -1,7 +1,16 @@
 # CUDA detection. AUTO compiles the CUDA parts when nvcc is found and silently stays CPU-only
 # otherwise; ON fails with a clear message; OFF never looks. A CPU-only build never needs nvcc.
+# EMULATE builds the CUDA backend with the host compiler against hostcuda, the CUDA runtime
+# emulated on the host (tests/hostcuda/, scripts/emulate.sh): the `cuda` device then runs the
+# backend's own launchers and kernels on the CPU, for tests on machines without a GPU.
 set(DT_WITH_CUDA OFF)
-if(NOT DT_ENABLE_CUDA STREQUAL "OFF")
+set(DT_CUDA_EMULATED OFF)
+if(DT_ENABLE_CUDA STREQUAL "EMULATE")
+  set(DT_WITH_CUDA ON)
+  set(DT_CUDA_EMULATED ON)
+  find_package(Python3 REQUIRED COMPONENTS Interpreter)  # tests/hostcuda/rewrite_cu.py
+  message(STATUS "detrain: CUDA backend EMULATED on the host (hostcuda; not for speed)")
+elseif(NOT DT_ENABLE_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
     # nvcc is often installed outside PATH; its conventional location is /usr/local/cuda.

@@ -7,8 +7,9 @@ option(DT_BUILD_TESTS "Build the GoogleTest suite" ON)
 option(DT_BUILD_BENCH "Build the Google Benchmark suite" ON)
 option(DT_WERROR "Treat warnings as errors" OFF)
 option(DT_FUZZ "Build the libFuzzer targets of tests/fuzz (clang; see scripts/fuzz.sh)" OFF)
-set(DT_ENABLE_CUDA "AUTO" CACHE STRING "Compile the CUDA backend: AUTO (if nvcc is found), ON, OFF")
-set_property(CACHE DT_ENABLE_CUDA PROPERTY STRINGS AUTO ON OFF)
+set(DT_ENABLE_CUDA "AUTO" CACHE STRING
+    "Compile the CUDA backend: AUTO (if nvcc is found), ON, OFF, EMULATE (on the host: hostcuda)")
+set_property(CACHE DT_ENABLE_CUDA PROPERTY STRINGS AUTO ON OFF EMULATE)
 
 add_library(dt_numeric_flags INTERFACE)
 target_compile_options(dt_numeric_flags INTERFACE

@@ -37,12 +37,19 @@ std::atomic<bool>& profiling() {
 }
 
 /// Holds its thread until `ns` nanoseconds of the GPU's global timer have passed.
+__device__ uint64_t global_timer_ns() {
+#if defined(DT_HOSTCUDA)
+    return dt::hostcuda::global_timer_ns();
+#else
+    uint64_t t = 0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#endif
+}
 __global__ void spin_kernel(uint64_t ns) {
-    uint64_t t0 = 0, t = 0;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    } while (t - t0 < ns);
+    const uint64_t t0 = global_timer_ns();
+    while (global_timer_ns() - t0 < ns) {
+    }
 }
 
 }  // namespace

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The CUDA backend run end to end without a GPU: built against hostcuda, the CUDA runtime emulated
+# on the host (tests/hostcuda/: every thread of every block runs, barriers are real, work is
+# deferred until waited for, launch errors are a GPU's), in build-emu/ (DT_ENABLE_CUDA=EMULATE).
+# What it checks, all with the backend's own launchers and kernels:
+#   - hostcuda's own tests (dt_test_hostcuda), the GPU tests (dt_test_cuda) and the device ops
+#     tests (Device/DeviceOps.*/Cuda: every op x mode x tile shape against the cpu)
+#   - the cpu-vs-cuda training pairs of scripts/gpu_check.sh on a slice of Fashion-MNIST: the same
+#     weights_sha256 on both devices for the deterministic and exact presets, a micro-batched
+#     exact run, runs moved between the devices through a checkpoint, the large tiles
+#   - ResNet-18 audited op by op against the cpu (2 steps of 32 images, exact-all): its shapes
+#     (512 channels, full tiles, the 1x1 stride-2 shortcuts) give the cpu's bits everywhere
+# Emulation is slow (a training step of SmallCNN takes seconds) and says nothing of speed, of the
+# GPU's memory model or of its float atomics' order: scripts/gpu_check.sh on a GPU still decides.
+# CI runs it (.ci/run); ~10 min on 2 cores: the build ~7, the checks ~3.
+#   scripts/emulate.sh [--no-build]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build-emu
+cd "$root"
+if [[ ${1:-} != --no-build ]]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDT_ENABLE_CUDA=EMULATE \
+    -DDT_BUILD_BENCH=OFF >"$root/build-emu.configure.log" 2>&1 ||
+    { cat "$root/build-emu.configure.log"; exit 1; }
+  cmake --build "$build" -j2 --target detrain dt_test_hostcuda dt_test_cuda \
+    dt_test_engine
+fi
+
+failed=()
+check() {  # check NAME command...: runs it, keeps going, remembers a failure
+  local name=$1 t0=$SECONDS
+  shift
+  if "$@"; then
+    echo "emulate: $name ok ($((SECONDS - t0)) s)"
+  else
+    echo "emulate: $name FAILED ($((SECONDS - t0)) s)"
+    failed+=("$name")
+  fi
+}
+
+check hostcuda-tests "$build/tests/dt_test_hostcuda" --gtest_brief=1
+check cuda-tests "$build/tests/dt_test_cuda" --gtest_brief=1
+check device-ops-tests "$build/tests/dt_test_engine" --gtest_brief=1 \
+  --gtest_filter='Device/DeviceOps.*/Cuda'
+
+data=/usr/share/datasets/fashion-mnist
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+train() {  # train OUT [flags...]: a short run (4 steps of 64, 200 test images)
+  local out=$1
+  shift
+  "$build/detrain" train --data-dir "$data" --epochs 1 --batch-size 64 --limit-train 256 \
+    --limit-test 200 --eval-batch-size 100 --dropout 0.2 --progress none --out "$work/$out" \
+    "$@" >"$work/$out.log" 2>&1 || { cat "$work/$out.log"; return 1; }
+}
+hash_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["weights_sha256"])' \
+  "$work/$1/result.json"; }
+same_bits() {  # same_bits A B: the two runs' weights_sha256 are equal
+  local a b
+  a=$(hash_of "$1") b=$(hash_of "$2")
+  [[ $a == "$b" ]] || { echo "  $1 $a"; echo "  $2 $b"; return 1; }
+}
+pair() {  # pair NAME [flags...]: the run on the cpu and on the emulated cuda, same bits
+  local name=$1
+  shift
+  train "$name-cpu" --device cpu "$@" && train "$name-cuda" --device cuda "$@" &&
+    same_bits "$name-cpu" "$name-cuda"
+}
+
+micro_batches() {  # the exact sites' accumulators on the device, completed through the host
+  train micro --device cuda --model smallcnn --impl exact --micro-batch 16 &&
+    same_bits smallcnn-exact-cpu micro
+}
+large_tiles() {  # the large tile shape of the GEMM-shaped kernels over a whole run
+  DT_CUDA_TILE=large train large --device cuda --model smallcnn --impl deterministic &&
+    same_bits smallcnn-det-cpu large
+}
+moved() {  # moved FROM TO: 2 of 4 steps on FROM, the rest resumed from its checkpoint on TO
+  local out=moved-$1-$2
+  train "$out" --device "$1" --model smallcnn --impl deterministic --stop-after 2 &&
+    train "$out" --device "$2" --model smallcnn --impl deterministic --resume "$work/$out" &&
+    same_bits smallcnn-det-cpu "$out"
+}
+
+resnet18_audit() {  # ResNet-18 op by op, cpu against the emulated cuda: identical
+  "$build/detrain" audit --json --steps 2 --data-dir "$data" --model resnet18 --impl exact-all \
+    --batch-size 32 --limit-train 64 --vs '--device cuda' >"$work/audit.json" 2>"$work/audit.log" ||
+    { cat "$work/audit.log"; return 1; }
+  python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))
+if not a["identical"]: print(json.dumps(a["first_difference"], indent=1)); sys.exit(1)' \
+    "$work/audit.json"
+}
+
+if [[ ! -d $data ]]; then
+  echo "emulate: $data is missing (scripts/setup.sh installs it): the training pairs are skipped"
+  failed+=(data)
+else
+  check smallcnn-deterministic pair smallcnn-det --model smallcnn --impl deterministic
+  check smallcnn-exact pair smallcnn-exact --model smallcnn --impl exact
+  check smallcnn-bn-exact-all pair smallcnn-bn-exact-all --model smallcnn-bn --impl exact-all
+  check smallcnn-exact-micro-batches micro_batches
+  check smallcnn-deterministic-large-tiles large_tiles
+  check smallcnn-deterministic-cuda-cpu moved cuda cpu
+  check smallcnn-deterministic-cpu-cuda moved cpu cuda
+  check resnet18-exact-all-audit resnet18_audit
+fi
+
+if ((${#failed[@]})); then
+  echo "emulate: FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "emulate: every check passed"

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: MIT
+// hostcuda's CUDA runtime API: the functions of <cuda_runtime.h> the backend and its tests call,
+// over the emulated device of queue.h (tests/hostcuda/cuda_runtime.h says what it emulates).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "tests/hostcuda/queue.h"
+
+using dt::hostcuda::fail;
+using dt::hostcuda::State;
+using dt::hostcuda::state;
+using Lock = std::lock_guard<std::recursive_mutex>;
+
+cudaError_t cudaGetDeviceCount(int* count) {
+    *count = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+    if (device != 0) return fail(cudaErrorInvalidValue);
+    *prop = cudaDeviceProp{};
+    std::snprintf(prop->name, sizeof prop->name, "hostcuda (CUDA emulated on the host)");
+    prop->totalGlobalMem = dt::hostcuda::memory_limit();
+    prop->sharedMemPerBlock = dt::hostcuda::kSharedPerBlock;
+    prop->sharedMemPerBlockOptin = dt::hostcuda::kSharedOptin;
+    prop->sharedMemPerMultiprocessor = std::size_t{228} << 10;
+    prop->regsPerBlock = 65536;
+    prop->warpSize = 32;
+    prop->maxThreadsPerBlock = 1024;
+    prop->maxThreadsPerMultiProcessor = 2048;
+    prop->multiProcessorCount = dt::hostcuda::kMultiprocessors;
+    prop->major = 9;
+    prop->minor = 0;
+    prop->l2CacheSize = 50 << 20;
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device) {
+    return device == 0 ? cudaSuccess : fail(cudaErrorInvalidValue);
+}
+cudaError_t cudaDriverGetVersion(int* v) {
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int* v) {
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetLastError() { return dt::hostcuda::take_last_error(); }
+cudaError_t cudaPeekAtLastError() { return dt::hostcuda::peek_last_error(); }
+
+const char* cudaGetErrorName(cudaError_t e) {
+    switch (e) {
+        case cudaSuccess:
+            return "cudaSuccess";
+        case cudaErrorInvalidValue:
+            return "cudaErrorInvalidValue";
+        case cudaErrorMemoryAllocation:
+            return "cudaErrorMemoryAllocation";
+        case cudaErrorInvalidConfiguration:
+            return "cudaErrorInvalidConfiguration";
+        case cudaErrorInsufficientDriver:
+            return "cudaErrorInsufficientDriver";
+        case cudaErrorNoDevice:
+            return "cudaErrorNoDevice";
+        case cudaErrorInvalidResourceHandle:
+            return "cudaErrorInvalidResourceHandle";
+        case cudaErrorNotReady:
+            return "cudaErrorNotReady";
+        case cudaErrorIllegalAddress:
+            return "cudaErrorIllegalAddress";
+        case cudaErrorLaunchOutOfResources:
+            return "cudaErrorLaunchOutOfResources";
+    }
+    return "cudaErrorUnknown";
+}
+const char* cudaGetErrorString(cudaError_t e) {
+    switch (e) {
+        case cudaSuccess:
+            return "no error";
+        case cudaErrorInvalidValue:
+            return "invalid argument";
+        case cudaErrorMemoryAllocation:
+            return "out of memory";
+        case cudaErrorInvalidConfiguration:
+            return "invalid configuration argument";
+        case cudaErrorNotReady:
+            return "device not ready";
+        case cudaErrorIllegalAddress:
+            return "an illegal memory access was encountered";
+        default:
+            return "hostcuda error";
+    }
+}
+
+cudaError_t cudaMalloc(void** p, std::size_t bytes) {
+    State& s = state();
+    Lock lock(s.mu);
+    *p = nullptr;
+    if (bytes > dt::hostcuda::memory_limit() - s.device_bytes)
+        return fail(cudaErrorMemoryAllocation);
+    // 256-byte aligned, as cudaMalloc's are; plain heap memory, so that a sanitizer sees a kernel
+    // reading or writing past an allocation.
+    void* q = ::operator new (bytes == 0 ? 1 : bytes, std::align_val_t{256}, std::nothrow);
+    if (q == nullptr) return fail(cudaErrorMemoryAllocation);
+    s.device[static_cast<const char*>(q)] = bytes;
+    s.device_bytes += bytes;
+    *p = q;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFree(void* p) {
+    if (p == nullptr) return cudaSuccess;
+    State& s = state();
+    Lock lock(s.mu);
+    dt::hostcuda::drain(s);  // cudaFree waits for the device
+    auto it = s.device.find(static_cast<const char*>(p));
+    if (it == s.device.end()) return fail(cudaErrorInvalidValue);
+    s.device_bytes -= it->second;
+    s.device.erase(it);
+    ::operator delete (p, std::align_val_t{256});
+    return cudaSuccess;
+}
+
+cudaError_t cudaMallocHost(void** p, std::size_t bytes) {
+    State& s = state();
+    Lock lock(s.mu);
+    *p = std::malloc(bytes == 0 ? 1 : bytes);
+    if (*p == nullptr) return fail(cudaErrorMemoryAllocation);
+    s.pinned[static_cast<const char*>(*p)] = bytes;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void* p) {
+    if (p == nullptr) return cudaSuccess;
+    State& s = state();
+    Lock lock(s.mu);
+    dt::hostcuda::drain(s);
+    if (s.pinned.erase(static_cast<const char*>(p)) == 0) return fail(cudaErrorInvalidValue);
+    std::free(p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t) {
+    if (bytes == 0) return cudaSuccess;
+    State& s = state();
+    Lock lock(s.mu);
+    if (!dt::hostcuda::copy_ok(s, dst, src, bytes, kind)) {
+        std::fprintf(stderr,
+                     "hostcuda: a copy of %zu bytes (kind %d) from %p to %p: a device side "
+                     "outside every allocation, or a host side in device memory\n",
+                     bytes, static_cast<int>(kind), src, dst);
+        return fail(cudaErrorInvalidValue);
+    }
+    // A copy between the device and page-locked memory is queued: the host must wait for it
+    // before it reads or reuses the buffer. One with pageable memory is done now, after the
+    // queued work, as the runtime's staged copies behave.
+    const void* host = kind == cudaMemcpyHostToDevice   ? src
+                       : kind == cudaMemcpyDeviceToHost ? static_cast<const void*>(dst)
+                                                        : nullptr;
+    if (host != nullptr && !dt::hostcuda::inside(s.pinned, host, bytes)) {
+        dt::hostcuda::drain(s);
+        std::memmove(dst, src, bytes);
+        return cudaSuccess;
+    }
+    dt::hostcuda::Op op(dt::hostcuda::Op::kCopy);
+    op.dst = dst;
+    op.src = src;
+    op.bytes = bytes;
+    dt::hostcuda::push(s, std::move(op));
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+    State& s = state();
+    Lock lock(s.mu);
+    const cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
+    dt::hostcuda::drain(s);
+    return e;
+}
+
+cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t) {
+    if (bytes == 0) return cudaSuccess;
+    State& s = state();
+    Lock lock(s.mu);
+    if (!dt::hostcuda::inside(s.device, p, bytes)) return fail(cudaErrorInvalidValue);
+    dt::hostcuda::Op op(dt::hostcuda::Op::kSet);
+    op.dst = p;
+    op.bytes = bytes;
+    op.value = value;
+    dt::hostcuda::push(s, std::move(op));
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemset(void* p, int value, std::size_t bytes) {
+    State& s = state();
+    Lock lock(s.mu);
+    const cudaError_t e = cudaMemsetAsync(p, value, bytes, nullptr);
+    dt::hostcuda::drain(s);
+    return e;
+}
+
+cudaError_t cudaDeviceSynchronize() {
+    State& s = state();
+    Lock lock(s.mu);
+    dt::hostcuda::drain(s);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t* st) { return cudaStreamCreateWithFlags(st, 0); }
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* st, unsigned flags) {
+    *st = new CUstream_st{flags};
+    return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t st) {
+    delete st;
+    return cudaSuccess;
+}
+// One queue for every stream: a valid order of any program's streams, stricter than a GPU's.
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaDeviceSynchronize(); }
+cudaError_t cudaStreamQuery(cudaStream_t) {
+    State& s = state();
+    Lock lock(s.mu);
+    return s.queue.empty() ? cudaSuccess : cudaErrorNotReady;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, 0); }
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
+    *e = new CUevent_st;
+    return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+    State& s = state();
+    Lock lock(s.mu);
+    dt::hostcuda::drain(s);  // (a queued record of it must not outlive it)
+    delete e;
+    return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+    if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    State& s = state();
+    Lock lock(s.mu);
+    dt::hostcuda::Op op(dt::hostcuda::Op::kEvent);
+    op.event = e;
+    e->done = false;
+    e->recorded = dt::hostcuda::push(s, std::move(op));
+    return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+    if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    State& s = state();
+    Lock lock(s.mu);
+    dt::hostcuda::drain(s, e->recorded);
+    return cudaSuccess;
+}
+cudaError_t cudaEventQuery(cudaEvent_t e) {
+    State& s = state();
+    Lock lock(s.mu);
+    return e->recorded == 0 || e->done ? cudaSuccess : cudaErrorNotReady;
+}
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+    if (!start->done || !end->done) return fail(cudaErrorNotReady);
+    *ms = static_cast<float>(end->ms - start->ms);
+    return cudaSuccess;
+}

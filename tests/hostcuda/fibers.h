@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+// hostcuda's block scheduler: the threads of one block as fibers on the calling thread, with
+// __syncthreads a barrier among them (tests/hostcuda/cuda_runtime.h says what it emulates).
+#pragma once
+#include <cstddef>
+#include <functional>
+
+namespace dt::hostcuda {
+
+/// Runs `run` once for every thread of a block of `threads`, with threadIdx set for each and
+/// __syncthreads a barrier across the block. Within a barrier phase the threads run one at a
+/// time, forward on even phases and backward on odd ones. A barrier reached by some threads of
+/// the block while others have finished is reported (stderr) and aborts: on a GPU it is
+/// undefined behaviour. `start_thread(t)` is called before thread t first runs (per-thread state).
+void run_block(unsigned threads, const std::function<void()>& run,
+               const std::function<void(unsigned)>& start_thread);
+
+/// The barrier (__syncthreads): the running fiber waits for the other threads of its block.
+void block_barrier();
+
+/// Index of the thread running now, in its block.
+unsigned running_thread();
+
+}  // namespace dt::hostcuda

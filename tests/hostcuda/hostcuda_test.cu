@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+// hostcuda itself (built only with DT_ENABLE_CUDA=EMULATE): what it claims to emulate, each
+// shown able to catch what it is there to catch.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+__global__ void count_visits(int* visits, unsigned* seen_threads) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    atomicAdd(visits + i, 1);
+    if (threadIdx.x == 0) seen_threads[blockIdx.x] = blockDim.x * gridDim.x;
+}
+
+/// Thread t writes shared[t], then (after a barrier or not) reads its neighbour's.
+__global__ void neighbour(float* out, bool barrier) {
+    __shared__ float shared[64];
+    const unsigned t = threadIdx.x;
+    shared[t] = static_cast<float>(blockIdx.x * 100 + t);
+    if (barrier) __syncthreads();
+    out[blockIdx.x * blockDim.x + t] = shared[(t + 1) % blockDim.x];
+}
+
+__global__ void dynamic_first(float* out) {
+    extern __shared__ __align__(16) float dyn[];
+    out[blockIdx.x] = dyn[threadIdx.x];  // read before any write: all-ones bytes
+    __syncthreads();
+}
+
+__global__ void write_value(float* x, float v) { *x = v; }
+
+__global__ void divergent_barrier() {
+    if (threadIdx.x % 2 == 0) __syncthreads();
+}
+
+template <class T>
+T* device_alloc(std::size_t n) {
+    T* p = nullptr;
+    EXPECT_EQ(cudaMalloc(&p, n * sizeof(T)), cudaSuccess);
+    return p;
+}
+
+TEST(Hostcuda, EveryThreadOfEveryBlockRunsOnce) {
+    const unsigned blocks = 7, threads = 96;
+    int* visits = device_alloc<int>(blocks * threads);
+    unsigned* seen = device_alloc<unsigned>(blocks);
+    ASSERT_EQ(cudaMemset(visits, 0, blocks * threads * sizeof(int)), cudaSuccess);
+    count_visits<<<blocks, threads>>>(visits, seen);
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    std::vector<int> got(blocks * threads);
+    std::vector<unsigned> got_seen(blocks);
+    ASSERT_EQ(cudaMemcpy(got.data(), visits, got.size() * sizeof(int), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(got_seen.data(), seen, blocks * sizeof(unsigned), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    EXPECT_EQ(got, std::vector<int>(blocks * threads, 1));
+    EXPECT_EQ(got_seen, std::vector<unsigned>(blocks, blocks * threads));
+    cudaFree(visits);
+    cudaFree(seen);
+}
+
+TEST(Hostcuda, ABarrierPublishesSharedWritesAndItsAbsenceShows) {
+    const unsigned blocks = 2, threads = 64;
+    float* out = device_alloc<float>(blocks * threads);
+    std::vector<float> got(blocks * threads);
+    for (bool barrier : {true, false}) {
+        neighbour<<<blocks, threads>>>(out, barrier);
+        ASSERT_EQ(cudaMemcpy(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                  cudaSuccess);
+        int right = 0;
+        for (unsigned b = 0; b < blocks; ++b)
+            for (unsigned t = 0; t < threads; ++t)
+                right += got[b * threads + t] == static_cast<float>(b * 100 + (t + 1) % threads);
+        if (barrier) {
+            EXPECT_EQ(right, static_cast<int>(blocks * threads));
+        } else {
+            // Threads run one at a time: each read of a neighbour not yet run finds the
+            // all-ones bytes of fresh shared memory (NaN), per block.
+            EXPECT_LT(right, static_cast<int>(blocks * threads)) << "a missing barrier went unseen";
+            EXPECT_TRUE(got[0] != got[0]) << "fresh shared memory is not NaN";
+        }
+    }
+    cudaFree(out);
+}
+
+TEST(Hostcuda, LaunchErrorsAreAGpus) {
+    float* out = device_alloc<float>(1024);
+    write_value<<<1, 1025>>>(out, 1.0f);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);
+    write_value<<<0, 32>>>(out, 1.0f);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "cudaGetLastError clears the error";
+    // Past 48 KiB of dynamic shared memory only with the kernel's attribute, up to the opt-in.
+    const std::size_t big = std::size_t{64} << 10;
+    dynamic_first<<<1, 32, big>>>(out);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidValue);
+    EXPECT_EQ(cudaFuncSetAttribute(dynamic_first, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(std::size_t{300} << 10)),
+              cudaErrorInvalidValue);
+    cudaGetLastError();
+    ASSERT_EQ(cudaFuncSetAttribute(dynamic_first, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(big)),
+              cudaSuccess);
+    dynamic_first<<<2, 32, big>>>(out);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+    float got[2] = {0, 0};
+    ASSERT_EQ(cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_TRUE(got[0] != got[0] && got[1] != got[1]) << "fresh dynamic shared memory is not NaN";
+    cudaFree(out);
+}
+
+TEST(Hostcuda, QueuedWorkRunsOnlyWhenWaitedFor) {
+    float* x = device_alloc<float>(1);
+    float* pinned = nullptr;
+    ASSERT_EQ(cudaMallocHost(&pinned, sizeof(float)), cudaSuccess);
+    *pinned = -1.0f;
+    cudaStream_t s = nullptr;
+    ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+    write_value<<<1, 1, 0, s>>>(x, 3.0f);
+    ASSERT_EQ(cudaMemcpyAsync(pinned, x, sizeof(float), cudaMemcpyDeviceToHost, s), cudaSuccess);
+    EXPECT_EQ(cudaStreamQuery(s), cudaErrorNotReady);
+    EXPECT_EQ(*pinned, -1.0f) << "a queued copy to page-locked memory ran before it was waited for";
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    EXPECT_EQ(*pinned, 3.0f);
+    EXPECT_EQ(cudaStreamQuery(s), cudaSuccess);
+    // A copy to pageable memory waits for the work before it, as the runtime's does.
+    write_value<<<1, 1, 0, s>>>(x, 4.0f);
+    float pageable = 0;
+    ASSERT_EQ(cudaMemcpyAsync(&pageable, x, sizeof(float), cudaMemcpyDeviceToHost, s), cudaSuccess);
+    EXPECT_EQ(pageable, 4.0f);
+    // An event completes when the queue reaches it, not before.
+    cudaEvent_t e = nullptr;
+    ASSERT_EQ(cudaEventCreate(&e), cudaSuccess);
+    write_value<<<1, 1, 0, s>>>(x, 5.0f);
+    ASSERT_EQ(cudaEventRecord(e, s), cudaSuccess);
+    EXPECT_EQ(cudaEventQuery(e), cudaErrorNotReady);
+    ASSERT_EQ(cudaEventSynchronize(e), cudaSuccess);
+    EXPECT_EQ(cudaEventQuery(e), cudaSuccess);
+    cudaEventDestroy(e);
+    cudaStreamDestroy(s);
+    cudaFreeHost(pinned);
+    cudaFree(x);
+}
+
+TEST(Hostcuda, ACopyOutsideAnAllocationOrAgainstItsDirectionIsRefused) {
+    float* x = device_alloc<float>(4);
+    float host[8] = {};
+    EXPECT_EQ(cudaMemcpy(x, host, 4 * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(x, host, 8 * sizeof(float), cudaMemcpyHostToDevice),
+              cudaErrorInvalidValue);
+    EXPECT_EQ(cudaMemcpy(x + 1, host, 4 * sizeof(float), cudaMemcpyHostToDevice),
+              cudaErrorInvalidValue);
+    cudaGetLastError();
+    EXPECT_EQ(cudaMemcpy(host, x, 4 * sizeof(float), cudaMemcpyHostToDevice),
+              cudaErrorInvalidValue)
+        << "a host-to-device copy into host memory";
+    cudaGetLastError();
+    EXPECT_EQ(cudaMemsetAsync(x + 2, 0, 4 * sizeof(float)), cudaErrorInvalidValue);
+    cudaGetLastError();
+    cudaFree(x);
+}
+
+TEST(Hostcuda, OutOfMemoryIsAnAnswer) {
+    void* p = nullptr;
+    EXPECT_EQ(cudaMalloc(&p, std::size_t{1} << 50), cudaErrorMemoryAllocation);
+    EXPECT_EQ(p, nullptr);
+    EXPECT_EQ(cudaGetLastError(), cudaErrorMemoryAllocation);
+}
+
+TEST(HostcudaDeathTest, ABarrierSomeThreadsOfABlockSkipAborts) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            divergent_barrier<<<1, 4>>>();
+            cudaDeviceSynchronize();
+        },
+        "a barrier not reached by every thread of its block");
+}
+
+}  // namespace

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+// hostcuda's queue: the stream's deferred work and how it runs (launches block by block, copies,
+// events), launch checks, shared memory, errors (tests/hostcuda/cuda_runtime.h says what it
+// emulates and what not).
+#include "tests/hostcuda/queue.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "tests/hostcuda/fibers.h"
+
+uint3 threadIdx;
+uint3 blockIdx;
+dim3 blockDim;
+dim3 gridDim;
+
+namespace dt::hostcuda {
+
+std::size_t memory_limit() {
+    const char* gib = std::getenv("DT_HOSTCUDA_MEMORY_GIB");
+    return (gib != nullptr ? std::strtoull(gib, nullptr, 10) : 8) << 30;
+}
+
+double now_ms() {
+    using namespace std::chrono;
+    return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+State& state() {
+    static State* s = new State;  // never destroyed: no order problems at exit
+    return *s;
+}
+
+namespace {
+
+thread_local cudaError_t last_error = cudaSuccess;
+
+void run_launch(State& s, const Op& op) {
+    const Launch& l = op.config;
+    gridDim = l.grid;
+    blockDim = l.block;
+    const unsigned threads = l.block.x * l.block.y * l.block.z;
+    const std::function<void(unsigned)> start_thread = [&s](unsigned t) { s.shared_taken[t] = 0; };
+    for (unsigned z = 0; z < l.grid.z; ++z) {
+        for (unsigned y = 0; y < l.grid.y; ++y) {
+            for (unsigned x = 0; x < l.grid.x; ++x) {
+                blockIdx = uint3{x, y, z};
+                s.shared.clear();
+                s.shared_taken.assign(threads, 0);
+                s.dynamic.assign(l.shared, 0xff);
+                run_block(threads, op.run, start_thread);
+            }
+        }
+    }
+}
+
+void execute(State& s, Op& op) {
+    switch (op.kind) {
+        case Op::kKernel:
+            run_launch(s, op);
+            break;
+        case Op::kCopy:
+            std::memmove(op.dst, op.src, op.bytes);
+            break;
+        case Op::kSet:
+            std::memset(op.dst, op.value, op.bytes);
+            break;
+        case Op::kEvent:
+            if (op.event->recorded == op.seq) {  // (not recorded again since)
+                op.event->done = true;
+                op.event->ms = now_ms();
+            }
+            break;
+    }
+}
+
+}  // namespace
+
+cudaError_t fail(cudaError_t e) {
+    if (last_error == cudaSuccess) last_error = e;
+    return e;
+}
+cudaError_t take_last_error() {
+    const cudaError_t e = last_error;
+    last_error = cudaSuccess;
+    return e;
+}
+cudaError_t peek_last_error() { return last_error; }
+
+bool inside(const Allocations& allocs, const void* p, std::size_t bytes) {
+    const char* c = static_cast<const char*>(p);
+    auto it = allocs.upper_bound(c);
+    if (it == allocs.begin()) return false;
+    --it;
+    return c >= it->first && c + bytes <= it->first + it->second;
+}
+
+void drain(State& s, uint64_t upto) {
+    while (!s.queue.empty() && s.queue.front().seq <= upto) {
+        Op op = std::move(s.queue.front());
+        s.queue.pop_front();
+        execute(s, op);
+    }
+}
+
+uint64_t push(State& s, Op op) {
+    op.seq = s.next_seq++;
+    const uint64_t seq = op.seq;
+    s.queue.push_back(std::move(op));
+    return seq;
+}
+
+bool copy_ok(const State& s, void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+    const bool dst_dev = inside(s.device, dst, bytes), src_dev = inside(s.device, src, bytes);
+    switch (kind) {
+        case cudaMemcpyHostToDevice:
+            return dst_dev && !inside(s.device, src, 1);
+        case cudaMemcpyDeviceToHost:
+            return src_dev && !inside(s.device, dst, 1);
+        case cudaMemcpyDeviceToDevice:
+            return dst_dev && src_dev;
+        default:
+            return false;  // the engine names every copy's direction
+    }
+}
+
+uint64_t global_timer_ns() {
+    using namespace std::chrono;
+    return static_cast<uint64_t>(
+        duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count());
+}
+
+cudaError_t set_function_attribute(const void* kernel, cudaFuncAttribute attr, int value) {
+    State& s = state();
+    std::lock_guard<std::recursive_mutex> lock(s.mu);
+    if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+        if (value < 0 || static_cast<std::size_t>(value) > kSharedOptin)
+            return fail(cudaErrorInvalidValue);
+        s.max_dynamic_shared[kernel] = value;
+        return cudaSuccess;
+    }
+    if (attr == cudaFuncAttributePreferredSharedMemoryCarveout) {
+        return value < -1 || value > 100 ? fail(cudaErrorInvalidValue) : cudaSuccess;
+    }
+    return fail(cudaErrorInvalidValue);
+}
+
+void enqueue_launch(const void* kernel, const Launch& config, std::function<void()> run) {
+    State& s = state();
+    std::lock_guard<std::recursive_mutex> lock(s.mu);
+    const dim3 g = config.grid, b = config.block;
+    const uint64_t threads = uint64_t{b.x} * b.y * b.z;
+    if (threads == 0 || threads > 1024 || b.z > 64 || g.x == 0 || g.y == 0 || g.z == 0 ||
+        g.x > 0x7fffffffu || g.y > 65535 || g.z > 65535) {
+        fail(cudaErrorInvalidConfiguration);
+        return;
+    }
+    if (config.shared > kSharedPerBlock) {
+        auto it = s.max_dynamic_shared.find(kernel);
+        if (it == s.max_dynamic_shared.end() ||
+            config.shared > static_cast<std::size_t>(it->second)) {
+            fail(cudaErrorInvalidValue);  // what a GPU answers: more than the kernel may have
+            return;
+        }
+    }
+    Op op(Op::kKernel);
+    op.config = config;
+    op.run = std::move(run);
+    push(s, std::move(op));
+}
+
+void* shared_array(std::size_t bytes) {
+    State& s = state();  // (the queue's lock is held: a block runs inside drain)
+    const unsigned t = running_thread();
+    const unsigned k = s.shared_taken[t]++;
+    if (k == s.shared.size()) s.shared.emplace_back(bytes + 64, 0xff);
+    if (k > s.shared.size() || s.shared[k].size() != bytes + 64) {
+        std::fprintf(stderr, "hostcuda: thread %u declared shared array %u unlike thread 0\n", t,
+                     k);
+        std::abort();
+    }
+    // 64-byte aligned, as every __align__ of the kernels asks at most.
+    void* p = s.shared[k].data();
+    std::size_t space = bytes + 64;
+    return std::align(64, bytes, p, space);
+}
+
+void* dynamic_shared() {
+    State& s = state();
+    return s.dynamic.empty() ? nullptr : s.dynamic.data();
+}
+
+}  // namespace dt::hostcuda
+
+void __syncthreads() { dt::hostcuda::block_barrier(); }
+
+long long clock64() {
+    static long long cycles = 0;
+    return cycles += 1'000'000;
+}

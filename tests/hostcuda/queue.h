@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// hostcuda's device state, shared by its runtime API (api.cpp) and its queue (queue.cpp): the
+// device's allocations, the one stream's queue of deferred work and the launch being run.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "tests/hostcuda/cuda_runtime.h"
+
+struct CUstream_st {
+    unsigned flags = 0;
+};
+struct CUevent_st {
+    uint64_t recorded = 0;  // the queue position of its last record (0: never recorded)
+    bool done = false;      // the queue has run past that record
+    double ms = 0;          // host time when it did
+};
+
+namespace dt::hostcuda {
+
+inline constexpr std::size_t kSharedPerBlock = std::size_t{48} << 10;
+inline constexpr std::size_t kSharedOptin = std::size_t{227} << 10;  // an H100's, per block
+inline constexpr int kMultiprocessors = 132;                         // an H100 SXM's
+
+/// The emulated device's memory: $DT_HOSTCUDA_MEMORY_GIB GiB, 8 unless set.
+std::size_t memory_limit();
+double now_ms();
+
+/// One piece of work on the stream.
+struct Op {
+    enum Kind { kKernel, kCopy, kSet, kEvent };
+    explicit Op(Kind k) : kind(k) {}
+    Kind kind;
+    uint64_t seq = 0;  // its queue position
+    // kKernel
+    Launch config{1, 1};
+    std::function<void()> run;
+    // kCopy, kSet
+    void* dst = nullptr;
+    const void* src = nullptr;
+    std::size_t bytes = 0;
+    int value = 0;
+    // kEvent
+    cudaEvent_t event = nullptr;
+};
+
+using Allocations = std::map<const char*, std::size_t, std::less<>>;  // start, bytes
+
+struct State {
+    std::recursive_mutex mu;  // held by every API call, and while queued work runs
+    Allocations device, pinned;
+    std::size_t device_bytes = 0;
+    std::map<const void*, int> max_dynamic_shared;  // by kernel (cudaFuncSetAttribute)
+    std::deque<Op> queue;
+    uint64_t next_seq = 1;
+    // The block running now: its shared arrays and the running launch's dynamic shared memory.
+    std::vector<std::vector<unsigned char>> shared;
+    std::vector<unsigned> shared_taken;  // by thread: how many arrays it has declared
+    std::vector<unsigned char> dynamic;
+};
+
+State& state();
+
+/// Keeps `e` as the calling thread's last error (unless one is kept) and returns it.
+cudaError_t fail(cudaError_t e);
+/// The calling thread's last error, cleared.
+cudaError_t take_last_error();
+cudaError_t peek_last_error();
+
+/// Runs the queued work up to and including position `upto` (everything: UINT64_MAX).
+void drain(State& s, uint64_t upto = UINT64_MAX);
+/// Queues `op`; returns its position.
+uint64_t push(State& s, Op op);
+
+/// Whether [p, p + bytes) lies inside one allocation of `allocs`.
+bool inside(const Allocations& allocs, const void* p, std::size_t bytes);
+/// Whether a copy's pointers fit its direction: a device side inside one device allocation (a
+/// GPU would fault on anything else), a host side not in device memory.
+bool copy_ok(const State& s, void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind);
+
+}  // namespace dt::hostcuda
