@@ -15,7 +15,9 @@ set(CMAKE_REQUIRED_FLAGS -mfma)
 check_cxx_source_runs("int main() { return __builtin_cpu_supports(\"fma\") ? 0 : 1; }"
                       DT_HOSTCUDA_HOST_FMA)
 unset(CMAKE_REQUIRED_FLAGS)
-set(DT_HOSTCUDA_FLAGS "-include;${DT_HOSTCUDA_HEADER}")
+# DT_HOSTCUDA_KERNELS marks a rewritten CUDA source (kernel code: GridPos::here, DeviceSync's
+# barrier, launch_elementwise); host code that includes <cuda_runtime.h> sees DT_HOSTCUDA only.
+set(DT_HOSTCUDA_FLAGS "-include;${DT_HOSTCUDA_HEADER};-DDT_HOSTCUDA_KERNELS=1")
 if(DT_HOSTCUDA_HOST_FMA)
   list(APPEND DT_HOSTCUDA_FLAGS -mfma)
 endif()

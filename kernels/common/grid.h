@@ -22,7 +22,7 @@ struct GridPos {
     /// Threads in the whole grid: the step of a grid-stride loop.
     DT_HD int64_t stride() const { return static_cast<int64_t>(blocks) * threads; }
 
-#if defined(__CUDACC__) || defined(DT_HOSTCUDA)  // (DT_HOSTCUDA: tests/hostcuda/cuda_runtime.h)
+#if defined(__CUDACC__) || defined(DT_HOSTCUDA_KERNELS)  // (cmake/dt_hostcuda.cmake)
     __device__ static GridPos here() {
         return GridPos{blockIdx.x, threadIdx.x, gridDim.x, blockDim.x};
     }

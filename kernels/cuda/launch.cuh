@@ -36,7 +36,7 @@ inline const uint32_t* permuted_order(const common::AccumSpec& spec, int64_t n) 
 /// host tests run with a std::barrier instead (tests/support/block_runner.h).
 struct DeviceSync {
     DT_HD void operator()() const {
-#if defined(__CUDA_ARCH__) || defined(DT_HOSTCUDA)  // (hostcuda: a barrier among its fibers)
+#if defined(__CUDA_ARCH__) || defined(DT_HOSTCUDA_KERNELS)  // (hostcuda: a barrier of fibers)
         __syncthreads();
 #endif
     }
@@ -90,7 +90,7 @@ inline void check_launch(const char* what) {
     if (launch_profile_on()) profile_launch(what);
 }
 
-#if defined(__CUDACC__) || defined(DT_HOSTCUDA)  // (the GPU benches include it from host code)
+#if defined(__CUDACC__) || defined(DT_HOSTCUDA_KERNELS)  // (GPU benches: host code)
 /// Launches a grid-striding kernel over n elements on the stream (the launch shape of
 /// launch_shape.h; nothing when n <= 0) and records a launch failure under `name`.
 template <typename... KArgs, typename... Args>

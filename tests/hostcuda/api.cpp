@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // hostcuda's CUDA runtime API: the functions of <cuda_runtime.h> the backend and its tests call,
 // over the emulated device of queue.h (tests/hostcuda/cuda_runtime.h says what it emulates).
+#include <sanitizer/asan_interface.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -108,6 +110,7 @@ cudaError_t cudaMalloc(void** p, std::size_t bytes) {
     if (q == nullptr) return fail(cudaErrorMemoryAllocation);
     s.device[static_cast<const char*>(q)] = bytes;
     s.device_bytes += bytes;
+    ASAN_POISON_MEMORY_REGION(q, bytes);  // (dt::hostcuda::device_access)
     *p = q;
     return cudaSuccess;
 }
@@ -120,6 +123,7 @@ cudaError_t cudaFree(void* p) {
     auto it = s.device.find(static_cast<const char*>(p));
     if (it == s.device.end()) return fail(cudaErrorInvalidValue);
     s.device_bytes -= it->second;
+    ASAN_UNPOISON_MEMORY_REGION(p, it->second);
     s.device.erase(it);
     ::operator delete (p, std::align_val_t{256});
     return cudaSuccess;
@@ -164,7 +168,9 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
                                                         : nullptr;
     if (host != nullptr && !dt::hostcuda::inside(s.pinned, host, bytes)) {
         dt::hostcuda::drain(s);
+        dt::hostcuda::device_access(s, true);
         std::memmove(dst, src, bytes);
+        dt::hostcuda::device_access(s, false);
         return cudaSuccess;
     }
     dt::hostcuda::Op op(dt::hostcuda::Op::kCopy);
@@ -213,10 +219,16 @@ cudaError_t cudaDeviceSynchronize() {
 
 cudaError_t cudaStreamCreate(cudaStream_t* st) { return cudaStreamCreateWithFlags(st, 0); }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* st, unsigned flags) {
+    State& s = state();
+    Lock lock(s.mu);
     *st = new CUstream_st{flags};
+    s.handles.insert(*st);
     return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t st) {
+    State& s = state();
+    Lock lock(s.mu);
+    if (s.handles.erase(st) == 0) return fail(cudaErrorInvalidResourceHandle);
     delete st;
     return cudaSuccess;
 }
@@ -230,13 +242,17 @@ cudaError_t cudaStreamQuery(cudaStream_t) {
 
 cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, 0); }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
+    State& s = state();
+    Lock lock(s.mu);
     *e = new CUevent_st;
+    s.handles.insert(*e);
     return cudaSuccess;
 }
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
     State& s = state();
     Lock lock(s.mu);
     dt::hostcuda::drain(s);  // (a queued record of it must not outlive it)
+    if (s.handles.erase(e) == 0) return fail(cudaErrorInvalidResourceHandle);
     delete e;
     return cudaSuccess;
 }

@@ -6,6 +6,8 @@
 // calls, without a fiber's two switches each.
 #include "tests/hostcuda/fibers.h"
 
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -59,6 +61,10 @@ struct Context {
 #else
     ucontext_t uc{};
 #endif
+    // Its stack, for AddressSanitizer's fiber switches (the host thread's: learned on the first
+    // switch from it).
+    const void* bottom = nullptr;
+    std::size_t size = 0;
 };
 
 struct Fiber {
@@ -96,25 +102,45 @@ void* new_stack() {
     return static_cast<char*>(p) + page;
 }
 
-void switch_to(Context& save, Context& load) {
+/// Switches from the running context (`save`) to `load`; returns when something switches back.
+/// `save_ends`: `save` never runs again (a finished fiber).
+void switch_to(Context& save, Context& load, bool save_ends = false) {
+#if defined(__SANITIZE_ADDRESS__)
+    // AddressSanitizer is told of every stack switch, or it takes the fiber's frames for the
+    // host thread's and reports nonsense.
+    void* fake_stack = nullptr;
+    __sanitizer_start_switch_fiber(save_ends ? nullptr : &fake_stack, load.bottom, load.size);
+#else
+    (void)save_ends;
+#endif
 #if defined(__x86_64__)
     dt_hostcuda_switch(&save.sp, load.sp);
 #else
     swapcontext(&save.uc, &load.uc);
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+    __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
 #endif
 }
 
 /// A fiber's first and only frame: runs the thread's program, then switches home for good.
 [[noreturn]] void fiber_main() {
     Scheduler& s = scheduler();
+#if defined(__SANITIZE_ADDRESS__)
+    __sanitizer_finish_switch_fiber(nullptr, &s.home.bottom, &s.home.size);
+#endif
     (*s.run)();
     s.running->done = true;
-    switch_to(s.running->context, s.home);
+    switch_to(s.running->context, s.home, /*save_ends=*/true);
     fatal("a finished device thread was resumed");
 }
 
 /// Makes `f` start at fiber_main when switched to.
 void prepare(Fiber& f) {
+    // A finished fiber's frames may have left poisoned redzones on the stack (no-op without ASan).
+    ASAN_UNPOISON_MEMORY_REGION(f.stack, kStackBytes);
+    f.context.bottom = f.stack;
+    f.context.size = kStackBytes;
 #if defined(__x86_64__)
     // The stack as dt_hostcuda_switch leaves it: six saved registers (zero), then the address it
     // returns to (fiber_main), then a null return address for fiber_main's frame, which keeps

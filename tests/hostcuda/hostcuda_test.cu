@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -180,5 +181,29 @@ TEST(HostcudaDeathTest, ABarrierSomeThreadsOfABlockSkipAborts) {
         },
         "a barrier not reached by every thread of its block");
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+__global__ void write_past_end(float* x, int n) { x[n] = 1.0f; }
+
+TEST(HostcudaDeathTest, UnderAddressSanitizerAKernelPastItsAllocationIsReported) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            float* x = device_alloc<float>(16);
+            write_past_end<<<1, 1>>>(x, 16);
+            cudaDeviceSynchronize();
+        },
+        "heap-buffer-overflow");
+}
+
+TEST(HostcudaDeathTest, UnderAddressSanitizerHostAccessToDeviceMemoryIsReported) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    float* x = device_alloc<float>(16);
+    ASSERT_EQ(cudaMemset(x, 0, 16 * sizeof(float)), cudaSuccess);
+    EXPECT_DEATH({ std::printf("%f\n", static_cast<double>(*(volatile float*)(x + 3))); },
+                 "use-after-poison");
+    cudaFree(x);
+}
+#endif
 
 }  // namespace

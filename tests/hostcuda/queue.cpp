@@ -4,6 +4,8 @@
 // emulates and what not).
 #include "tests/hostcuda/queue.h"
 
+#include <sanitizer/asan_interface.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -98,12 +100,30 @@ bool inside(const Allocations& allocs, const void* p, std::size_t bytes) {
     return c >= it->first && c + bytes <= it->first + it->second;
 }
 
+void device_access(State& s, bool open) {
+#if defined(__SANITIZE_ADDRESS__)
+    for (const auto& [p, n] : s.device) {
+        if (open) {
+            ASAN_UNPOISON_MEMORY_REGION(p, n);
+        } else {
+            ASAN_POISON_MEMORY_REGION(p, n);
+        }
+    }
+#else
+    (void)s;
+    (void)open;
+#endif
+}
+
 void drain(State& s, uint64_t upto) {
+    if (s.queue.empty() || s.queue.front().seq > upto) return;
+    device_access(s, true);
     while (!s.queue.empty() && s.queue.front().seq <= upto) {
         Op op = std::move(s.queue.front());
         s.queue.pop_front();
         execute(s, op);
     }
+    device_access(s, false);
 }
 
 uint64_t push(State& s, Op op) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "tests/hostcuda/cuda_runtime.h"
@@ -56,6 +57,8 @@ struct State {
     Allocations device, pinned;
     std::size_t device_bytes = 0;
     std::map<const void*, int> max_dynamic_shared;  // by kernel (cudaFuncSetAttribute)
+    // Live streams and events: the driver's, as on a GPU (a program need not destroy them).
+    std::set<const void*> handles;
     std::deque<Op> queue;
     uint64_t next_seq = 1;
     // The block running now: its shared arrays and the running launch's dynamic shared memory.
@@ -72,7 +75,12 @@ cudaError_t fail(cudaError_t e);
 cudaError_t take_last_error();
 cudaError_t peek_last_error();
 
-/// Runs the queued work up to and including position `upto` (everything: UINT64_MAX).
+/// Under AddressSanitizer, device memory is poisoned except while queued work runs (and a copy
+/// with pageable memory), so that host code touching it, which a GPU would not allow, is
+/// reported where it does; device_access(s, true) opens it, (s, false) closes it again.
+void device_access(State& s, bool open);
+/// Runs the queued work up to and including position `upto` (everything: UINT64_MAX), with
+/// device memory open.
 void drain(State& s, uint64_t upto = UINT64_MAX);
 /// Queues `op`; returns its position.
 uint64_t push(State& s, Op op);
