@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The CUDA backend run end to end without a GPU: built against hostcuda, the CUDA runtime emulated
 # on the host (tests/hostcuda/: every thread of every block runs, barriers are real, work is
-# deferred until waited for, launch errors are a GPU's), in build-emu/ (DT_ENABLE_CUDA=EMULATE).
+# deferred until waited for, launch errors are a GPU's), in build-emu/ (DT_ENABLE_CUDA=EMULATE),
+# the device tests and a training pair again with every launch's blocks and threads in the other
+# order (DT_HOSTCUDA_ORDER=backward).
 # What it checks, all with the backend's own launchers and kernels:
 #   - hostcuda's own tests (dt_test_hostcuda), the GPU tests (dt_test_cuda) and the device ops
 #     tests (Device/DeviceOps.*/Cuda: every op x mode x tile shape against the cpu)
@@ -59,9 +61,17 @@ check() {  # check NAME command...: runs it, keeps going, remembers a failure
   fi
 }
 
+backward() { DT_HOSTCUDA_ORDER=backward "$@"; }  # blocks last to first, threads backward
+
 check hostcuda-tests "$build/tests/dt_test_hostcuda" --gtest_brief=1
+check hostcuda-tests-backward backward "$build/tests/dt_test_hostcuda" --gtest_brief=1
 check cuda-tests "$build/tests/dt_test_cuda" --gtest_brief=1
 check device-ops-tests "$build/tests/dt_test_engine" --gtest_brief=1 \
+  --gtest_filter='Device/DeviceOps.*/Cuda'
+# The same with every launch's blocks and threads in the other order: results that hang on an
+# order a GPU does not fix show here (the tests compare with the cpu bitwise, atomic within a
+# bound).
+check device-ops-tests-backward backward "$build/tests/dt_test_engine" --gtest_brief=1 \
   --gtest_filter='Device/DeviceOps.*/Cuda'
 
 data=/usr/share/datasets/fashion-mnist
@@ -112,6 +122,10 @@ if not a["identical"]: print(json.dumps(a["first_difference"], indent=1)); sys.e
     "$work/audit.json"
 }
 
+backward_run() {  # the deterministic pair's cuda run with blocks and threads backward
+  DT_HOSTCUDA_ORDER=backward train backward --device cuda --model smallcnn --impl deterministic &&
+    same_bits smallcnn-det-cpu backward
+}
 step_bench() {  # the GPU check's step bench, one step a case for 15 s: its harness and JSON
   "$build/bench/dt_gpu_step_bench" --steps 1 --budget-s 15 --profile --models smallcnn \
     >"$work/steps.jsonl" 2>"$work/steps.log" || { cat "$work/steps.log"; return 1; }
@@ -134,6 +148,7 @@ else
   check smallcnn-deterministic-large-tiles large_tiles
   check smallcnn-deterministic-cuda-cpu moved cuda cpu
   check smallcnn-deterministic-cpu-cuda moved cpu cuda
+  check smallcnn-deterministic-backward backward_run
   # (~6x slower under AddressSanitizer, where it would take a quarter of an hour: left out)
   ((asan)) || check resnet18-exact-all-audit resnet18_audit
   ((asan)) || check step-bench step_bench

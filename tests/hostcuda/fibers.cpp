@@ -189,15 +189,22 @@ void resume(Scheduler& s, unsigned t) {
 }  // namespace
 
 void run_block(unsigned threads, const std::function<void()>& run,
-               const std::function<void(unsigned)>& start_thread) {
+               const std::function<void(unsigned)>& start_thread, bool backward) {
     Scheduler& s = scheduler();
     if (s.run != nullptr) fatal("a kernel launched from device code");
     s.run = &run;
     while (s.fibers.size() < threads) s.fibers.push_back(std::make_unique<Fiber>());
-    start_thread(0);
-    start(s, 0);
-    if (s.fibers[0]->done) {
-        for (unsigned t = 1; t < threads; ++t) {
+    // The k-th thread to run in a phase: forward on even phases, backward on odd ones (the other
+    // way round when `backward`).
+    const auto nth = [&](unsigned phase, unsigned k) {
+        return (phase % 2 == 0) != backward ? k : threads - 1 - k;
+    };
+    const unsigned first = nth(0, 0);
+    start_thread(first);
+    start(s, first);
+    if (s.fibers[first]->done) {
+        for (unsigned k = 1; k < threads; ++k) {
+            const unsigned t = nth(0, k);
             start_thread(t);
             set_thread(t);
             run();
@@ -205,9 +212,9 @@ void run_block(unsigned threads, const std::function<void()>& run,
         s.run = nullptr;
         return;
     }
-    for (unsigned t = 1; t < threads; ++t) {
-        start_thread(t);
-        start(s, t);
+    for (unsigned k = 1; k < threads; ++k) {
+        start_thread(nth(0, k));
+        start(s, nth(0, k));
     }
     for (unsigned phase = 1;; ++phase) {
         unsigned waiting = 0;
@@ -220,7 +227,7 @@ void run_block(unsigned threads, const std::function<void()>& run,
                          blockIdx.x, blockIdx.y, blockIdx.z, waiting, threads, phase);
             fatal("a barrier not reached by every thread of its block");
         }
-        for (unsigned k = 0; k < threads; ++k) resume(s, phase % 2 == 0 ? k : threads - 1 - k);
+        for (unsigned k = 0; k < threads; ++k) resume(s, nth(phase, k));
     }
     s.run = nullptr;
 }
@@ -229,8 +236,8 @@ void block_barrier() {
     Scheduler& s = scheduler();
     if (s.running == nullptr) {
         std::fprintf(stderr,
-                     "hostcuda: block (%u,%u,%u) thread %u reached __syncthreads, which thread "
-                     "0 of its block finished without\n",
+                     "hostcuda: block (%u,%u,%u) thread %u reached __syncthreads, which the "
+                     "block's first thread to run finished without\n",
                      blockIdx.x, blockIdx.y, blockIdx.z, s.thread);
         fatal("a barrier not reached by every thread of its block");
     }

@@ -9,11 +9,12 @@ namespace dt::hostcuda {
 
 /// Runs `run` once for every thread of a block of `threads`, with threadIdx set for each and
 /// __syncthreads a barrier across the block. Within a barrier phase the threads run one at a
-/// time, forward on even phases and backward on odd ones. A barrier reached by some threads of
-/// the block while others have finished is reported (stderr) and aborts: on a GPU it is
-/// undefined behaviour. `start_thread(t)` is called before thread t first runs (per-thread state).
+/// time, forward on even phases and backward on odd ones (`backward`: the other way round). A
+/// barrier reached by some threads of the block while others have finished is reported (stderr)
+/// and aborts: on a GPU it is undefined behaviour. `start_thread(t)` is called before thread t
+/// first runs (per-thread state).
 void run_block(unsigned threads, const std::function<void()>& run,
-               const std::function<void(unsigned)>& start_thread);
+               const std::function<void(unsigned)>& start_thread, bool backward);
 
 /// The barrier (__syncthreads): the running fiber waits for the other threads of its block.
 void block_barrier();

@@ -40,22 +40,34 @@ namespace {
 
 thread_local cudaError_t last_error = cudaSuccess;
 
+/// DT_HOSTCUDA_ORDER=backward: a launch's blocks run last to first, and a block's threads
+/// backward in its first phase (forward in the next, ...): a kernel whose results depend on the
+/// order of its blocks or threads, which a GPU does not fix, gives other results than forward.
+bool run_backward() {
+    static const bool b = [] {
+        const char* v = std::getenv("DT_HOSTCUDA_ORDER");
+        return v != nullptr && std::strcmp(v, "backward") == 0;
+    }();
+    return b;
+}
+
 void run_launch(State& s, const Op& op) {
     const Launch& l = op.config;
     gridDim = l.grid;
     blockDim = l.block;
     const unsigned threads = l.block.x * l.block.y * l.block.z;
     const std::function<void(unsigned)> start_thread = [&s](unsigned t) { s.shared_taken[t] = 0; };
-    for (unsigned z = 0; z < l.grid.z; ++z) {
-        for (unsigned y = 0; y < l.grid.y; ++y) {
-            for (unsigned x = 0; x < l.grid.x; ++x) {
-                blockIdx = uint3{x, y, z};
-                s.shared.clear();
-                s.shared_taken.assign(threads, 0);
-                s.dynamic.assign(l.shared, 0xff);
-                run_block(threads, op.run, start_thread);
-            }
-        }
+    const bool backward = run_backward();
+    const uint64_t blocks = uint64_t{l.grid.x} * l.grid.y * l.grid.z;
+    for (uint64_t k = 0; k < blocks; ++k) {
+        const uint64_t b = backward ? blocks - 1 - k : k;
+        blockIdx = uint3{static_cast<unsigned>(b % l.grid.x),
+                         static_cast<unsigned>(b / l.grid.x % l.grid.y),
+                         static_cast<unsigned>(b / l.grid.x / l.grid.y)};
+        s.shared.clear();
+        s.shared_taken.assign(threads, 0);
+        s.dynamic.assign(l.shared, 0xff);
+        run_block(threads, op.run, start_thread, backward);
     }
 }
 
