@@ -54,48 +54,42 @@ cudaError_t cudaRuntimeGetVersion(int* v) {
 cudaError_t cudaGetLastError() { return dt::hostcuda::take_last_error(); }
 cudaError_t cudaPeekAtLastError() { return dt::hostcuda::peek_last_error(); }
 
+namespace {
+struct ErrorText {
+    cudaError_t e;
+    const char* name;
+    const char* text;  // the runtime's words
+};
+constexpr ErrorText kErrors[] = {
+    {cudaSuccess, "cudaSuccess", "no error"},
+    {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+    {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+    {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration",
+     "invalid configuration argument"},
+    {cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver",
+     "CUDA driver version is insufficient for CUDA runtime version"},
+    {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
+    {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+    {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
+    {cudaErrorIllegalAddress, "cudaErrorIllegalAddress",
+     "an illegal memory access was encountered"},
+    {cudaErrorLaunchOutOfResources, "cudaErrorLaunchOutOfResources",
+     "too many resources requested for launch"},
+};
+const ErrorText* error_text(cudaError_t e) {
+    for (const ErrorText& t : kErrors)
+        if (t.e == e) return &t;
+    return nullptr;
+}
+}  // namespace
+
 const char* cudaGetErrorName(cudaError_t e) {
-    switch (e) {
-        case cudaSuccess:
-            return "cudaSuccess";
-        case cudaErrorInvalidValue:
-            return "cudaErrorInvalidValue";
-        case cudaErrorMemoryAllocation:
-            return "cudaErrorMemoryAllocation";
-        case cudaErrorInvalidConfiguration:
-            return "cudaErrorInvalidConfiguration";
-        case cudaErrorInsufficientDriver:
-            return "cudaErrorInsufficientDriver";
-        case cudaErrorNoDevice:
-            return "cudaErrorNoDevice";
-        case cudaErrorInvalidResourceHandle:
-            return "cudaErrorInvalidResourceHandle";
-        case cudaErrorNotReady:
-            return "cudaErrorNotReady";
-        case cudaErrorIllegalAddress:
-            return "cudaErrorIllegalAddress";
-        case cudaErrorLaunchOutOfResources:
-            return "cudaErrorLaunchOutOfResources";
-    }
-    return "cudaErrorUnknown";
+    const ErrorText* t = error_text(e);
+    return t != nullptr ? t->name : "cudaErrorUnknown";
 }
 const char* cudaGetErrorString(cudaError_t e) {
-    switch (e) {
-        case cudaSuccess:
-            return "no error";
-        case cudaErrorInvalidValue:
-            return "invalid argument";
-        case cudaErrorMemoryAllocation:
-            return "out of memory";
-        case cudaErrorInvalidConfiguration:
-            return "invalid configuration argument";
-        case cudaErrorNotReady:
-            return "device not ready";
-        case cudaErrorIllegalAddress:
-            return "an illegal memory access was encountered";
-        default:
-            return "hostcuda error";
-    }
+    const ErrorText* t = error_text(e);
+    return t != nullptr ? t->text : "unknown error";
 }
 
 cudaError_t cudaMalloc(void** p, std::size_t bytes) {
@@ -217,21 +211,32 @@ cudaError_t cudaDeviceSynchronize() {
     return cudaSuccess;
 }
 
+namespace {
+/// A new stream or event, kept by the emulated driver (State::handles) until destroyed.
+template <class T>
+cudaError_t new_handle(T** out, T value) {
+    State& s = state();
+    Lock lock(s.mu);
+    *out = new T(value);
+    s.handles.insert(*out);
+    return cudaSuccess;
+}
+template <class T>
+cudaError_t destroy_handle(T* h) {
+    State& s = state();
+    Lock lock(s.mu);
+    dt::hostcuda::drain(s);  // (a queued record of an event must not outlive it)
+    if (s.handles.erase(h) == 0) return fail(cudaErrorInvalidResourceHandle);
+    delete h;
+    return cudaSuccess;
+}
+}  // namespace
+
 cudaError_t cudaStreamCreate(cudaStream_t* st) { return cudaStreamCreateWithFlags(st, 0); }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* st, unsigned flags) {
-    State& s = state();
-    Lock lock(s.mu);
-    *st = new CUstream_st{flags};
-    s.handles.insert(*st);
-    return cudaSuccess;
+    return new_handle(st, CUstream_st{flags});
 }
-cudaError_t cudaStreamDestroy(cudaStream_t st) {
-    State& s = state();
-    Lock lock(s.mu);
-    if (s.handles.erase(st) == 0) return fail(cudaErrorInvalidResourceHandle);
-    delete st;
-    return cudaSuccess;
-}
+cudaError_t cudaStreamDestroy(cudaStream_t st) { return destroy_handle(st); }
 // One queue for every stream: a valid order of any program's streams, stricter than a GPU's.
 cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaDeviceSynchronize(); }
 cudaError_t cudaStreamQuery(cudaStream_t) {
@@ -242,20 +247,9 @@ cudaError_t cudaStreamQuery(cudaStream_t) {
 
 cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, 0); }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
-    State& s = state();
-    Lock lock(s.mu);
-    *e = new CUevent_st;
-    s.handles.insert(*e);
-    return cudaSuccess;
+    return new_handle(e, CUevent_st{});
 }
-cudaError_t cudaEventDestroy(cudaEvent_t e) {
-    State& s = state();
-    Lock lock(s.mu);
-    dt::hostcuda::drain(s);  // (a queued record of it must not outlive it)
-    if (s.handles.erase(e) == 0) return fail(cudaErrorInvalidResourceHandle);
-    delete e;
-    return cudaSuccess;
-}
+cudaError_t cudaEventDestroy(cudaEvent_t e) { return destroy_handle(e); }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
     if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
     State& s = state();
