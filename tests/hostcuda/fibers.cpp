@@ -188,8 +188,7 @@ void resume(Scheduler& s, unsigned t) {
 
 }  // namespace
 
-void run_block(unsigned threads, const std::function<void()>& run,
-               const std::function<void(unsigned)>& start_thread, bool backward) {
+void run_block(unsigned threads, const std::function<void()>& run, bool backward) {
     Scheduler& s = scheduler();
     if (s.run != nullptr) fatal("a kernel launched from device code");
     s.run = &run;
@@ -200,22 +199,16 @@ void run_block(unsigned threads, const std::function<void()>& run,
         return (phase % 2 == 0) != backward ? k : threads - 1 - k;
     };
     const unsigned first = nth(0, 0);
-    start_thread(first);
     start(s, first);
     if (s.fibers[first]->done) {
         for (unsigned k = 1; k < threads; ++k) {
-            const unsigned t = nth(0, k);
-            start_thread(t);
-            set_thread(t);
+            set_thread(nth(0, k));
             run();
         }
         s.run = nullptr;
         return;
     }
-    for (unsigned k = 1; k < threads; ++k) {
-        start_thread(nth(0, k));
-        start(s, nth(0, k));
-    }
+    for (unsigned k = 1; k < threads; ++k) start(s, nth(0, k));
     for (unsigned phase = 1;; ++phase) {
         unsigned waiting = 0;
         for (unsigned t = 0; t < threads; ++t) waiting += s.fibers[t]->at_barrier ? 1 : 0;

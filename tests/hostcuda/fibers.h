@@ -11,10 +11,8 @@ namespace dt::hostcuda {
 /// __syncthreads a barrier across the block. Within a barrier phase the threads run one at a
 /// time, forward on even phases and backward on odd ones (`backward`: the other way round). A
 /// barrier reached by some threads of the block while others have finished is reported (stderr)
-/// and aborts: on a GPU it is undefined behaviour. `start_thread(t)` is called before thread t
-/// first runs (per-thread state).
-void run_block(unsigned threads, const std::function<void()>& run,
-               const std::function<void(unsigned)>& start_thread, bool backward);
+/// and aborts: on a GPU it is undefined behaviour.
+void run_block(unsigned threads, const std::function<void()>& run, bool backward);
 
 /// The barrier (__syncthreads): the running fiber waits for the other threads of its block.
 void block_barrier();

@@ -26,11 +26,6 @@ std::size_t memory_limit() {
     return (gib != nullptr ? std::strtoull(gib, nullptr, 10) : 8) << 30;
 }
 
-double now_ms() {
-    using namespace std::chrono;
-    return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
-}
-
 State& state() {
     static State* s = new State;  // never destroyed: no order problems at exit
     return *s;
@@ -56,7 +51,6 @@ void run_launch(State& s, const Op& op) {
     gridDim = l.grid;
     blockDim = l.block;
     const unsigned threads = l.block.x * l.block.y * l.block.z;
-    const std::function<void(unsigned)> start_thread = [&s](unsigned t) { s.shared_taken[t] = 0; };
     const bool backward = run_backward();
     const uint64_t blocks = uint64_t{l.grid.x} * l.grid.y * l.grid.z;
     for (uint64_t k = 0; k < blocks; ++k) {
@@ -67,7 +61,7 @@ void run_launch(State& s, const Op& op) {
         s.shared.clear();
         s.shared_taken.assign(threads, 0);
         s.dynamic.assign(l.shared, 0xff);
-        run_block(threads, op.run, start_thread, backward);
+        run_block(threads, op.run, backward);
     }
 }
 
@@ -85,7 +79,7 @@ void execute(State& s, Op& op) {
         case Op::kEvent:
             if (op.event->recorded == op.seq) {  // (not recorded again since)
                 op.event->done = true;
-                op.event->ms = now_ms();
+                op.event->ms = static_cast<double>(global_timer_ns()) * 1e-6;
             }
             break;
     }
@@ -208,10 +202,12 @@ void* shared_array(std::size_t bytes) {
     State& s = state();  // (the queue's lock is held: a block runs inside drain)
     const unsigned t = running_thread();
     const unsigned k = s.shared_taken[t]++;
-    if (k == s.shared.size()) s.shared.emplace_back(bytes + 64, 0xff);
-    if (k > s.shared.size() || s.shared[k].size() != bytes + 64) {
-        std::fprintf(stderr, "hostcuda: thread %u declared shared array %u unlike thread 0\n", t,
-                     k);
+    if (k == s.shared.size()) s.shared.emplace_back(bytes + 64, 0xff);  // (k <= size: one a call)
+    if (s.shared[k].size() != bytes + 64) {
+        std::fprintf(stderr,
+                     "hostcuda: thread %u declared shared array %u unlike the block's first "
+                     "thread to run\n",
+                     t, k);
         std::abort();
     }
     // 64-byte aligned, as every __align__ of the kernels asks at most.

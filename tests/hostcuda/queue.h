@@ -30,7 +30,6 @@ inline constexpr int kMultiprocessors = 132;                         // an H100 
 
 /// The emulated device's memory: $DT_HOSTCUDA_MEMORY_GIB GiB, 8 unless set.
 std::size_t memory_limit();
-double now_ms();
 
 /// One piece of work on the stream.
 struct Op {
@@ -63,7 +62,8 @@ struct State {
     uint64_t next_seq = 1;
     // The block running now: its shared arrays and the running launch's dynamic shared memory.
     std::vector<std::vector<unsigned char>> shared;
-    std::vector<unsigned> shared_taken;  // by thread: how many arrays it has declared
+    std::vector<unsigned> shared_taken;  // by thread: how many arrays it has declared (zeroed
+                                         // when the block starts: each thread starts once)
     std::vector<unsigned char> dynamic;
 };
 
