@@ -13,12 +13,14 @@
 #   - ResNet-18 audited op by op against the cpu (2 steps of 32 images, exact-all): its shapes
 #     (512 channels, full tiles, the 1x1 stride-2 shortcuts) give the cpu's bits everywhere
 #   - the GPU check's step bench (one step a case, 15 s): its harness, launch profile and JSON
+#   - the GPU check's kernel bench, whole, at a batch of 2 (~30 s): its harness and JSON, and the
+#     same bits from every pair of variants it compares (tiles, ways, launches)
 # Emulation is slow (a training step of SmallCNN takes seconds) and says nothing of speed, of the
 # GPU's memory model or of its float atomics' order: scripts/gpu_check.sh on a GPU still decides.
 # --asan: the same under AddressSanitizer and UBSan (build-emu-asan/): a kernel reading or writing
 # past a device allocation, or host code touching device memory outside a kernel or a copy (it
 # is poisoned there), is reported where it happens: compute-sanitizer's memcheck, without a GPU.
-# Some 6x slower: the ResNet-18 audit, the step bench and the backward device ops tests are left
+# Some 6x slower: the ResNet-18 audit, the benches and the backward device ops tests are left
 # out. CI runs both (.ci/run): ~10 + ~15 min.
 #   scripts/emulate.sh [--asan] [--no-build]
 set -euo pipefail
@@ -33,7 +35,7 @@ for arg in "$@"; do
   esac
 done
 flags=(-DCMAKE_BUILD_TYPE=Release -DDT_BUILD_BENCH=ON)
-targets=(detrain dt_test_hostcuda dt_test_cuda dt_test_engine dt_gpu_step_bench)
+targets=(detrain dt_test_hostcuda dt_test_cuda dt_test_engine dt_gpu_step_bench dt_gpu_kernel_bench)
 build=$root/build-emu
 if ((asan)); then
   build=$root/build-emu-asan
@@ -137,6 +139,32 @@ profiles = [r for r in rows if r.get("op") == "profile" and r["kernels"]]
 if not timed or not profiles: sys.exit("no timed step or no launch profile: %r" % rows)' \
     "$work/steps.jsonl"
 }
+kernel_bench() {  # the GPU check's kernel bench, whole, at a batch of 2: harness, JSON, bits
+  "$build/bench/dt_gpu_kernel_bench" --reps 1 --batch 2 --budget-s 600 \
+    >"$work/kernels.jsonl" 2>"$work/kernels.log" || { cat "$work/kernels.log"; return 1; }
+  python3 - "$work/kernels.jsonl" <<'PY'
+import json, sys
+sys.path.insert(0, "scripts")
+import gpu_summary
+rows = [json.loads(line) for line in open(sys.argv[1])]
+skipped = [r for r in rows if "skipped" in r]
+other = [r for r in rows if any(k.startswith("bits_equal") and r[k] is False for k in r)]
+ops = {r["op"] for r in rows}
+want = {"conv.wgrad kernel", "conv.dgrad kernel", "tile", "tiny", "optimizer", "channel",
+        "conv2d", "linear", "batchnorm2d", "maxpool2d", "dropout", "softmax_cross_entropy"}
+modes = {}
+for r in rows:
+    if "forward_ms" in r:
+        modes.setdefault((r["op"], r["shape"]), set()).add(r["mode"])
+short = {k: v for k, v in modes.items() if len(v) != 5}
+summary = {f.__name__: f(rows)["bits_equal"] for f in (gpu_summary.tiles, gpu_summary.tiny,
+                                                       gpu_summary.optimizer, gpu_summary.channels)}
+if skipped or other or want - ops or short or not all(summary.values()):
+    sys.exit(f"kernel bench: {len(skipped)} lines skipped; variants with other bits: {other}; "
+             f"ops missing: {want - ops}; cases short of a mode: {short}; "
+             f"gpu_summary's bits_equal: {summary}")
+PY
+}
 
 if [[ ! -d $data ]]; then
   echo "emulate: $data is missing (scripts/setup.sh installs it): the training pairs are skipped"
@@ -154,6 +182,7 @@ else
   ((asan)) || check resnet18-exact-all-audit resnet18_audit
   ((asan)) || check step-bench step_bench
 fi
+((asan)) || check kernel-bench kernel_bench
 
 if ((${#failed[@]})); then
   echo "emulate: FAILED: ${failed[*]}"

@@ -20,17 +20,18 @@
 
 namespace dt::bench {
 
-inline void channel_variants(Timer& timer, int reps) {
+/// At batch n (128: the reference models').
+inline void channel_variants(Timer& timer, int reps, int64_t n) {
     namespace cu = kernels::cuda;
     namespace kc = kernels::common;
     struct Shape {
-        int64_t n, c, hw;
+        int64_t c, hw;
         const char* model;
     };
-    const Shape shapes[] = {{128, 16, 28, "smallcnn conv1"},
-                            {128, 64, 32, "resnet18 layer1"},
-                            {128, 128, 16, "resnet18 layer2"},
-                            {128, 512, 4, "resnet18 layer4"}};
+    const Shape shapes[] = {{16, 28, "smallcnn conv1"},
+                            {64, 32, "resnet18 layer1"},
+                            {128, 16, "resnet18 layer2"},
+                            {512, 4, "resnet18 layer4"}};
     const kc::AccumMode modes[] = {kc::AccumMode::kTree, kc::AccumMode::kAtomic,
                                    kc::AccumMode::kExact};
     const cu::ChannelLeavesWay before = cu::channel_leaves_way();
@@ -53,21 +54,20 @@ inline void channel_variants(Timer& timer, int reps) {
         std::fflush(stdout);
     };
     for (const Shape& s : shapes) {
-        const std::string name = std::string(s.model) + " " + std::to_string(s.n) + "x" +
+        const std::string name = std::string(s.model) + " " + std::to_string(n) + "x" +
                                  std::to_string(s.c) + "x" + std::to_string(s.hw) + "x" +
                                  std::to_string(s.hw);
-        const int64_t hw = s.hw * s.hw, numel = s.n * s.c * hw;
-        const Tensor x = uniform({s.n, s.c, s.hw, s.hw}, 51),
-                     dy = uniform({s.n, s.c, s.hw, s.hw}, 52);
+        const int64_t hw = s.hw * s.hw, numel = n * s.c * hw;
+        const Tensor x = uniform({n, s.c, s.hw, s.hw}, 51), dy = uniform({n, s.c, s.hw, s.hw}, 52);
         const Tensor gamma = uniform({s.c}, 53), mean = uniform({s.c}, 54);
         const Tensor invstd = Tensor::full({s.c}, 1.5f, Device::kCuda);
         Tensor scratch = Tensor::empty({numel + 3 * s.c}, DType::kF32, Device::kCuda);
         for (const kc::AccumMode mode : modes) {
-            kernels::BiasAddParams b{s.n, s.c, hw};
+            kernels::BiasAddParams b{n, s.c, hw};
             b.accum = kc::accum_spec(mode);
             time_both("bias.grad", name, mode, s.c,
                       [&](float* db) { cu::bias_add_backward(dy.f32(), db, b); });
-            kernels::BatchNorm2dParams p{s.n, s.c, hw};
+            kernels::BatchNorm2dParams p{n, s.c, hw};
             p.accum = kc::accum_spec(mode);
             float* sp = scratch.f32();
             time_both("bn.stats", name, mode, s.c,

@@ -10,8 +10,9 @@
 // (tile_variants.h), an Adam step over all of ResNet-18's parameters in one call against one
 // call per parameter (optimizer_variants.h), and the per-channel totals' staged leaves against a
 // thread per row (channel_variants.h). For scripts/gpu_check.sh; without a GPU it says so and
-// exits 2.
-//   dt_gpu_kernel_bench [--reps N] [--budget-s S]
+// exits 2. --batch: the batch of every shape (128, the reference models'; scripts/emulate.sh runs
+// the whole bench emulated at a batch of 2, for its harness and the variants' bit checks).
+//   dt_gpu_kernel_bench [--reps N] [--budget-s S] [--batch B]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -59,50 +60,64 @@ struct Case {
     std::function<Tensor()> forward;  // builds the op's output (recording its backward)
 };
 
-std::vector<Case> cases() {
+/// "n x d1 x d2 ...": a shape as the lines name it.
+std::string dims(std::initializer_list<int64_t> d) {
+    std::string s;
+    for (const int64_t v : d) {
+        if (!s.empty()) s += 'x';
+        s += std::to_string(v);
+    }
+    return s;
+}
+
+/// The ops' cases at batch n (128: the reference models' batch).
+std::vector<Case> cases(int64_t n) {
     std::vector<Case> c;
-    // SmallCNN's second convolution and ResNet-18's layer3 convolution (batch 128).
-    const Tensor x1 = uniform({128, 16, 14, 14}, 1), w1 = uniform({32, 16, 3, 3}, 2),
+    // SmallCNN's second convolution and ResNet-18's layer3 convolution.
+    const Tensor x1 = uniform({n, 16, 14, 14}, 1), w1 = uniform({32, 16, 3, 3}, 2),
                  b1 = uniform({32}, 3);
-    c.push_back({"conv2d", "128x16x14x14 k3 co32", [=] { return dt::conv2d(x1, w1, b1, {1, 1}); }});
-    const Tensor x2 = uniform({128, 256, 8, 8}, 4), w2 = uniform({256, 256, 3, 3}, 5);
-    c.push_back({"conv2d", "128x256x8x8 k3 co256", [=] {
+    c.push_back({"conv2d", dims({n, 16, 14, 14}) + " k3 co32", [=] {
+                     return dt::conv2d(x1, w1, b1, {1, 1});
+                 }});
+    const Tensor x2 = uniform({n, 256, 8, 8}, 4), w2 = uniform({256, 256, 3, 3}, 5);
+    c.push_back({"conv2d", dims({n, 256, 8, 8}) + " k3 co256", [=] {
                      return dt::conv2d(x2, w2, Tensor(), {1, 1});
                  }});
-    const Tensor xl = uniform({128, 1568}, 6), wl = uniform({32, 1568}, 7), bl = uniform({32}, 8);
-    c.push_back({"linear", "128x1568 -> 32", [=] { return dt::linear(xl, wl, bl); }});
-    const Tensor xb = uniform({128, 32, 14, 14}, 9), g = uniform({32}, 10), be = uniform({32}, 11);
-    c.push_back({"batchnorm2d", "128x32x14x14", [=] {
+    const Tensor xl = uniform({n, 1568}, 6), wl = uniform({32, 1568}, 7), bl = uniform({32}, 8);
+    c.push_back({"linear", dims({n, 1568}) + " -> 32", [=] { return dt::linear(xl, wl, bl); }});
+    const Tensor xb = uniform({n, 32, 14, 14}, 9), g = uniform({32}, 10), be = uniform({32}, 11);
+    c.push_back({"batchnorm2d", dims({n, 32, 14, 14}), [=] {
                      Tensor rm = Tensor::zeros({32}, dt::DType::kF32, Device::kCuda);
                      Tensor rv = Tensor::full({32}, 1.0f, Device::kCuda);
                      return dt::batchnorm2d(xb, g, be, rm, rv, {true, 0.1f, 1e-5f});
                  }});
-    const Tensor xp = uniform({128, 16, 28, 28}, 12);
-    c.push_back({"maxpool2d", "128x16x28x28 2x2", [=] { return dt::maxpool2d(xp, {2, 2, 0}); }});
-    c.push_back({"maxpool2d", "128x16x28x28 3x3 s1", [=] { return dt::maxpool2d(xp, {3, 1, 1}); }});
+    const Tensor xp = uniform({n, 16, 28, 28}, 12);
+    const std::string xp_dims = dims({n, 16, 28, 28});
+    c.push_back({"maxpool2d", xp_dims + " 2x2", [=] { return dt::maxpool2d(xp, {2, 2, 0}); }});
+    c.push_back({"maxpool2d", xp_dims + " 3x3 s1", [=] { return dt::maxpool2d(xp, {3, 1, 1}); }});
     // The elementwise ops and the other pools (one mode matters only where a site is involved:
     // pool.backward for the pools; relu, add and dropout have no reduction and show every mode
     // alike, which is a check of the bench itself).
-    c.push_back({"relu_maxpool2d", "128x16x28x28 2x2", [=] {
+    c.push_back({"relu_maxpool2d", xp_dims + " 2x2", [=] {
                      return dt::relu_maxpool2d(xp, {2, 2, 0});
                  }});
-    c.push_back({"avgpool2d", "128x16x28x28 3x3 s1", [=] { return dt::avgpool2d(xp, {3, 1, 1}); }});
-    const Tensor xg = uniform({128, 512, 4, 4}, 14);
-    c.push_back({"global_avgpool", "128x512x4x4", [=] { return dt::global_avgpool(xg); }});
-    c.push_back({"relu", "128x16x28x28", [=] { return dt::relu(xp); }});
-    const Tensor xa = uniform({128, 16, 28, 28}, 15);
-    c.push_back({"add", "128x16x28x28", [=] { return dt::add(xp, xa); }});
-    std::vector<int64_t> ids(128);
-    for (int i = 0; i < 128; ++i) ids[static_cast<std::size_t>(i)] = i;
-    const Tensor xd = uniform({128, 1568}, 16);
-    c.push_back({"dropout", "128x1568 p0.5", [=] {
+    c.push_back({"avgpool2d", xp_dims + " 3x3 s1", [=] { return dt::avgpool2d(xp, {3, 1, 1}); }});
+    const Tensor xg = uniform({n, 512, 4, 4}, 14);
+    c.push_back({"global_avgpool", dims({n, 512, 4, 4}), [=] { return dt::global_avgpool(xg); }});
+    c.push_back({"relu", xp_dims, [=] { return dt::relu(xp); }});
+    const Tensor xa = uniform({n, 16, 28, 28}, 15);
+    c.push_back({"add", xp_dims, [=] { return dt::add(xp, xa); }});
+    std::vector<int64_t> ids(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = i;
+    const Tensor xd = uniform({n, 1568}, 16);
+    c.push_back({"dropout", dims({n, 1568}) + " p0.5", [=] {
                      return dt::dropout(xd, 0.5f, true, dt::DropoutKey{7, 0, 0, ids});
                  }});
-    const Tensor logits = uniform({128, 10}, 13);
-    std::vector<int64_t> lab(128);
-    for (int i = 0; i < 128; ++i) lab[static_cast<std::size_t>(i)] = i % 10;
-    const Tensor labels = Tensor::from_vector_i64({128}, lab).to(Device::kCuda);
-    c.push_back({"softmax_cross_entropy", "128x10",
+    const Tensor logits = uniform({n, 10}, 13);
+    std::vector<int64_t> lab(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) lab[static_cast<std::size_t>(i)] = i % 10;
+    const Tensor labels = Tensor::from_vector_i64({n}, lab).to(Device::kCuda);
+    c.push_back({"softmax_cross_entropy", dims({n, 10}),
                  [=] { return dt::softmax_cross_entropy(logits, labels); }});
     return c;
 }
@@ -119,7 +134,7 @@ std::vector<Case> cases() {
 /// group chains). Their medians, ratios to the
 /// launcher's atomic mode, and whether each variant gave its mode's bits (the launcher's) on
 /// this GPU.
-void conv_variants(Timer& timer, int reps) {
+void conv_variants(Timer& timer, int reps, int64_t n) {
     namespace cu = dt::kernels::cuda;
     using Kernel = void (*)(const float*, const float*, float*, const dt::kernels::Conv2dParams&);
     struct Variant {
@@ -150,8 +165,8 @@ void conv_variants(Timer& timer, int reps) {
     };
     const Site sites[] = {{"conv.wgrad kernel", wgrad, static_cast<int>(std::size(wgrad))},
                           {"conv.dgrad kernel", dgrad, static_cast<int>(std::size(dgrad))}};
-    const dt::Shape shapes[][2] = {{{128, 16, 14, 14}, {32, 16, 3, 3}},
-                                   {{128, 256, 8, 8}, {256, 256, 3, 3}}};
+    const dt::Shape shapes[][2] = {{{n, 16, 14, 14}, {32, 16, 3, 3}},
+                                   {{n, 256, 8, 8}, {256, 256, 3, 3}}};
     // "exact" is the launcher's leaves' way whatever DT_CUDA_EXACT_WGRAD says.
     const cu::ExactWgradWay way = cu::exact_wgrad_way();
     cu::set_exact_wgrad_way(cu::ExactWgradWay::kLeaves);
@@ -199,14 +214,18 @@ void conv_variants(Timer& timer, int reps) {
 int run(int argc, char** argv) {
     int reps = 7;
     double budget = 60;
+    int64_t batch = 128;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--reps" && i + 1 < argc)
             reps = std::max(1, std::atoi(argv[++i]));
         else if (a == "--budget-s" && i + 1 < argc)
             budget = std::atof(argv[++i]);
+        else if (a == "--batch" && i + 1 < argc)
+            batch = std::max<int64_t>(1, std::atoll(argv[++i]));
         else {
-            std::fprintf(stderr, "usage: dt_gpu_kernel_bench [--reps N] [--budget-s S]\n");
+            std::fprintf(stderr,
+                         "usage: dt_gpu_kernel_bench [--reps N] [--budget-s S] [--batch B]\n");
             return 2;
         }
     }
@@ -217,15 +236,15 @@ int run(int argc, char** argv) {
     }
     const auto start = std::chrono::steady_clock::now();
     Timer timer;
-    conv_variants(timer, reps);  // first: the budget cuts the op cases, not these
-    dt::bench::tile_variants(timer, reps);
+    conv_variants(timer, reps, batch);  // first: the budget cuts the op cases, not these
+    dt::bench::tile_variants(timer, reps, batch);
     optimizer_variants(timer, reps);
-    channel_variants(timer, reps);
+    channel_variants(timer, reps, batch);
     const kc::AccumSpec modes[] = {
         kc::accum_spec(kc::AccumMode::kAtomic), kc::accum_spec(kc::AccumMode::kTree),
         kc::accum_spec(kc::AccumMode::kKahan), kc::accum_spec(kc::AccumMode::kExact),
         kc::accum_spec(kc::AccumMode::kPermuted, 1)};
-    for (const Case& c : cases()) {
+    for (const Case& c : cases(batch)) {
         double atomic_backward = 0;
         for (const kc::AccumSpec& spec : modes) {
             const char* mode = kc::accum_mode_name(spec.mode);

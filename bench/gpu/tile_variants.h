@@ -23,7 +23,8 @@
 
 namespace dt::bench {
 
-inline void tile_variants(Timer& timer, int reps) {
+/// At batch n (128: the reference models').
+inline void tile_variants(Timer& timer, int reps, int64_t n) {
     namespace cu = kernels::cuda;
     namespace kc = kernels::common;
     using kernels::Conv2dParams;
@@ -45,24 +46,24 @@ inline void tile_variants(Timer& timer, int reps) {
         std::fflush(stdout);
     };
     struct ConvShape {
-        int64_t n, ci, hw, co;
+        int64_t ci, hw, co;
         const char* model;
         bool tiny;  // a tiny-tile comparison (else large)
     };
     const ConvShape shapes[] = {
-        {128, 1, 28, 16, "smallcnn conv1", true},
-        {128, 16, 14, 32, "smallcnn conv2", true},
-        {128, 32, 7, 32, "smallcnn conv3", true},
-        {128, 16, 14, 32, "smallcnn conv2", false},
-        {128, 64, 32, 64, "resnet18 layer1", false},
-        {128, 128, 16, 128, "resnet18 layer2", false},
-        {128, 256, 8, 256, "resnet18 layer3", false},
-        {128, 512, 4, 512, "resnet18 layer4", false},
+        {1, 28, 16, "smallcnn conv1", true},
+        {16, 14, 32, "smallcnn conv2", true},
+        {32, 7, 32, "smallcnn conv3", true},
+        {16, 14, 32, "smallcnn conv2", false},
+        {64, 32, 64, "resnet18 layer1", false},
+        {128, 16, 128, "resnet18 layer2", false},
+        {256, 8, 256, "resnet18 layer3", false},
+        {512, 4, 512, "resnet18 layer4", false},
         // The automatic choice takes the small tile here, but its tree wgrad makes 144 blocks of
         // 16-sample chains (18 tiles x 8 groups: one or two a SM), the tiny one 1152
-        {128, 64, 32, 64, "resnet18 layer1", true}};
+        {64, 32, 64, "resnet18 layer1", true}};
     for (const ConvShape& s : shapes) {
-        Conv2dParams p{s.n, s.ci, s.hw, s.hw, s.co, 3, 3, 1, 1};
+        Conv2dParams p{n, s.ci, s.hw, s.hw, s.co, 3, 3, 1, 1};
         p.ho = p.h, p.wo = p.w;
         const Tensor x = uniform({p.n, p.ci, p.h, p.w}, 31), w = uniform({p.co, p.ci, 3, 3}, 32),
                      dy = uniform({p.n, p.co, p.ho, p.wo}, 33);
@@ -113,17 +114,18 @@ inline void tile_variants(Timer& timer, int reps) {
             [&](float* dx) { cu::conv2d_backward_data(dy.f32(), w.f32(), dx, exact); },
             p.n * p.ci * p.h * p.w);
     }
-    const Tensor a = uniform({128, 1568}, 34), b = uniform({1568, 512}, 35);
-    const kernels::GemmParams g{.m = 128, .n = 512, .k = 1568};
+    const std::string batch = std::to_string(n);
+    const Tensor a = uniform({n, 1568}, 34), b = uniform({1568, 512}, 35);
+    const kernels::GemmParams g{.m = n, .n = 512, .k = 1568};
     time_pair(
-        false, "gemm", "128x1568 . 1568x512", [&](float* c) { cu::gemm(a.f32(), b.f32(), c, g); },
-        128 * 512);
+        false, "gemm", batch + "x1568 . 1568x512",
+        [&](float* c) { cu::gemm(a.f32(), b.f32(), c, g); }, n * 512);
     // SmallCNN's fc1 forward (batch x 288 . (32 x 288)^T).
-    const Tensor fx = uniform({128, 288}, 36), fw = uniform({32, 288}, 37);
-    const kernels::GemmParams fc{.m = 128, .n = 32, .k = 288, .trans_b = true};
+    const Tensor fx = uniform({n, 288}, 36), fw = uniform({32, 288}, 37);
+    const kernels::GemmParams fc{.m = n, .n = 32, .k = 288, .trans_b = true};
     time_pair(
-        true, "gemm", "smallcnn fc1 128x288 . (32x288)^T",
-        [&](float* c) { cu::gemm(fx.f32(), fw.f32(), c, fc); }, 128 * 32);
+        true, "gemm", "smallcnn fc1 " + batch + "x288 . (32x288)^T",
+        [&](float* c) { cu::gemm(fx.f32(), fw.f32(), c, fc); }, n * 32);
     cu::set_tile_choice(before);
 }
 
