@@ -15,6 +15,9 @@
 #   - the GPU check's step bench (one step a case, 15 s): its harness, launch profile and JSON
 #   - the GPU check's kernel bench, whole, at a batch of 2 (~30 s): its harness and JSON, and the
 #     same bits from every pair of variants it compares (tiles, ways, launches)
+#   - scripts/gpu_check.sh itself from a kit of these binaries (~3 min): its training steps and
+#     cpu-vs-cuda audit as on a GPU (the kit's data slice), its summary (every hash pair equal)
+#     and the record scripts/gpu_record.py writes from it for docs/gpu.md
 # Emulation is slow (a training step of SmallCNN takes seconds) and says nothing of speed, of the
 # GPU's memory model or of its float atomics' order: scripts/gpu_check.sh on a GPU still decides.
 # --asan: the same under AddressSanitizer and UBSan (build-emu-asan/): a kernel reading or writing
@@ -165,6 +168,37 @@ if skipped or other or want - ops or short or not all(summary.values()):
              f"gpu_summary's bits_equal: {summary}")
 PY
 }
+gpu_check() {  # scripts/gpu_check.sh itself, its training steps and audit, on the emulated GPU
+  local kit=$work/kit out=$work/check
+  mkdir -p "$kit/bin"
+  for b in detrain tests/dt_test_cuda tests/dt_test_engine bench/dt_gpu_step_bench \
+    bench/dt_gpu_kernel_bench; do
+    ln -s "$build/$b" "$kit/bin/"
+  done
+  python3 scripts/kit/fashion_mnist_slice.py "$data" "$kit/data/fashion-mnist"
+  git describe --always --dirty --abbrev=40 >"$kit/COMMIT" 2>/dev/null || echo unknown >"$kit/COMMIT"
+  # Its steps run as on a GPU (the kit's slice: 16 steps of 128), 4x their limits; the others
+  # (tests, ResNet-18, benches) run above, memcheck and the peer need a GPU.
+  KIT_DIR=$kit GPU_CHECK_LIMIT_FACTOR=4 GPU_CHECK_BUDGET_S=1500 \
+    GPU_CHECK_STEPS='^(detrain-info|cuda-core-tests|train-.*|audit-cpu-vs-cuda)$' \
+    scripts/gpu_check.sh "$out" >"$work/check.out" 2>&1
+  local rc=$?
+  python3 - "$out" "$rc" <<'PY' || { tail -40 "$out/check.log"; return 1; }
+import json, os, sys
+out, rc = sys.argv[1], int(sys.argv[2])
+s = json.load(open(os.path.join(out, "summary.json")))
+ran = {x["step"]: x["status"] for x in s["steps"] if x["status"] != "skipped"}
+failed = {k: v for k, v in ran.items() if v != "0"}
+pairs = {k: v["bitwise_equal"] for k, v in s["cpu_vs_gpu"].items()}
+audit = s["audits"]["smallcnn-bn exact-all, 2 steps"]
+if rc != 0 or failed or len(ran) != 13 or not all(pairs.values()) or audit["identical"] is not True:
+    sys.exit(f"gpu_check.sh on the emulated GPU: exit {rc}; steps failed {failed} of {len(ran)}; "
+             f"cpu-vs-gpu hashes {pairs}; audit {audit}")
+print(f"gpu_check.sh: {len(ran)} steps passed, {len(pairs)} cpu-vs-gpu hash pairs equal")
+PY
+  # and the record a lent session writes into docs/gpu.md from it
+  python3 scripts/gpu_record.py "$out" >"$work/record.md" && [[ -s $work/record.md ]]
+}
 
 if [[ ! -d $data ]]; then
   echo "emulate: $data is missing (scripts/setup.sh installs it): the training pairs are skipped"
@@ -181,6 +215,7 @@ else
   # (~6x slower under AddressSanitizer, where it would take a quarter of an hour: left out)
   ((asan)) || check resnet18-exact-all-audit resnet18_audit
   ((asan)) || check step-bench step_bench
+  ((asan)) || check gpu-check gpu_check
 fi
 ((asan)) || check kernel-bench kernel_bench
 

@@ -47,23 +47,7 @@ for lib in $(ldd "$kit"/bin/* | awk '/=> \//{print $3}' | sort -u); do
     esac
 done
 # Fashion-MNIST subset: the first 2048 training and 1000 test images, uncompressed IDX.
-python3 - "$data_src" "$kit/data/fashion-mnist" <<'PY'
-import gzip, os, struct, sys
-src, dst = sys.argv[1], sys.argv[2]
-def read(stem):
-    for name in (stem, stem + ".gz"):
-        p = os.path.join(src, name)
-        if os.path.exists(p):
-            return (gzip.open if name.endswith(".gz") else open)(p, "rb").read()
-    sys.exit(f"gpu_kit.sh: {stem}(.gz) not found in {src} (run scripts/setup.sh, or set DT_FASHION_MNIST)")
-for split, keep in (("train", 2048), ("t10k", 1000)):
-    img, lab = read(f"{split}-images-idx3-ubyte"), read(f"{split}-labels-idx1-ubyte")
-    _, n, r, c = struct.unpack(">IIII", img[:16])
-    with open(os.path.join(dst, f"{split}-images-idx3-ubyte"), "wb") as f:
-        f.write(struct.pack(">IIII", 0x803, keep, r, c) + img[16:16 + keep * r * c])
-    with open(os.path.join(dst, f"{split}-labels-idx1-ubyte"), "wb") as f:
-        f.write(struct.pack(">II", 0x801, keep) + lab[8:8 + keep])
-PY
+python3 scripts/kit/fashion_mnist_slice.py "$data_src" "$kit/data/fashion-mnist"
 # The newest glibc symbol version the kit imports (2.34: see the link flags above):
 # gpu_check.sh compares it with the host's glibc first.
 objdump -T "$kit"/bin/* "$kit"/lib/* | grep -o 'GLIBC_2\.[0-9]*' | sort -V -u | tail -1 |
