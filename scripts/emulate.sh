@@ -10,6 +10,7 @@
 #   - the cpu-vs-cuda training pairs of scripts/gpu_check.sh on a slice of Fashion-MNIST: the same
 #     weights_sha256 on both devices for the deterministic and exact presets, a micro-batched
 #     exact run, runs moved between the devices through a checkpoint, the large tiles
+#   - mpirun with the emulated cuda (2 processes, and 3 with micro-batches): the cpu's bits
 #   - ResNet-18 audited op by op against the cpu (2 steps of 32 images, exact-all): its shapes
 #     (512 channels, full tiles, the 1x1 stride-2 shortcuts) give the cpu's bits everywhere
 #   - the GPU check's step bench (one step a case, 15 s): its harness, launch profile and JSON
@@ -83,10 +84,11 @@ check device-ops-tests "$build/tests/dt_test_engine" --gtest_brief=1 \
 data=/usr/share/datasets/fashion-mnist
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+via=()  # what train starts detrain through (mpirun)
 train() {  # train OUT [flags...]: a short run (4 steps of 64, 200 test images)
   local out=$1
   shift
-  "$build/detrain" train --data-dir "$data" --epochs 1 --batch-size 64 --limit-train 256 \
+  "${via[@]}" "$build/detrain" train --data-dir "$data" --epochs 1 --batch-size 64 --limit-train 256 \
     --limit-test 200 --eval-batch-size 100 --dropout 0.2 --progress none --out "$work/$out" \
     "$@" >"$work/$out.log" 2>&1 || { cat "$work/$out.log"; return 1; }
 }
@@ -128,6 +130,24 @@ if not a["identical"]: print(json.dumps(a["first_difference"], indent=1)); sys.e
     "$work/audit.json"
 }
 
+mpi_runs() {  # mpirun with the emulated cuda: exact sums make the process count irrelevant
+  if ! command -v mpirun >/dev/null || ! "$build/detrain" info | grep '^  mpi  *compiled in' >/dev/null; then
+    echo "  no MPI here (scripts/setup.sh installs Open MPI): left out"
+    return 0
+  fi
+  # batch norm's totals and the exact accumulators through the host to the collective and back;
+  # 3 processes of micro-batches of 8: uneven shares, 3 micro-steps each
+  local mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_WAIT_POLICY=passive
+    mpirun --oversubscribe) rc=0
+  via=("${mpi[@]}" -np 2)
+  train mpi-bn --device cuda --model smallcnn-bn --impl exact-all &&
+    same_bits smallcnn-bn-exact-all-cpu mpi-bn || rc=1
+  via=("${mpi[@]}" -np 3)
+  train mpi-micro --device cuda --model smallcnn --impl exact --micro-batch 8 --threads 1 &&
+    same_bits smallcnn-exact-cpu mpi-micro || rc=1
+  via=()
+  return $rc
+}
 backward_run() {  # the deterministic pair's cuda run with blocks and threads backward
   DT_HOSTCUDA_ORDER=backward train backward --device cuda --model smallcnn --impl deterministic &&
     same_bits smallcnn-det-cpu backward
@@ -212,6 +232,8 @@ else
   check smallcnn-deterministic-cuda-cpu moved cuda cpu
   check smallcnn-deterministic-cpu-cuda moved cpu cuda
   check smallcnn-deterministic-backward backward_run
+  # (Open MPI's own allocations are never freed: not under LeakSanitizer)
+  ((asan)) || check mpirun-cuda mpi_runs
   # (~6x slower under AddressSanitizer, where it would take a quarter of an hour: left out)
   ((asan)) || check resnet18-exact-all-audit resnet18_audit
   ((asan)) || check step-bench step_bench
