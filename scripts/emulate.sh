@@ -3,7 +3,8 @@
 # on the host (tests/hostcuda/: every thread of every block runs, barriers are real, work is
 # deferred until waited for, launch errors are a GPU's), in build-emu/ (DT_ENABLE_CUDA=EMULATE),
 # the device tests and a training pair again with every launch's blocks and threads in the other
-# order (DT_HOSTCUDA_ORDER=backward).
+# order (DT_HOSTCUDA_ORDER=backward) and in random orders (DT_HOSTCUDA_ORDER=shuffle: the fast
+# preset's float atomics then give other weights from seed to seed, as a GPU's from run to run).
 # What it checks, all with the backend's own launchers and kernels:
 #   - hostcuda's own tests (dt_test_hostcuda), the GPU tests (dt_test_cuda) and the device ops
 #     tests (Device/DeviceOps.*/Cuda: every op x mode x tile shape against the cpu)
@@ -69,16 +70,22 @@ check() {  # check NAME command...: runs it, keeps going, remembers a failure
 }
 
 backward() { DT_HOSTCUDA_ORDER=backward "$@"; }  # blocks last to first, threads backward
+# every launch's blocks and every barrier phase's threads in a random order, from a seed of the
+# run's own (on stderr: DT_HOSTCUDA_ORDER=shuffle:SEED replays a failure)
+shuffled() { DT_HOSTCUDA_ORDER=shuffle "$@"; }
 
 check hostcuda-tests "$build/tests/dt_test_hostcuda" --gtest_brief=1
 check hostcuda-tests-backward backward "$build/tests/dt_test_hostcuda" --gtest_brief=1
+check hostcuda-tests-shuffled shuffled "$build/tests/dt_test_hostcuda" --gtest_brief=1
 check cuda-tests "$build/tests/dt_test_cuda" --gtest_brief=1
 check device-ops-tests "$build/tests/dt_test_engine" --gtest_brief=1 \
   --gtest_filter='Device/DeviceOps.*/Cuda'
-# The same with every launch's blocks and threads in the other order: results that hang on an
-# order a GPU does not fix show here (the tests compare with the cpu bitwise, atomic within a
+# The same with every launch's blocks and threads in the other order, and in random orders:
+# results that hang on an order a GPU does not fix show here (the tests compare with the cpu bitwise, atomic within a
 # bound).
 ((asan)) || check device-ops-tests-backward backward "$build/tests/dt_test_engine" \
+  --gtest_brief=1 --gtest_filter='Device/DeviceOps.*/Cuda'
+((asan)) || check device-ops-tests-shuffled shuffled "$build/tests/dt_test_engine" \
   --gtest_brief=1 --gtest_filter='Device/DeviceOps.*/Cuda'
 
 data=/usr/share/datasets/fashion-mnist
@@ -147,6 +154,21 @@ mpi_runs() {  # mpirun with the emulated cuda: exact sums make the process count
     same_bits smallcnn-exact-cpu mpi-micro || rc=1
   via=()
   return $rc
+}
+shuffled_runs() {  # the deterministic pair's cuda run shuffled; atomics (fast) per seed
+  shuffled train shuffled --device cuda --model smallcnn --impl deterministic &&
+    same_bits smallcnn-det-cpu shuffled || return 1
+  # The fast preset's float atomics: other weights from another order (as a GPU's from run to
+  # run), the same ones from the same seed
+  local fast=(--device cuda --model smallcnn --impl fast)
+  DT_HOSTCUDA_ORDER=shuffle:1 train fast-1 "${fast[@]}" &&
+    DT_HOSTCUDA_ORDER=shuffle:1 train fast-1-again "${fast[@]}" &&
+    DT_HOSTCUDA_ORDER=shuffle:2 train fast-2 "${fast[@]}" || return 1
+  same_bits fast-1 fast-1-again || return 1
+  if [[ $(hash_of fast-1) == "$(hash_of fast-2)" ]]; then
+    echo "  the fast preset gave the same weights from two shuffled orders: no atomics seen"
+    return 1
+  fi
 }
 backward_run() {  # the deterministic pair's cuda run with blocks and threads backward
   DT_HOSTCUDA_ORDER=backward train backward --device cuda --model smallcnn --impl deterministic &&
@@ -232,6 +254,7 @@ else
   check smallcnn-deterministic-cuda-cpu moved cuda cpu
   check smallcnn-deterministic-cpu-cuda moved cpu cuda
   check smallcnn-deterministic-backward backward_run
+  check smallcnn-shuffled shuffled_runs
   # (Open MPI's own allocations are never freed: not under LeakSanitizer)
   ((asan)) || check mpirun-cuda mpi_runs
   # (~6x slower under AddressSanitizer, where it would take a quarter of an hour: left out)

@@ -80,6 +80,7 @@ struct Scheduler {
     Fiber* running = nullptr;                    // nullptr: a thread running as a plain call
     unsigned thread = 0;
     const std::function<void()>* run = nullptr;
+    std::vector<unsigned> order;  // a phase's threads in the order they run
 };
 
 Scheduler& scheduler() {
@@ -188,27 +189,24 @@ void resume(Scheduler& s, unsigned t) {
 
 }  // namespace
 
-void run_block(unsigned threads, const std::function<void()>& run, bool backward) {
+void run_block(unsigned threads, const std::function<void()>& run, const PhaseOrder& order) {
     Scheduler& s = scheduler();
     if (s.run != nullptr) fatal("a kernel launched from device code");
     s.run = &run;
     while (s.fibers.size() < threads) s.fibers.push_back(std::make_unique<Fiber>());
-    // The k-th thread to run in a phase: forward on even phases, backward on odd ones (the other
-    // way round when `backward`).
-    const auto nth = [&](unsigned phase, unsigned k) {
-        return (phase % 2 == 0) != backward ? k : threads - 1 - k;
-    };
-    const unsigned first = nth(0, 0);
-    start(s, first);
-    if (s.fibers[first]->done) {
+    std::vector<unsigned>& ks = s.order;  // the phase's threads in the order they run
+    ks.resize(threads);
+    order(0, ks);
+    start(s, ks[0]);
+    if (s.fibers[ks[0]]->done) {
         for (unsigned k = 1; k < threads; ++k) {
-            set_thread(nth(0, k));
+            set_thread(ks[k]);
             run();
         }
         s.run = nullptr;
         return;
     }
-    for (unsigned k = 1; k < threads; ++k) start(s, nth(0, k));
+    for (unsigned k = 1; k < threads; ++k) start(s, ks[k]);
     for (unsigned phase = 1;; ++phase) {
         unsigned waiting = 0;
         for (unsigned t = 0; t < threads; ++t) waiting += s.fibers[t]->at_barrier ? 1 : 0;
@@ -220,7 +218,8 @@ void run_block(unsigned threads, const std::function<void()>& run, bool backward
                          blockIdx.x, blockIdx.y, blockIdx.z, waiting, threads, phase);
             fatal("a barrier not reached by every thread of its block");
         }
-        for (unsigned k = 0; k < threads; ++k) resume(s, nth(phase, k));
+        order(phase, ks);
+        for (unsigned k = 0; k < threads; ++k) resume(s, ks[k]);
     }
     s.run = nullptr;
 }

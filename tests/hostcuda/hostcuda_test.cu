@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace {
@@ -96,15 +98,24 @@ TEST(Hostcuda, ABarrierPublishesSharedWritesAndItsAbsenceShows) {
 }
 
 TEST(Hostcuda, TheOrderSettingDecidesWhichThreadWritesLast) {
-    // scripts/emulate.sh runs the device tests with DT_HOSTCUDA_ORDER=backward too: a kernel
-    // whose results hang on that order is one a GPU would not run the same twice.
+    // scripts/emulate.sh runs the device tests with DT_HOSTCUDA_ORDER=backward and shuffle too:
+    // a kernel whose results hang on that order is one a GPU would not run the same twice.
     const char* order = std::getenv("DT_HOSTCUDA_ORDER");
-    const bool backward = order != nullptr && std::strcmp(order, "backward") == 0;
+    const std::string how = order != nullptr ? order : "forward";
     unsigned* out = device_alloc<unsigned>(1);
-    write_own_index<<<5, 64>>>(out);
-    unsigned got = 0;
-    ASSERT_EQ(cudaMemcpy(&got, out, sizeof got, cudaMemcpyDeviceToHost), cudaSuccess);
-    EXPECT_EQ(got, backward ? 0u : 5u * 64u - 1u);
+    std::set<unsigned> last;  // the last writer of each of 16 launches
+    for (int launch = 0; launch < 16; ++launch) {
+        write_own_index<<<5, 64>>>(out);
+        unsigned got = 0;
+        ASSERT_EQ(cudaMemcpy(&got, out, sizeof got, cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_LT(got, 5u * 64u);
+        last.insert(got);
+    }
+    if (how.rfind("shuffle", 0) == 0) {
+        EXPECT_GT(last.size(), 1u) << "shuffled launches all ended with thread " << *last.begin();
+    } else {
+        EXPECT_EQ(last, std::set<unsigned>{how == "backward" ? 0u : 5u * 64u - 1u});
+    }
     cudaFree(out);
 }
 

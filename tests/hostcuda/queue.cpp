@@ -6,11 +6,16 @@
 
 #include <sanitizer/asan_interface.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
 
 #include "tests/hostcuda/fibers.h"
 
@@ -35,15 +40,53 @@ namespace {
 
 thread_local cudaError_t last_error = cudaSuccess;
 
-/// DT_HOSTCUDA_ORDER=backward: a launch's blocks run last to first, and a block's threads
-/// backward in its first phase (forward in the next, ...): a kernel whose results depend on the
-/// order of its blocks or threads, which a GPU does not fix, gives other results than forward.
-bool run_backward() {
-    static const bool b = [] {
+/// DT_HOSTCUDA_ORDER: the order of a launch's blocks, and of a block's threads within each
+/// barrier phase. A kernel whose results depend on it, which a GPU does not fix, gives other
+/// results in another order.
+///   forward (unset): blocks first to last; threads forward in even phases, backward in odd ones
+///   backward: blocks last to first; threads backward in even phases, forward in odd ones
+///   shuffle[:SEED]: every launch's blocks and every phase's threads in a random order, drawn
+///     from SEED (replayable) or else from a seed of its own, said on stderr: as on a GPU, a run
+///     that depends on the order differs from run to run
+struct LaunchOrder {
+    enum Kind { kForward, kBackward, kShuffle } kind = kForward;
+    std::mt19937_64 draw;
+};
+
+LaunchOrder& launch_order() {
+    static LaunchOrder o = [] {
+        LaunchOrder r;
         const char* v = std::getenv("DT_HOSTCUDA_ORDER");
-        return v != nullptr && std::strcmp(v, "backward") == 0;
+        const std::string text = v != nullptr && *v != '\0' ? v : "forward";
+        if (text == "backward") {
+            r.kind = LaunchOrder::kBackward;
+        } else if (text == "shuffle" || text.rfind("shuffle:", 0) == 0) {
+            r.kind = LaunchOrder::kShuffle;
+            char* end = nullptr;
+            const uint64_t seed = text == "shuffle" ? std::random_device{}()
+                                                    : std::strtoull(text.c_str() + 8, &end, 10);
+            if (text != "shuffle" && (end == text.c_str() + 8 || *end != '\0')) {
+                std::fprintf(stderr, "hostcuda: DT_HOSTCUDA_ORDER=%s: the seed is not a number\n",
+                             text.c_str());
+                std::abort();
+            }
+            if (text == "shuffle") {
+                std::fprintf(stderr,
+                             "hostcuda: blocks and threads shuffled with seed %llu "
+                             "(DT_HOSTCUDA_ORDER=shuffle:%llu replays it)\n",
+                             static_cast<unsigned long long>(seed),
+                             static_cast<unsigned long long>(seed));
+            }
+            r.draw.seed(seed);
+        } else if (text != "forward") {
+            std::fprintf(stderr,
+                         "hostcuda: DT_HOSTCUDA_ORDER=%s: forward, backward or shuffle[:SEED]\n",
+                         text.c_str());
+            std::abort();
+        }
+        return r;
     }();
-    return b;
+    return o;
 }
 
 void run_launch(State& s, const Op& op) {
@@ -51,17 +94,33 @@ void run_launch(State& s, const Op& op) {
     gridDim = l.grid;
     blockDim = l.block;
     const unsigned threads = l.block.x * l.block.y * l.block.z;
-    const bool backward = run_backward();
+    LaunchOrder& order = launch_order();
     const uint64_t blocks = uint64_t{l.grid.x} * l.grid.y * l.grid.z;
+    std::vector<uint64_t> shuffled;  // the blocks in the order they run (shuffle)
+    if (order.kind == LaunchOrder::kShuffle) {
+        shuffled.resize(blocks);
+        std::iota(shuffled.begin(), shuffled.end(), uint64_t{0});
+        std::shuffle(shuffled.begin(), shuffled.end(), order.draw);
+    }
+    const PhaseOrder phases = [&order](unsigned phase, std::vector<unsigned>& ks) {
+        std::iota(ks.begin(), ks.end(), 0u);
+        if (order.kind == LaunchOrder::kShuffle) {
+            std::shuffle(ks.begin(), ks.end(), order.draw);
+        } else if ((phase % 2 == 0) == (order.kind == LaunchOrder::kBackward)) {
+            std::reverse(ks.begin(), ks.end());
+        }
+    };
     for (uint64_t k = 0; k < blocks; ++k) {
-        const uint64_t b = backward ? blocks - 1 - k : k;
+        const uint64_t b = order.kind == LaunchOrder::kShuffle    ? shuffled[k]
+                           : order.kind == LaunchOrder::kBackward ? blocks - 1 - k
+                                                                  : k;
         blockIdx = uint3{static_cast<unsigned>(b % l.grid.x),
                          static_cast<unsigned>(b / l.grid.x % l.grid.y),
                          static_cast<unsigned>(b / l.grid.x / l.grid.y)};
         s.shared.clear();
         s.shared_taken.assign(threads, 0);
         s.dynamic.assign(l.shared, 0xff);
-        run_block(threads, op.run, backward);
+        run_block(threads, op.run, phases);
     }
 }
 
