@@ -7,12 +7,14 @@
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/atomic_add.h"
 #include "kernels/cuda/accum_core.h"
+#include "kernels/cuda/launch_shape.h"
 
 namespace dt::kernels::cuda {
 namespace {
 
 namespace c = dt::kernels::common;
 constexpr int kMaxThreads = 128;
+static_assert(kMaxThreads <= static_cast<int>(kMaxBlockThreads));
 
 __global__ void exact_sum_kernel(const float* x, int64_t n, float* out) {
     __shared__ c::ExactAcc part[kMaxThreads];

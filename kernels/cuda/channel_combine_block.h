@@ -25,6 +25,7 @@
 namespace dt::kernels::cuda {
 
 inline constexpr uint32_t kCombineThreads = 256;  // every launch of the program uses this
+static_assert(kCombineThreads <= kMaxBlockThreads);
 /// Channels per block; a warp is 4 parts x 8 channels, so a load of a warp reads four lines of
 /// 8 consecutive leaves (leaves of one sample are contiguous over the channels).
 inline constexpr int64_t kCombineChannels = 8;

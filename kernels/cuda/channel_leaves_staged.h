@@ -24,6 +24,7 @@ inline constexpr int64_t kStagedPitch = kStagedChunk + 1;  // odd: row j's reads
 /// Rows shorter than this are left to channel_leaves_body (a warp's rows then lie within a few
 /// lines, and most of the staged program's loaders would idle).
 inline constexpr int64_t kStagedMinLen = 32;
+static_assert(kStagedThreads <= kMaxBlockThreads);
 static_assert(kStagedRows * kStagedChunk % kStagedThreads == 0, "whole load rounds");
 static_assert(kStagedRows <= kStagedThreads, "the folding threads are part of the block");
 static_assert(kStagedThreads % kStagedChunk == 0, "a thread keeps its position in every round");

@@ -10,6 +10,13 @@
 
 namespace dt::kernels::cuda {
 
+/// The most threads any launch of the backend gives a block (static_asserts where each block
+/// size is set). With it no launch can fail for its registers: a thread has at most 255, a
+/// warp's are allocated in units of 256, so a block of 256 threads takes at most 8 warps x 8192
+/// = 65536, the registers a block may have on every GPU since Volta (sm_70). (Static shared
+/// memory past 48 KiB fails at compile time; dynamic shared memory is checked when emulated.)
+inline constexpr uint32_t kMaxBlockThreads = 256;
+
 /// The GEMM-shaped block programs' automatic tile choice (TileChoice::kAuto, runtime.h) takes
 /// TinyTile for a GEMM where SmallTile makes fewer blocks than the device has SMs (most SMs
 /// would idle, and most of each small tile's outputs lie outside C), LargeTile where it makes
@@ -71,6 +78,7 @@ DT_HD int64_t wgrad_leaf_block_samples(int64_t samples, int64_t positions, int64
 }
 
 inline constexpr uint32_t kElementwiseThreads = 256;
+static_assert(kElementwiseThreads <= kMaxBlockThreads);
 inline constexpr uint32_t kElementwiseMaxBlocks = 65535;
 DT_HD uint32_t elementwise_blocks(int64_t n) {
     const int64_t b = (n + kElementwiseThreads - 1) / kElementwiseThreads;

@@ -29,6 +29,7 @@
 
 #include "kernels/common/grid.h"
 #include "kernels/common/hd.h"
+#include "kernels/cuda/launch_shape.h"
 #include "kernels/cuda/tile_operands.h"
 
 namespace dt::kernels::cuda {
@@ -54,6 +55,7 @@ struct TileShape {
     static constexpr int kShared = 2 * kPanels;
     static_assert(kPanels % 4 == 0, "the second chunk's panels stay 16-byte aligned");
     static_assert(kM % kTM == 0 && kN % kTN == 0);
+    static_assert(kThreads <= kMaxBlockThreads);
     static_assert(kThreads % kK == 0 && kThreads % kN == 0, "the panel loads' thread mapping");
     static_assert((kK * kM) % kThreads == 0 && (kK * kN) % kThreads == 0);
 };
