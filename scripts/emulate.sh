@@ -26,7 +26,7 @@
 # past a device allocation, or host code touching device memory outside a kernel or a copy (it
 # is poisoned there), is reported where it happens: compute-sanitizer's memcheck, without a GPU.
 # Some 6x slower: the ResNet-18 audit, the benches and the backward device ops tests are left
-# out. CI runs both (.ci/run): ~10 + ~15 min.
+# out. CI runs both (.ci/run): ~14 + ~15 min.
 #   scripts/emulate.sh [--asan] [--no-build]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -80,9 +80,9 @@ check hostcuda-tests-shuffled shuffled "$build/tests/dt_test_hostcuda" --gtest_b
 check cuda-tests "$build/tests/dt_test_cuda" --gtest_brief=1
 check device-ops-tests "$build/tests/dt_test_engine" --gtest_brief=1 \
   --gtest_filter='Device/DeviceOps.*/Cuda'
-# The same with every launch's blocks and threads in the other order, and in random orders:
-# results that hang on an order a GPU does not fix show here (the tests compare with the cpu bitwise, atomic within a
-# bound).
+# The same with every launch's blocks and threads in the other order, and in random orders: results
+# that hang on an order a GPU does not fix show here (the tests compare with the cpu bitwise,
+# atomic within a bound).
 ((asan)) || check device-ops-tests-backward backward "$build/tests/dt_test_engine" \
   --gtest_brief=1 --gtest_filter='Device/DeviceOps.*/Cuda'
 ((asan)) || check device-ops-tests-shuffled shuffled "$build/tests/dt_test_engine" \
@@ -95,9 +95,9 @@ via=()  # what train starts detrain through (mpirun)
 train() {  # train OUT [flags...]: a short run (4 steps of 64, 200 test images)
   local out=$1
   shift
-  "${via[@]}" "$build/detrain" train --data-dir "$data" --epochs 1 --batch-size 64 --limit-train 256 \
-    --limit-test 200 --eval-batch-size 100 --dropout 0.2 --progress none --out "$work/$out" \
-    "$@" >"$work/$out.log" 2>&1 || { cat "$work/$out.log"; return 1; }
+  "${via[@]}" "$build/detrain" train --data-dir "$data" --epochs 1 --batch-size 64 \
+    --limit-train 256 --limit-test 200 --eval-batch-size 100 --dropout 0.2 --progress none \
+    --out "$work/$out" "$@" >"$work/$out.log" 2>&1 || { cat "$work/$out.log"; return 1; }
 }
 hash_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["weights_sha256"])' \
   "$work/$1/result.json"; }
@@ -138,7 +138,8 @@ if not a["identical"]: print(json.dumps(a["first_difference"], indent=1)); sys.e
 }
 
 mpi_runs() {  # mpirun with the emulated cuda: exact sums make the process count irrelevant
-  if ! command -v mpirun >/dev/null || ! "$build/detrain" info | grep '^  mpi  *compiled in' >/dev/null; then
+  if ! command -v mpirun >/dev/null ||
+    ! "$build/detrain" info | grep '^  mpi  *compiled in' >/dev/null; then
     echo "  no MPI here (scripts/setup.sh installs Open MPI): left out"
     return 0
   fi
@@ -218,7 +219,8 @@ gpu_check() {  # scripts/gpu_check.sh itself, its training steps and audit, on t
     ln -s "$build/$b" "$kit/bin/"
   done
   python3 scripts/kit/fashion_mnist_slice.py "$data" "$kit/data/fashion-mnist"
-  git describe --always --dirty --abbrev=40 >"$kit/COMMIT" 2>/dev/null || echo unknown >"$kit/COMMIT"
+  git describe --always --dirty --abbrev=40 >"$kit/COMMIT" 2>/dev/null ||
+    echo unknown >"$kit/COMMIT"
   # Its steps run as on a GPU (the kit's slice: 16 steps of 128), 4x their limits; the others
   # (tests, ResNet-18, benches) run above, memcheck and the peer need a GPU.
   KIT_DIR=$kit GPU_CHECK_LIMIT_FACTOR=4 GPU_CHECK_BUDGET_S=1500 \

@@ -10,15 +10,15 @@
 // What it is faithful to: a launch's grid and block (every thread of every block runs; a block's
 // threads are fibers and __syncthreads a real barrier among them; blocks in order and threads
 // forward on even phases, backward on odd ones, or the other way round, or every launch and phase
-// in a random order: DT_HOSTCUDA_ORDER, queue.cpp), launch errors a GPU gives (block or grid size out of range, dynamic
-// shared memory past 48 KiB without cudaFuncSetAttribute, or past the device's opt-in), one
-// in-order stream whose work is deferred until something waits for it (a synchronisation, an
-// event, a copy to pageable memory), so that host code reading a result it did not wait for, or
-// reusing a page-locked buffer a queued copy still reads, gets what a GPU could give it. Shared
-// memory starts as all-ones bytes (NaN floats), as a GPU's starts undefined.
+// in a random order: DT_HOSTCUDA_ORDER, queue.cpp), launch errors a GPU gives (block or grid size
+// out of range, dynamic shared memory past 48 KiB without cudaFuncSetAttribute, or past the
+// device's opt-in), one in-order stream whose work is deferred until something waits for it (a
+// synchronisation, an event, a copy to pageable memory), so that host code reading a result it did
+// not wait for, or reusing a page-locked buffer a queued copy still reads, gets what a GPU could
+// give it. Shared memory starts as all-ones bytes (NaN floats), as a GPU's starts undefined.
 // What it is not: a GPU's memory model, warp semantics, concurrency (blocks run one at a time, so
-// float atomics add in the block order: fixed unless shuffled), device intrinsics (the kernels' __CUDA_ARCH__ branches are not compiled here,
-// their host branches are), speed.
+// float atomics add in the block order: fixed unless shuffled), device intrinsics (the kernels'
+// __CUDA_ARCH__ branches are not compiled here, their host branches are), speed.
 #pragma once
 #include <cstddef>
 #include <cstdint>

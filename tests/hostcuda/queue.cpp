@@ -53,39 +53,41 @@ struct LaunchOrder {
     std::mt19937_64 draw;
 };
 
+[[noreturn]] void bad_order(const std::string& text, const char* why) {
+    std::fprintf(stderr, "hostcuda: DT_HOSTCUDA_ORDER=%s: %s\n", text.c_str(), why);
+    std::abort();
+}
+
+LaunchOrder parse_launch_order(const char* v) {
+    const std::string text = v != nullptr && *v != '\0' ? v : "forward";
+    LaunchOrder o;
+    if (text == "forward") return o;
+    if (text == "backward") {
+        o.kind = LaunchOrder::kBackward;
+        return o;
+    }
+    if (text != "shuffle" && text.rfind("shuffle:", 0) != 0)
+        bad_order(text, "forward, backward or shuffle[:SEED]");
+    o.kind = LaunchOrder::kShuffle;
+    uint64_t seed = 0;
+    if (text == "shuffle") {
+        seed = std::random_device{}();
+        std::fprintf(stderr,
+                     "hostcuda: blocks and threads shuffled with seed %llu "
+                     "(DT_HOSTCUDA_ORDER=shuffle:%llu replays it)\n",
+                     static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
+    } else {
+        const char* digits = text.c_str() + 8;
+        char* end = nullptr;
+        seed = std::strtoull(digits, &end, 10);
+        if (end == digits || *end != '\0') bad_order(text, "the seed is not a number");
+    }
+    o.draw.seed(seed);
+    return o;
+}
+
 LaunchOrder& launch_order() {
-    static LaunchOrder o = [] {
-        LaunchOrder r;
-        const char* v = std::getenv("DT_HOSTCUDA_ORDER");
-        const std::string text = v != nullptr && *v != '\0' ? v : "forward";
-        if (text == "backward") {
-            r.kind = LaunchOrder::kBackward;
-        } else if (text == "shuffle" || text.rfind("shuffle:", 0) == 0) {
-            r.kind = LaunchOrder::kShuffle;
-            char* end = nullptr;
-            const uint64_t seed = text == "shuffle" ? std::random_device{}()
-                                                    : std::strtoull(text.c_str() + 8, &end, 10);
-            if (text != "shuffle" && (end == text.c_str() + 8 || *end != '\0')) {
-                std::fprintf(stderr, "hostcuda: DT_HOSTCUDA_ORDER=%s: the seed is not a number\n",
-                             text.c_str());
-                std::abort();
-            }
-            if (text == "shuffle") {
-                std::fprintf(stderr,
-                             "hostcuda: blocks and threads shuffled with seed %llu "
-                             "(DT_HOSTCUDA_ORDER=shuffle:%llu replays it)\n",
-                             static_cast<unsigned long long>(seed),
-                             static_cast<unsigned long long>(seed));
-            }
-            r.draw.seed(seed);
-        } else if (text != "forward") {
-            std::fprintf(stderr,
-                         "hostcuda: DT_HOSTCUDA_ORDER=%s: forward, backward or shuffle[:SEED]\n",
-                         text.c_str());
-            std::abort();
-        }
-        return r;
-    }();
+    static LaunchOrder o = parse_launch_order(std::getenv("DT_HOSTCUDA_ORDER"));
     return o;
 }
 
