@@ -12,6 +12,8 @@
 #     weights_sha256 on both devices for the deterministic and exact presets, a micro-batched
 #     exact run, runs moved between the devices through a checkpoint, the large tiles
 #   - mpirun with the emulated cuda (2 processes, and 3 with micro-batches): the cpu's bits
+#   - the guarantee matrix (detrain audit --matrix --device cuda, ~3 min), shuffled: every
+#     deterministic mode of every site stable and the cpu's, float atomics moving on a rerun
 #   - ResNet-18 audited op by op against the cpu (2 steps of 32 images, exact-all): its shapes
 #     (512 channels, full tiles, the 1x1 stride-2 shortcuts) give the cpu's bits everywhere
 #   - the GPU check's step bench (one step a case, 15 s): its harness, launch profile and JSON
@@ -25,8 +27,9 @@
 # --asan: the same under AddressSanitizer and UBSan (build-emu-asan/): a kernel reading or writing
 # past a device allocation, or host code touching device memory outside a kernel or a copy (it
 # is poisoned there), is reported where it happens: compute-sanitizer's memcheck, without a GPU.
-# Some 6x slower: the ResNet-18 audit, the benches and the backward device ops tests are left
-# out. CI runs both (.ci/run): ~14 + ~15 min.
+# Some 6x slower: the ResNet-18 audit, the benches, the GPU check script, the guarantee matrix,
+# the mpirun runs and the backward and shuffled device ops tests are left out. CI runs both
+# (.ci/run): ~18 + ~15 min.
 #   scripts/emulate.sh [--asan] [--no-build]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -185,6 +188,25 @@ profiles = [r for r in rows if r.get("op") == "profile" and r["kernels"]]
 if not timed or not profiles: sys.exit("no timed step or no launch profile: %r" % rows)' \
     "$work/steps.jsonl"
 }
+matrix() {  # the GPU check's guarantee matrix on the emulated cuda, blocks and threads shuffled
+  DT_HOSTCUDA_ORDER=shuffle "$build/detrain" audit --matrix --json --steps 1 --data-dir "$data" \
+    --model smallcnn --limit-train 256 --batch-size 128 --device cuda >"$work/matrix.json" \
+    2>"$work/matrix.log" || { cat "$work/matrix.log"; return 1; }
+  python3 - "$work/matrix.json" <<'PY'
+import json, sys
+sys.path.insert(0, "scripts")
+import gpu_summary
+m = gpu_summary.guarantee_matrix(sys.argv[1])
+# every mode but atomic: stable under a rerun and the cpu's; atomic (float atomics in a random
+# order) really differs on a rerun somewhere, as on a GPU
+moved = [name for name, cells in m["rows"].items()
+         if name.endswith(" atomic") and not cells["rerun"]]
+if not m["promise_kept"] or not moved:
+    sys.exit(f"guarantee matrix: promise kept {m['promise_kept']}, atomic sites that moved on a "
+             f"rerun {moved}: {json.dumps(m['rows'], indent=1)}")
+print(f"  every mode but atomic kept; atomic moved on a rerun at {', '.join(moved)}")
+PY
+}
 kernel_bench() {  # the GPU check's kernel bench, whole, at a batch of 2: harness, JSON, bits
   "$build/bench/dt_gpu_kernel_bench" --reps 1 --batch 2 --budget-s 600 \
     >"$work/kernels.jsonl" 2>"$work/kernels.log" || { cat "$work/kernels.log"; return 1; }
@@ -263,6 +285,7 @@ else
   ((asan)) || check resnet18-exact-all-audit resnet18_audit
   ((asan)) || check step-bench step_bench
   ((asan)) || check gpu-check gpu_check
+  ((asan)) || check guarantee-matrix-shuffled matrix
 fi
 ((asan)) || check kernel-bench kernel_bench
 
