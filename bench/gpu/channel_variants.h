@@ -54,9 +54,7 @@ inline void channel_variants(Timer& timer, int reps, int64_t n) {
         std::fflush(stdout);
     };
     for (const Shape& s : shapes) {
-        const std::string name = std::string(s.model) + " " + std::to_string(n) + "x" +
-                                 std::to_string(s.c) + "x" + std::to_string(s.hw) + "x" +
-                                 std::to_string(s.hw);
+        const std::string name = std::string(s.model) + " " + dims({n, s.c, s.hw, s.hw});
         const int64_t hw = s.hw * s.hw, numel = n * s.c * hw;
         const Tensor x = uniform({n, s.c, s.hw, s.hw}, 51), dy = uniform({n, s.c, s.hw, s.hw}, 52);
         const Tensor gamma = uniform({s.c}, 53), mean = uniform({s.c}, 54);

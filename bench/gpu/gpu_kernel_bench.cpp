@@ -49,6 +49,7 @@ namespace {
 
 using dt::Device;
 using dt::Tensor;
+using dt::bench::dims;
 using dt::bench::median;
 using dt::bench::median_time;
 using dt::bench::Timer;
@@ -59,16 +60,6 @@ struct Case {
     std::string op, shape;
     std::function<Tensor()> forward;  // builds the op's output (recording its backward)
 };
-
-/// "n x d1 x d2 ...": a shape as the lines name it.
-std::string dims(std::initializer_list<int64_t> d) {
-    std::string s;
-    for (const int64_t v : d) {
-        if (!s.empty()) s += 'x';
-        s += std::to_string(v);
-    }
-    return s;
-}
 
 /// The ops' cases at batch n (128: the reference models' batch).
 std::vector<Case> cases(int64_t n) {
@@ -199,11 +190,10 @@ void conv_variants(Timer& timer, int reps, int64_t n) {
                             "\": " + (same ? "true" : "false");
                 }
                 std::printf(
-                    "{\"op\": \"%s\", \"shape\": \"%lldx%lldx%lldx%lld k3 co%lld\", "
-                    "\"variant\": \"%s\", \"ms\": %.4f, \"vs_atomic\": %.3f%s}\n",
-                    site.name, static_cast<long long>(p.n), static_cast<long long>(p.ci),
-                    static_cast<long long>(p.h), static_cast<long long>(p.w),
-                    static_cast<long long>(p.co), var.name, ms[v], ms[v] / ms[0], check.c_str());
+                    "{\"op\": \"%s\", \"shape\": \"%s k3 co%lld\", \"variant\": \"%s\", "
+                    "\"ms\": %.4f, \"vs_atomic\": %.3f%s}\n",
+                    site.name, dims({p.n, p.ci, p.h, p.w}).c_str(), static_cast<long long>(p.co),
+                    var.name, ms[v], ms[v] / ms[0], check.c_str());
             }
             std::fflush(stdout);
         }

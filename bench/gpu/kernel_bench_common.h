@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "engine/core/tensor.h"
@@ -29,6 +30,16 @@ inline Tensor uniform(const Shape& shape, uint32_t tag) {
     Tensor t = Tensor::from_vector(shape, v).to(Device::kCuda);
     t.set_requires_grad(true);
     return t;
+}
+
+/// "128x16x14x14": a shape as the bench's JSON lines name it.
+inline std::string dims(const Shape& d) {
+    std::string s;
+    for (const int64_t v : d) {
+        if (!s.empty()) s += 'x';
+        s += std::to_string(v);
+    }
+    return s;
 }
 
 inline double median(std::vector<double> v) {

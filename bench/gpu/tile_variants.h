@@ -67,9 +67,8 @@ inline void tile_variants(Timer& timer, int reps, int64_t n) {
         p.ho = p.h, p.wo = p.w;
         const Tensor x = uniform({p.n, p.ci, p.h, p.w}, 31), w = uniform({p.co, p.ci, 3, 3}, 32),
                      dy = uniform({p.n, p.co, p.ho, p.wo}, 33);
-        const std::string name = std::string(s.model) + " " + std::to_string(p.n) + "x" +
-                                 std::to_string(p.ci) + "x" + std::to_string(p.h) + "x" +
-                                 std::to_string(p.w) + " k3 co" + std::to_string(p.co);
+        const std::string name = std::string(s.model) + " " + dims({p.n, p.ci, p.h, p.w}) +
+                                 " k3 co" + std::to_string(p.co);
         time_pair(
             s.tiny, "conv.forward", name,
             [&](float* y) { cu::conv2d_forward(x.f32(), w.f32(), nullptr, y, p); },
