@@ -96,10 +96,13 @@ step nvidia-smi 15 nvidia-smi --query-gpu=name,driver_version,memory.total,clock
 step detrain-info 15 "$kit/bin/detrain" info
 # The tests through scripts/gtest_resume.py: one that crashes, hangs or leaves a sticky CUDA error
 # (which would fail every later test of its process) does not take the others' verdicts along.
-step cuda-core-tests 60 python3 scripts/gtest_resume.py --xml "$out/tests_cuda.xml" \
-    --budget-s 55 --hang-s 30 "$kit/bin/dt_test_cuda"
-step device-ops-tests 100 python3 scripts/gtest_resume.py --xml "$out/tests_device_ops.xml" \
-    --budget-s 95 --hang-s 45 "$kit/bin/dt_test_engine" --gtest_filter='Device/DeviceOps.*'
+# DT_CUDA_POISON=1: memory handed out undefined is all-ones bytes (NaN), so that a kernel reading
+# what no one wrote fails its comparison instead of finding the last tensor's values there.
+step cuda-core-tests 60 env DT_CUDA_POISON=1 python3 scripts/gtest_resume.py \
+    --xml "$out/tests_cuda.xml" --budget-s 55 --hang-s 30 "$kit/bin/dt_test_cuda"
+step device-ops-tests 100 env DT_CUDA_POISON=1 python3 scripts/gtest_resume.py \
+    --xml "$out/tests_device_ops.xml" --budget-s 95 --hang-s 45 "$kit/bin/dt_test_engine" \
+    --gtest_filter='Device/DeviceOps.*:CudaDevicePoison.*'
 
 # CPU vs GPU: the same run on each device; the deterministic presets promise the same bits.
 data="$kit/data/fashion-mnist"

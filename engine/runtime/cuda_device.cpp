@@ -57,7 +57,11 @@ BlockCache& cache() {
     return *c;
 }
 
-void* allocate(std::size_t bytes) { return cache().allocate(block_size(bytes)); }
+void* allocate(std::size_t bytes) {
+    void* p = cache().allocate(block_size(bytes));
+    kc::poison_undefined(p, bytes);  // DT_CUDA_POISON=1: undefined contents read as NaN
+    return p;
+}
 void release(void* p, std::size_t bytes) { cache().release(p, block_size(bytes)); }
 void zero(void* p, std::size_t n) { kc::device_zero(p, n); }
 void copy(void* d, const void* s, std::size_t n) { kc::device_copy(d, s, n); }

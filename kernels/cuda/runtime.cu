@@ -186,6 +186,12 @@ void set_channel_leaves_way(ChannelLeavesWay way) {
     channel_leaves_setting().store(static_cast<int>(way));
 }
 
+void poison_undefined(void* p, std::size_t bytes) {
+    static const bool on = env_says("DT_CUDA_POISON", "1");
+    if (on && p != nullptr && bytes > 0)
+        check_call(cudaMemsetAsync(p, 0xff, bytes, stream()), "cudaMemsetAsync(poison)");
+}
+
 void* scratch(std::size_t bytes, int slot) {
     static void* blocks[2] = {nullptr, nullptr};
     static std::size_t sizes[2] = {0, 0};
@@ -206,6 +212,7 @@ void* scratch(std::size_t bytes, int slot) {
         }
         size = bytes < 4096 ? 4096 : bytes;
     }
+    poison_undefined(block, bytes);
     return block;
 }
 

@@ -37,6 +37,13 @@ std::size_t device_block_shared_optin();
 void* device_malloc(std::size_t bytes);
 void device_free(void* p);
 
+/// DT_CUDA_POISON=1 (read once): memory whose contents are undefined (every block the engine's
+/// device memory hands out, every scratch() call) is first filled with 0xff bytes, on the stream:
+/// a float NaN, an integer -1, a flag set. A kernel that reads what nobody wrote then gives NaN
+/// or a wrong count instead of a plausible stale value (a debugging aid, off by default: it costs
+/// a fill per allocation). poison_undefined(p, n) does that fill when the setting is on.
+void poison_undefined(void* p, std::size_t bytes);
+
 // ---- on the stream, in issue order ----
 void device_zero(void* p, std::size_t bytes);
 void device_copy(void* dst, const void* src, std::size_t bytes);

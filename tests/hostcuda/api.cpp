@@ -102,6 +102,9 @@ cudaError_t cudaMalloc(void** p, std::size_t bytes) {
     // reading or writing past an allocation.
     void* q = ::operator new (bytes == 0 ? 1 : bytes, std::align_val_t{256}, std::nothrow);
     if (q == nullptr) return fail(cudaErrorMemoryAllocation);
+    // All-ones bytes (NaN floats), as shared memory: a GPU's fresh memory is undefined, and a
+    // kernel that counts on zeros from the heap's fresh pages must not pass here.
+    std::memset(q, 0xff, bytes);
     s.device[static_cast<const char*>(q)] = bytes;
     s.device_bytes += bytes;
     ASAN_POISON_MEMORY_REGION(q, bytes);  // (dt::hostcuda::device_access)

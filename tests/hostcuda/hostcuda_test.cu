@@ -196,6 +196,19 @@ TEST(Hostcuda, ACopyOutsideAnAllocationOrAgainstItsDirectionIsRefused) {
     cudaFree(x);
 }
 
+TEST(Hostcuda, FreshDeviceMemoryIsAllOnes) {
+    // Large enough that the heap takes fresh (zeroed) pages from the system, which a kernel
+    // counting on zeros would get here and not on a GPU.
+    const std::size_t n = std::size_t{1} << 20;
+    uint32_t* x = device_alloc<uint32_t>(n);
+    std::vector<uint32_t> got(n, 0);
+    ASSERT_EQ(cudaMemcpy(got.data(), x, n * sizeof(uint32_t), cudaMemcpyDeviceToHost), cudaSuccess);
+    std::size_t ones = 0;
+    for (uint32_t v : got) ones += v == 0xffffffffu;
+    EXPECT_EQ(ones, n) << "fresh device memory is not all-ones bytes (NaN floats)";
+    cudaFree(x);
+}
+
 TEST(Hostcuda, OutOfMemoryIsAnAnswer) {
     void* p = nullptr;
     EXPECT_EQ(cudaMalloc(&p, std::size_t{1} << 50), cudaErrorMemoryAllocation);

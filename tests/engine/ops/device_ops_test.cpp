@@ -8,7 +8,10 @@
 // on a GPU with the DeviceError naming it: the list of what is missing is this test's output.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -229,6 +232,21 @@ TEST(NonFiniteScanOnADevice, IssuesSixteenTensorsPerKernelCall) {
     for (int k = 0; k < 40; ++k) EXPECT_EQ(found[k].index, k == 17 || k == 39 ? 2 : -1) << k;
     EXPECT_TRUE(std::isnan(found[17].value));
     EXPECT_EQ(found[39].value, -INFINITY);
+}
+
+TEST(CudaDevicePoison, AReusedTensorBlockReadsAsNaN) {
+    // DT_CUDA_POISON=1 (kernels/cuda/runtime.h): a block the device memory hands out again is
+    // all-ones bytes, not the values its last tensor left (scripts/emulate.sh sets it for a run).
+    const char* v = std::getenv("DT_CUDA_POISON");
+    if (v == nullptr || std::strcmp(v, "1") != 0) GTEST_SKIP() << "DT_CUDA_POISON=1 is not set";
+    std::string why;
+    if (!cuda_device::available(&why)) GTEST_SKIP() << why;
+    const Shape shape{1000, 3};
+    { const Tensor zeros = Tensor::zeros(shape, DType::kF32, Device::kCuda); }
+    const std::vector<float> got = Tensor::empty(shape, DType::kF32, Device::kCuda).to_vector();
+    std::size_t ones = 0;
+    for (float x : got) ones += std::bit_cast<uint32_t>(x) == 0xffffffffu;
+    EXPECT_EQ(ones, got.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Device, DeviceOps, ::testing::Values(Stand::kFake, Stand::kCuda),
