@@ -34,6 +34,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+source scripts/kit/contents.sh  # the GPU kit's binaries (kit_targets, kit_binaries)
 asan=0 build_it=1
 for arg in "$@"; do
   case $arg in
@@ -43,7 +44,7 @@ for arg in "$@"; do
   esac
 done
 flags=(-DCMAKE_BUILD_TYPE=Release -DDT_BUILD_BENCH=ON)
-targets=(detrain dt_test_hostcuda dt_test_cuda dt_test_engine dt_gpu_step_bench dt_gpu_kernel_bench)
+targets=(dt_test_hostcuda "${kit_targets[@]}")
 build=$root/build-emu
 if ((asan)); then
   build=$root/build-emu-asan
@@ -237,13 +238,9 @@ PY
 gpu_check() {  # scripts/gpu_check.sh itself, its training steps and audit, on the emulated GPU
   local kit=$work/kit out=$work/check
   mkdir -p "$kit/bin"
-  for b in detrain tests/dt_test_cuda tests/dt_test_engine bench/dt_gpu_step_bench \
-    bench/dt_gpu_kernel_bench; do
-    ln -s "$build/$b" "$kit/bin/"
-  done
+  for b in "${kit_binaries[@]}"; do ln -s "$build/$b" "$kit/bin/"; done
   python3 scripts/kit/fashion_mnist_slice.py "$data" "$kit/data/fashion-mnist"
-  git describe --always --dirty --abbrev=40 >"$kit/COMMIT" 2>/dev/null ||
-    echo unknown >"$kit/COMMIT"
+  kit_write_commit "$kit"
   # Its steps run as on a GPU (the kit's slice: 16 steps of 128), 4x their limits; the others
   # (tests, ResNet-18, benches) run above, memcheck and the peer need a GPU.
   KIT_DIR=$kit GPU_CHECK_LIMIT_FACTOR=4 GPU_CHECK_BUDGET_S=1500 \

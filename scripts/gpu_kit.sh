@@ -4,7 +4,7 @@
 # shared libraries a GPU host may lack, a small Fashion-MNIST subset (the CPU-vs-GPU runs), into
 # one ignored folder (default gpu-kit/, override with KIT_DIR), and packed into one ignored file
 # beside it (gpu-kit.tar.xz: what travels to a GPU host, kept well under the device tool's 64 MiB;
-# unpacked, each of the five binaries holds the CUDA kernels' machine code). Run
+# unpacked, each of its binaries, scripts/kit/contents.sh, holds the CUDA kernels' machine code). Run
 # scripts/gpu_check.sh from the repository root on the GPU host (docs/gpu.md says how): it unpacks
 # the packed kit when the folder is not there.
 #   scripts/gpu_kit.sh            # build into build-gpu/, assemble gpu-kit/, pack gpu-kit.tar.xz
@@ -12,6 +12,7 @@
 # no MPI (the GPU checks run single-process), so no MPI libraries to carry.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/kit/contents.sh
 kit=${KIT_DIR:-gpu-kit}
 build=${GPU_BUILD_DIR:-build-gpu}
 data_src=${DT_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
@@ -28,13 +29,11 @@ cc -O2 -c scripts/kit/arc4random_compat.c -o "$compat"
 cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DDT_ENABLE_CUDA=ON \
       "-DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual" -DDT_BUILD_BENCH=ON -DDT_ENABLE_MPI=OFF \
       "-DCMAKE_EXE_LINKER_FLAGS=-static-libstdc++ $compat" >/dev/null
-cmake --build "$build" -j "$(nproc)" --target detrain dt_test_cuda dt_test_engine dt_gpu_step_bench \
-    dt_gpu_kernel_bench
+cmake --build "$build" -j "$(nproc)" --target "${kit_targets[@]}"
 
 rm -rf "$kit"
 mkdir -p "$kit/bin" "$kit/lib" "$kit/data/fashion-mnist"
-cp "$build/detrain" "$build/tests/dt_test_cuda" "$build/tests/dt_test_engine" \
-   "$build/bench/dt_gpu_step_bench" "$build/bench/dt_gpu_kernel_bench" "$kit/bin/"
+for b in "${kit_binaries[@]}"; do cp "$build/$b" "$kit/bin/"; done
 # Without their host symbol tables (1.5 MiB each; the CUDA code and the kernels' registered names
 # are data the runtime reads, not symbols): the unpacked kit stays well under 64 MiB.
 strip "$kit"/bin/*
@@ -52,7 +51,7 @@ python3 scripts/kit/fashion_mnist_slice.py "$data_src" "$kit/data/fashion-mnist"
 # gpu_check.sh compares it with the host's glibc first.
 objdump -T "$kit"/bin/* "$kit"/lib/* | grep -o 'GLIBC_2\.[0-9]*' | sort -V -u | tail -1 |
     sed 's/GLIBC_//' > "$kit/GLIBC"
-git describe --always --dirty --abbrev=40 > "$kit/COMMIT" 2>/dev/null || echo unknown > "$kit/COMMIT"
+kit_write_commit "$kit"
 # Packed: the folder's contents, so that it unpacks into whatever folder KIT_DIR names there.
 rm -f "$kit.tar.xz"
 tar -C "$kit" -cf - . | xz -T0 -6 > "$kit.tar.xz"
