@@ -68,9 +68,10 @@ void print_text(const Info& i) {
     if (i.cuda_built)
         std::printf(
             "  cuda kernels    tiles %s ($DT_CUDA_TILE), exact wgrad %s ($DT_CUDA_EXACT_WGRAD), "
-            "channel leaves %s ($DT_CUDA_CHANNEL_LEAVES)\n",
+            "channel leaves %s ($DT_CUDA_CHANNEL_LEAVES), undefined memory %s "
+            "($DT_CUDA_POISON)\n",
             i.cuda_ways.tile.c_str(), i.cuda_ways.exact_wgrad.c_str(),
-            i.cuda_ways.channel_leaves.c_str());
+            i.cuda_ways.channel_leaves.c_str(), i.cuda_ways.poison ? "poisoned" : "as left");
     std::printf("  mpi             %s\n",
                 i.mpi_built ? ("compiled in (mpirun -np P detrain train/study: "
                                "docs/distributed.md); this process: " +
@@ -101,7 +102,8 @@ nlohmann::json to_json(const Info& i) {
           {"kernel_ways", i.cuda_built
                               ? nlohmann::json{{"tile", i.cuda_ways.tile},
                                                {"exact_wgrad", i.cuda_ways.exact_wgrad},
-                                               {"channel_leaves", i.cuda_ways.channel_leaves}}
+                                               {"channel_leaves", i.cuda_ways.channel_leaves},
+                                               {"poison", i.cuda_ways.poison}}
                               : nlohmann::json()}}},
         {"mpi", {{"built", i.mpi_built}, {"process", i.mpi_world}}},
         {"openmp",

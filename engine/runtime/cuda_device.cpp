@@ -117,7 +117,8 @@ KernelWays kernel_ways() {
             : tile == kc::TileChoice::kTiny  ? "tiny"
                                              : "auto",
             kc::exact_wgrad_way() == kc::ExactWgradWay::kLimbAtomics ? "limbs" : "leaves",
-            kc::channel_leaves_way() == kc::ChannelLeavesWay::kRows ? "rows" : "staged"};
+            kc::channel_leaves_way() == kc::ChannelLeavesWay::kRows ? "rows" : "staged",
+            kc::poison_setting()};
 }
 
 void require() {

@@ -28,9 +28,11 @@ std::string describe();
 /// (`auto`|`small`|`large`|`tiny`, $DT_CUDA_TILE), conv.wgrad's exact way (`leaves`|`limbs`,
 /// $DT_CUDA_EXACT_WGRAD) and the per-channel totals' way (`staged`|`rows`: block programs for
 /// the leaves and the combine, or a thread per row and per channel; $DT_CUDA_CHANNEL_LEAVES). All
-/// empty in a build without CUDA.
+/// empty in a build without CUDA. `poison`: whether memory handed out undefined is filled with
+/// all-ones bytes first ($DT_CUDA_POISON=1, a debugging aid; kernels/cuda/runtime.h).
 struct KernelWays {
     std::string tile, exact_wgrad, channel_leaves;
+    bool poison = false;
 };
 KernelWays kernel_ways();
 

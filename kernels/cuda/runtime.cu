@@ -186,9 +186,13 @@ void set_channel_leaves_way(ChannelLeavesWay way) {
     channel_leaves_setting().store(static_cast<int>(way));
 }
 
-void poison_undefined(void* p, std::size_t bytes) {
+bool poison_setting() {
     static const bool on = env_says("DT_CUDA_POISON", "1");
-    if (on && p != nullptr && bytes > 0)
+    return on;
+}
+
+void poison_undefined(void* p, std::size_t bytes) {
+    if (poison_setting() && p != nullptr && bytes > 0)
         check_call(cudaMemsetAsync(p, 0xff, bytes, stream()), "cudaMemsetAsync(poison)");
 }
 

@@ -42,6 +42,7 @@ void device_free(void* p);
 /// a float NaN, an integer -1, a flag set. A kernel that reads what nobody wrote then gives NaN
 /// or a wrong count instead of a plausible stale value (a debugging aid, off by default: it costs
 /// a fill per allocation). poison_undefined(p, n) does that fill when the setting is on.
+bool poison_setting();
 void poison_undefined(void* p, std::size_t bytes);
 
 // ---- on the stream, in issue order ----

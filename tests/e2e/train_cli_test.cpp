@@ -107,11 +107,14 @@ TEST_F(TrainCli, HelpAndInfo) {
     if (dt::cuda_device::built()) {  // the kernels' ways in force, each set by its variable
         EXPECT_EQ(j["cuda"]["kernel_ways"]["channel_leaves"], "staged") << json.out;
         EXPECT_EQ(j["cuda"]["kernel_ways"]["tile"], "auto") << json.out;
+        EXPECT_EQ(j["cuda"]["kernel_ways"]["poison"], false) << json.out;
         const CliRun rows = dt::test::run_cli(
-            std::string("env DT_CUDA_CHANNEL_LEAVES=rows DT_CUDA_TILE=large ") + DT_DETRAIN_EXE,
+            std::string("env DT_CUDA_CHANNEL_LEAVES=rows DT_CUDA_TILE=large DT_CUDA_POISON=1 ") +
+                DT_DETRAIN_EXE,
             "info", root_, "ways-env");
         EXPECT_NE(rows.out.find("tiles large ($DT_CUDA_TILE)"), std::string::npos) << rows.out;
         EXPECT_NE(rows.out.find("channel leaves rows"), std::string::npos) << rows.out;
+        EXPECT_NE(rows.out.find("undefined memory poisoned"), std::string::npos) << rows.out;
         const CliRun tiny = dt::test::run_cli(
             std::string("env DT_CUDA_TILE=tiny ") + DT_DETRAIN_EXE, "info", root_, "ways-tiny");
         EXPECT_NE(tiny.out.find("tiles tiny ($DT_CUDA_TILE)"), std::string::npos) << tiny.out;
