@@ -4,7 +4,8 @@
 # deferred until waited for, launch errors are a GPU's), in build-emu/ (DT_ENABLE_CUDA=EMULATE),
 # the device tests and a training pair again with every launch's blocks and threads in the other
 # order (DT_HOSTCUDA_ORDER=backward) and in random orders (DT_HOSTCUDA_ORDER=shuffle: the fast
-# preset's float atomics then give other weights from seed to seed, as a GPU's from run to run).
+# preset's float atomics then give other weights from seed to seed, as a GPU's from run to run),
+# there with memory handed out undefined filled with NaN bytes (DT_CUDA_POISON=1).
 # What it checks, all with the backend's own launchers and kernels:
 #   - hostcuda's own tests (dt_test_hostcuda), the GPU tests (dt_test_cuda) and the device ops
 #     tests (Device/DeviceOps.*/Cuda: every op x mode x tile shape against the cpu)
