@@ -80,6 +80,7 @@ backward() { DT_HOSTCUDA_ORDER=backward "$@"; }  # blocks last to first, threads
 # undefined (reused tensor blocks, scratch) all-ones bytes: NaN where a kernel reads stale values
 shuffled() { DT_HOSTCUDA_ORDER=shuffle DT_CUDA_POISON=1 "$@"; }
 
+check numeric-flags python3 tests/e2e/numeric_flags_test.py "$build"  # every compile's float order
 check hostcuda-tests "$build/tests/dt_test_hostcuda" --gtest_brief=1
 check hostcuda-tests-backward backward "$build/tests/dt_test_hostcuda" --gtest_brief=1
 check hostcuda-tests-shuffled shuffled "$build/tests/dt_test_hostcuda" --gtest_brief=1

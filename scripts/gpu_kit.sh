@@ -30,6 +30,8 @@ cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DDT_ENABLE_CUDA=O
       "-DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual" -DDT_BUILD_BENCH=ON -DDT_ENABLE_MPI=OFF \
       "-DCMAKE_EXE_LINKER_FLAGS=-static-libstdc++ $compat" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${kit_targets[@]}"
+# Every compile of the kit with the flags that fix float order (--fmad=false: the CPU's bits).
+python3 tests/e2e/numeric_flags_test.py "$build"
 
 rm -rf "$kit"
 mkdir -p "$kit/bin" "$kit/lib" "$kit/data/fashion-mnist"

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Canary for the numeric build flags (cmake/dt_options.cmake): the compiler must not contract
-// a*b + c into a fused multiply-add, because the recipes in kernels/ name every rounding.
+// a*b + c into a fused multiply-add, because the recipes in kernels/ name every rounding. It sees
+// only its own file's compile (and a Release build without FMA instructions could not contract
+// here anyway); tests/e2e/numeric_flags_test.py checks the flags of every compile of the build.
 #include <gtest/gtest.h>
 
 #include <cmath>
