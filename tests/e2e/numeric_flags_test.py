@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Every compile of this build carries the numeric flags that fix float evaluation order
 (cmake/dt_options.cmake, dt_numeric_flags): C and C++ with -ffp-contract=off, CUDA with
---fmad=false (and -ffp-contract=off for its host side), and none with a flag that lets the compiler
-reassociate or contract (-ffast-math, -Ofast, -funsafe-math-optimizations, -ffp-contract=fast or
-on, nvcc's --use_fast_math or --fmad=true). A target that forgets dt_numeric_flags compiles
-a*b+c as an fma on whatever the compiler sees fit (g++'s default in GNU mode, nvcc's default),
-and its results stop matching across instruction sets and between CPU and GPU; no test of bits
-would say which target it was. Reads the build's compile_commands.json
-(CMAKE_EXPORT_COMPILE_COMMANDS).
+--fmad=false (and -ffp-contract=off for its host side), and none with a flag that lets the
+compiler reassociate, contract or round otherwise (-ffast-math and its parts, -Ofast,
+-ffp-contract=fast or on; nvcc's --use_fast_math, --fmad=true, --ftz=true, --prec-div=false,
+--prec-sqrt=false). A target that forgets dt_numeric_flags compiles a*b+c as an fma where the
+compiler sees fit (g++'s default in GNU mode, nvcc's default), and its results stop matching
+across instruction sets and between CPU and GPU; no test of bits would say which target it was.
+Reads the build's compile_commands.json (CMAKE_EXPORT_COMPILE_COMMANDS).
 usage: numeric_flags_test.py BUILD_DIR"""
 import json
 import os
@@ -18,8 +18,14 @@ from expectations import Expectations
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-FORBIDDEN = ("-ffast-math", "-Ofast", "-funsafe-math-optimizations", "-ffp-contract=fast",
-             "-ffp-contract=on", "--use_fast_math", "-use_fast_math", "--fmad=true", "-fmad=true")
+FORBIDDEN = (
+    # host compilers: fast math and the parts of it that change results
+    "-ffast-math", "-Ofast", "-funsafe-math-optimizations", "-fassociative-math",
+    "-freciprocal-math", "-ffinite-math-only", "-fno-signed-zeros", "-ffp-contract=fast",
+    "-ffp-contract=on",
+    # nvcc: fast math, contraction, flushed subnormals, approximate division and square root
+    "--use_fast_math", "-use_fast_math", "--fmad=true", "-fmad=true", "--ftz=true", "-ftz=true",
+    "--prec-div=false", "-prec-div=false", "--prec-sqrt=false", "-prec-sqrt=false")
 
 
 def words(entry):
