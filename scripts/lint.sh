@@ -9,7 +9,8 @@
 #     engine/core/backend.cpp, which registers the CPU table, and engine/runtime, which sets the
 #     CPU's instruction set), apps include no kernels/ header,
 #     and kernels/cpu/target_clones.h is private to kernels/cpu;
-#   - the suites of tests/kernels/cuda/*.cpp are named Cuda* (sanitize.sh tsan-grid's filter).
+#   - the suites of tests/kernels/cuda/*.cpp are named Cuda* (sanitize.sh tsan-grid's filter);
+#   - kernels/common and kernels/cuda call no libm function and no CUDA math intrinsic.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -54,5 +55,14 @@ floor "kernels/cpu/target_clones.h is private to kernels/cpu" \
 # (scripts/sanitize.sh tsan-grid, in CI): a suite named otherwise would be left out.
 floor "a test suite of tests/kernels/cuda/*.cpp not named Cuda* (sanitize.sh tsan-grid filters on it)" \
   "$(grep -Hn '^TEST[_FP]*(' tests/kernels/cuda/*.cpp | grep -v 'TEST[_FP]*(Cuda' || true)"
+# CPU == GPU bits: the shared core and the CUDA kernels take their math from kernels/common
+# (fast_math.h: exp, log), never from libm or CUDA's intrinsics, whose results differ between the
+# host and the device (and between CUDA versions). Comments are left out of the search.
+intrinsics='__expf|__exp10f|__logf|__log2f|__log10f|__powf|__sinf|__cosf|__tanf|__saturatef'
+intrinsics+='|__fdividef|__fdiv_r[nzud]|__frcp_r[nzud]|__fsqrt_r[nzud]|__frsqrt_rn|rsqrtf?'
+libm='expf?|exp2f?|expm1f?|logf?|log2f?|log1pf?|log10f?|powf?|tanhf?|sinf?|cosf?|erff?'
+floor "kernels/common or kernels/cuda calls libm or a CUDA math intrinsic (kernels/common/fast_math.h)" \
+  "$(grep -rn '' kernels/common kernels/cuda | sed 's|//.*||' |
+     grep -E "(^|[^A-Za-z0-9_.:])(std::)?($intrinsics|$libm)[[:space:]]*\(" || true)"
 ((fail == 0)) && echo "lint: ok"
 exit $fail
