@@ -10,7 +10,8 @@
 #     CPU's instruction set), apps include no kernels/ header,
 #     and kernels/cpu/target_clones.h is private to kernels/cpu;
 #   - the suites of tests/kernels/cuda/*.cpp are named Cuda* (sanitize.sh tsan-grid's filter);
-#   - kernels/common and kernels/cuda call no libm function and no CUDA math intrinsic.
+#   - kernels/common and kernels/cuda call no libm function and no CUDA math intrinsic;
+#   - nothing in kernels/ throws; kernels/common includes no container, string, stream or libm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -64,5 +65,13 @@ libm='expf?|exp2f?|expm1f?|logf?|log2f?|log1pf?|log10f?|powf?|tanhf?|sinf?|cosf?
 floor "kernels/common or kernels/cuda calls libm or a CUDA math intrinsic (kernels/common/fast_math.h)" \
   "$(grep -rn '' kernels/common kernels/cuda | sed 's|//.*||' |
      grep -E "(^|[^A-Za-z0-9_.:])(std::)?($intrinsics|$libm)[[:space:]]*\(" || true)"
+# Kernels never throw (a launcher records an error, the engine throws at its boundary), and the
+# shared core stays header-only host-device code: no containers, strings, streams or exceptions.
+floor "a throw in kernels/ (kernels report errors; the engine throws)" \
+  "$(grep -rn '' kernels | sed 's|//.*||' | grep -E '(^|[^A-Za-z0-9_])throw([^A-Za-z0-9_]|$)' || true)"
+host_only='vector|string|string_view|map|unordered_map|set|memory|functional|stdexcept|exception'
+host_only+='|iostream|sstream|fstream|cstdio|cmath|math\.h|thread|mutex|atomic'
+floor "kernels/common includes a header device code cannot use (hd.h's rules)" \
+  "$(grep -rnE "#include <($host_only)>" kernels/common || true)"
 ((fail == 0)) && echo "lint: ok"
 exit $fail
