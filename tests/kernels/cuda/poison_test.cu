@@ -11,7 +11,6 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/runtime.h"
 #include "tests/support/gpu_test.h"
 
