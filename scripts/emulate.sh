@@ -77,8 +77,9 @@ check() {  # check NAME command...: runs it, keeps going, remembers a failure
 backward() { DT_HOSTCUDA_ORDER=backward "$@"; }  # blocks last to first, threads backward
 # every launch's blocks and every barrier phase's threads in a random order, from a seed of the
 # run's own (on stderr: DT_HOSTCUDA_ORDER=shuffle:SEED replays a failure), and memory handed out
-# undefined (reused tensor blocks, scratch) all-ones bytes: NaN where a kernel reads stale values
-shuffled() { DT_HOSTCUDA_ORDER=shuffle DT_CUDA_POISON=1 "$@"; }
+# undefined (reused tensor blocks, scratch) all-ones bytes: NaN where a kernel reads stale values.
+# seed=S shuffled ...: the order of seed S (the same S, the same order)
+shuffled() { DT_HOSTCUDA_ORDER=shuffle${seed:+:$seed} DT_CUDA_POISON=1 "$@"; }
 
 check numeric-flags python3 tests/e2e/numeric_flags_test.py "$build"  # every compile's float order
 check hostcuda-tests "$build/tests/dt_test_hostcuda" --gtest_brief=1
@@ -169,9 +170,9 @@ shuffled_runs() {  # the deterministic pair's cuda run shuffled; atomics (fast) 
   # The fast preset's float atomics: other weights from another order (as a GPU's from run to
   # run), the same ones from the same seed
   local fast=(--device cuda --model smallcnn --impl fast)
-  DT_HOSTCUDA_ORDER=shuffle:1 train fast-1 "${fast[@]}" &&
-    DT_HOSTCUDA_ORDER=shuffle:1 train fast-1-again "${fast[@]}" &&
-    DT_HOSTCUDA_ORDER=shuffle:2 train fast-2 "${fast[@]}" || return 1
+  seed=1 shuffled train fast-1 "${fast[@]}" &&
+    seed=1 shuffled train fast-1-again "${fast[@]}" &&
+    seed=2 shuffled train fast-2 "${fast[@]}" || return 1
   same_bits fast-1 fast-1-again || return 1
   if [[ $(hash_of fast-1) == "$(hash_of fast-2)" ]]; then
     echo "  the fast preset gave the same weights from two shuffled orders: no atomics seen"
@@ -179,7 +180,7 @@ shuffled_runs() {  # the deterministic pair's cuda run shuffled; atomics (fast) 
   fi
 }
 backward_run() {  # the deterministic pair's cuda run with blocks and threads backward
-  DT_HOSTCUDA_ORDER=backward train backward --device cuda --model smallcnn --impl deterministic &&
+  backward train backward --device cuda --model smallcnn --impl deterministic &&
     same_bits smallcnn-det-cpu backward
 }
 step_bench() {  # the GPU check's step bench, one step a case for 15 s: its harness and JSON
@@ -193,7 +194,7 @@ if not timed or not profiles: sys.exit("no timed step or no launch profile: %r" 
     "$work/steps.jsonl"
 }
 matrix() {  # the GPU check's guarantee matrix on the emulated cuda, blocks and threads shuffled
-  DT_HOSTCUDA_ORDER=shuffle "$build/detrain" audit --matrix --json --steps 1 --data-dir "$data" \
+  shuffled "$build/detrain" audit --matrix --json --steps 1 --data-dir "$data" \
     --model smallcnn --limit-train 256 --batch-size 128 --device cuda >"$work/matrix.json" \
     2>"$work/matrix.log" || { cat "$work/matrix.log"; return 1; }
   python3 - "$work/matrix.json" <<'PY'
