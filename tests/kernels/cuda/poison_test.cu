@@ -7,8 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #include "kernels/cuda/runtime.h"
@@ -19,8 +17,7 @@ namespace {
 
 TEST(CudaPoison, ScratchIsAllOnesOnEveryCall) {
     DT_SKIP_WITHOUT_CUDA_DEVICE();
-    const char* v = std::getenv("DT_CUDA_POISON");
-    if (v == nullptr || std::strcmp(v, "1") != 0) GTEST_SKIP() << "DT_CUDA_POISON=1 is not set";
+    if (!poison_setting()) GTEST_SKIP() << "DT_CUDA_POISON=1 is not set";
     const std::size_t n = 1000;
     for (int call = 0; call < 2; ++call) {  // the second call reuses the block the first wrote
         void* s = scratch(n * sizeof(uint32_t));
