@@ -290,7 +290,7 @@ TEST(AccumExact, OrderAndPartitionInvariance) {
 
 TEST(AccumExact, BinnedPathEqualsPerElementPath) {
     // exact_sum of >= kExactBinsMin elements bins mantissas by exponent on the host; exact_add
-    // never does. Both must equal the reference on every kind of input.
+    // and the device's direct path never do. All must equal the reference on every input.
     std::mt19937_64 g(test::test_seed() + 5);
     std::vector<std::vector<float>> sets;
     sets.push_back(wide_random(g, 5000));
@@ -330,6 +330,12 @@ TEST(AccumExact, BinnedPathEqualsPerElementPath) {
         const float want = reference_sum(x);
         EXPECT_EQ(bits(exact_sum(x.data(), static_cast<int64_t>(x.size()))), bits(want)) << k;
         EXPECT_EQ(bits(exact_of(x)), bits(want)) << k;
+        // Device code's path for every length (exact_add_array under __CUDA_ARCH__), which the
+        // host uses below kExactBinsMin only: four interleaved accumulators, merged.
+        ExactAcc direct;
+        exact_init(direct);
+        exact_add_direct(direct, x.data(), static_cast<int64_t>(x.size()), 1);
+        EXPECT_EQ(bits(exact_value(direct)), bits(want)) << k;
         std::vector<float> odd;  // strided binned path
         for (std::size_t i = 1; i < x.size(); i += 2) odd.push_back(x[i]);
         EXPECT_EQ(bits(exact_sum(x.data() + 1, static_cast<int64_t>(odd.size()), 2)),
