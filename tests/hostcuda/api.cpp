@@ -146,7 +146,7 @@ cudaError_t cudaFreeHost(void* p) {
 }
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
-                            cudaStream_t) {
+                            cudaStream_t st) {
     if (bytes == 0) return cudaSuccess;
     State& s = state();
     Lock lock(s.mu);
@@ -158,22 +158,29 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
         return fail(cudaErrorInvalidValue);
     }
     // A copy between the device and page-locked memory is queued: the host must wait for it
-    // before it reads or reuses the buffer. One with pageable memory is done now, after the
-    // queued work, as the runtime's staged copies behave.
-    const void* host = kind == cudaMemcpyHostToDevice   ? src
-                       : kind == cudaMemcpyDeviceToHost ? static_cast<const void*>(dst)
-                                                        : nullptr;
-    if (host != nullptr && !dt::hostcuda::inside(s.pinned, host, bytes)) {
-        dt::hostcuda::drain(s);
+    // before it reads or reuses the buffer. With pageable memory the runtime stages the bytes:
+    // a download is done now, after the work queued before it that its stream is ordered with;
+    // an upload's bytes are taken now (the host may reuse its buffer) and written to the device
+    // in the stream's turn, which work of another ordering group does not wait for.
+    const bool pageable_download =
+        kind == cudaMemcpyDeviceToHost && !dt::hostcuda::inside(s.pinned, dst, bytes);
+    if (pageable_download) {
+        dt::hostcuda::drain_group(s, dt::hostcuda::group_of(st));
         dt::hostcuda::device_access(s, true);
         std::memmove(dst, src, bytes);
         dt::hostcuda::device_access(s, false);
         return cudaSuccess;
     }
     dt::hostcuda::Op op(dt::hostcuda::Op::kCopy);
+    op.group = dt::hostcuda::group_of(st);
     op.dst = dst;
     op.src = src;
     op.bytes = bytes;
+    if (kind == cudaMemcpyHostToDevice && !dt::hostcuda::inside(s.pinned, src, bytes)) {
+        const auto* from = static_cast<const unsigned char*>(src);
+        op.staged.assign(from, from + bytes);
+        op.src = op.staged.data();  // (a vector's heap buffer stays where it is when moved)
+    }
     dt::hostcuda::push(s, std::move(op));
     return cudaSuccess;
 }
@@ -181,17 +188,25 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
 cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
     State& s = state();
     Lock lock(s.mu);
+    // On the legacy default stream, so ordered with the legacy and blocking streams' work only.
+    // It returns when the host side is done: a download or a copy with page-locked memory has
+    // run; a pageable upload's bytes are staged and a device-to-device copy only queued (the
+    // runtime's synchronous behaviour).
     const cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
-    dt::hostcuda::drain(s);
+    const bool queued_only =
+        kind == cudaMemcpyDeviceToDevice ||
+        (kind == cudaMemcpyHostToDevice && !dt::hostcuda::inside(s.pinned, src, bytes));
+    if (!queued_only) dt::hostcuda::drain_group(s, dt::hostcuda::group_of(nullptr));
     return e;
 }
 
-cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t) {
+cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t st) {
     if (bytes == 0) return cudaSuccess;
     State& s = state();
     Lock lock(s.mu);
     if (!dt::hostcuda::inside(s.device, p, bytes)) return fail(cudaErrorInvalidValue);
     dt::hostcuda::Op op(dt::hostcuda::Op::kSet);
+    op.group = dt::hostcuda::group_of(st);
     op.dst = p;
     op.bytes = bytes;
     op.value = value;
@@ -200,11 +215,9 @@ cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t)
 }
 
 cudaError_t cudaMemset(void* p, int value, std::size_t bytes) {
-    State& s = state();
-    Lock lock(s.mu);
-    const cudaError_t e = cudaMemsetAsync(p, value, bytes, nullptr);
-    dt::hostcuda::drain(s);
-    return e;
+    // On the legacy default stream; asynchronous with the host for device memory, as the
+    // runtime's is: only queued.
+    return cudaMemsetAsync(p, value, bytes, nullptr);
 }
 
 cudaError_t cudaDeviceSynchronize() {
@@ -240,12 +253,18 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* st, unsigned flags) {
     return new_handle(st, CUstream_st{flags});
 }
 cudaError_t cudaStreamDestroy(cudaStream_t st) { return destroy_handle(st); }
-// One queue for every stream: a valid order of any program's streams, stricter than a GPU's.
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaDeviceSynchronize(); }
-cudaError_t cudaStreamQuery(cudaStream_t) {
+// A stream's wait runs the work of its ordering group only (queue.h, group_of).
+cudaError_t cudaStreamSynchronize(cudaStream_t st) {
     State& s = state();
     Lock lock(s.mu);
-    return s.queue.empty() ? cudaSuccess : cudaErrorNotReady;
+    dt::hostcuda::drain_group(s, dt::hostcuda::group_of(st));
+    return cudaSuccess;
+}
+cudaError_t cudaStreamQuery(cudaStream_t st) {
+    State& s = state();
+    Lock lock(s.mu);
+    return dt::hostcuda::group_pending(s, dt::hostcuda::group_of(st)) ? cudaErrorNotReady
+                                                                      : cudaSuccess;
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, 0); }
@@ -253,12 +272,14 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
     return new_handle(e, CUevent_st{});
 }
 cudaError_t cudaEventDestroy(cudaEvent_t e) { return destroy_handle(e); }
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t st) {
     if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
     State& s = state();
     Lock lock(s.mu);
     dt::hostcuda::Op op(dt::hostcuda::Op::kEvent);
     op.event = e;
+    op.group = dt::hostcuda::group_of(st);
+    e->group = op.group;
     e->done = false;
     e->recorded = dt::hostcuda::push(s, std::move(op));
     return cudaSuccess;
@@ -267,7 +288,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
     if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
     State& s = state();
     Lock lock(s.mu);
-    dt::hostcuda::drain(s, e->recorded);
+    dt::hostcuda::drain_group(s, e->group, e->recorded);
     return cudaSuccess;
 }
 cudaError_t cudaEventQuery(cudaEvent_t e) {

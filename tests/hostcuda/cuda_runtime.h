@@ -12,10 +12,13 @@
 // forward on even phases, backward on odd ones, or the other way round, or every launch and phase
 // in a random order: DT_HOSTCUDA_ORDER, queue.cpp), launch errors a GPU gives (block or grid size
 // out of range, dynamic shared memory past 48 KiB without cudaFuncSetAttribute, or past the
-// device's opt-in), one in-order stream whose work is deferred until something waits for it (a
+// device's opt-in), streams whose work is deferred until something waits for it (a
 // synchronisation, an event, a copy to pageable memory), so that host code reading a result it did
 // not wait for, or reusing a page-locked buffer a queued copy still reads, gets what a GPU could
-// give it. Shared memory starts as all-ones bytes (NaN floats), as a GPU's starts undefined.
+// give it; a wait runs only the work a GPU orders it after (a non-blocking stream's is not the
+// legacy default stream's: queue.h, group_of), so that work mixed across such streams without a
+// wait between them reads what a GPU could leave it. Shared memory starts as all-ones bytes (NaN
+// floats), as a GPU's starts undefined.
 // What it is not: a GPU's memory model, warp semantics, concurrency (blocks run one at a time, so
 // float atomics add in the block order: fixed unless shuffled), device intrinsics (the kernels'
 // __CUDA_ARCH__ branches are not compiled here, their host branches are), speed.
@@ -158,9 +161,10 @@ cudaError_t set_function_attribute(const void* kernel, cudaFuncAttribute attr, i
 struct Launch {
     dim3 grid, block;
     std::size_t shared = 0;
+    cudaStream_t stream = nullptr;  // nullptr: the legacy default stream
     template <class G, class B>
-    Launch(G g, B b, std::size_t bytes = 0, cudaStream_t = nullptr)
-        : grid(to_dim3(g)), block(to_dim3(b)), shared(bytes) {}
+    Launch(G g, B b, std::size_t bytes = 0, cudaStream_t st = nullptr)
+        : grid(to_dim3(g)), block(to_dim3(b)), shared(bytes), stream(st) {}
 
     template <class... A>
     auto operator()(A&&... a) const;

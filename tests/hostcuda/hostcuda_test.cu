@@ -37,6 +37,8 @@ __global__ void dynamic_first(float* out) {
 
 __global__ void write_value(float* x, float v) { *x = v; }
 
+__global__ void copy_value(const float* x, float* y) { *y = *x; }
+
 __global__ void write_own_index(unsigned* out) { *out = blockIdx.x * blockDim.x + threadIdx.x; }
 
 __global__ void divergent_barrier() {
@@ -175,6 +177,61 @@ TEST(Hostcuda, QueuedWorkRunsOnlyWhenWaitedFor) {
     cudaEventDestroy(e);
     cudaStreamDestroy(s);
     cudaFreeHost(pinned);
+    cudaFree(x);
+}
+
+TEST(Hostcuda, ANonBlockingStreamIsNotOrderedWithTheLegacyStream) {
+    // The engine's stream is non-blocking (kernels/cuda/runtime.cu): work mixed between it and the
+    // legacy default stream (cudaMemcpy, cudaMemset, launches without a stream) without a wait
+    // between them reads what a GPU could leave it, so such a mix fails here too.
+    float* x = device_alloc<float>(1);
+    float* y = device_alloc<float>(1);
+    const float one = 1.0f;
+    ASSERT_EQ(cudaMemcpy(x, &one, sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    cudaStream_t nb = nullptr, blocking = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreate(&blocking), cudaSuccess);
+    float got = 0;
+    // A legacy-stream copy does not wait for a non-blocking stream's kernel.
+    write_value<<<1, 1, 0, nb>>>(x, 2.0f);
+    ASSERT_EQ(cudaMemcpy(&got, x, sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(got, 1.0f) << "a legacy-stream copy waited for a non-blocking stream's kernel";
+    EXPECT_EQ(cudaStreamQuery(nb), cudaErrorNotReady);
+    ASSERT_EQ(cudaStreamSynchronize(nb), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(&got, x, sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(got, 2.0f);
+    // A non-blocking stream's kernel does not wait for a legacy-stream memset queued before it,
+    // and a wait for its event runs its stream's work only.
+    ASSERT_EQ(cudaMemsetAsync(x, 0, sizeof(float)), cudaSuccess);
+    copy_value<<<1, 1, 0, nb>>>(x, y);
+    cudaEvent_t e = nullptr;
+    ASSERT_EQ(cudaEventCreate(&e), cudaSuccess);
+    ASSERT_EQ(cudaEventRecord(e, nb), cudaSuccess);
+    ASSERT_EQ(cudaEventSynchronize(e), cudaSuccess);
+    EXPECT_EQ(cudaStreamQuery(nullptr), cudaErrorNotReady) << "the legacy stream's memset ran";
+    ASSERT_EQ(cudaMemcpy(&got, y, sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(got, 2.0f) << "a non-blocking stream's kernel waited for a legacy-stream memset";
+    ASSERT_EQ(cudaMemcpy(&got, x, sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(got, 0.0f);
+    // A blocking stream and the legacy stream are ordered with each other.
+    write_value<<<1, 1, 0, blocking>>>(x, 5.0f);
+    ASSERT_EQ(cudaMemcpy(&got, x, sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(got, 5.0f) << "a legacy-stream copy did not wait for a blocking stream's kernel";
+    // A pageable upload takes its bytes at once (the buffer is free again on return) but writes
+    // them in the legacy stream's turn, which a non-blocking stream's kernel does not wait for.
+    float upload = 3.0f;
+    ASSERT_EQ(cudaMemcpy(x, &upload, sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    upload = 4.0f;
+    copy_value<<<1, 1, 0, nb>>>(x, y);
+    ASSERT_EQ(cudaStreamSynchronize(nb), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(&got, y, sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(got, 5.0f) << "a non-blocking stream's kernel waited for a legacy-stream upload";
+    ASSERT_EQ(cudaMemcpy(&got, x, sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(got, 3.0f) << "the upload wrote the bytes its buffer held later, not when issued";
+    cudaEventDestroy(e);
+    cudaStreamDestroy(blocking);
+    cudaStreamDestroy(nb);
+    cudaFree(y);
     cudaFree(x);
 }
 

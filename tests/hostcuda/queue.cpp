@@ -182,6 +182,10 @@ void device_access(State& s, bool open) {
 #endif
 }
 
+const void* group_of(cudaStream_t st) {
+    return st != nullptr && (st->flags & cudaStreamNonBlocking) != 0 ? st : nullptr;
+}
+
 void drain(State& s, uint64_t upto) {
     if (s.queue.empty() || s.queue.front().seq > upto) return;
     device_access(s, true);
@@ -191,6 +195,27 @@ void drain(State& s, uint64_t upto) {
         execute(s, op);
     }
     device_access(s, false);
+}
+
+void drain_group(State& s, const void* group, uint64_t upto) {
+    // The group's ops keep their issue order; other groups' stay queued where they are.
+    bool opened = false;
+    for (std::size_t k = 0; k < s.queue.size() && s.queue[k].seq <= upto;) {
+        if (s.queue[k].group != group) {
+            ++k;
+            continue;
+        }
+        if (!opened) device_access(s, opened = true);
+        Op op = std::move(s.queue[k]);
+        s.queue.erase(s.queue.begin() + static_cast<std::ptrdiff_t>(k));
+        execute(s, op);
+    }
+    if (opened) device_access(s, false);
+}
+
+bool group_pending(const State& s, const void* group) {
+    return std::any_of(s.queue.begin(), s.queue.end(),
+                       [group](const Op& op) { return op.group == group; });
 }
 
 uint64_t push(State& s, Op op) {
@@ -254,6 +279,7 @@ void enqueue_launch(const void* kernel, const Launch& config, std::function<void
         }
     }
     Op op(Op::kKernel);
+    op.group = group_of(config.stream);
     op.config = config;
     op.run = std::move(run);
     push(s, std::move(op));

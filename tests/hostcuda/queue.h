@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // hostcuda's device state, shared by its runtime API (api.cpp) and its queue (queue.cpp): the
-// device's allocations, the one stream's queue of deferred work and the launch being run.
+// device's allocations, the queue of deferred work (every stream's, in issue order) and the
+// launch being run.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +19,7 @@ struct CUstream_st {
 };
 struct CUevent_st {
     uint64_t recorded = 0;  // the queue position of its last record (0: never recorded)
+    const void* group = nullptr;  // the ordering group of the stream it was recorded on
     bool done = false;      // the queue has run past that record
     double ms = 0;          // host time when it did
 };
@@ -36,13 +38,15 @@ struct Op {
     enum Kind { kKernel, kCopy, kSet, kEvent };
     explicit Op(Kind k) : kind(k) {}
     Kind kind;
-    uint64_t seq = 0;  // its queue position
+    uint64_t seq = 0;             // its queue position
+    const void* group = nullptr;  // its stream's ordering group (group_of)
     // kKernel
     Launch config{1, 1};
     std::function<void()> run;
     // kCopy, kSet
     void* dst = nullptr;
-    const void* src = nullptr;
+    const void* src = nullptr;          // (a copy from pageable memory: staged.data())
+    std::vector<unsigned char> staged;  // a copy from pageable memory: its bytes when issued
     std::size_t bytes = 0;
     int value = 0;
     // kEvent
@@ -79,9 +83,21 @@ cudaError_t peek_last_error();
 /// with pageable memory), so that host code touching it, which a GPU would not allow, is
 /// reported where it does; device_access(s, true) opens it, (s, false) closes it again.
 void device_access(State& s, bool open);
+/// The work a stream's work is ordered with, as on a GPU: the legacy default stream (nullptr)
+/// and the blocking streams (cudaStreamCreate) wait for each other's earlier work, one group
+/// (key nullptr; two blocking streams are ordered with each other here, through the legacy stream
+/// on a GPU: stricter); a non-blocking stream (cudaStreamNonBlocking) with nothing but itself,
+/// its own group (key: the stream). Work of different groups runs in whatever order the host
+/// waits for it, so a legacy-stream copy does not see a non-blocking stream's kernel it did not
+/// wait for, and that kernel does not see a legacy-stream memset queued before it.
+const void* group_of(cudaStream_t st);
 /// Runs the queued work up to and including position `upto` (everything: UINT64_MAX), with
-/// device memory open.
+/// device memory open: every group's (a device-wide wait) or `group`'s alone (a wait for a
+/// stream or an event).
 void drain(State& s, uint64_t upto = UINT64_MAX);
+void drain_group(State& s, const void* group, uint64_t upto = UINT64_MAX);
+/// Whether work of `group` is still queued.
+bool group_pending(const State& s, const void* group);
 /// Queues `op`; returns its position.
 uint64_t push(State& s, Op op);
 
