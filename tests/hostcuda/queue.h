@@ -18,10 +18,10 @@ struct CUstream_st {
     unsigned flags = 0;
 };
 struct CUevent_st {
-    uint64_t recorded = 0;  // the queue position of its last record (0: never recorded)
+    uint64_t recorded = 0;        // the queue position of its last record (0: never recorded)
     const void* group = nullptr;  // the ordering group of the stream it was recorded on
-    bool done = false;      // the queue has run past that record
-    double ms = 0;          // host time when it did
+    bool done = false;            // the queue has run past that record
+    double ms = 0;                // host time when it did
 };
 
 namespace dt::hostcuda {
