@@ -145,6 +145,13 @@ cudaError_t cudaFreeHost(void* p) {
     return cudaSuccess;
 }
 
+namespace {
+/// A host-to-device copy from pageable memory: the runtime stages its bytes when it is issued.
+bool pageable_upload(const State& s, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+    return kind == cudaMemcpyHostToDevice && !dt::hostcuda::inside(s.pinned, src, bytes);
+}
+}  // namespace
+
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t st) {
     if (bytes == 0) return cudaSuccess;
@@ -176,7 +183,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
     op.dst = dst;
     op.src = src;
     op.bytes = bytes;
-    if (kind == cudaMemcpyHostToDevice && !dt::hostcuda::inside(s.pinned, src, bytes)) {
+    if (pageable_upload(s, src, bytes, kind)) {
         const auto* from = static_cast<const unsigned char*>(src);
         op.staged.assign(from, from + bytes);
         op.src = op.staged.data();  // (a vector's heap buffer stays where it is when moved)
@@ -194,8 +201,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpy
     // runtime's synchronous behaviour).
     const cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
     const bool queued_only =
-        kind == cudaMemcpyDeviceToDevice ||
-        (kind == cudaMemcpyHostToDevice && !dt::hostcuda::inside(s.pinned, src, bytes));
+        kind == cudaMemcpyDeviceToDevice || pageable_upload(s, src, bytes, kind);
     if (!queued_only) dt::hostcuda::drain_group(s, dt::hostcuda::group_of(nullptr));
     return e;
 }

@@ -186,22 +186,15 @@ const void* group_of(cudaStream_t st) {
     return st != nullptr && (st->flags & cudaStreamNonBlocking) != 0 ? st : nullptr;
 }
 
-void drain(State& s, uint64_t upto) {
-    if (s.queue.empty() || s.queue.front().seq > upto) return;
-    device_access(s, true);
-    while (!s.queue.empty() && s.queue.front().seq <= upto) {
-        Op op = std::move(s.queue.front());
-        s.queue.pop_front();
-        execute(s, op);
-    }
-    device_access(s, false);
-}
+namespace {
 
-void drain_group(State& s, const void* group, uint64_t upto) {
-    // The group's ops keep their issue order; other groups' stay queued where they are.
+/// Runs the queued ops with seq <= upto that `matches`, in issue order; the others stay queued
+/// where they are. Device memory is open while they run.
+template <class Matches>
+void drain_where(State& s, uint64_t upto, Matches&& matches) {
     bool opened = false;
     for (std::size_t k = 0; k < s.queue.size() && s.queue[k].seq <= upto;) {
-        if (s.queue[k].group != group) {
+        if (!matches(s.queue[k])) {
             ++k;
             continue;
         }
@@ -211,6 +204,16 @@ void drain_group(State& s, const void* group, uint64_t upto) {
         execute(s, op);
     }
     if (opened) device_access(s, false);
+}
+
+}  // namespace
+
+void drain(State& s, uint64_t upto) {
+    drain_where(s, upto, [](const Op&) { return true; });
+}
+
+void drain_group(State& s, const void* group, uint64_t upto) {
+    drain_where(s, upto, [group](const Op& op) { return op.group == group; });
 }
 
 bool group_pending(const State& s, const void* group) {
