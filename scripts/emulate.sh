@@ -30,19 +30,25 @@
 # is poisoned there), is reported where it happens: compute-sanitizer's memcheck, without a GPU.
 # Some 6x slower: the ResNet-18 audit, the benches, the GPU check script, the guarantee matrix,
 # the mpirun runs and the backward and shuffled device ops tests are left out. CI runs both
-# (.ci/run): ~18 + ~15 min.
-#   scripts/emulate.sh [--asan] [--no-build]
+# (.ci/run): ~11 + ~8 min on 2 cores, builds aside.
+# --jobs N: checks run N at a time (default: one a core); their outputs print whole as each ends.
+#   scripts/emulate.sh [--asan] [--no-build] [--jobs N]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 source scripts/kit/contents.sh  # the GPU kit's binaries (kit_targets, kit_binaries)
-asan=0 build_it=1
-for arg in "$@"; do
-  case $arg in
+asan=0 build_it=1 jobs=$(nproc)
+usage="usage: scripts/emulate.sh [--asan] [--no-build] [--jobs N]"
+while (($#)); do
+  case $1 in
     --asan) asan=1 ;;
     --no-build) build_it=0 ;;
-    *) echo "usage: scripts/emulate.sh [--asan] [--no-build]"; exit 2 ;;
+    --jobs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "$usage (--jobs: a count, 1 or more)"; exit 2; }
+      jobs=$2
+      shift ;;
+    *) echo "$usage"; exit 2 ;;
   esac
+  shift
 done
 flags=(-DCMAKE_BUILD_TYPE=Release -DDT_BUILD_BENCH=ON)
 targets=(dt_test_hostcuda "${kit_targets[@]}")
@@ -63,15 +69,35 @@ if ((build_it)); then
 fi
 
 failed=()
-check() {  # check NAME command...: runs it, keeps going, remembers a failure
-  local name=$1 t0=$SECONDS
+work=$(mktemp -d)
+trap 'wait; rm -rf "$work"' EXIT  # (the checks still running first)
+mkdir "$work/checks"
+launched=()  # the checks in the order they started
+# Each check runs in the background, at most $jobs at once (emulation runs on one core: two checks
+# at a time take half as long on two), its output kept until it ends and then printed whole.
+if ((jobs > 1)); then export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}; fi  # idle cpu threads
+check() {  # check NAME command...: starts it when a slot is free; a failure is remembered
+  local name=$1
   shift
-  if "$@"; then
-    echo "emulate: $name ok ($((SECONDS - t0)) s)"
-  else
-    echo "emulate: $name FAILED ($((SECONDS - t0)) s)"
-    failed+=("$name")
-  fi
+  launched+=("$name")
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+  (
+    t0=$SECONDS result=ok
+    "$@" >"$work/checks/$name.out" 2>&1 </dev/null || result=FAILED
+    echo "emulate: $name $result ($((SECONDS - t0)) s)" >>"$work/checks/$name.out"
+    flock "$work/checks" cat "$work/checks/$name.out"
+    echo "$result" >"$work/checks/$name"
+  ) &
+}
+after() {  # after NAME...: waits until these checks have ended (a check that reads their runs)
+  local name
+  for name in "$@"; do
+    [[ " ${launched[*]} " == *" $name "* ]] || { echo "emulate: after $name: not started"; exit 1; }
+    while [[ ! -e $work/checks/$name ]]; do
+      [[ -n $(jobs -rp) ]] || { echo "emulate: $name ended without a result"; exit 1; }
+      wait -n || true
+    done
+  done
 }
 
 backward() { DT_HOSTCUDA_ORDER=backward "$@"; }  # blocks last to first, threads backward
@@ -97,8 +123,6 @@ check device-ops-tests "$build/tests/dt_test_engine" --gtest_brief=1 \
   --gtest_brief=1 --gtest_filter='Device/DeviceOps.*/Cuda:CudaDevicePoison.*'
 
 data=/usr/share/datasets/fashion-mnist
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 via=()  # what train starts detrain through (mpirun)
 train() {  # train OUT [flags...]: a short run (4 steps of 64, 200 test images)
   local out=$1
@@ -271,25 +295,32 @@ if [[ ! -d $data ]]; then
   echo "emulate: $data is missing (scripts/setup.sh installs it): the training pairs are skipped"
   failed+=(data)
 else
+  # the long ones early, so that none runs alone at the end
+  ((asan)) || check guarantee-matrix-shuffled matrix
   check smallcnn-deterministic pair smallcnn-det --model smallcnn --impl deterministic
   check smallcnn-exact pair smallcnn-exact --model smallcnn --impl exact
   check smallcnn-bn-exact-all pair smallcnn-bn-exact-all --model smallcnn-bn --impl exact-all
+  ((asan)) || check gpu-check gpu_check
+  # (~6x slower under AddressSanitizer, where it would take a quarter of an hour: left out)
+  ((asan)) || check resnet18-exact-all-audit resnet18_audit
+  # these compare with the cpu runs of the pairs above
+  after smallcnn-deterministic smallcnn-exact smallcnn-bn-exact-all
+  check smallcnn-shuffled shuffled_runs
   check smallcnn-exact-micro-batches micro_batches
   check smallcnn-deterministic-large-tiles large_tiles
   check smallcnn-deterministic-cuda-cpu moved cuda cpu
   check smallcnn-deterministic-cpu-cuda moved cpu cuda
   check smallcnn-deterministic-backward backward_run
-  check smallcnn-shuffled shuffled_runs
   # (Open MPI's own allocations are never freed: not under LeakSanitizer)
   ((asan)) || check mpirun-cuda mpi_runs
-  # (~6x slower under AddressSanitizer, where it would take a quarter of an hour: left out)
-  ((asan)) || check resnet18-exact-all-audit resnet18_audit
   ((asan)) || check step-bench step_bench
-  ((asan)) || check gpu-check gpu_check
-  ((asan)) || check guarantee-matrix-shuffled matrix
 fi
 ((asan)) || check kernel-bench kernel_bench
+wait
 
+for name in "${launched[@]}"; do
+  [[ $(cat "$work/checks/$name" 2>/dev/null) == ok ]] || failed+=("$name")
+done
 if ((${#failed[@]})); then
   echo "emulate: FAILED: ${failed[*]}"
   exit 1
