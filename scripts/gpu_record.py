@@ -136,9 +136,9 @@ def record(out):
                       f"{100 * k['ms'] / prof['total_ms']:.0f}%" if prof["total_ms"] else "")
                      for k in prof["kernels"]])
     md += ["", "PyTorch-CUDA peer (`bench/peers/pytorch_train.py`, ms):", ""]
-    md += table(["model", "deterministic", "tf32", "median", "torch"],
+    md += table(["model", "deterministic", "tf32", "median", "torch", "tf32 set by"],
                 [(p["model"], p.get("deterministic"), p.get("tf32"),
-                  round(p["step_ms_median"], 3), p.get("torch_version"))
+                  round(p["step_ms_median"], 3), p.get("torch_version"), p.get("tf32_api"))
                  for p in s["pytorch_cuda"]])
     for key, what in (("tiles", "large tile / small tile"),
                       ("tiny", "tiny tile / small tile (where auto takes the tiny one)"),

@@ -14,7 +14,8 @@ On a GPU (--device cuda, scripts/gpu_check.sh): eager mode with cuDNN; by defaul
 settings (cudnn.benchmark autotuning, no determinism, the fused Adam: one kernel for every
 parameter, elementwise and so deterministic too); --deterministic switches on
 torch.use_deterministic_algorithms (cudnn.deterministic, no autotuning, CUBLAS_WORKSPACE_CONFIG);
---tf32 allows TF32 in matmuls and convolutions (off by default: detrain computes in float32).
+--tf32 allows TF32 in matmuls and convolutions (off by default: detrain computes in float32;
+either way set through fp32_precision on PyTorch >= 2.9, allow_tf32 before, and reported).
 Each step is timed with CUDA events. All settings are reported.
 
 usage: pytorch_train.py --model smallcnn|smallcnn-bn|mediumcnn|resnet18 [--kernel-size K]
@@ -31,6 +32,22 @@ import time
 import torch
 from torch import nn
 import torch.nn.functional as F
+
+
+def set_tf32(backends, allowed):
+    """Allows or forbids TF32 in cuBLAS matmuls and cuDNN convolutions; returns the API it used.
+    PyTorch >= 2.9 has per-backend fp32_precision settings and deprecates allow_tf32; mixing
+    the two raises a RuntimeError when a kernel reads the flag, so only one API is touched: the
+    new one, every level of it (cuDNN's conv and rnn do not follow their parent), where it exists."""
+    if hasattr(backends, "fp32_precision"):
+        precision = "tf32" if allowed else "ieee"
+        for owner in (backends, backends.cuda.matmul, backends.cudnn, backends.cudnn.conv,
+                      backends.cudnn.rnn):
+            owner.fp32_precision = precision
+        return "fp32_precision"
+    backends.cuda.matmul.allow_tf32 = allowed
+    backends.cudnn.allow_tf32 = allowed
+    return "allow_tf32"
 
 
 def global_avgpool(x):
@@ -154,8 +171,7 @@ def main():
         torch.use_deterministic_algorithms(a.deterministic)
         torch.backends.cudnn.deterministic = a.deterministic
         torch.backends.cudnn.benchmark = not a.deterministic
-        torch.backends.cuda.matmul.allow_tf32 = a.tf32
-        torch.backends.cudnn.allow_tf32 = a.tf32
+        tf32_api = set_tf32(torch.backends, a.tf32)
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     net, (ch, hw) = build(a.model, a.kernel_size)
@@ -195,6 +211,7 @@ def main():
     if cuda:
         info.update({"gpu": torch.cuda.get_device_name(0), "deterministic": a.deterministic,
                      "cudnn_benchmark": torch.backends.cudnn.benchmark, "tf32": a.tf32,
+                     "tf32_api": tf32_api,
                      "cudnn_version": torch.backends.cudnn.version(), "adam": "fused"})
     else:
         info["cpu_capability"] = cpu_capability()

@@ -69,7 +69,7 @@ def run(script, root, steps_text, tile_bits=True, matrix_tree_cpu=True, channel_
         {"model": "smallcnn", "device": "cuda", "deterministic": True, "tf32": False,
          "step_ms_median": 9.0},
         {"model": "resnet18", "device": "cuda", "deterministic": False, "tf32": True,
-         "step_ms_median": 10.0},
+         "step_ms_median": 10.0, "torch_version": "2.11.0", "tf32_api": "fp32_precision"},
         {"model": "resnet18", "device": "cuda", "deterministic": False, "tf32": False,
          "step_ms_median": 20.0},
     ]
@@ -140,6 +140,8 @@ def check_record(record_script, out, expect):
     expect("| smallcnn: exact step / atomic step <= 1.3 | 1.5 | **no** |" in md
            and "| resnet18: exact step / atomic step <= 1.3 |  | missing |" in md
            and "| smallcnn: exact@limbs step / atomic step <= 1.3 | 1.25 | yes |" in md, "targets")
+    expect("| resnet18 | False | True | 10.0 | 2.11.0 | fp32_precision |" in md,
+           f"the peer's rows, with how TF32 was set:\n{md}")
     expect("| gemm s2 | 1.5 |" in md and "| resnet18, 62 parameters | 0.25 |" in md,
            "tile and optimizer ratios")
     expect("| conv2d | s1 | tree | 1.0 |" in md and "| bn.stats | s3 |" not in md,
