@@ -57,7 +57,7 @@ if ((asan)); then
   build=$root/build-emu-asan
   flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DDT_BUILD_BENCH=OFF "-DCMAKE_CXX_FLAGS=\
 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer")
-  targets=(detrain dt_test_hostcuda dt_test_cuda dt_test_engine)
+  targets=(detrain dt_test_hostcuda dt_test_cuda dt_test_device_ops)
   export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 fi
@@ -112,14 +112,14 @@ check hostcuda-tests "$build/tests/dt_test_hostcuda" --gtest_brief=1
 check hostcuda-tests-backward backward "$build/tests/dt_test_hostcuda" --gtest_brief=1
 check hostcuda-tests-shuffled shuffled "$build/tests/dt_test_hostcuda" --gtest_brief=1
 check cuda-tests "$build/tests/dt_test_cuda" --gtest_brief=1
-check device-ops-tests "$build/tests/dt_test_engine" --gtest_brief=1 \
+check device-ops-tests "$build/tests/dt_test_device_ops" --gtest_brief=1 \
   --gtest_filter='Device/DeviceOps.*/Cuda'
 # The same with every launch's blocks and threads in the other order, and in random orders: results
 # that hang on an order a GPU does not fix show here (the tests compare with the cpu bitwise,
 # atomic within a bound).
-((asan)) || check device-ops-tests-backward backward "$build/tests/dt_test_engine" \
+((asan)) || check device-ops-tests-backward backward "$build/tests/dt_test_device_ops" \
   --gtest_brief=1 --gtest_filter='Device/DeviceOps.*/Cuda'
-((asan)) || check device-ops-tests-shuffled shuffled "$build/tests/dt_test_engine" \
+((asan)) || check device-ops-tests-shuffled shuffled "$build/tests/dt_test_device_ops" \
   --gtest_brief=1 --gtest_filter='Device/DeviceOps.*/Cuda:CudaDevicePoison.*'
 
 data=/usr/share/datasets/fashion-mnist

@@ -101,7 +101,7 @@ step detrain-info 15 "$kit/bin/detrain" info
 step cuda-core-tests 60 env DT_CUDA_POISON=1 python3 scripts/gtest_resume.py \
     --xml "$out/tests_cuda.xml" --budget-s 55 --hang-s 30 "$kit/bin/dt_test_cuda"
 step device-ops-tests 100 env DT_CUDA_POISON=1 python3 scripts/gtest_resume.py \
-    --xml "$out/tests_device_ops.xml" --budget-s 95 --hang-s 45 "$kit/bin/dt_test_engine" \
+    --xml "$out/tests_device_ops.xml" --budget-s 95 --hang-s 45 "$kit/bin/dt_test_device_ops" \
     --gtest_filter='Device/DeviceOps.*:CudaDevicePoison.*'
 
 # CPU vs GPU: the same run on each device; the deterministic presets promise the same bits.

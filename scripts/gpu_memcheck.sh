@@ -59,7 +59,7 @@ check() {
     ((rc == 0)) || failed=1
 }
 
-check device-ops "$kit/bin/dt_test_engine" --gtest_filter='Device/DeviceOps.*/Cuda' --gtest_brief=1
+check device-ops "$kit/bin/dt_test_device_ops" --gtest_filter='Device/DeviceOps.*/Cuda' --gtest_brief=1
 check cuda-core "$kit/bin/dt_test_cuda" --gtest_brief=1
 check train-micro-batches "$kit/bin/detrain" train --data-dir "$data" --model smallcnn-bn \
     --epochs 1 --limit-train 128 --limit-test 100 --batch-size 64 --eval-batch-size 100 \

@@ -48,7 +48,7 @@ case $kind in
     cmake "${common[@]}" -DCMAKE_CXX_COMPILER=clang++-14 \
       -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
       >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
-    tests=(dt_test_common dt_test_kernels dt_test_engine)
+    tests=(dt_test_common dt_test_kernels dt_test_engine dt_test_device_ops)
     filter=()
     if [[ $kind == tsan-grid ]]; then
       # The suites of tests/kernels/cuda are named Cuda* (scripts/lint.sh checks it).

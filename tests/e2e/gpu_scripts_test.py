@@ -46,7 +46,7 @@ def main():
         kit, tools, log = (os.path.join(tmp, d) for d in ("kit", "tools", "ran.log"))
         os.makedirs(os.path.join(kit, "bin"))
         os.makedirs(tools)
-        for prog in ("detrain", "dt_test_cuda", "dt_test_engine"):
+        for prog in ("detrain", "dt_test_cuda", "dt_test_device_ops"):
             executable(os.path.join(kit, "bin", prog), "#!/bin/sh\nexit 0\n")
         executable(os.path.join(tools, "compute-sanitizer"), SANITIZER)
         env = dict(os.environ, KIT_DIR=kit, FAKE_LOG=log,
@@ -66,7 +66,7 @@ def main():
                f"the refusal is explained: {text!r}")
         rc, text, ran = memcheck()
         expect(rc == 0, f"clean runs: exit {rc}\n{text}")
-        expect(ran.count("dt_test_engine") == 1 and ran.count("detrain") == 2
+        expect(ran.count("dt_test_device_ops") == 1 and ran.count("detrain") == 2
                and ran.count("dt_test_cuda") == 2, f"the probe and the four runs: {ran}")
         rc, text, ran = memcheck(FAKE_FINDING="detrain")
         expect(rc == 1, f"a finding: exit {rc}, expected 1")

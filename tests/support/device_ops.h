@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The DeviceOps fixture (tests/engine/ops/device_ops*_test.cpp): each test runs twice, on a
+// The DeviceOps fixture (tests/device/device_ops*_test.cpp): each test runs twice, on a
 // stand-in cuda device (the CPU's kernels behind memory that faults on host access,
 // tests/support/fake_cuda.h) and on a real CUDA device (skipped, saying so, without one), and
 // compares an op's output and input gradients with the cpu's: bitwise in every deterministic

@@ -5,7 +5,7 @@
 // leaves merged into the channels' accumulators, channel_part_body, channel_round_body) add each
 // part's unrounded sums to the caller's accumulators; rounded, those give the whole batch's CPU
 // bits for every cut, and each part's own rounded totals are the CPU's for that part. The host staging of batch norm's
-// hook (channel_totals.cuh) runs only on a GPU (tests/engine/ops/device_ops_test.cpp).
+// hook (channel_totals.cuh) runs only on a GPU (tests/device/device_ops_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
