@@ -17,7 +17,6 @@ class Settings:
 
     def __init__(self, names, **children):
         object.__setattr__(self, "written", {})
-        object.__setattr__(self, "names", names)
         for k, v in children.items():
             object.__setattr__(self, k, v)
         for n in names:
