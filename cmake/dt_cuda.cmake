@@ -18,10 +18,13 @@ elseif(NOT DT_ENABLE_CUDA STREQUAL "OFF")
   endif()
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
+    set(dt_cuda_arch_why "from the configure line")
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      # No GPU on the build machines, so "native" cannot be used: one portable real arch plus
-      # PTX keeps compile time short. Override with -DCMAKE_CUDA_ARCHITECTURES=... for a device.
-      set(CMAKE_CUDA_ARCHITECTURES 80)
+      # $CUDAARCHS, else this machine's GPUs, else 80 (cmake/dt_cuda_arch.cmake). Not "native":
+      # it fails where there is no GPU, which is every build machine here.
+      include(dt_cuda_arch)
+      dt_default_cuda_architectures(CMAKE_CUDA_ARCHITECTURES dt_cuda_arch_why
+                                    "${CMAKE_CUDA_COMPILER}")
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
@@ -33,7 +36,8 @@ elseif(NOT DT_ENABLE_CUDA STREQUAL "OFF")
     set(CMAKE_CUDA_STANDARD 20)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     set(DT_WITH_CUDA ON)
-    message(STATUS "detrain: CUDA backend ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, arch ${CMAKE_CUDA_ARCHITECTURES})")
+    message(STATUS "detrain: CUDA backend ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, arch "
+                   "${CMAKE_CUDA_ARCHITECTURES}: ${dt_cuda_arch_why})")
   elseif(DT_ENABLE_CUDA STREQUAL "ON")
     message(FATAL_ERROR "DT_ENABLE_CUDA=ON but no CUDA compiler was found. Install the CUDA "
                         "toolkit or set CMAKE_CUDA_COMPILER, or configure with -DDT_ENABLE_CUDA=OFF.")

@@ -1,0 +1,56 @@
+# The default CUDA architectures (cmake/dt_cuda_arch.cmake) against stand-in nvidia-smi and nvcc
+# programs: cmake -DSRC=<repository> -DWORK=<scratch folder> -P tests/cmake/cuda_arch_test.cmake
+cmake_minimum_required(VERSION 3.25)  # the project's policies (IN_LIST)
+include(${SRC}/cmake/dt_cuda_arch.cmake)
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(failures 0)
+
+# stand_in(NAME EXIT OUTPUT): a program printing OUTPUT and exiting with EXIT.
+function(stand_in name code output)
+  file(WRITE ${WORK}/${name}.sh "#!/bin/sh\nprintf '${output}'\nexit ${code}\n")
+  file(CHMOD ${WORK}/${name}.sh PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+endfunction()
+# As nvcc 13 lists them (not sorted).
+stand_in(nvcc 0 "compute_75\\ncompute_80\\ncompute_86\\ncompute_90\\ncompute_100\\ncompute_110\\ncompute_103\\ncompute_120\\n")
+
+# expect(LABEL SMI NVCC WANT): the default with the program SMI as nvidia-smi (a path that does
+# not exist stands for a machine without one, also where the test runs on a GPU host).
+function(expect label smi nvcc want)
+  set(DT_NVIDIA_SMI ${smi})
+  dt_default_cuda_architectures(got why "${nvcc}")
+  if(NOT got STREQUAL want)
+    message(SEND_ERROR "${label}: got '${got}' (${why}), want '${want}'")
+    math(EXPR n "${failures} + 1")
+    set(failures ${n} PARENT_SCOPE)
+  else()
+    message(STATUS "${label}: ${got} (${why})")
+  endif()
+endfunction()
+
+set(nvcc ${WORK}/nvcc.sh)
+expect("no nvidia-smi" ${WORK}/missing/nvidia-smi ${nvcc} 80)
+stand_in(h100 0 "9.0\\n")
+expect("one H100" ${WORK}/h100.sh ${nvcc} 90)
+stand_in(mixed 0 "9.0\\n8.6\\n9.0\\n")
+expect("three GPUs of two kinds" ${WORK}/mixed.sh ${nvcc} "86;90")
+stand_in(no_driver 9 "NVIDIA-SMI has failed because it could not communicate with the driver\\n")
+expect("nvidia-smi without a driver" ${WORK}/no_driver.sh ${nvcc} 80)
+stand_in(old_driver 2 "Field \"compute_cap\" is not a valid field to query.\\n")
+expect("a driver without compute_cap" ${WORK}/old_driver.sh ${nvcc} 80)
+stand_in(garbage 0 "[N/A]\\n")
+expect("an unreadable answer" ${WORK}/garbage.sh ${nvcc} 80)
+stand_in(newer 0 "13.1\\n")
+expect("a GPU newer than nvcc: its newest PTX" ${WORK}/newer.sh ${nvcc} 120)
+stand_in(between 0 "10.5\\n")
+expect("a GPU nvcc skips: the one below" ${WORK}/between.sh ${nvcc} 103)
+expect("a GPU newer than an unlisting nvcc" ${WORK}/newer.sh "" 131)
+stand_in(ancient 0 "3.5\\n")
+expect("a GPU older than nvcc builds for" ${WORK}/ancient.sh ${nvcc} 80)
+set(ENV{CUDAARCHS} "90-real;90-virtual")
+expect("CUDAARCHS wins" ${WORK}/mixed.sh ${nvcc} "90-real;90-virtual")
+set(ENV{CUDAARCHS} "")
+
+if(failures GREATER 0)
+  message(FATAL_ERROR "${failures} default CUDA architecture case(s) failed")
+endif()
