@@ -24,6 +24,7 @@ namespace {
 struct Info {
     bool cuda_built = false, cuda_available = false;
     std::string cuda_device;  // the device, or why there is none
+    std::string cuda_architectures;  // what the kernels were compiled for
     cuda_device::KernelWays cuda_ways;
     bool mpi_built = false;
     std::string mpi_world;  // this process's place in the world
@@ -42,6 +43,7 @@ Info gather() {
     i.cuda_built = cuda_device::built();
     i.cuda_available = cuda_device::available();
     i.cuda_device = cuda_device::describe();
+    i.cuda_architectures = cuda_device::build_architectures();
     i.cuda_ways = cuda_device::kernel_ways();
     i.mpi_built = mpi_built();
     i.mpi_world = world().describe();
@@ -60,10 +62,10 @@ Info gather() {
 
 void print_text(const Info& i) {
     std::printf("detrain %s\n", version_string());
-    std::printf("  cuda backend    %s\n",
-                i.cuda_built
-                    ? "compiled in (--device cuda)"
-                    : "not compiled (configure with -DDT_ENABLE_CUDA=ON and nvcc on PATH)");
+    const std::string backend =
+        i.cuda_built ? "compiled in (--device cuda), CUDA architectures " + i.cuda_architectures
+                     : "not compiled (configure with -DDT_ENABLE_CUDA=ON and nvcc on PATH)";
+    std::printf("  cuda backend    %s\n", backend.c_str());
     std::printf("  cuda device     %s\n", i.cuda_device.c_str());
     if (i.cuda_built)
         std::printf(
@@ -98,6 +100,7 @@ nlohmann::json to_json(const Info& i) {
         {"cuda",
          {{"built", i.cuda_built},
           {"available", i.cuda_available},
+          {"architectures", i.cuda_built ? nlohmann::json(i.cuda_architectures) : nlohmann::json()},
           {"device", i.cuda_device},
           {"kernel_ways", i.cuda_built
                               ? nlohmann::json{{"tile", i.cuda_ways.tile},

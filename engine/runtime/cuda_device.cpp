@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "engine/core/error.h"
+#include "engine/runtime/cuda_code.h"
 
 #if DT_WITH_CUDA
 #include "kernels/cuda/runtime.h"
@@ -18,10 +19,17 @@ namespace {
 namespace kc = kernels::cuda;
 
 struct Probe {
-    bool ok = false;
+    bool ok = false;  // a device, and this build's kernels run on it
     kc::DeviceInfo info;
     std::string why;
+    CodeReport code;  // of a device found (its text ends describe())
 };
+
+/// What this build's code does on the device (cuda_code.h).
+CodeReport code_report(const kc::DeviceInfo& d) {
+    return device_code_report(kc::build_architectures(), d.major, d.minor,
+                              {d.code_runs, d.binary_version, d.code_error});
+}
 
 /// This process's rank on its machine as the MPI launcher tells it (Open MPI, MPICH/Hydra,
 /// Slurm), 0 when none does: each process of a machine takes GPU local_rank % GPUs.
@@ -37,6 +45,11 @@ const Probe& probe() {
     static const Probe p = [] {
         Probe q;
         q.ok = kc::probe_device(local_rank(), &q.info, &q.why);
+        if (q.ok) {
+            q.code = code_report(q.info);
+            q.ok = q.code.fit != CodeFit::kNone;
+            if (!q.ok) q.why = q.code.text;
+        }
         return q;
     }();
     return p;
@@ -102,13 +115,17 @@ bool available(std::string* why) {
 
 std::string describe() {
     const Probe& p = probe();
-    if (!p.ok) return str("none (", p.why, ")");
     const kc::DeviceInfo& d = p.info;
-    return str("device ", d.ordinal, " of ", d.count, ": ", d.name, ", sm_", d.major, d.minor, ", ",
+    if (!p.ok && d.count == 0) return str("none (", p.why, ")");  // no device found
+    return str(p.ok ? "" : "unusable: ", "device ", d.ordinal, " of ", d.count, ": ", d.name,
+               ", sm_", d.major, d.minor, ", ",
                static_cast<double>(d.memory_bytes) / double(1u << 30), " GiB, ", d.multiprocessors,
                " SMs, driver ", d.driver_version / 1000, ".", d.driver_version % 1000 / 10,
-               ", runtime ", d.runtime_version / 1000, ".", d.runtime_version % 1000 / 10);
+               ", runtime ", d.runtime_version / 1000, ".", d.runtime_version % 1000 / 10, "; ",
+               p.code.text);
 }
+
+std::string build_architectures() { return kc::build_architectures(); }
 
 KernelWays kernel_ways() {
     const kc::TileChoice tile = kc::tile_choice();
@@ -165,6 +182,7 @@ bool available(std::string* why) {
     return false;
 }
 std::string describe() { return str("none (", kNotBuilt, ")"); }
+std::string build_architectures() { return ""; }
 KernelWays kernel_ways() { return {}; }
 void require() { throw DeviceError(str("device cuda: ", kNotBuilt)); }
 const DeviceMemory& memory() { throw DeviceError(str("device cuda: ", kNotBuilt)); }

@@ -20,8 +20,14 @@ bool built();
 bool available(std::string* why = nullptr);
 
 /// One line for `detrain info`: the device (name, compute capability, memory, SMs, driver and
-/// runtime) or why there is none.
+/// runtime) and how this build's kernels run on it (machine code, or PTX the driver compiles at
+/// their first launch: engine/runtime/cuda_code.h), or why there is none ("unusable: ..." for a
+/// device this build has no code for).
 std::string describe();
+
+/// The CUDA architectures this build's kernels were compiled for (CMake's list with ',' for ';',
+/// "emulated" for a hostcuda build); empty without CUDA.
+std::string build_architectures();
 
 /// The CUDA kernels' run-time ways in force (kernels/cuda/runtime.h; each gives the same bits,
 /// each is set by an environment variable read once): the GEMM-shaped block programs' tile

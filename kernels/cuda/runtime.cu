@@ -55,6 +55,8 @@ std::atomic<std::size_t>& probed_block_shared_optin() {
     static std::atomic<std::size_t> n{0};
     return n;
 }
+/// An empty kernel, asked whether the build's code runs on the device (probe_device).
+__global__ void code_probe() {}
 }  // namespace
 
 int device_multiprocessors() { return probed_multiprocessors().load(std::memory_order_relaxed); }
@@ -98,6 +100,18 @@ bool probe_device(int local_rank, DeviceInfo* info, std::string* why) {
     probed_block_shared_optin().store(prop.sharedMemPerBlockOptin);
     cudaDriverGetVersion(&info->driver_version);
     cudaRuntimeGetVersion(&info->runtime_version);
+    // A build without code for this device fails every launch; asked here, once, the engine can
+    // say so and which build setting fixes it (engine/runtime/cuda_code.h).
+    cudaFuncAttributes attr{};
+    const cudaError_t fe = cudaFuncGetAttributes(&attr, code_probe);
+    info->code_runs = fe == cudaSuccess;
+    if (info->code_runs) {
+        info->binary_version = attr.binaryVersion;
+        info->ptx_version = attr.ptxVersion;
+    } else {
+        cudaGetLastError();  // not sticky: clear it
+        info->code_error = std::string(cudaGetErrorName(fe)) + ": " + cudaGetErrorString(fe);
+    }
     return true;
 }
 

@@ -19,7 +19,17 @@ struct DeviceInfo {
     std::size_t memory_bytes = 0;
     int multiprocessors = 0;
     int driver_version = 0, runtime_version = 0;  // e.g. 13000 for 13.0
+    // Whether this build's kernels run on the device (machine code for it, or PTX the driver
+    // compiles for it), asked of an empty kernel; when not, code_error is the runtime's answer.
+    // binary_version, ptx_version: that kernel's (90: sm_90), as the runtime reports them.
+    bool code_runs = false;
+    int binary_version = 0, ptx_version = 0;
+    std::string code_error;
 };
+
+/// The architectures this build compiled its kernels for: CMake's CMAKE_CUDA_ARCHITECTURES with
+/// ',' for ';' ("80", "90-real,90-virtual"), or "emulated" for a hostcuda build.
+const char* build_architectures();
 
 /// Device `local_rank` modulo the devices the driver reports, made current (true), else false
 /// with `why` saying what is missing (no driver, no device, a driver too old for this build's

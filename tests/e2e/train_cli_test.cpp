@@ -105,6 +105,13 @@ TEST_F(TrainCli, HelpAndInfo) {
     EXPECT_EQ(j["cuda"]["available"], dt::cuda_device::available());
     EXPECT_EQ(j["cuda"]["device"], dt::cuda_device::describe());
     if (dt::cuda_device::built()) {  // the kernels' ways in force, each set by its variable
+        // What the kernels were compiled for (CMake's list), in the JSON and the text.
+        const std::string archs = dt::cuda_device::build_architectures();
+        EXPECT_FALSE(archs.empty());
+        EXPECT_EQ(j["cuda"]["architectures"], archs) << json.out;
+        EXPECT_NE(info.out.find("compiled in (--device cuda), CUDA architectures " + archs + "\n"),
+                  std::string::npos)
+            << info.out;
         EXPECT_EQ(j["cuda"]["kernel_ways"]["channel_leaves"], "staged") << json.out;
         EXPECT_EQ(j["cuda"]["kernel_ways"]["tile"], "auto") << json.out;
         EXPECT_EQ(j["cuda"]["kernel_ways"]["poison"], false) << json.out;
@@ -119,6 +126,7 @@ TEST_F(TrainCli, HelpAndInfo) {
             std::string("env DT_CUDA_TILE=tiny ") + DT_DETRAIN_EXE, "info", root_, "ways-tiny");
         EXPECT_NE(tiny.out.find("tiles tiny ($DT_CUDA_TILE)"), std::string::npos) << tiny.out;
     } else {
+        EXPECT_TRUE(j["cuda"]["architectures"].is_null());
         EXPECT_TRUE(j["cuda"]["kernel_ways"].is_null());
     }
     EXPECT_EQ(j["cpu_isa"]["supported"][0], "scalar");

@@ -237,3 +237,13 @@ template <class T>
 cudaError_t cudaFuncSetAttribute(T* kernel, cudaFuncAttribute attr, int value) {
     return dt::hostcuda::set_function_attribute(reinterpret_cast<const void*>(kernel), attr, value);
 }
+// The emulated device (compute capability 9.0) runs every kernel: its "machine code" is sm_90.
+struct cudaFuncAttributes {
+    int binaryVersion, ptxVersion, maxThreadsPerBlock;
+};
+template <class T>
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, T* kernel) {
+    if (kernel == nullptr) return cudaErrorInvalidValue;
+    *a = cudaFuncAttributes{90, 90, 1024};
+    return cudaSuccess;
+}
