@@ -142,8 +142,9 @@ TEST_F(AuditCli, TheMatrixAgreesWithTheDocumentedGuarantees) {
             // exact: stable under every change; tree, kahan, permuted: under every change but
             // a new order of the samples; evaluation: batch invariant.
             if (mode == "exact" || site == "evaluation" ||
-                (mode != "atomic" && change != "permuted rows"))
+                (mode != "atomic" && change != "permuted rows")) {
                 EXPECT_TRUE(c.at("stable").get<bool>()) << site << " " << mode << " " << change;
+            }
         }
     }
     EXPECT_EQ(rows, 7u * 5u + 1u);  // smallcnn has no batch norm
