@@ -73,6 +73,11 @@ std::string code_list(const std::vector<Arch>& archs) {
     return s;
 }
 
+/// The CMake setting that builds machine code for a device of capability major.minor.
+std::string rebuild_for(int major, int minor) {
+    return str("rebuild with -DCMAKE_CUDA_ARCHITECTURES=", major, minor);
+}
+
 }  // namespace
 
 CodeReport code_fit(std::string_view architectures, int major, int minor) {
@@ -91,18 +96,17 @@ CodeReport code_fit(std::string_view architectures, int major, int minor) {
             ptx = &a;
         }
     }
-    const std::string rebuild = str("-DCMAKE_CUDA_ARCHITECTURES=", major, minor);
     if (ptx != nullptr) {
         return {
             CodeFit::kPtxJit,
             str("kernels compiled by the driver from compute_", ptx->name,
                 " PTX at their first launch (this build has ", code_list(archs), ", no ", device,
                 " machine code): the first run can take minutes to start (the driver "
-                "caches the result); rebuild with ",
-                rebuild, " for machine code")};
+                "caches the result); ",
+                rebuild_for(major, minor), " for machine code")};
     }
     return {CodeFit::kNone, str("this build has no code a ", device, " device runs (it has ",
-                                code_list(archs), "): rebuild with ", rebuild)};
+                                code_list(archs), "): ", rebuild_for(major, minor))};
 }
 
 CodeReport device_code_report(std::string_view architectures, int major, int minor,
@@ -112,8 +116,7 @@ CodeReport device_code_report(std::string_view architectures, int major, int min
     if (!runtime.runs && r.fit != CodeFit::kNone) {
         return {CodeFit::kNone,
                 str("this build's kernels (built for '", architectures, "') do not run on a sm_",
-                    major, minor, " device (", runtime.error,
-                    "): rebuild with -DCMAKE_CUDA_ARCHITECTURES=", major, minor)};
+                    major, minor, " device (", runtime.error, "): ", rebuild_for(major, minor))};
     }
     if (runtime.runs && r.fit == CodeFit::kNone) {  // by a rule code_fit does not know
         return {CodeFit::kUnknown, str("kernels built for '", architectures, "' (sm_",

@@ -107,7 +107,6 @@ bool probe_device(int local_rank, DeviceInfo* info, std::string* why) {
     info->code_runs = fe == cudaSuccess;
     if (info->code_runs) {
         info->binary_version = attr.binaryVersion;
-        info->ptx_version = attr.ptxVersion;
     } else {
         cudaGetLastError();  // not sticky: clear it
         info->code_error = std::string(cudaGetErrorName(fe)) + ": " + cudaGetErrorString(fe);

@@ -21,9 +21,9 @@ struct DeviceInfo {
     int driver_version = 0, runtime_version = 0;  // e.g. 13000 for 13.0
     // Whether this build's kernels run on the device (machine code for it, or PTX the driver
     // compiles for it), asked of an empty kernel; when not, code_error is the runtime's answer.
-    // binary_version, ptx_version: that kernel's (90: sm_90), as the runtime reports them.
+    // binary_version: that kernel's code as the runtime reports it (90: sm_90).
     bool code_runs = false;
-    int binary_version = 0, ptx_version = 0;
+    int binary_version = 0;
     std::string code_error;
 };
 
