@@ -133,7 +133,9 @@ void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv
 void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p);
 }  // namespace cpu
 
-namespace cuda {  // kernels/cuda/conv2d.cu (device pointers, the engine's stream)
+// kernels/cuda/conv2d.cu (forward, dgrad) and conv2d_wgrad.cu (device pointers, the engine's
+// stream)
+namespace cuda {
 void conv2d_forward(const float* x, const float* w, const float* b, float* y,
                     const Conv2dParams& p);
 void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p);

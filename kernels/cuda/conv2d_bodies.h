@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Per-thread bodies of the CUDA conv2d backward kernels (kernels/cuda/conv2d.cu), host-device,
+// Per-thread bodies of the CUDA conv2d backward kernels (kernels/cuda/conv2d*.cu), host-device,
 // tested on the host over whole grids against the CPU; the forward (and dgrad's tree mode on
 // conv2d_dgrad_is_forward shapes, the transposed forward) is the tiled block program of
 // conv2d_tiled_bodies.h. A thread runs, for its element, the chain or sum kernels/conv2d.h

@@ -24,7 +24,7 @@ const KernelTable& kernel_table() {
         t.adam_update_each = &cuda::adam_update_each;
         t.first_non_finite_each = &cuda::first_non_finite_each;
         t.exact_round = &cuda::exact_round;
-        // conv2d (kernels/cuda/conv2d.cu)
+        // conv2d (kernels/cuda/conv2d.cu, conv2d_wgrad.cu)
         t.conv2d_forward = &cuda::conv2d_forward;
         t.conv2d_backward_data = &cuda::conv2d_backward_data;
         t.conv2d_backward_weight = &cuda::conv2d_backward_weight;

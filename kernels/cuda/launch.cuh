@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // What the CUDA launchers share: the engine's one stream, the launch-error check, the launch of
-// grid-striding kernels, the permuted modes' device permutation and the block programs' barrier.
+// grid-striding kernels, the permuted modes' device permutation, sliced scratch, the opt-in to
+// large dynamic shared memory and the block programs' barrier.
 // Included by kernels/cuda/*.cu only.
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/common/accum_mode.h"
@@ -30,6 +32,56 @@ void permutation_into(uint32_t* order, int64_t n, uint64_t key);
 inline const uint32_t* permuted_order(const common::AccumSpec& spec, int64_t n) {
     if (spec.mode != common::AccumMode::kPermuted) return nullptr;
     return permutation_on_device(n, spec.permute_key);
+}
+
+/// Scratch for the tiled values of a backward launcher done in slices (conv2d.cu's dgrad,
+/// conv2d_wgrad.cu's wgrad): `slice` units (samples, output channels) of `unit_floats` values
+/// each, as many as fit `max_bytes` (at least one), followed by the permutation of `order_n` items
+/// drawn on the device when `spec` is permuted (else order is null). values is null when out of
+/// memory (recorded).
+struct SlicedScratch {
+    float* values = nullptr;
+    const uint32_t* order = nullptr;
+    int64_t slice = 0;
+};
+inline SlicedScratch sliced_scratch(int64_t unit_floats, int64_t units, std::size_t max_bytes,
+                                    const common::AccumSpec& spec, int64_t order_n) {
+    SlicedScratch out;
+    const int64_t cap =
+        unit_floats > 0 ? static_cast<int64_t>(max_bytes / sizeof(float)) / unit_floats : units;
+    out.slice = cap < 1 ? 1 : cap < units ? cap : units;
+    const std::size_t bytes =
+        (sizeof(float) * static_cast<std::size_t>(out.slice * unit_floats) + 255) / 256 * 256;
+    char* s =
+        static_cast<char*>(scratch(bytes + sizeof(uint32_t) * static_cast<std::size_t>(order_n)));
+    if (s == nullptr) return out;
+    out.values = reinterpret_cast<float*>(s);
+    if (spec.mode == common::AccumMode::kPermuted) {
+        auto* order = reinterpret_cast<uint32_t*>(s + bytes);
+        permutation_into(order, order_n, spec.permute_key);
+        out.order = order;
+    }
+    return out;
+}
+
+/// Whether `Kernel` may have `bytes` of dynamic shared memory a block: past the 48 KiB every
+/// block has, a kernel is allowed it once per process (and the SM's carveout made mostly shared
+/// memory, so that two large blocks fit), if the device has that much (the large tile's cut
+/// programs: conv.dgrad's exact cut, conv.wgrad's exact fold).
+template <auto Kernel>
+bool dynamic_shared_ok(std::size_t bytes) {
+    if (bytes <= std::size_t{48} << 10) return true;
+    static const bool ok = [bytes] {
+        if (device_block_shared_optin() < bytes) return false;
+        const bool set =
+            cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(bytes)) == cudaSuccess &&
+            cudaFuncSetAttribute(Kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                 cudaSharedmemCarveoutMaxShared) == cudaSuccess;
+        cudaGetLastError();  // not sticky: a refusal leaves the small tile, not an error
+        return set;
+    }();
+    return ok;
 }
 
 /// __syncthreads, callable from the host-device block programs (*_tiled_bodies.h), which the

@@ -93,7 +93,7 @@ enum class TileChoice { kAuto, kSmall, kLarge, kTiny };
 TileChoice tile_choice();
 void set_tile_choice(TileChoice choice);
 
-/// How conv.wgrad's exact mode runs (kernels/cuda/conv2d.cu): kLeaves (each sample's chain
+/// How conv.wgrad's exact mode runs (kernels/cuda/conv2d_wgrad.cu): kLeaves (each sample's chain
 /// stored, then every element's exact sum of its leaves: the default) or kLimbAtomics (a group
 /// of samples' chains folded exactly per output in double, the double added into the
 /// accumulators' limbs with integer atomics, conv2d_backward_weight_exact_limbs). The same bits;
