@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the GPU kit on this machine (no GPU needed): detrain and the tests that use a device,
 # compiled for the lent GPUs (Hopper, sm_90 plus compute_90 PTX for newer chips), with the few
-# shared libraries a GPU host may lack, a small Fashion-MNIST subset (the CPU-vs-GPU runs), into
+# shared libraries a GPU host may lack, a small Fashion-MNIST subset (the CPU-vs-GPU runs) and the
+# cpu side of those runs (run here by the kit's detrain: the GPU host runs only the GPU side), into
 # one ignored folder (default gpu-kit/, override with KIT_DIR), and packed into one ignored file
 # beside it (gpu-kit.tar.xz: what travels to a GPU host, kept well under the device tool's 64 MiB;
 # unpacked, each of its binaries, scripts/kit/contents.sh, holds the CUDA kernels' machine code). Run
@@ -49,6 +50,8 @@ for lib in $(ldd "$kit"/bin/* | awk '/=> \//{print $3}' | sort -u); do
 done
 # Fashion-MNIST subset: the first 2048 training and 1000 test images, uncompressed IDX.
 python3 scripts/kit/fashion_mnist_slice.py "$data_src" "$kit/data/fashion-mnist"
+# The cpu side of every CPU-vs-GPU hash pair (scripts/kit/contents.sh): KIT/cpu/.
+kit_cpu_results "$kit"
 # The newest glibc symbol version the kit imports (2.34: see the link flags above):
 # gpu_check.sh compares it with the host's glibc first.
 objdump -T "$kit"/bin/* "$kit"/lib/* | grep -o 'GLIBC_2\.[0-9]*' | sort -V -u | tail -1 |
@@ -60,7 +63,7 @@ tar -C "$kit" -cf - . | xz -T0 -6 > "$kit.tar.xz"
 size=$(du -sm "$kit" | cut -f1)
 packed=$(( ($(stat -c %s "$kit.tar.xz") + 1048575) / 1048576 ))
 echo "gpu_kit.sh: $kit is ${size} MiB, $kit.tar.xz ${packed} MiB (commit $(cat "$kit/COMMIT")," \
-     "needs glibc $(cat "$kit/GLIBC"))"
+     "needs glibc $(cat "$kit/GLIBC"); the cpu sides of $kit_runs)"
 # The glibc the kit asks is a contract (docs/gpu.md): a new import past 2.34 fails here, in CI.
 if [[ $(printf '%s\n' "$(cat "$kit/GLIBC")" 2.34 | sort -V | tail -1) != 2.34 ]]; then
     echo "gpu_kit.sh: the kit imports glibc $(cat "$kit/GLIBC") symbols (at most 2.34 wanted:" \

@@ -6,7 +6,7 @@ lent a GPU records what ran rather than copying figures by hand:
   scripts/gpu_record.py OUTDIR --into docs/gpu.md
       # adds it at the end of the "Verified on real hardware" section (replacing its "Nothing yet"
       # paragraph the first time)
-The record: date, GPU, commit; the steps (failed ones with the end of their log); the test
+The record: date, GPU, commit, the host's facts; the steps (failed ones with the end of their log); the test
 counts and failing tests; each CPU-vs-GPU hash pair; the audit's first difference; issue 20's
 targets; detrain's step figures, the PyTorch peer's, the tile, optimizer and per-channel totals
 comparisons and each kernel's figures per mode."""
@@ -71,6 +71,8 @@ def record(out):
     log_path = os.path.join(out, "check.log")
     log_text = open(log_path).read() if os.path.exists(log_path) else ""
     md = [f"### {s['date'][:10]}: {s['gpu']}, commit {str(s['commit'])[:12]}", ""]
+    if s.get("host"):  # gpu_check.sh's first line
+        md += ["Host: " + "; ".join(f"{k} {v}" for k, v in s["host"].items()) + ".", ""]
     info = s.get("detrain_info", {})
     if "cuda" in info:
         md += [f"detrain info: cuda device {info['cuda']['device']}; "
@@ -127,7 +129,7 @@ def record(out):
     md += table(["model", "preset", "median", "vs atomic", "images/s"],
                 [(d["model"], d["preset"], d.get("med_ms", d.get("skipped")),
                   d.get("med_vs_fast"), d.get("img_per_s")) for d in s["detrain_step"]])
-    for prof in s.get("step_profiles", []):  # summaries from before the profile have none
+    for prof in s["step_profiles"]:
         md += ["", f"Where a {prof['model']} {prof['preset']} step's device time goes "
                f"(`dt_gpu_step_bench --profile`: {prof['launches']} launches, "
                f"{round(prof['total_ms'], 3)} ms on the stream; the kernels that took most):", ""]
@@ -144,8 +146,6 @@ def record(out):
                       ("tiny", "tiny tile / small tile (where auto takes the tiny one)"),
                       ("optimizer", "one call for all parameters / one per parameter"),
                       ("channels", "block programs / a thread per row and channel")):
-        if key not in s:  # a summary from before the comparison existed
-            continue
         ratios = next((v for k, v in s[key].items() if k != "bits_equal"), {})
         md += ["", f"{key} ({what}; bits equal: {s[key]['bits_equal']}):", ""]
         md += table(["kernel", "ratio"], sorted(ratios.items()))

@@ -1,21 +1,17 @@
 #!/usr/bin/env python3
-"""summary.json of scripts/gpu_check.sh: the steps and their exit statuses, the CPU-vs-GPU hash
-pairs (the same run on each device, micro-batched on the GPU, with the large tiles, and moved
-between the devices mid-way through a checkpoint), the cpu-vs-cuda audits, detrain's step and
-kernel figures, the PyTorch-CUDA peer figures, and issue 20's speed targets each with its
-measured ratio and a verdict (so that a GPU session records results, not arithmetic):
-  deterministic step <= 1.10x atomic, exact <= 1.3x atomic      (SmallCNN, ResNet-18; medians of
-                                                                 dt_gpu_step_bench, same run; exact
-                                                                 also with conv.wgrad's limb
-                                                                 atomics: exact@limbs)
-  SmallCNN step at least PyTorch-CUDA's speed                    (detrain's deterministic step
-                                                                 against PyTorch's fastest eager
-                                                                 step, TF32 off)
-  ResNet-18 at least 0.7x PyTorch with TF32 off                  (the same pair)
-A target whose figures are missing (a step failed or was cut by the budget) says so.
-
-usage: gpu_summary.py OUT STEPS_FILE WORK KIT BUDGET_S START_EPOCH "RUNS"
-Prints a one-line digest; exit status 0 when every step passed or was skipped, else 1.
+"""summary.json of scripts/gpu_check.sh: the host's facts, the steps and their exit statuses, the
+CPU-vs-GPU hash pairs (the cpu side the kit's, or the host's where an older kit has none; the GPU
+side the same run, micro-batched, with the large tiles, and moved between the devices mid-way), the
+audits, the guarantee matrix, detrain's step and kernel figures, the PyTorch-CUDA peer's, and issue
+20's speed targets each with its measured ratio and a verdict (so that a GPU session records
+results, not arithmetic; `met` null where a figure is missing): deterministic step <= 1.10x and
+exact <= 1.3x atomic (also exact@limbs: conv.wgrad's limb atomics), on SmallCNN and ResNet-18
+(dt_gpu_step_bench's medians, same run); detrain's deterministic step at least PyTorch-CUDA's
+fastest eager step's speed on SmallCNN, 0.7x on ResNet-18 (TF32 off).
+usage: gpu_summary.py OUT STEPS_FILE WORK KIT BUDGET_S START_EPOCH "RUNS" ["HOST FACTS"]
+  prints each target's verdict; exit status 0 when every step passed or was skipped, else 1
+       gpu_summary.py --brief audit|matrix|steps|peers|kernels FILE [NAME]
+  the lines gpu_check.sh says as a step ends: an audit's verdict, a bench's figures in brief
 """
 import json
 import os
@@ -24,13 +20,20 @@ import sys
 import time
 
 
-def result(work, run, dev):
-    p = os.path.join(work, f"{run.replace(':', '-')}-{dev}", "result.json")
-    if not os.path.exists(p):
+def result(path):
+    if not os.path.exists(path):
         return {"error": "no result.json (see check.log)"}
-    r = json.load(open(p))
+    r = json.load(open(path))
     return {k: r.get(k) for k in ("weights_sha256", "test_accuracy", "images_per_second",
                                    "device", "recipe", "device_peak_bytes")}
+
+
+def cpu_side(work, kit, name):
+    """A pair's cpu run: the kit's (scripts/kit/contents.sh), else the one the check ran."""
+    shipped = os.path.join(kit, "cpu", name, "result.json")
+    if os.path.exists(shipped):
+        return dict(result(shipped), source="kit")
+    return dict(result(os.path.join(work, f"{name}-cpu", "result.json")), source="host")
 
 
 def pair(cpu, cuda):
@@ -65,24 +68,19 @@ def guarantee_matrix(path):
 
 
 def jsonl(path):
-    if not os.path.exists(path):
-        return []
-    return [json.loads(l) for l in open(path) if l.strip().startswith("{")]
+    lines = open(path) if os.path.exists(path) else []
+    return [json.loads(l) for l in lines if l.strip().startswith("{")]
 
 
 def step_ms(steps, model, preset):
-    for s in steps:
-        if s.get("model") == model and s.get("preset") == preset and "med_ms" in s:
-            return s
-    return None
+    return next((s for s in steps if s.get("model") == model and s.get("preset") == preset
+                 and "med_ms" in s), None)
 
 
 def peer_ms(peers, model, deterministic=False, tf32=False):
-    for p in peers:
-        if (p.get("model") == model and p.get("device") == "cuda"
-                and bool(p.get("deterministic")) == deterministic and bool(p.get("tf32")) == tf32):
-            return p.get("step_ms_median")
-    return None
+    return next((p.get("step_ms_median") for p in peers if p.get("model") == model
+                 and p.get("device") == "cuda" and bool(p.get("deterministic")) == deterministic
+                 and bool(p.get("tf32")) == tf32), None)
 
 
 def verdict(value, limit, at_most):
@@ -121,50 +119,92 @@ def compared(kernels, op, ratio, name):
             "bits_equal": all(k.get("bits_equal") is True for k in checked) if checked else None}
 
 
+# The kernel bench's comparisons: the large tile's time over the small one's; the tiny one's over
+# the small one's where the automatic choice takes the tiny one; the per-channel totals' block
+# programs over a thread per row and channel; the Adam step over all parameters in one call over
+# one call per parameter.
 def tiles(kernels):
-    """The tile shapes compared: per kernel and shape the large tile's time over the small one's."""
     return compared(kernels, "tile", "large_vs_small", lambda k: f"{k['kernel']} {k['shape']}")
 
 
 def tiny(kernels):
-    """The tiny tile against the small one where the automatic choice takes the tiny one: per
-    kernel and shape the tiny tile's time over the small one's."""
     return compared(kernels, "tiny", "tiny_vs_small", lambda k: f"{k['kernel']} {k['shape']}")
 
 
 def channels(kernels):
-    """The per-channel totals, block programs (staged leaves, tree combine in blocks) against a
-    thread per row and per channel: per kernel, mode and shape the staged way's time over the
-    other's."""
     return compared(kernels, "channel", "staged_vs_rows",
                     lambda k: f"{k['kernel']} {k['mode']} {k['shape']}")
 
 
 def optimizer(kernels):
-    """The Adam step over all parameters in one call against one call per parameter, per model."""
     return compared(kernels, "optimizer", "batched_vs_per_parameter", lambda k: k["shape"])
 
 
+def brief(kind, path, name=""):
+    """gpu_check.sh's lines as a step ends: an audit's verdict, a bench's figures in brief."""
+    if kind == "audit":
+        a = audit(path)
+        f = a.get("first_difference") or {}
+        said = {None: "no verdict (see check.log)", True: "identical"}.get(
+            a["identical"], f"DIFFERENT, first at step {f.get('step')}, {f.get('op')} "
+                            f"({f.get('phase')}, {f.get('tensor')})")
+        return [f"gpu_check: verdict {name}: {said}"]
+    if kind == "matrix":
+        return [f"gpu_check: verdict {name}: every mode but atomic stable under a rerun and the "
+                f"cpu's: {guarantee_matrix(path)['promise_kept']}"]
+    rows, out = jsonl(path), []
+    if kind == "steps":
+        for model in dict.fromkeys(r["model"] for r in rows if "med_ms" in r):
+            cases = [r for r in rows if r.get("model") == model and "med_ms" in r]
+            out.append(f"figure step {model} (x atomic's {cases[0].get('fast_med_ms')} ms): " +
+                       ", ".join(f"{r['preset']} {r.get('med_vs_fast')}" for r in cases))
+    elif kind == "peers" and rows:
+        out.append("figure pytorch: " + ", ".join(
+            f"{p['model']}{' deterministic' if p.get('deterministic') else ''}"
+            f"{' tf32' if p.get('tf32') else ''} {p.get('step_ms_median')} ms" for p in rows))
+    elif kind == "kernels":
+        for f, what in ((tiles, "large/small"), (tiny, "tiny/small")):
+            t = f(rows)
+            r = sorted(v for k, d in t.items() if k != "bits_equal" for v in d.values() if v)
+            if r:
+                out.append(f"figure {f.__name__} {what}: {r[0]} to {r[-1]}, median "
+                           f"{r[len(r) // 2]}, bits equal {t['bits_equal']}")
+        ms = {(k["shape"], k["variant"]): k for k in rows if k.get("op") == "conv.wgrad kernel"}
+        ways = [(s, k["ms"] / ms[s, "exact"]["ms"], k.get("bits_equal_exact"))
+                for (s, v), k in ms.items() if v == "exact-limb-atomics" and (s, "exact") in ms]
+        if ways:
+            out.append("figure wgrad exact limbs/leaves: " + ", ".join(
+                f"{s} {r:.3f} (bits equal {b})" for s, r, b in ways))
+    return ["gpu_check: " + line for line in out]
+
+
 def main(argv):
+    if argv[1] == "--brief":
+        for line in brief(*argv[2:5]):
+            print(line)
+        return 0
     out, steps_file, work, kit, budget, start, runs = argv[1:8]
+    # "key=value; ..." as gpu_check.sh's first line says them
+    host = dict(f.split("=", 1) for f in (argv[8] if len(argv) > 8 else "").split("; ") if "=" in f)
     steps = []
     for line in open(steps_file):
         name, rc, msecs = line.rstrip("\n").split("\t")
         if name == "memcheck" and rc == "2":  # no compute-sanitizer, or it refused the device
             rc = "unavailable"
         steps.append({"step": name, "status": rc, "seconds": round(int(msecs or 0) / 1000, 2)})
-    hashes = {run: pair(result(work, run, "cpu"), result(work, run, "cuda"))
-              for run in runs.split()}
-    hashes["smallcnn:exact, cuda --micro-batch 32"] = pair(
-        result(work, "smallcnn:exact", "cpu"), result(work, "smallcnn:exact", "cuda-micro"))
-    for way, what in (("cuda-cpu", "cuda to step 7, resumed on cpu"),
-                      ("cpu-cuda", "cpu to step 7, resumed on cuda")):
-        hashes[f"smallcnn:deterministic, {what}"] = pair(
-            result(work, "smallcnn:deterministic", "cpu"),
-            result(work, "smallcnn:deterministic", way))
-    hashes["smallcnn:deterministic, cuda DT_CUDA_TILE=large"] = pair(
-        result(work, "smallcnn:deterministic", "cpu"),
-        result(work, "smallcnn:deterministic", "cuda-large"))
+    # The GPU runs against their recipe's cpu run: each pair, the micro-batched and the large-tile
+    # runs, and the runs moved between the devices.
+    cpu = {run: cpu_side(work, kit, run.replace(":", "-")) for run in runs.split()}
+    hashes = {run: pair(cpu[run], result(os.path.join(work, run.replace(":", "-") + "-cuda",
+                                                      "result.json"))) for run in runs.split()}
+    for what, run, gpu_run in (
+            ("cuda --micro-batch 32", "smallcnn:exact", "micro"),
+            ("cuda to step 7, resumed on cpu", "smallcnn:deterministic", "cuda-cpu"),
+            ("cpu to step 7, resumed on cuda", "smallcnn:deterministic", "cpu-cuda"),
+            ("cuda DT_CUDA_TILE=large", "smallcnn:deterministic", "large")):
+        if run in cpu:
+            hashes[f"{run}, {what}"] = pair(cpu[run], result(os.path.join(work, gpu_run,
+                                                                          "result.json")))
     audits = {what: audit(os.path.join(out, name)) for what, name in (
         ("smallcnn-bn exact-all, 2 steps", "audit_cpu_vs_cuda.json"),
         ("resnet18 exact-all, 2 steps of 32", "audit_resnet18_cpu_vs_cuda.json"))}
@@ -174,12 +214,6 @@ def main(argv):
     profiles = [s for s in step_lines if s.get("op") == "profile"]
     detrain_steps = [s for s in step_lines if s.get("op") != "profile"]
     peers = jsonl(os.path.join(work, "peers.jsonl"))
-    try:
-        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                              "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=10).stdout.strip()
-    except Exception as e:  # no nvidia-smi here: the kit is being checked without a GPU
-        gpu = f"none ({e})"
     try:  # what detrain itself sees: its cuda device, threads, instruction sets
         info = json.loads(subprocess.run([os.path.join(kit, "bin", "detrain"), "info", "--json"],
                                          capture_output=True, text=True, timeout=30).stdout)
@@ -190,7 +224,8 @@ def main(argv):
     summary = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "commit": open(commit_file).read().strip() if os.path.exists(commit_file) else None,
-        "gpu": gpu,
+        "gpu": f"{host.get('gpus', 'unknown')}, driver {host.get('driver', 'unknown')}",
+        "host": host,
         "detrain_info": info,
         "seconds": round(time.time() - float(start), 1),
         "budget_seconds": int(budget),
@@ -209,14 +244,9 @@ def main(argv):
         "detrain_kernels": kernels,
     }
     json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
-    print(json.dumps({"steps": [f"{s['step']}:{s['status']}" for s in steps],
-                      "cpu_vs_gpu": {k: v["bitwise_equal"] for k, v in hashes.items()},
-                      "audits_identical": {k: v.get("identical") for k, v in audits.items()},
-                      "matrix_promise_kept": matrix["promise_kept"],
-                      "targets": {k: v["met"] for k, v in summary["targets"].items()},
-                      "tiles": summary["tiles"], "tiny": summary["tiny"],
-                      "optimizer": summary["optimizer"],
-                      "channels": summary["channels"]}))
+    for k, v in summary["targets"].items():  # the verdicts the steps could not say alone
+        print(f"gpu_check: verdict target {k}: {v['value']}, " +
+              {True: "met", False: "NOT met", None: "figures missing"}[v["met"]])
     return 0 if all(s["status"] in ("0", "skipped", "unavailable") for s in steps) else 1
 
 

@@ -62,7 +62,9 @@ floor "a test suite of tests/kernels/cuda/*.cpp not named Cuda* (sanitize.sh tsa
 intrinsics='__expf|__exp10f|__logf|__log2f|__log10f|__powf|__sinf|__cosf|__tanf|__saturatef'
 intrinsics+='|__fdividef|__fdiv_r[nzud]|__frcp_r[nzud]|__fsqrt_r[nzud]|__frsqrt_rn|rsqrtf?'
 libm='expf?|exp2f?|expm1f?|logf?|log2f?|log1pf?|log10f?|powf?|tanhf?|sinf?|cosf?|erff?'
-code=$(grep -rn '' kernels | sed 's|//.*||')  # kernels/ without its comments: FILE:LINE:code
+# kernels/' sources without their comments: FILE:LINE:code
+code=$(grep -rn --include='*.h' --include='*.cpp' --include='*.cu' --include='*.cuh' --include='*.inc' \
+  '' kernels | sed 's|//.*||')
 floor "kernels/common or kernels/cuda calls libm or a CUDA math intrinsic (kernels/common/fast_math.h)" \
   "$(grep -E "^kernels/(common|cuda)/" <<<"$code" |
      grep -E "(^|[^A-Za-z0-9_.:])(std::)?($intrinsics|$libm)[[:space:]]*\(" || true)"

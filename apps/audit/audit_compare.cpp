@@ -11,6 +11,7 @@
 #include <set>
 
 #include "apps/audit/trace_file.h"
+#include "engine/core/nan_bits.h"
 #include "engine/core/shape.h"
 
 namespace dt {
@@ -94,10 +95,7 @@ void add_value_differences(const std::vector<float>& a, const std::vector<float>
     d.values_known = true;
     d.elements = static_cast<int64_t>(a.size());
     for (std::size_t i = 0; i < a.size(); ++i) {
-        uint32_t ua, ub;
-        std::memcpy(&ua, &a[i], 4);
-        std::memcpy(&ub, &b[i], 4);
-        if (ua == ub) continue;
+        if (same_bits(a[i], b[i])) continue;  // (every NaN one value: nan_bits.h)
         ++d.differing;
         d.max_ulp = std::max(d.max_ulp, ulp_distance(a[i], b[i]));
         const double scale = std::max(std::fabs(double{a[i]}), std::fabs(double{b[i]}));

@@ -16,8 +16,8 @@ namespace dt {
 
 const char* const kWeightsHashOrder =
     "SHA-256 of the raw little-endian float32 bytes of every trainable tensor (no BN running "
-    "statistics), concatenated without names or shapes, in the model's canonical parameter order "
-    "(the order of weights.safetensors)";
+    "statistics; every NaN as 0x7fc00000), concatenated without names or shapes, in the model's "
+    "canonical parameter order (the order of weights.safetensors)";
 
 namespace {
 

@@ -3,7 +3,8 @@
 // op on the cuda device, timed with CUDA events on the engine's stream, the L2 cache flushed
 // (a 256 MiB memset) before every timed run. Prints one JSON object per (op, shape, mode): the
 // median forward and backward times (ms) over the repetitions and the backward's ratio to the
-// atomic mode's. First, conv.wgrad's and conv.dgrad's raw kernels per variant: the launcher's
+// atomic mode's. First, one large square GEMM per tile shape in TFLOP/s against the GPU's FP32
+// peak (gemm_peak.h). Then conv.wgrad's and conv.dgrad's raw kernels per variant: the launcher's
 // (tiled, then per element) and per element; for wgrad also exact computed with integer atomics
 // on the accumulators' limbs (issue 20: measure it); with a bit check of each variant against
 // its mode's launcher. Then the GEMM-shaped kernels with each tile shape of their block programs
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "bench/gpu/channel_variants.h"
+#include "bench/gpu/gemm_peak.h"
 #include "bench/gpu/kernel_bench_common.h"
 #include "bench/gpu/optimizer_variants.h"
 #include "bench/gpu/tile_variants.h"
@@ -226,7 +228,8 @@ int run(int argc, char** argv) {
     }
     const auto start = std::chrono::steady_clock::now();
     Timer timer;
-    conv_variants(timer, reps, batch);  // first: the budget cuts the op cases, not these
+    dt::bench::gemm_peak(timer, reps, batch);  // the tiles' efficiency, apart from any recipe
+    conv_variants(timer, reps, batch);  // next: the budget cuts the op cases, not these
     dt::bench::tile_variants(timer, reps, batch);
     optimizer_variants(timer, reps);
     channel_variants(timer, reps, batch);

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
+
+#include "engine/core/nan_bits.h"
 
 namespace dt::autograd {
 
@@ -73,11 +76,23 @@ const unsigned char* host_bytes(const Tensor& t) {
     return nullptr;
 }
 
+/// The bytes hashes read: host_bytes, with every NaN of a float32 tensor read as one value
+/// (engine/core/nan_bits.h: a NaN's payload depends on the hardware that made it).
+const unsigned char* hashed_bytes(const Tensor& t, std::vector<uint32_t>& scratch) {
+    if (t.dtype() != DType::kF32) return host_bytes(t);
+    return static_cast<const unsigned char*>(
+        canonical_float_bytes(t.data<float>(), static_cast<std::size_t>(t.numel()), scratch));
+}
+const unsigned char* hashed_bytes(const Tensor& t) {
+    thread_local std::vector<uint32_t> scratch;
+    return hashed_bytes(t, scratch);
+}
+
 }  // namespace
 
 uint64_t hash_tensor(const Tensor& t) {
     if (t.device() != Device::kCpu) return hash_tensor(t.to(Device::kCpu));
-    return hash_bits(host_bytes(t), t.nbytes());
+    return hash_bits(hashed_bytes(t), t.nbytes());
 }
 
 void TraceSink::name_tensors(std::unordered_map<const TensorImpl*, std::string> names) {
@@ -101,7 +116,8 @@ void TraceSink::add(const char* phase, const std::string& op, const std::string&
     e.hash = hash_tensor(host);
     if (row_hashes_ && host.ndim() >= 2 && host.dim(0) > 0) {
         const std::size_t row = host.nbytes() / static_cast<std::size_t>(host.dim(0));
-        const unsigned char* p = host_bytes(host);
+        std::vector<uint32_t> scratch;
+        const unsigned char* p = hashed_bytes(host, scratch);
         for (int64_t r = 0; r < host.dim(0); ++r)
             e.row_hashes.push_back(hash_bits(p + static_cast<std::size_t>(r) * row, row));
     }

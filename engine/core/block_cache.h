@@ -2,7 +2,7 @@
 // A cache of memory blocks over a raw allocator, for tensor storage on any device. A training
 // step allocates the same sizes as the step before it (activations, gradients, optimizer
 // temporaries); going back to the system each time costs page faults on the host and a device
-// synchronisation (cudaFree) on a GPU. Blocks of at least `min_cached` bytes are kept on a free
+// synchronisation (a free waits for the stream) on a GPU. Blocks of at least `min_cached` bytes are kept on a free
 // list per exact size and handed out again; smaller ones go straight to the source. When the
 // source is out of memory, the cache frees what it holds and asks once more. Thread-safe (one
 // mutex; cached sizes only). A reused block holds whatever it held before, as with malloc.

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "engine/core/error.h"
+#include "engine/core/nan_bits.h"
 
 namespace dt::io {
 
@@ -155,7 +156,9 @@ std::string weights_sha256(const std::vector<Tensor>& tensors) {
                    " must be float32, got ", t.str());
         DT_CHECK_T(DeviceError, t.device() == Device::kCpu, "weights_sha256: tensor ", i,
                    " must be on the cpu, got ", t.str(), " (hint: copy it to the host first)");
-        h.update(t.f32(), t.nbytes());
+        std::vector<uint32_t> scratch;
+        h.update(canonical_float_bytes(t.f32(), static_cast<std::size_t>(t.numel()), scratch),
+                 t.nbytes());
     }
     return h.finish_hex();
 }

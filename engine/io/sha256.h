@@ -3,7 +3,8 @@
 // on no external library. Streaming: update() any number of times, then finish() once.
 // weights_sha256() defines the weights hash of result.json: SHA-256 over the raw float32 bytes
 // (little-endian, as stored in memory) of each tensor, concatenated in the given order, with
-// nothing in between (no names, no shapes). Reference: FIPS 180-4 and its example vectors.
+// nothing in between (no names, no shapes), every NaN read as 0x7fc00000 (engine/core/nan_bits.h:
+// a NaN's payload depends on the hardware). Reference: FIPS 180-4 and its example vectors.
 #pragma once
 #include <array>
 #include <cstddef>

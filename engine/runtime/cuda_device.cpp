@@ -56,7 +56,7 @@ const Probe& probe() {
 }
 
 constexpr std::size_t kAlignment = 256;  // cudaMalloc's own alignment; vector loads need 16
-constexpr std::size_t kCacheMin = 0;     // every size: a cudaFree stalls the device
+constexpr std::size_t kCacheMin = 0;     // every size: a free stalls the device
 constexpr std::size_t kCacheMax = std::size_t{64} << 30;
 
 std::size_t block_size(std::size_t bytes) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The cuda device as the engine sees it: whether this build and this machine have one, what it
 // is, and its memory (a BlockCache over cudaMalloc: blocks are kept per size and reused, since
-// cudaFree synchronises the device). engine/core/backend.cpp serves Device::kCuda from here.
+// a free waits for the device: kernels/cuda/runtime.cu). engine/core/backend.cpp serves Device::kCuda from here.
 // In a build without CUDA everything reports "not built with CUDA" and memory() throws.
 #pragma once
 #include <cstddef>

@@ -82,6 +82,9 @@ void launch_exact_cut(const float* dy, const float* w, float* dx, const Conv2dPa
     dgrad_exact_cut_kernel<S>
         <<<static_cast<unsigned>(conv_dgrad_cut_tiles<S>(p)), S::kThreads, bytes, stream()>>>(
             dy, w, dx, p, d);
+    check_launch(by_tile<S>("conv2d_backward_data (exact, cut per tap, small tile)",
+                            "conv2d_backward_data (exact, cut per tap, large tile)",
+                            "conv2d_backward_data (exact, cut per tap, tiny tile)"));
 }
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
@@ -148,7 +151,6 @@ void dgrad_as_forward_cut(const float* dy, const float* w, float* dx, const Conv
     const auto blocks_of = [&](auto s) { return conv_dgrad_cut_tiles<decltype(s)>(p); };
     with_tile_shape(blocks_of,
                     [&](auto shape) { launch_exact_cut<decltype(shape)>(dy, w, dx, p, d); });
-    check_launch("conv2d_backward_data (exact, cut per tap)");
 }
 
 }  // namespace

@@ -164,8 +164,8 @@ DT_HD void conv_dgrad_atomic_split_block(const common::GridPos& t, float* shared
         if (oh < 0 || oh >= p.ho) return;  // no output row: nothing to add
         if ((common::float_to_bits(acc) & 0x7f800000u) != 0x7f800000u)
             common::atomic_add_float(dx + col.at + c * HW, acc);
-        else  // its slot: (channel - the thread's first row) * kTN + (j - its first column)
-            again |= Mask{1} << ((c - first.i) * S::kTN + (col.j - first.j));
+        else  // its slot: (channel - the thread's first row) * kTN + which of its columns j is
+            again |= Mask{1} << ((c - first.i) * S::kTN + S::col_slot(static_cast<int>(col.j - o.j0)));
     };
     tile_gemm_block<S>(t, shared, sync, o, p.ci, cols, len,
                        from_term(dgrad_tap_major_weight(w, p), row * len),

@@ -116,6 +116,9 @@ void launch_exact_fold(const float* x, const float* dy, const Conv2dParams& p,
     wgrad_exact_fold_kernel<S>
         <<<static_cast<unsigned>((p.n + G - 1) / G * tiles), S::kThreads, bytes, stream()>>>(
             x, dy, p, G, accs);
+    check_launch(by_tile<S>("conv2d_backward_weight (exact, limb atomics, small tile)",
+                            "conv2d_backward_weight (exact, limb atomics, large tile)",
+                            "conv2d_backward_weight (exact, limb atomics, tiny tile)"));
 }
 __global__ void wgrad_exact_round_kernel(const common::ExactAcc* accs, float* dw, int64_t n) {
     conv2d_wgrad_exact_round_body(GridPos::here(), accs, dw, n);
@@ -192,7 +195,6 @@ void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* 
         };
         with_tile_shape(blocks_of,
                         [&](auto shape) { launch_exact_fold<decltype(shape)>(x, dy, p, accs); });
-        check_launch("conv2d_backward_weight (exact, limb atomics)");
     }
     if (p.exact_out == nullptr)
         launch_elementwise("conv2d_backward_weight (exact, rounding)", wgrad_exact_round_kernel, n,

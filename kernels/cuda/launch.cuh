@@ -6,6 +6,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -65,23 +66,25 @@ inline SlicedScratch sliced_scratch(int64_t unit_floats, int64_t units, std::siz
 }
 
 /// Whether `Kernel` may have `bytes` of dynamic shared memory a block: past the 48 KiB every
-/// block has, a kernel is allowed it once per process (and the SM's carveout made mostly shared
+/// block has, a kernel is allowed more by an attribute (and the SM's carveout made mostly shared
 /// memory, so that two large blocks fit), if the device has that much (the large tile's cut
-/// programs: conv.dgrad's exact cut, conv.wgrad's exact fold).
+/// programs: conv.dgrad's exact cut, conv.wgrad's exact fold). A grant is kept per kernel; a
+/// refusal is not, so a call made before the device's facts are known (device_block_shared_optin)
+/// cannot hold the small tile for the whole process.
 template <auto Kernel>
 bool dynamic_shared_ok(std::size_t bytes) {
     if (bytes <= std::size_t{48} << 10) return true;
-    static const bool ok = [bytes] {
-        if (device_block_shared_optin() < bytes) return false;
-        const bool set =
-            cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(bytes)) == cudaSuccess &&
-            cudaFuncSetAttribute(Kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                 cudaSharedmemCarveoutMaxShared) == cudaSuccess;
-        cudaGetLastError();  // not sticky: a refusal leaves the small tile, not an error
-        return set;
-    }();
-    return ok;
+    static std::atomic<std::size_t> granted{0};
+    if (bytes <= granted.load(std::memory_order_relaxed)) return true;
+    if (device_block_shared_optin() < bytes) return false;
+    const bool set =
+        cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(bytes)) == cudaSuccess &&
+        cudaFuncSetAttribute(Kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared) == cudaSuccess;
+    cudaGetLastError();  // not sticky: a refusal leaves the small tile, not an error
+    if (set) granted.store(bytes, std::memory_order_relaxed);
+    return set;
 }
 
 /// __syncthreads, callable from the host-device block programs (*_tiled_bodies.h), which the

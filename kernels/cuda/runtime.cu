@@ -59,8 +59,29 @@ std::atomic<std::size_t>& probed_block_shared_optin() {
 __global__ void code_probe() {}
 }  // namespace
 
-int device_multiprocessors() { return probed_multiprocessors().load(std::memory_order_relaxed); }
+namespace {
+/// The current device's facts, when no probe has stored them yet: a "no" made from a zero read
+/// before the probe (no large tile, no SMs to fill) would otherwise hold for the whole process.
+void learn_current_device() {
+    if (probed_multiprocessors().load(std::memory_order_relaxed) != 0) return;
+    int ordinal = 0;
+    cudaDeviceProp prop{};
+    if (cudaGetDevice(&ordinal) != cudaSuccess ||
+        cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess) {
+        cudaGetLastError();  // no device: not an error to keep (the next call asks again)
+        return;
+    }
+    probed_block_shared_optin().store(prop.sharedMemPerBlockOptin);
+    probed_multiprocessors().store(prop.multiProcessorCount);
+}
+}  // namespace
+
+int device_multiprocessors() {
+    learn_current_device();
+    return probed_multiprocessors().load(std::memory_order_relaxed);
+}
 std::size_t device_block_shared_optin() {
+    learn_current_device();
     return probed_block_shared_optin().load(std::memory_order_relaxed);
 }
 
@@ -96,8 +117,8 @@ bool probe_device(int local_rank, DeviceInfo* info, std::string* why) {
     info->minor = prop.minor;
     info->memory_bytes = prop.totalGlobalMem;
     info->multiprocessors = prop.multiProcessorCount;
-    probed_multiprocessors().store(prop.multiProcessorCount);
     probed_block_shared_optin().store(prop.sharedMemPerBlockOptin);
+    probed_multiprocessors().store(prop.multiProcessorCount);  // (last: learn_current_device)
     cudaDriverGetVersion(&info->driver_version);
     cudaRuntimeGetVersion(&info->runtime_version);
     // A build without code for this device fails every launch; asked here, once, the engine can
@@ -134,8 +155,11 @@ void* device_malloc(std::size_t bytes) {
 }
 
 void device_free(void* p) {
-    // The block may still be in use by work issued on the stream: cudaFree synchronises the
-    // device, which is why the engine caches blocks (engine/core/block_cache.h).
+    if (p == nullptr) return;
+    // Work issued on the stream may still use the block, and CUDA does not promise that cudaFree
+    // waits for it (the stream is non-blocking), so wait for the stream first. The engine caches
+    // blocks (engine/core/block_cache.h) and the scratch grows rarely: few frees wait.
+    check_call(cudaStreamSynchronize(stream()), "cudaStreamSynchronize (before cudaFree)");
     check_call(cudaFree(p), "cudaFree");
 }
 
@@ -219,7 +243,7 @@ void* scratch(std::size_t bytes, int slot) {
     void*& block = blocks[slot];
     std::size_t& size = sizes[slot];
     if (bytes > size) {
-        // Work still queued may use the old block: cudaFree waits for the device first.
+        // Work still queued may use the old block: device_free waits for the stream first.
         if (block != nullptr) device_free(block);
         size = 0;
         block = device_malloc(bytes < 4096 ? 4096 : bytes);

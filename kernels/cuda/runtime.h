@@ -37,10 +37,12 @@ const char* build_architectures();
 /// that the processes of a machine spread over its GPUs.
 bool probe_device(int local_rank, DeviceInfo* info, std::string* why);
 
-/// The multiprocessors of the device probe_device made current (0 before it has).
+/// The multiprocessors of the current device: probe_device's, or asked of the runtime at the
+/// first call before any probe (a launcher may run before the engine probes, as in the GPU
+/// tests); 0 when the runtime cannot say, and then asked again at the next call.
 int device_multiprocessors();
 /// The most shared memory (bytes) a block of that device may opt into beyond the default 48 KiB
-/// (cudaFuncAttributeMaxDynamicSharedMemorySize; 0 before probe_device has run).
+/// (cudaFuncAttributeMaxDynamicSharedMemorySize), found the same way.
 std::size_t device_block_shared_optin();
 
 /// Raw device memory (cudaMalloc, never managed memory); nullptr when out of memory.

@@ -38,6 +38,12 @@ namespace dt::kernels::cuda {
 /// Panel loads: thread t loads term t % kK of kASlots rows of A (t / kK, then every
 /// kThreads / kK rows) and column t % kN of B at kBSlots consecutive terms from
 /// (t / kN) * kBSlots.
+/// Thread (ty, tx) owns rows ty * kTM + r (r < kTM) and columns b_col(tx, c) (c < kTN) of the
+/// tile: its kTN columns in groups of kBVec adjacent ones, group g at g * kCols * kBVec. A term's
+/// B operands of a group are one vector load from shared memory (kBVec floats, at most 16
+/// bytes), and a quarter warp's loads of a group then cover 32 different banks: one group of kTN
+/// columns would put the threads kTN floats apart, two threads to a bank when kTN is 8 (a 2-way
+/// conflict on every B load). tests/kernels/cuda/tile_banks_test.cpp checks every shape's loads.
 template <int M, int N, int TM, int TN, int MinBlocks>
 struct TileShape {
     static constexpr int kM = M, kN = N, kK = kTileK, kTM = TM, kTN = TN;
@@ -57,6 +63,19 @@ struct TileShape {
     static_assert(kM % kTM == 0 && kN % kTN == 0);
     static_assert(kThreads <= kMaxBlockThreads);
     static_assert(kThreads % kK == 0 && kThreads % kN == 0, "the panel loads' thread mapping");
+    /// Floats of one shared-memory vector load of a thread's A rows and of a group of B columns.
+    static constexpr int kAVec = kTM < 4 ? kTM : 4, kBVec = kTN < 4 ? kTN : 4;
+    static_assert(kTN % kBVec == 0 && kTM % kAVec == 0);
+    /// Row r of thread row ty, within the tile.
+    static DT_HD constexpr int a_row(int ty, int r) { return ty * kTM + r; }
+    /// Column c of thread column tx, within the tile.
+    static DT_HD constexpr int b_col(int tx, int c) {
+        return (c / kBVec) * (kCols * kBVec) + tx * kBVec + c % kBVec;
+    }
+    /// Which of its thread's columns (c of b_col) column jj of the tile is.
+    static DT_HD constexpr int col_slot(int jj) {
+        return jj / (kCols * kBVec) * kBVec + jj % kBVec;
+    }
     static_assert((kK * kM) % kThreads == 0 && (kK * kN) % kThreads == 0);
 };
 using SmallTile = TileShape<32, 64, 4, 4, 4>;   // 128 threads of 16 outputs (the default)
@@ -67,6 +86,13 @@ using LargeTile = TileShape<64, 128, 8, 8, 3>;  // 128 threads of 64 outputs
 /// SmallTile's 32 x 64 outputs are mostly outside C, its loads and fma's are mostly spent on
 /// nothing while the few blocks there are leave most SMs idle.
 using TinyTile = TileShape<16, 16, 1, 2, 6>;
+
+/// A launch's name with its tile shape: `names` in the order small, large, tiny (the launch
+/// profile tells which shape ran).
+template <class S>
+constexpr const char* by_tile(const char* small, const char* large, const char* tiny) {
+    return std::is_same_v<S, LargeTile> ? large : std::is_same_v<S, TinyTile> ? tiny : small;
+}
 
 /// Blocks a SM that a program with cut chains (tile_gemm_cut_block) holds with shape S (its
 /// kernels' __launch_bounds__): the large tile's 64 outputs a thread with their cut state take
@@ -122,9 +148,9 @@ DT_HD void fma_term(const float* as, const float* bs, int kk, int ty, int tx,
                     float (&acc)[S::kTM][S::kTN]) {
     float av[S::kTM], bv[S::kTN];
     DT_UNROLL
-    for (int r = 0; r < S::kTM; ++r) av[r] = as[kk * S::kM + ty * S::kTM + r];
+    for (int r = 0; r < S::kTM; ++r) av[r] = as[kk * S::kM + S::a_row(ty, r)];
     DT_UNROLL
-    for (int c = 0; c < S::kTN; ++c) bv[c] = bs[kk * S::kN + tx * S::kTN + c];
+    for (int c = 0; c < S::kTN; ++c) bv[c] = bs[kk * S::kN + S::b_col(tx, c)];
     DT_UNROLL
     for (int r = 0; r < S::kTM; ++r) {
         DT_UNROLL
@@ -163,7 +189,7 @@ DT_HD int lowest_slot(Mask mask) {
 template <class S>
 DT_HD TileCell tile_cell(int th, const TileOrigin& o, int q) {
     return TileCell{o.i0 + (th / S::kCols) * S::kTM + q / S::kTN,
-                    o.j0 + (th % S::kCols) * S::kTN + q % S::kTN};
+                    o.j0 + S::b_col(th % S::kCols, q % S::kTN)};
 }
 
 /// The chains of thread (ty, tx)'s outputs in the C tile at `o` over K = k (the body of
@@ -302,9 +328,9 @@ template <class S, class A, class B, class Init, class Out, class Sync>
 DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& sync,
                            const TileOrigin& o, int64_t m, int64_t n, int64_t k, const A& a,
                            const B& b, const Init& init, const Out& out) {
-    // Thread (ty, tx) owns rows i0 + ty * kTM + r and columns j0 + tx * kTN + c: its operands of
-    // a term are adjacent in the panels, so the GPU reads them with vector loads (the panels
-    // are 16-byte aligned: kShared's users declare them so).
+    // Thread (ty, tx) owns rows i0 + ty * kTM + r and columns j0 + b_col(tx, c): its operands of
+    // a term are adjacent in the panels in groups of up to 4, so the GPU reads them with vector
+    // loads (the panels are 16-byte aligned: kShared's users declare them so).
     const int th = static_cast<int>(t.thread);
     const int ty = th / S::kCols, tx = th % S::kCols;
     float acc[S::kTM][S::kTN];
@@ -312,14 +338,14 @@ DT_HD void tile_gemm_block(const common::GridPos& t, float* shared, const Sync& 
     for (int r = 0; r < S::kTM; ++r) {
         DT_UNROLL
         for (int c = 0; c < S::kTN; ++c) {
-            const int64_t i = o.i0 + ty * S::kTM + r, j = o.j0 + tx * S::kTN + c;
+            const int64_t i = o.i0 + ty * S::kTM + r, j = o.j0 + S::b_col(tx, c);
             acc[r][c] = i < m && j < n ? init(i, j) : 0.0f;
         }
     }
     tile_gemm_chains<S>(t, shared, sync, o, m, n, k, a, b, OneChain{}, acc);
     DT_UNROLL
     for (int c = 0; c < S::kTN; ++c) {
-        const int64_t j = o.j0 + tx * S::kTN + c;
+        const int64_t j = o.j0 + S::b_col(tx, c);
         if (j >= n) continue;
         const auto where = out.where(j);
         DT_UNROLL

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""scripts/gpu_summary.py on made-up outputs of a GPU check: hash pairs equal and unequal, the
-speed targets met, missed and missing, and the exit status from the steps' statuses (memcheck's
-exit 2, no usable compute-sanitizer, listed as unavailable).
+"""scripts/gpu_summary.py on made-up outputs of a GPU check: the host's facts, hash pairs equal and
+unequal (the cpu side the kit ships, which wins over a cpu run of the check's own, or that run
+where the kit has none), the speed targets met, missed and missing, the exit status from the
+steps' statuses (memcheck's exit 2, no usable compute-sanitizer, listed as unavailable), and the
+lines --brief says as a step ends (audits' and the matrix's verdicts, the benches' figures).
 With scripts/gpu_record.py as well: the Markdown record written from that check's folder.
 usage: gpu_summary_test.py SUMMARY_SCRIPT [RECORD_SCRIPT]"""
 import json
@@ -31,14 +33,14 @@ def run(script, root, steps_text, tile_bits=True, matrix_tree_cpu=True, channel_
     os.chmod(os.path.join(kit, "bin", "detrain"), 0o755)
     steps = os.path.join(root, "steps.tsv")
     write(steps, steps_text)
-    for run_dir, sha in (("smallcnn-exact-cpu", "aa"), ("smallcnn-exact-cuda", "aa"),
-                         ("smallcnn-exact-cuda-micro", "aa"),
-                         ("smallcnn-deterministic-cpu", "bb"),
-                         ("smallcnn-deterministic-cuda", "cc"),
-                         ("smallcnn-deterministic-cuda-cpu", "bb"),
-                         ("smallcnn-deterministic-cpu-cuda", "dd"),
-                         ("smallcnn-deterministic-cuda-large", "bb")):
-        write(os.path.join(work, run_dir, "result.json"), json.dumps({"weights_sha256": sha}))
+    # the cpu sides: deterministic's shipped in the kit (bb; the check's own cc loses), exact's
+    # run by the check (a kit without it)
+    for run_dir, sha in (("kit/cpu/smallcnn-deterministic", "bb"),
+                         ("work/smallcnn-deterministic-cpu", "cc"),
+                         ("work/smallcnn-exact-cpu", "aa"), ("work/smallcnn-exact-cuda", "aa"),
+                         ("work/micro", "aa"), ("work/smallcnn-deterministic-cuda", "cc"),
+                         ("work/cuda-cpu", "bb"), ("work/cpu-cuda", "dd"), ("work/large", "bb")):
+        write(os.path.join(root, run_dir, "result.json"), json.dumps({"weights_sha256": sha}))
     lines = [
         {"model": "smallcnn", "preset": "deterministic", "med_ms": 2.0, "med_vs_fast": 1.05},
         {"model": "smallcnn", "preset": "exact", "med_ms": 3.0, "med_vs_fast": 1.5},
@@ -75,6 +77,9 @@ def run(script, root, steps_text, tile_bits=True, matrix_tree_cpu=True, channel_
     ]
     write(os.path.join(work, "peers.jsonl"), "".join(json.dumps(p) + "\n" for p in peers))
     kernels = [
+        {"op": "conv.wgrad kernel", "shape": "s5", "variant": "exact", "ms": 2.0, "vs_atomic": 2.0},
+        {"op": "conv.wgrad kernel", "shape": "s5", "variant": "exact-limb-atomics", "ms": 1.0,
+         "vs_atomic": 1.0, "bits_equal_exact": True},
         {"op": "tile", "kernel": "conv.forward", "shape": "s1", "small_ms": 2.0, "large_ms": 1.0,
          "large_vs_small": 0.5, "bits_equal": True},
         {"op": "tile", "kernel": "gemm", "shape": "s2", "small_ms": 1.0, "large_ms": 1.5,
@@ -92,8 +97,18 @@ def run(script, root, steps_text, tile_bits=True, matrix_tree_cpu=True, channel_
     ]
     write(os.path.join(work, "kernels.jsonl"), "".join(json.dumps(k) + "\n" for k in kernels))
     p = subprocess.run([sys.executable, script, out, steps, work, kit, "340", str(time.time()),
-                        "smallcnn:deterministic smallcnn:exact"], capture_output=True, text=True)
+                        "smallcnn:deterministic smallcnn:exact", FACTS], capture_output=True,
+                       text=True)
     return p.returncode, json.load(open(os.path.join(out, "summary.json"))), p.stdout
+
+
+FACTS = ("gpus=NVIDIA H200; driver=570.86.15; glibc=2.35; python3=3.10.12; torch=none; "
+         "gpu_free=143000 MiB; host_free=120000 MiB")
+
+
+def brief(script, *args):
+    return subprocess.run([sys.executable, script, "--brief", *args], capture_output=True,
+                          text=True).stdout
 
 
 XML = """<?xml version="1.0" encoding="UTF-8"?>
@@ -127,6 +142,8 @@ def check_record(record_script, out, expect):
     expect("failed: cuda-core-tests." in md and "[  FAILED  ] CommonDevice.Breaks" in md,
            f"the failed step and the end of its log:\n{md}")
     expect("Not run: memcheck (unavailable)." in md, "memcheck listed as not run")
+    expect("Host: gpus NVIDIA H200; driver 570.86.15; glibc 2.35; python3 3.10.12; torch none; "
+           "gpu_free 143000 MiB; host_free 120000 MiB." in md, f"the host's facts:\n{md}")
     expect("detrain info: cuda device H100 (sm_90); 16 logical cores; cpu isa avx512." in md,
            "what detrain saw")
     expect("| tests_cuda.xml | 4 | 2 | 1 |" in md and "Failing in tests_cuda.xml: "
@@ -168,13 +185,18 @@ def main():
     expect = Expectations()
 
     with tempfile.TemporaryDirectory() as root:
-        rc, s, digest = run(script, root, "nvidia-smi\t0\t100\ntrain-a\tskipped\t0\n")
+        rc, s, printed = run(script, root, "nvidia-smi\t0\t100\ntrain-a\tskipped\t0\n")
         expect(rc == 0, f"exit {rc} with every step passed or skipped")
         expect(s["commit"] == "abc123", "commit")
+        expect(s["host"]["torch"] == "none" and s["host"]["gpu_free"] == "143000 MiB"
+               and s["gpu"] == "NVIDIA H200, driver 570.86.15", f"host facts {s['host']}")
         expect(s["detrain_info"]["cuda"]["device"] == "H100 (sm_90)", f"info {s['detrain_info']}")
         h = s["cpu_vs_gpu"]
         expect(h["smallcnn:exact"]["bitwise_equal"] is True, "equal hashes")
-        expect(h["smallcnn:deterministic"]["bitwise_equal"] is False, "unequal hashes")
+        expect(h["smallcnn:deterministic"]["bitwise_equal"] is False
+               and h["smallcnn:deterministic"]["cpu"]["source"] == "kit",
+               "a shipped cpu hash unlike the GPU's (and the check's own cpu run's) differs")
+        expect(h["smallcnn:exact"]["cpu"]["source"] == "host", "no shipped cpu side: the host's")
         expect(h["smallcnn:exact, cuda --micro-batch 32"]["bitwise_equal"] is True, "micro pair")
         moved = "smallcnn:deterministic, {} to step 7, resumed on {}"
         expect(h[moved.format("cuda", "cpu")]["bitwise_equal"] is True, "moved to the cpu")
@@ -182,13 +204,13 @@ def main():
         expect(h["smallcnn:deterministic, cuda DT_CUDA_TILE=large"]["bitwise_equal"] is True,
                "large tiles")
         mx = s["matrix"]
-        expect(mx["promise_kept"] is True and mx["rows"]["conv.wgrad atomic"]["rerun"] is False
-               and '"matrix_promise_kept": true' in digest, f"matrix {mx}")
+        expect(mx["promise_kept"] is True and mx["rows"]["conv.wgrad atomic"]["rerun"] is False,
+               f"matrix {mx}")
         au = s["audits"]
         expect(au["smallcnn-bn exact-all, 2 steps"] == {"identical": True,
                                                         "first_difference": None}, "audit same")
-        expect(au["resnet18 exact-all, 2 steps of 32"]["first_difference"]["op"] == "conv2d"
-               and '"audits_identical"' in digest, f"audit differs {au}")
+        expect(au["resnet18 exact-all, 2 steps of 32"]["first_difference"]["op"] == "conv2d",
+               f"audit differs {au}")
         t = s["targets"]
         expect(t["smallcnn: deterministic step / atomic step <= 1.1"]["met"] is True, "det met")
         expect(t["smallcnn: exact step / atomic step <= 1.3"]["met"] is False, "exact missed")
@@ -200,21 +222,44 @@ def main():
         r18 = t["resnet18: PyTorch step / detrain deterministic step >= 0.7 (TF32 off)"]
         expect(r18["met"] is False and abs(r18["value"] - 0.5) < 1e-9,  # TF32 off: 20 ms
                f"resnet18 vs torch {r18}")
-        expect('"targets"' in digest, "digest names the targets")
+        expect("gpu_check: verdict target smallcnn: exact step / atomic step <= 1.3: 1.5, NOT met\n"
+               in printed and "gpu_check: verdict target resnet18: exact step / atomic step <= "
+               "1.3: None, figures missing\n" in printed and printed.count("verdict target") == 8,
+               f"each target's verdict said:\n{printed}")
         expect([p["model"] for p in s["step_profiles"]] == ["smallcnn"]
                and all("op" not in d for d in s["detrain_step"]), "profiles kept apart")
         tl = s["tiles"]
         expect(tl["large_vs_small"] == {"conv.forward s1": 0.5, "gemm s2": 1.5}, f"tiles {tl}")
-        expect(tl["bits_equal"] is True and '"tiles"' in digest, "tile bits and digest")
+        expect(tl["bits_equal"] is True, "tile bits")
         ty = s["tiny"]
-        expect(ty == {"tiny_vs_small": {"conv.wgrad tree s4": 0.25}, "bits_equal": True}
-               and '"tiny"' in digest, f"tiny {ty}")
+        expect(ty == {"tiny_vs_small": {"conv.wgrad tree s4": 0.25}, "bits_equal": True},
+               f"tiny {ty}")
         op = s["optimizer"]
         expect(op == {"batched_vs_per_parameter": {"resnet18, 62 parameters": 0.25},
-                      "bits_equal": True} and '"optimizer"' in digest, f"optimizer {op}")
+                      "bits_equal": True}, f"optimizer {op}")
         ch = s["channels"]  # atomic's null bits do not count against the pairs
         expect(ch == {"staged_vs_rows": {"bn.stats tree s3": 0.25, "bn.stats atomic s3": 0.5},
-                      "bits_equal": True} and '"channels"' in digest, f"channels {ch}")
+                      "bits_equal": True}, f"channels {ch}")
+        out, work = os.path.join(root, "out"), os.path.join(root, "work")
+        said = brief(script, "audit", os.path.join(out, "audit_resnet18_cpu_vs_cuda.json"), "r18")
+        said += brief(script, "audit", os.path.join(out, "audit_cpu_vs_cuda.json"), "bn")
+        said += brief(script, "audit", os.path.join(out, "none.json"), "none")
+        said += brief(script, "matrix", os.path.join(out, "audit_matrix_cuda.json"), "m")
+        for kind in ("steps", "peers", "kernels"):
+            said += brief(script, kind, os.path.join(work, kind + ".jsonl"))
+        expect(said == "gpu_check: verdict r18: DIFFERENT, first at step 0, conv2d (backward, "
+               "weight grad)\ngpu_check: verdict bn: identical\n"
+               "gpu_check: verdict none: no verdict (see check.log)\n"
+               "gpu_check: verdict m: every mode but atomic stable under a rerun and the cpu's: "
+               "True\ngpu_check: figure step smallcnn (x atomic's None ms): deterministic 1.05, "
+               "exact 1.5, exact@limbs 1.25\n"
+               "gpu_check: figure step resnet18 (x atomic's None ms): deterministic 1.2\n"
+               "gpu_check: figure pytorch: smallcnn 2.5 ms, smallcnn deterministic 9.0 ms, "
+               "resnet18 tf32 10.0 ms, resnet18 20.0 ms\n"
+               "gpu_check: figure tiles large/small: 0.5 to 1.5, median 1.5, bits equal True\n"
+               "gpu_check: figure tiny tiny/small: 0.25 to 0.25, median 0.25, bits equal True\n"
+               "gpu_check: figure wgrad exact limbs/leaves: s5 0.500 (bits equal True)\n",
+               f"--brief:\n{said}")
     if record_script:
         with tempfile.TemporaryDirectory() as root:
             run(script, root, "nvidia-smi\t0\t100\ncuda-core-tests\t1\t2000\n"

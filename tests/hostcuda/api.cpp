@@ -20,6 +20,31 @@ cudaError_t cudaGetDeviceCount(int* count) {
     return cudaSuccess;
 }
 
+cudaError_t cudaGetDevice(int* device) {
+    *device = 0;
+    return cudaSuccess;
+}
+
+// An H100 SXM's answers, as cudaGetDeviceProperties gives.
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+    if (device != 0) return fail(cudaErrorInvalidValue);
+    switch (attr) {
+        case cudaDevAttrClockRate:
+            *value = 1980000;  // kHz
+            return cudaSuccess;
+        case cudaDevAttrMultiProcessorCount:
+            *value = dt::hostcuda::kMultiprocessors;
+            return cudaSuccess;
+        case cudaDevAttrComputeCapabilityMajor:
+            *value = 9;
+            return cudaSuccess;
+        case cudaDevAttrComputeCapabilityMinor:
+            *value = 0;
+            return cudaSuccess;
+    }
+    return fail(cudaErrorInvalidValue);
+}
+
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
     if (device != 0) return fail(cudaErrorInvalidValue);
     *prop = cudaDeviceProp{};
@@ -70,6 +95,8 @@ constexpr ErrorText kErrors[] = {
      "CUDA driver version is insufficient for CUDA runtime version"},
     {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
     {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+    {cudaErrorIllegalState, "cudaErrorIllegalState",
+     "hostcuda: cudaFree with work still queued (CUDA does not promise to wait for it)"},
     {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
     {cudaErrorIllegalAddress, "cudaErrorIllegalAddress",
      "an illegal memory access was encountered"},
@@ -116,7 +143,9 @@ cudaError_t cudaFree(void* p) {
     if (p == nullptr) return cudaSuccess;
     State& s = state();
     Lock lock(s.mu);
-    dt::hostcuda::drain(s);  // cudaFree waits for the device
+    // Work still queued may use the block, and CUDA does not promise that cudaFree waits for
+    // it (a non-blocking stream's in particular): a program must wait first.
+    if (!s.queue.empty()) return fail(cudaErrorIllegalState);
     auto it = s.device.find(static_cast<const char*>(p));
     if (it == s.device.end()) return fail(cudaErrorInvalidValue);
     s.device_bytes -= it->second;
@@ -271,6 +300,16 @@ cudaError_t cudaStreamQuery(cudaStream_t st) {
     Lock lock(s.mu);
     return dt::hostcuda::group_pending(s, dt::hostcuda::group_of(st)) ? cudaErrorNotReady
                                                                       : cudaSuccess;
+}
+
+cudaError_t cudaLaunchHostFunc(cudaStream_t st, cudaHostFn_t fn, void* user_data) {
+    State& s = state();
+    Lock lock(s.mu);
+    dt::hostcuda::Op op(dt::hostcuda::Op::kHost);
+    op.group = dt::hostcuda::group_of(st);
+    op.run = [fn, user_data] { fn(user_data); };
+    dt::hostcuda::push(s, std::move(op));
+    return cudaSuccess;
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, 0); }

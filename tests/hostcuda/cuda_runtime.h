@@ -18,7 +18,8 @@
 // give it; a wait runs only the work a GPU orders it after (a non-blocking stream's is not the
 // legacy default stream's: queue.h, group_of), so that work mixed across such streams without a
 // wait between them reads what a GPU could leave it. Shared memory starts as all-ones bytes (NaN
-// floats), as a GPU's starts undefined.
+// floats), as a GPU's starts undefined. cudaFree with work still queued is an error
+// (cudaErrorIllegalState): CUDA does not promise to wait for work that may use the block.
 // What it is not: a GPU's memory model, warp semantics, concurrency (blocks run one at a time, so
 // float atomics add in the block order: fixed unless shuffled), device intrinsics (the kernels'
 // __CUDA_ARCH__ branches are not compiled here, their host branches are), speed.
@@ -56,6 +57,7 @@ enum cudaError {
     cudaErrorInsufficientDriver = 35,
     cudaErrorNoDevice = 100,
     cudaErrorInvalidResourceHandle = 400,
+    cudaErrorIllegalState = 401,
     cudaErrorNotReady = 600,
     cudaErrorIllegalAddress = 700,
     cudaErrorLaunchOutOfResources = 701,
@@ -74,6 +76,12 @@ enum cudaFuncAttribute {
     cudaFuncAttributePreferredSharedMemoryCarveout = 9,
 };
 enum { cudaSharedmemCarveoutDefault = -1, cudaSharedmemCarveoutMaxShared = 100 };
+enum cudaDeviceAttr {
+    cudaDevAttrClockRate = 13,
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrComputeCapabilityMajor = 75,
+    cudaDevAttrComputeCapabilityMinor = 76,
+};
 enum { cudaStreamDefault = 0, cudaStreamNonBlocking = 1 };
 enum { cudaEventDefault = 0, cudaEventBlockingSync = 1, cudaEventDisableTiming = 2 };
 
@@ -81,6 +89,7 @@ struct CUstream_st;
 struct CUevent_st;
 typedef CUstream_st* cudaStream_t;
 typedef CUevent_st* cudaEvent_t;
+typedef void (*cudaHostFn_t)(void* user_data);
 
 struct cudaDeviceProp {
     char name[256];
@@ -116,6 +125,8 @@ inline T atomicAdd(T* p, T v) {
 }
 
 cudaError_t cudaGetDeviceCount(int* count);
+cudaError_t cudaGetDevice(int* device);
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device);
 cudaError_t cudaSetDevice(int device);
 cudaError_t cudaDriverGetVersion(int* v);
@@ -141,6 +152,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned flags);
 cudaError_t cudaStreamDestroy(cudaStream_t s);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);
 cudaError_t cudaStreamQuery(cudaStream_t s);
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* user_data);
 
 cudaError_t cudaEventCreate(cudaEvent_t* e);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned flags);
@@ -154,6 +166,12 @@ namespace dt::hostcuda {
 
 /// The host's steady clock in nanoseconds (a GPU's %globaltimer).
 uint64_t global_timer_ns();
+
+/// Eager (off unless set): work runs when it is issued, as on a GPU far ahead of a slow host
+/// (a loaded or virtualised one), except behind a host function (cudaLaunchHostFunc), which
+/// holds its stream's later work until something waits for that stream. A test that counts on
+/// the device still being busy without holding it so fails here.
+void set_eager(bool on);
 
 cudaError_t set_function_attribute(const void* kernel, cudaFuncAttribute attr, int value);
 

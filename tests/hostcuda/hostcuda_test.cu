@@ -266,6 +266,47 @@ TEST(Hostcuda, FreshDeviceMemoryIsAllOnes) {
     cudaFree(x);
 }
 
+TEST(Hostcuda, FreeingWithWorkQueuedIsAnError) {
+    float* x = device_alloc<float>(4);
+    cudaStream_t st = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+    write_value<<<1, 1, 0, st>>>(x, 1.0f);
+    EXPECT_EQ(cudaFree(x), cudaErrorIllegalState) << "the queued write may still use x";
+    EXPECT_EQ(cudaGetLastError(), cudaErrorIllegalState);
+    ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+    EXPECT_EQ(cudaFree(x), cudaSuccess);
+    cudaStreamDestroy(st);
+}
+
+/// A host function that counts its calls.
+void count_call(void* calls) { ++*static_cast<int*>(calls); }
+
+TEST(Hostcuda, EagerRunsWorkAtIssueUntilAHostFunction) {
+    float* x = device_alloc<float>(2);
+    cudaStream_t st = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), cudaSuccess);
+    int calls = 0;
+    dt::hostcuda::set_eager(true);
+    write_value<<<1, 1, 0, st>>>(x, 1.0f);
+    EXPECT_EQ(cudaStreamQuery(st), cudaSuccess) << "eager: the write ran when issued";
+    ASSERT_EQ(cudaLaunchHostFunc(st, count_call, &calls), cudaSuccess);
+    copy_value<<<1, 1, 0, st>>>(x, x + 1);
+    EXPECT_EQ(calls, 0);
+    EXPECT_EQ(cudaStreamQuery(st), cudaErrorNotReady) << "the host function holds the copy";
+    ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+    EXPECT_EQ(calls, 1);
+    dt::hostcuda::set_eager(false);
+    float got[2] = {};
+    ASSERT_EQ(cudaMemcpy(got, x, sizeof got, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(got[1], 1.0f);
+    // Not eager: the work waits for a wait.
+    write_value<<<1, 1, 0, st>>>(x, 2.0f);
+    EXPECT_EQ(cudaStreamQuery(st), cudaErrorNotReady);
+    ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+    cudaFree(x);
+    cudaStreamDestroy(st);
+}
+
 TEST(Hostcuda, OutOfMemoryIsAnAnswer) {
     void* p = nullptr;
     EXPECT_EQ(cudaMalloc(&p, std::size_t{1} << 50), cudaErrorMemoryAllocation);

@@ -143,6 +143,9 @@ void execute(State& s, Op& op) {
                 op.event->ms = static_cast<double>(global_timer_ns()) * 1e-6;
             }
             break;
+        case Op::kHost:
+            op.run();
+            break;
     }
 }
 
@@ -221,10 +224,29 @@ bool group_pending(const State& s, const void* group) {
                        [group](const Op& op) { return op.group == group; });
 }
 
+namespace {
+bool& eager() {
+    static bool on = false;
+    return on;
+}
+}  // namespace
+
+void set_eager(bool on) {
+    std::lock_guard<std::recursive_mutex> lock(state().mu);
+    eager() = on;
+}
+
 uint64_t push(State& s, Op op) {
     op.seq = s.next_seq++;
     const uint64_t seq = op.seq;
+    const void* group = op.group;
     s.queue.push_back(std::move(op));
+    if (eager()) {  // the group's work up to its first host function, which holds the rest
+        uint64_t upto = UINT64_MAX;
+        for (const Op& q : s.queue)
+            if (q.group == group && q.kind == Op::kHost) upto = std::min(upto, q.seq - 1);
+        drain_group(s, group, upto);
+    }
     return seq;
 }
 

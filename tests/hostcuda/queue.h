@@ -35,12 +35,12 @@ std::size_t memory_limit();
 
 /// One piece of work on the stream.
 struct Op {
-    enum Kind { kKernel, kCopy, kSet, kEvent };
+    enum Kind { kKernel, kCopy, kSet, kEvent, kHost };
     explicit Op(Kind k) : kind(k) {}
     Kind kind;
     uint64_t seq = 0;             // its queue position
     const void* group = nullptr;  // its stream's ordering group (group_of)
-    // kKernel
+    // kKernel (one device thread), kHost (the host function)
     Launch config{1, 1};
     std::function<void()> run;
     // kCopy, kSet
@@ -98,7 +98,8 @@ void drain(State& s, uint64_t upto = UINT64_MAX);
 void drain_group(State& s, const void* group, uint64_t upto = UINT64_MAX);
 /// Whether work of `group` is still queued.
 bool group_pending(const State& s, const void* group);
-/// Queues `op`; returns its position.
+/// Queues `op`; returns its position. Eager (set_eager): then runs its group's work up to the
+/// first host function.
 uint64_t push(State& s, Op op);
 
 /// Whether [p, p + bytes) lies inside one allocation of `allocs`.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Comparison helpers for kernel tests: bitwise equality (memcmp with the first mismatches printed
-// in hex) and closeness to a double-precision reference within a stated bound (and the bound's
-// usual form, c * eps32 * the reference sum over |terms|).
+// Comparison helpers for kernel tests: bitwise equality (every NaN one value, the first
+// mismatches printed in hex) and closeness to a double-precision reference within a stated bound
+// (and the bound's usual form, c * eps32 * the reference sum over |terms|).
 #pragma once
 #include <gtest/gtest.h>
 
@@ -11,6 +11,8 @@
 #include <sstream>
 #include <vector>
 
+#include "engine/core/nan_bits.h"
+
 namespace dt::test {
 
 inline uint32_t bits(float f) {
@@ -19,7 +21,8 @@ inline uint32_t bits(float f) {
     return u;
 }
 
-/// Passes iff a and b have identical bits; otherwise lists up to 8 differing indices.
+/// Passes iff a and b have identical bits, every NaN counting as one value (a NaN's payload
+/// depends on the hardware: engine/core/nan_bits.h); otherwise lists up to 8 differing indices.
 inline ::testing::AssertionResult bitwise_equal(const float* a, const float* b, int64_t n) {
     if (n == 0 || std::memcmp(a, b, static_cast<std::size_t>(n) * 4) == 0) {
         return ::testing::AssertionSuccess();
@@ -28,13 +31,14 @@ inline ::testing::AssertionResult bitwise_equal(const float* a, const float* b, 
     int shown = 0;
     int64_t diffs = 0;
     for (int64_t i = 0; i < n; ++i) {
-        if (bits(a[i]) == bits(b[i])) continue;
+        if (same_bits(a[i], b[i])) continue;
         ++diffs;
         if (shown++ < 8) {
             os << "\n  [" << i << "] " << a[i] << " (0x" << std::hex << bits(a[i]) << ") vs "
                << std::dec << b[i] << " (0x" << std::hex << bits(b[i]) << std::dec << ")";
         }
     }
+    if (diffs == 0) return ::testing::AssertionSuccess();  // NaNs of other payloads only
     return ::testing::AssertionFailure() << diffs << " of " << n << " elements differ:" << os.str();
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // read_later / take_read (kernels/cuda/read_later.cu) on a GPU: a read returns while the stream is
-// still busy (it does not wait for the device), its value is the one the device held when the
+// still busy (it does not wait for the device; the stream held by a test::StreamGate, not by time), its value is the one the device held when the
 // stream reached it, taking it after a wait does not wait again, every slot of the ring gives
 // its own value, and a ticket whose slot came round again is an error, not a wrong value.
 // Skips without a CUDA device.
@@ -19,16 +19,12 @@ namespace {
 
 using test::DeviceBlock;
 
-/// Keeps one thread busy for about `cycles` clock cycles, then writes `value` to *out.
-__global__ void spin_then_write(long long cycles, float* out, float value) {
-    const long long start = clock64();
-    while (clock64() - start < cycles) {
-    }
-    *out = value;
-}
+/// Writes `value` to *out.
+__global__ void write_value(float* out, float value) { *out = value; }
 
 TEST(CudaReadLater, ReturnsWithoutWaitingAndGivesTheValueTheStreamReached) {
     DT_SKIP_WITHOUT_CUDA_DEVICE();
+    test::FastDevice fast;  // (emulated: work runs as it is issued, unless the gate holds it)
     DeviceBlock x(sizeof(float));
     ASSERT_NE(x.p, nullptr);
     float* xp = static_cast<float*>(x.p);
@@ -37,16 +33,22 @@ TEST(CudaReadLater, ReturnsWithoutWaitingAndGivesTheValueTheStreamReached) {
     float warm = 0;  // the first read allocates the page-locked slots, which may synchronise
     take_read(read_later(xp, sizeof warm), &warm, sizeof warm);
     synchronize();
-    // ~0.2 s of one thread's clock on any current GPU; the read is issued long before it ends.
-    spin_then_write<<<1, 1, 0, stream()>>>(400'000'000LL, xp, 42.0f);
-    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
-    const uint64_t ticket = read_later(xp, sizeof(float));
-    ASSERT_NE(ticket, 0u);
-    EXPECT_EQ(cudaStreamQuery(stream()), cudaErrorNotReady)
-        << "read_later waited for the kernel running before it";
-    cudaGetLastError();  // "not ready" is an answer, not an error to keep
-    // A later write on the stream does not reach the read issued before it.
-    spin_then_write<<<1, 1, 0, stream()>>>(1000, xp, -5.0f);
+    uint64_t ticket = 0;
+    {
+        // The stream is held until open(), so the read issued behind the gate is still queued
+        // when read_later returns, unless read_later waited for the stream.
+        test::StreamGate gate(stream());
+        write_value<<<1, 1, 0, stream()>>>(xp, 42.0f);
+        ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+        ticket = read_later(xp, sizeof(float));
+        ASSERT_NE(ticket, 0u);
+        EXPECT_EQ(cudaStreamQuery(stream()), cudaErrorNotReady)
+            << "read_later waited for the work issued before it";
+        cudaGetLastError();  // "not ready" is an answer, not an error to keep
+        // A later write on the stream does not reach the read issued before it.
+        write_value<<<1, 1, 0, stream()>>>(xp, -5.0f);
+        gate.open();
+    }
     float got = 0;
     take_read(ticket, &got, sizeof got);
     EXPECT_EQ(got, 42.0f);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // copy_from_host (kernels/cuda/upload.cu) on a GPU: an upload returns while the stream is still
-// busy (it does not wait for the device), the host buffer may be overwritten as soon as it
+// busy (it does not wait for the device; the stream held by a test::StreamGate, not by time), the host buffer may be overwritten as soon as it
 // returns, and uploads of every size, cycling through the staging buffers and growing them,
 // arrive whole and in issue order. Skips without a CUDA device.
 #include <cuda_runtime.h>
@@ -18,14 +18,6 @@ namespace {
 
 using test::DeviceBlock;
 
-/// Keeps one thread busy for about `cycles` clock cycles, then writes 1 to *done.
-__global__ void spin_kernel(long long cycles, int* done) {
-    const long long start = clock64();
-    while (clock64() - start < cycles) {
-    }
-    *done = 1;
-}
-
 std::vector<int32_t> pattern(std::size_t n, int32_t salt) {
     std::vector<int32_t> v(n);
     for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>(i * 2654435761u) ^ salt;
@@ -34,28 +26,28 @@ std::vector<int32_t> pattern(std::size_t n, int32_t salt) {
 
 TEST(CudaUpload, ReturnsWithoutWaitingAndTheHostBufferIsFreeAtOnce) {
     DT_SKIP_WITHOUT_CUDA_DEVICE();
-    DeviceBlock flag(sizeof(int)), data(4096 * sizeof(int32_t));
-    ASSERT_NE(flag.p, nullptr);
-    device_zero(flag.p, sizeof(int));
+    test::FastDevice fast;  // (emulated: work runs as it is issued, unless the gate holds it)
+    DeviceBlock data(4096 * sizeof(int32_t));
+    ASSERT_NE(data.p, nullptr);
     // Uploads of this size through every staging buffer first (more uploads than buffers): the
     // first use of a buffer allocates page-locked memory, which may synchronise the device.
     std::vector<int32_t> host = pattern(4096, 7);
     for (int k = 0; k < 16; ++k) copy_from_host(data.p, host.data(), host.size() * sizeof(int32_t));
     synchronize();
-    // ~0.2 s of one thread's clock on any current GPU: the upload below is issued long before.
-    spin_kernel<<<1, 1, 0, stream()>>>(400'000'000LL, static_cast<int*>(flag.p));
-    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
     const std::vector<int32_t> want = host;
-    copy_from_host(data.p, host.data(), host.size() * sizeof(int32_t));
-    EXPECT_EQ(cudaStreamQuery(stream()), cudaErrorNotReady)
-        << "copy_from_host waited for the kernel running before it";
-    cudaGetLastError();  // "not ready" is an answer, not an error to keep
-    for (int32_t& x : host) x = -1;  // the caller may reuse its buffer at once
+    {
+        // The stream is held until open(): the upload below is issued behind the gate, so it is
+        // still queued when copy_from_host returns, unless copy_from_host waited for the stream.
+        test::StreamGate gate(stream());
+        copy_from_host(data.p, host.data(), host.size() * sizeof(int32_t));
+        EXPECT_EQ(cudaStreamQuery(stream()), cudaErrorNotReady)
+            << "copy_from_host waited for the work issued before it";
+        cudaGetLastError();  // "not ready" is an answer, not an error to keep
+        for (int32_t& x : host) x = -1;  // the caller may reuse its buffer at once
+        gate.open();
+    }
     std::vector<int32_t> got(host.size());
     copy_to_host(got.data(), data.p, got.size() * sizeof(int32_t));
-    int done = 0;
-    copy_to_host(&done, flag.p, sizeof done);
-    EXPECT_EQ(done, 1);
     EXPECT_EQ(got, want);
     EXPECT_EQ(take_error(), "");
 }
