@@ -11,7 +11,8 @@
 #     and kernels/cpu/target_clones.h is private to kernels/cpu;
 #   - the suites of tests/kernels/cuda/*.cpp are named Cuda* (sanitize.sh tsan-grid's filter);
 #   - kernels/common and kernels/cuda call no libm function and no CUDA math intrinsic;
-#   - nothing in kernels/ throws; kernels/common includes no container, string, stream or libm.
+#   - nothing in kernels/ throws; kernels/common includes no container, string, stream or libm;
+#   - the Markdown pages' prose: sentences of at most 40 words, no nested parentheses.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -76,5 +77,8 @@ host_only='vector|string|string_view|map|unordered_map|set|memory|functional|std
 host_only+='|iostream|sstream|fstream|cstdio|cmath|math\.h|thread|mutex|atomic'
 floor "kernels/common includes a header device code cannot use (hd.h's rules)" \
   "$(grep -rnE "#include <($host_only)>" kernels/common || true)"
+# The docs read in one pass: no sentence over 40 words, no parentheses inside parentheses
+# (scripts/prose_lint.py: every Markdown page of the repository).
+prose=$(python3 scripts/prose_lint.py) || { echo "$prose"; fail=1; }
 ((fail == 0)) && echo "lint: ok"
 exit $fail

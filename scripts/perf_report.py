@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Runs detrain's benchmark set and writes docs/performance.md (issue 5).
+"""Runs detrain's benchmark set and writes docs/results/performance.md (issue 5).
 
 Sections: the machine; own GEMM vs OpenBLAS sgemm (dt_bench_vendor, OpenBLAS at its best:
 OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset for that command only); conv per kernel size x
@@ -8,9 +8,10 @@ model x --impl preset x thread count; detrain vs PyTorch (bench/peers/compare.py
 layer, on ResNet-18's convolutions (scripts/perf_resnet_layers.py). Every
 comparison is measured in one run with A and B interleaved, so the ratios hold on a shared
 machine even when absolute times drift. Needs scripts/setup.sh --peers for the OpenBLAS and
-PyTorch sections (skipped, and said so, when missing).
+PyTorch sections (skipped, and said so, when missing). How to run it and read the figures:
+docs/performance.md.
 
-usage: scripts/perf_report.py [--build build] [--out docs/performance.md] [--quick]
+usage: scripts/perf_report.py [--build build] [--out docs/results/performance.md] [--quick]
 """
 import argparse
 import datetime
@@ -23,6 +24,32 @@ import tempfile
 import perf_resnet_layers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The report's opening, after its title. Every sentence stays within scripts/prose_lint.py's
+# limits (40 words, no nested parentheses), as does the rest of the prose below.
+INTRO = """\
+This page is the report `scripts/perf_report.py` writes, so a new run replaces it. It compares
+detrain's GEMM with OpenBLAS, times convolutions and reductions per accumulation mode, and
+times a training step per model, `--impl` preset and thread count. It also compares detrain
+with PyTorch, whole models and ResNet-18's convolutions. Each comparison interleaves A and B in
+one run, so the ratios hold on a shared machine even when absolute times drift.
+
+```sh
+scripts/perf_report.py [--build build] [--out docs/results/performance.md] [--quick]
+```
+
+`--quick` runs fewer models and repetitions. The OpenBLAS and PyTorch sections need
+`scripts/setup.sh --peers`; without it they are skipped, and the page says so.
+"""
+
+# The GEMM problems' names: pattern, then its shape (M × N × K) or what it holds.
+GEMM_PROBLEMS = (
+    ("*Fwd", "Co × positions × Ci·K², per sample"),
+    ("*FwdChunk", "as `*Fwd`, with several samples side by side, as the kernels run small maps"),
+    ("*Dgrad", "Ci·K² × positions × Co, with Aᵀ = the weights as stored"),
+    ("*DgradRow", "one kernel row of taps, in the atomic mode"),
+    ("*Wgrad", "Co × Ci·K² × positions, with Bᵀ"),
+)
 
 
 def sh(cmd, env=None):
@@ -101,20 +128,20 @@ def gemm_section(build, reps):
              "One thread: both libraries in one process, alternating call by call; medians of "
              "GFLOP/s and of the per-call ratio detrain / OpenBLAS (bench GemmPair/*).", ""]
     lines += header + [f"| {n} {dims[n]} | {d:.1f} | {o:.1f} | {r} |" for n, d, o, r in rows]
-    lines += ["", "Two threads (bench Gemm2T/*): each library in a process of its own (OpenBLAS's "
-              "worker threads spin for a while after each call, and OpenMP's after each region, "
-              f"so in one process they slow each other), {rounds} alternating rounds; medians "
-              "of GFLOP/s and of the rounds' ratios [range]. In detrain, products of 1.5M "
-              "multiply-adds or more with 64 columns or more per thread run as one column slice "
-              "per thread; other products under 2^22 run on one thread.", ""]
+    lines += ["", "Two threads (bench Gemm2T/*): each library runs in a process of its own, "
+              f"{rounds} alternating rounds; medians of GFLOP/s and of the rounds' ratios "
+              "[range]. Separate processes are needed because OpenBLAS's worker threads spin for "
+              "a while after each call, and OpenMP's after each region, so in one process they "
+              "slow each other. In detrain, products of 1.5M multiply-adds or more with 64 "
+              "columns or more per thread run as one column slice per thread; other products "
+              "under 2^22 run on one thread.", ""]
     lines += header + [f"| {n} {dims[n]} | {d:.1f} | {o:.1f} | {r} |" for n, d, o, r in rows2]
-    lines += ["", "Problems: Square*, then the conv layers' GEMMs (Small/Medium = SmallCNN/"
-              "MediumCNN layer, ResNetS = ResNet-18 stage): *Fwd (Co, positions, Ci·K²) per "
-              "sample, *FwdChunk several samples side by side as the kernels run small maps, "
-              "*Dgrad (Ci·K², positions, Co) with Aᵀ = the weights as stored, *DgradRow one "
-              "kernel row of taps (atomic mode), *Wgrad (Co, Ci·K², positions) with Bᵀ. The "
-              "weights are packed once per step by the conv kernels; here A is packed per call, "
-              "as OpenBLAS does."]
+    lines += ["", "Problems: `Square*`, then the conv layers' GEMMs. Small and Medium name a "
+              "SmallCNN or MediumCNN layer, ResNetS a ResNet-18 stage. The shapes:", "",
+              "| problem | M × N × K, or what it holds |", "|---|---|"]
+    lines += [f"| `{name}` | {shape} |" for name, shape in GEMM_PROBLEMS]
+    lines += ["", "The weights are packed once per step by the conv kernels; here A is packed "
+              "per call, as OpenBLAS does."]
     return "\n".join(lines) + "\n"
 
 
@@ -222,12 +249,12 @@ def peers_section(build, reps, quick):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results", "performance.md"))
     ap.add_argument("--quick", action="store_true", help="fewer models and repetitions")
     a = ap.parse_args()
     reps = 2 if a.quick else 3
     min_time = "0.1" if a.quick else "0.3"
-    parts = ["# Performance\n", "Written by `scripts/perf_report.py`" +
+    parts = ["# Performance\n", INTRO, "Written by `scripts/perf_report.py`" +
              (" --quick" if a.quick else "") + ". Machine: " + machine() + "\n"]
     for title, fn in (("gemm", lambda: gemm_section(a.build, reps)),
                       ("conv", lambda: conv_section(a.build, min_time)),

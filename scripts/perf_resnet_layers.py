@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The ResNet-18 per-layer section of docs/performance.md (imported by scripts/perf_report.py).
+"""The ResNet-18 per-layer section of docs/results/performance.md (imported by scripts/perf_report.py).
 
 Times the repeating 3x3 convolution of each ResNet-18 (CIFAR) stage at batch 32 and 2 threads:
 detrain's deterministic kernels (dt_bench conv_pass/resnet_s*: forward, dgrad, wgrad) and

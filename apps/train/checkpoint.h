@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "apps/train/progress.h"
+#include "apps/train/run_plan.h"
 #include "apps/train/train_config.h"
 #include "engine/io/safetensors.h"
 #include "engine/optim/optimizer.h"
@@ -50,11 +51,9 @@ std::string checkpoint_path(const std::string& dir);
 void save_checkpoint(const TrainConfig& cfg, const Model& model, Optimizer& optimizer,
                      const TrainPosition& pos);
 
-/// A verified checkpoint file.
-struct Checkpoint {
-    std::string path;
-    nlohmann::json config;  // result.json-style "config" object
-    nlohmann::json noise;   // result.json-style "noise" object
+/// A verified checkpoint file: the run's recipe (path, config, noise), where it stands, and its
+/// tensors.
+struct Checkpoint : RecordedRun {
     TrainPosition position;
     io::SafetensorsFile file;
 };

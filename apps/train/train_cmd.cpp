@@ -56,27 +56,37 @@ int run_train_command(const CLI::App& train, TrainConfig& cfg,
                       const std::vector<std::string>& command_line) {
     std::vector<std::string> notes, notices;  // notices show with --progress none too
     std::optional<Checkpoint> checkpoint;
+    bool finalized = false;  // resume_config finalizes what it returns
     if (!cfg.resume.empty()) {
         DT_CHECK_VALUE(cfg.replay.empty(), "--resume and --replay cannot be combined: --replay "
                        "starts a run anew, --resume continues one");
+        std::vector<std::string> forced;  // differences refused unless --force
         if (resume_has_checkpoint(cfg.resume)) {
             checkpoint = read_checkpoint(cfg.resume);
-            std::vector<std::string> forced;  // differences refused unless --force
             cfg = resume_config(*checkpoint, cfg, given_flags(train), &forced);
-            for (const std::string& d : forced) notes.push_back("--force: " + d);
-        } else {  // stopped before its first checkpoint: the same command starts it anew
-            notices.push_back(restart_note(cfg.resume));
+            finalized = true;
+        } else if (const std::optional<RecordedRun> plan = read_run_plan(cfg.resume)) {
+            // Stopped before its first checkpoint: the plan starts it anew.
+            notices.push_back(plan_restart_note(cfg.resume));
+            cfg = resume_config(*plan, cfg, given_flags(train), &forced);
+            finalized = true;
+        } else {  // no plan either: the run's flags, given again, start it anew
             cfg = restart_config(cfg, given_flags(train));
+            notices.push_back(restart_note(cfg.resume));
         }
+        for (const std::string& d : forced) notes.push_back("--force: " + d);
     } else if (!cfg.replay.empty()) {
         const nlohmann::json record = read_record(cfg.replay);
         cfg = replay_config(cfg.replay, record, cfg, given_flags(train));
         notes = replay_notes(cfg, record);
     }
-    if (!checkpoint) finalize_train_config(cfg);  // resume_config has finalized it
+    if (!finalized) finalize_train_config(cfg);
     // A data-parallel run (mpirun -np P): every process trains, rank 0 alone reports and writes.
     const bool writer = world().rank() == 0;
-    if (writer) io::prepare_output_dir(cfg.out);  // an unusable --out fails now, not after training
+    if (writer) {
+        io::prepare_output_dir(cfg.out);  // an unusable --out fails now, not after training
+        write_run_plan(cfg, command_line);  // before the first step: --resume DIR alone restarts
+    }
     Progress progress(Progress::parse_mode(writer ? cfg.progress : "none", stderr), stderr);
     for (const std::string& n : notices) progress.notice(n);
     for (const std::string& n : notes) progress.note(n);

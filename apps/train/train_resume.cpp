@@ -81,6 +81,19 @@ TrainConfig restart_config(const TrainConfig& given, const std::vector<std::stri
                              "directory, given --out ", given.out,
                              " (hint: leave --out out, or give the same directory)"));
     }
+    const bool bare = std::all_of(flags.begin(), flags.end(), [](const std::string& f) {
+        return contains(resume_compatible_flags(), f);
+    });
+    if (bare) {
+        const char* hint = " (hint: check the path; to start a new run there, give its flags "
+                           "with --out DIR)";
+        if (!fs::exists(given.resume, ec))
+            throw ValueError(str("--resume ", given.resume, ": there is no such directory, so "
+                                 "there is no run to continue", hint));
+        throw ValueError(str("--resume ", given.resume, ": the directory holds no run plan (",
+                             run_plan_path(given.resume), ") and no checkpoint, so there is no "
+                             "run to continue", hint));
+    }
     TrainConfig c = given;
     c.out = given.resume;
     return c;
@@ -89,6 +102,11 @@ TrainConfig restart_config(const TrainConfig& given, const std::vector<std::stri
 std::string restart_note(const std::string& dir) {
     return str("--resume ", dir, ": no checkpoint there yet (the run was stopped before its "
                "first one): starting the run from the beginning with the given flags");
+}
+
+std::string plan_restart_note(const std::string& dir) {
+    return str("--resume ", dir, ": no checkpoint there yet (the run was stopped before its "
+               "first one): starting the run of ", run_plan_path(dir), " from the beginning");
 }
 
 const std::vector<std::string>& resume_compatible_flags() {
@@ -111,7 +129,7 @@ struct Differences {
     std::optional<NoiseConfig> noise;      // made by the given noise flags, when any is given
 };
 
-Differences differences(const Checkpoint& ck, const TrainConfig& given,
+Differences differences(const RecordedRun& ck, const TrainConfig& given,
                         const std::vector<std::string>& flags) {
     const nlohmann::json& run_json = ck.config;
     const nlohmann::json given_json = plain(to_json(given));
@@ -162,12 +180,12 @@ Differences differences(const Checkpoint& ck, const TrainConfig& given,
 
 }  // namespace
 
-std::vector<std::string> resume_differences(const Checkpoint& ck, const TrainConfig& given,
+std::vector<std::string> resume_differences(const RecordedRun& ck, const TrainConfig& given,
                                             const std::vector<std::string>& flags) {
     return differences(ck, given, flags).lines;
 }
 
-TrainConfig resume_config(const Checkpoint& ck, const TrainConfig& given,
+TrainConfig resume_config(const RecordedRun& ck, const TrainConfig& given,
                           const std::vector<std::string>& flags, std::vector<std::string>* forced) {
     const Differences d = differences(ck, given, flags);
     if (!d.lines.empty() && !given.force) {

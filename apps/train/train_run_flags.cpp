@@ -67,10 +67,11 @@ void add_run_option_flags(CLI::App& app, RunOptions& cfg) {
                    "other flags must repeat the run's values (or --force), except --threads, "
                    "--isa, --device, --micro-batch, --sync-bn, --progress, --data-dir, "
                    "--checkpoint-every, --stop-after, and the number of processes. With no "
-                   "checkpoint in DIR "
-                   "yet (a run killed before its first), starts the run there from the "
-                   "beginning with the given flags, so one restart command always works; a DIR "
-                   "holding a finished run and no checkpoint is refused")
+                   "checkpoint in DIR yet (a run killed before its first), starts the run of "
+                   "DIR's run_plan.json from the beginning, so --resume DIR alone always "
+                   "restarts a run; without a plan either, the run's flags given again start "
+                   "it there. A DIR holding no run, or a finished run and no checkpoint, is "
+                   "refused")
         ->type_name("DIR");
     app.add_flag("--force", cfg.force,
                  "With --resume: continue even where the given flags differ from the run's");

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 // Errors at detrain's API boundaries. DT_CHECK(cond, parts...) throws dt::Error (or a subtype via
-// DT_CHECK_T) whose text names file:line, the failed condition and the message parts, which should
-// carry the actual values and a hint: "matmul: inner dims differ: a is [32, 64], b is [65, 10]".
+// DT_CHECK_T) whose text is the message parts, which should carry the actual values and a hint:
+// "matmul: inner dims differ: a is [32, 64], b is [65, 10]". A user's error (ValueError: a value
+// or flag; IoError: a file; DeviceError: a device) says only that: what and how to fix it. An
+// internal invariant (Error, ShapeError, DTypeError) also names the failed condition and its
+// file:line, for the developer who broke it.
 // Kernels and kernels/common never throw; they are called only with validated arguments.
 #pragma once
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace dt {
 
@@ -36,7 +40,12 @@ std::string str(const Parts&... parts) {
 namespace detail {
 template <typename E>
 [[noreturn]] void fail(const char* file, int line, const char* cond, const std::string& msg) {
-    throw E(str(msg, " [", cond, " failed at ", file, ":", line, "]"));
+    if constexpr (std::is_base_of_v<ValueError, E> || std::is_base_of_v<IoError, E> ||
+                  std::is_base_of_v<DeviceError, E>) {
+        throw E(msg);  // a user's error: no source location
+    } else {
+        throw E(str(msg, " [", cond, " failed at ", file, ":", line, "]"));
+    }
 }
 }  // namespace detail
 

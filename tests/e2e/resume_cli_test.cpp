@@ -3,8 +3,8 @@
 // of them while a checkpoint is being written and half during training steps, and resumed with
 // --resume after each kill, ends with the weights_sha256 and the epoch losses of a run never
 // interrupted; after every kill the checkpoint on disk is complete and valid. A run killed before
-// its first checkpoint restarts from the beginning with the same --resume command (issue 19). Also
-// the messages of a bad --resume, and a full disk (writes past a file-size limit fail) that leaves
+// its first checkpoint restarts from the beginning with the same --resume command (issue 19), and
+// with --resume DIR alone from the run plan (issue 47). Also the messages of a bad --resume, and a full disk (writes past a file-size limit fail) that leaves
 // the previous run's files intact. Synthetic data (tests/support/synthetic_idx.h). Budget: ~20 s on
 // 2 cores.
 #include <gtest/gtest.h>
@@ -196,6 +196,74 @@ TEST_F(ResumeCli, AKillBeforeTheFirstCheckpointRestartsWithTheSameCommand) {
     EXPECT_EQ(other.status, 1);
     EXPECT_NE(other.err.find("writes into its --resume directory"), std::string::npos)
         << other.err;
+}
+
+TEST_F(ResumeCli, ABareResumeRestartsARunKilledBeforeItsFirstCheckpoint) {
+    // The run plan (run_plan.json) is written before the first step: `--resume DIR` alone then
+    // knows the run. A kill before the first checkpoint leaves the plan and at most a half-written
+    // first checkpoint, made here on purpose (a timed kill cannot promise to land before the
+    // first checkpoint on a fast machine), then with a real SIGKILL as soon as the plan exists.
+    const CliRun ref = detrain(train_args("ref1") + " --epochs 1");
+    ASSERT_EQ(ref.status, 0) << ref.err;
+    const std::string plan = dt::test::slurp(root_ / "ref1" / "run_plan.json");
+    ASSERT_NE(plan.find("\"detrain-run-plan\""), std::string::npos) << plan;
+    const fs::path dir = root_ / "planned";
+    for (int state = 0; state < 2; ++state) {
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        std::ofstream(dir / "run_plan.json", std::ios::binary) << plan;
+        if (state == 1) {
+            std::ofstream(dt::checkpoint_path(dir.string()) + ".tmp", std::ios::binary)
+                << "DTCKPT half written";
+        }
+        const CliRun r = detrain("train --resume " + dir.string());
+        ASSERT_EQ(r.status, 0) << "state " << state << ": " << r.err;
+        EXPECT_NE(r.err.find("run_plan.json from the beginning"), std::string::npos) << r.err;
+        EXPECT_EQ(result("planned").at("weights_sha256"), result("ref1").at("weights_sha256"))
+            << "state " << state;
+        EXPECT_EQ(result("planned").at("history").at(0).at("train_loss"),
+                  result("ref1").at("history").at(0).at("train_loss"))
+            << "state " << state;
+    }
+    // A real kill: as soon as the plan is on disk (no checkpoint yet with --checkpoint-every 0).
+    fs::remove_all(dir);
+    Child child(train_args("planned") + " --epochs 1 --checkpoint-every 0");
+    ASSERT_GT(child.pid, 0);
+    int status = 0;
+    bool ended = false;
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (!fs::exists(dir / "run_plan.json") && !(ended = child.ended(status)) &&
+           Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    ASSERT_FALSE(ended) << "the run ended (status " << status << ") before its plan was seen";
+    ::kill(child.pid, SIGKILL);
+    ASSERT_EQ(::waitpid(child.pid, &status, 0), child.pid);
+    ASSERT_FALSE(fs::exists(dir / "result.json")) << "the kill landed after the run's end";
+    ASSERT_FALSE(fs::exists(dt::checkpoint_path(dir.string())));
+    const CliRun again = detrain("train --resume " + dir.string());
+    ASSERT_EQ(again.status, 0) << again.err;
+    EXPECT_EQ(result("planned").at("weights_sha256"), result("ref1").at("weights_sha256"));
+}
+
+TEST_F(ResumeCli, ABareResumeOfNoRunFailsAtOnceAndWritesNothing) {
+    // A mistyped DIR, or one that holds no run: refused before anything is written, saying what
+    // is missing, without a source location (a user's error, not the program's).
+    const fs::path missing = root_ / "no-such-run";
+    CliRun r = detrain("train --resume " + missing.string());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("there is no such directory"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(missing)) << "a refused --resume created its directory";
+    const fs::path empty = root_ / "empty-run";
+    fs::create_directories(empty);
+    r = detrain("train --resume " + empty.string() + " --threads 1");  // a run option only
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("holds no run plan"), std::string::npos) << r.err;
+    EXPECT_TRUE(fs::is_empty(empty)) << "a refused --resume wrote into its directory";
+    for (const std::string& err : {detrain("train --resume " + missing.string()).err, r.err}) {
+        EXPECT_EQ(err.find(".cpp:"), std::string::npos) << err;
+        EXPECT_EQ(err.find("failed at"), std::string::npos) << err;
+    }
 }
 
 TEST_F(ResumeCli, BadResumesFailWithAMessage) {
