@@ -72,85 +72,45 @@ DT_HD KahanSum kahan_sum(const float* x, int64_t n, int64_t stride = 1) {
     return k;
 }
 
-// ---- the tree over compensated leaves (same shape as reduce_tree.h) ----
+// ---- the tree over compensated leaves: reduce_tree.h's stack with kahan_merge ----
 
-/// Merges after leaf `count` was written to slot tree_leaf_slot(count); elements [lo, hi) of each
-/// slot row, rows `stride` KahanSums apart. ORDER: kahan_merge(left, right), as tree_push.
+/// The kahan tree's merge. ORDER: kahan_merge(left, right).
+struct KahanMerge {
+    DT_HD void operator()(KahanSum& left, const KahanSum& right) const { kahan_merge(left, right); }
+};
+
+/// tree_push with kahan_merge: rows of KahanSums `stride` apart.
 DT_HD void kahan_tree_push(KahanSum* slots, int64_t stride, int64_t lo, int64_t hi,
                            int64_t count) {
-    int d = tree_leaf_slot(count);
-    const int merges = trailing_ones64(static_cast<uint64_t>(count));
-    for (int m = 0; m < merges; ++m, --d) {
-        KahanSum* left = slots + (d - 1) * stride;
-        const KahanSum* right = slots + d * stride;
-        for (int64_t i = lo; i < hi; ++i) kahan_merge(left[i], right[i]);
-    }
+    tree_push_with(slots, stride, lo, hi, count, KahanMerge{});
 }
-
-/// Folds the remaining slots after n >= 1 leaves; the total ends in slot 0 (as tree_finish).
+/// tree_finish with kahan_merge.
 DT_HD void kahan_tree_finish(KahanSum* slots, int64_t stride, int64_t lo, int64_t hi,
                              int64_t n) {
-    for (int d = popcount64(static_cast<uint64_t>(n)) - 1; d >= 1; --d) {
-        KahanSum* left = slots + (d - 1) * stride;
-        const KahanSum* right = slots + d * stride;
-        for (int64_t i = lo; i < hi; ++i) kahan_merge(left[i], right[i]);
-    }
+    tree_finish_with(slots, stride, lo, hi, n, KahanMerge{});
 }
 
 /// Scalar stack: push(leaf) n times, then finish(). finish() of zero leaves is (+0, +0).
-struct KahanTreeSum {
-    KahanSum slot[66];
-    int64_t count;
-};
-
-DT_HD void kahan_tree_sum_init(KahanTreeSum& t) { t.count = 0; }
-
-DT_HD void kahan_tree_sum_push(KahanTreeSum& t, KahanSum leaf) {
-    t.slot[tree_leaf_slot(t.count)] = leaf;
-    kahan_tree_push(t.slot, 1, 0, 1, t.count);
-    ++t.count;
-}
-
+using KahanTreeSum = TreeStack<KahanSum, KahanMerge>;
+DT_HD void kahan_tree_sum_init(KahanTreeSum& t) { tree_stack_init(t); }
+DT_HD void kahan_tree_sum_push(KahanTreeSum& t, KahanSum leaf) { tree_stack_push(t, leaf); }
 DT_HD KahanSum kahan_tree_sum_finish(KahanTreeSum& t) {
-    if (t.count == 0) return kahan_zero();
-    kahan_tree_finish(t.slot, 1, 0, 1, t.count);
-    return t.slot[0];
+    return tree_stack_finish(t, kahan_zero());
 }
-
 /// T of the n <= 8 KahanSums v[0..n) with kahan_merge ((+0, +0) for n == 0), v overwritten.
-/// ORDER: as tree_of_at_most_8, kahan_merge(v[k], v[k + w]) for the sum.
 DT_HD KahanSum kahan_tree_of_at_most_8(KahanSum* v, int n) {
-    for (int w = 1; w < 8; w *= 2)
-        for (int k = 0; k + w < 8; k += 2 * w)
-            if (k + w < n) kahan_merge(v[k], v[k + w]);
-    return n > 0 ? v[0] : kahan_zero();
+    return tree_of_at_most_8_with(v, n, kahan_zero(), KahanMerge{});
 }
-
-/// Pushes leaves 8m..8m+7 at once (t.count = 8m), as their perfect tree with kahan_merge: the
-/// same merges on the same values as eight kahan_tree_sum_push (see tree_sum_push_8), v[0..8)
-/// consumed. ORDER: m(m(m(v0,v1), m(v2,v3)), m(m(v4,v5), m(v6,v7))), m = kahan_merge.
+/// Pushes leaves 8m..8m+7 at once (t.count = 8m) as their perfect tree, v[0..8) consumed.
+/// ORDER: m(m(m(v0,v1), m(v2,v3)), m(m(v4,v5), m(v6,v7))), m = kahan_merge.
 DT_HD void kahan_tree_sum_push_8(KahanTreeSum& t, KahanSum* v) {
-    int d = tree_leaf_slot(t.count);
-    t.slot[d] = kahan_tree_of_at_most_8(v, 8);  // pairs, then fours, then the eight
-    const int merges = trailing_ones64(static_cast<uint64_t>(t.count) >> 3);
-    for (int m = 0; m < merges; ++m, --d) kahan_merge(t.slot[d - 1], t.slot[d]);
-    t.count += 8;
+    tree_stack_push_8(t, kahan_tree_of_at_most_8(v, 8));
 }
-
-/// T(leaf(0), ..., leaf(n - 1)) with kahan_merge, each leaf(i) (a KahanSum) evaluated once:
-/// blocks of 8 by kahan_tree_sum_push_8, the rest one by one; (+0, +0) for n == 0.
+/// T(leaf(0), ..., leaf(n - 1)) with kahan_merge, each leaf(i) (a KahanSum) evaluated once;
+/// (+0, +0) for n == 0.
 template <class Leaf>
 DT_HD KahanSum kahan_tree_sum_of(int64_t n, const Leaf& leaf) {
-    KahanTreeSum t;
-    kahan_tree_sum_init(t);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        KahanSum v[8];
-        for (int k = 0; k < 8; ++k) v[k] = leaf(i + k);
-        kahan_tree_sum_push_8(t, v);
-    }
-    for (; i < n; ++i) kahan_tree_sum_push(t, leaf(i));
-    return kahan_tree_sum_finish(t);
+    return tree_stack_sum_of<KahanSum, KahanMerge>(n, leaf, kahan_zero());
 }
 
 /// T(leaves[0..n)) with kahan_merge, leaves[i * stride]; (+0, +0) for n == 0.

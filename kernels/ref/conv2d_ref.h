@@ -6,10 +6,11 @@
 namespace dt::kernels::ref {
 
 namespace conv2d_detail {
-/// x[s, c, ih, iw] with zero padding outside the image.
-inline double at(const double* x, const Conv2dParams& p, int64_t s, int64_t c, int64_t ih,
-                 int64_t iw) {
-    if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) return 0.0;
+/// x[s, c, ih, iw] with zero padding outside the image (double here, float in
+/// conv2d_order_ref.h).
+template <class T>
+inline T at(const T* x, const Conv2dParams& p, int64_t s, int64_t c, int64_t ih, int64_t iw) {
+    if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) return T(0);
     return x[((s * p.ci + c) * p.h + ih) * p.w + iw];
 }
 }  // namespace conv2d_detail

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/conv2d.h"
+#include "kernels/ref/conv2d_order_ref.h"
 
 namespace dt::test {
 
@@ -33,22 +34,12 @@ inline std::string describe(const kernels::Conv2dParams& p) {
         std::vector<int64_t>{p.n, p.ci, p.h, p.w, p.co, p.kh, p.kw, p.stride, p.pad});
 }
 
-/// conv.dgrad's per-tap value (kernels/conv2d.h) at input (s, c, ih, iw) and tap (ki, kj): the
-/// fma chain from +0 over o ascending of w[o,c,ki,kj] * dy[s,o,oh,ow] into *t; false (t untouched)
-/// when the tap's output position (oh, ow) does not exist.
+/// conv.dgrad's per-tap value at input (s, c, ih, iw) and tap (ki, kj) into *t, false when the
+/// tap's output position does not exist: kernels/ref/conv2d_order_ref.h's, on vectors.
 inline bool dgrad_tap(const std::vector<float>& dy, const std::vector<float>& w,
                       const kernels::Conv2dParams& p, int64_t s, int64_t c, int64_t ih,
                       int64_t iw, int64_t ki, int64_t kj, float* t) {
-    const int64_t th = ih + p.pad - ki, tw = iw + p.pad - kj;
-    if (th < 0 || tw < 0 || th % p.stride || tw % p.stride) return false;
-    const int64_t oh = th / p.stride, ow = tw / p.stride;
-    if (oh >= p.ho || ow >= p.wo) return false;
-    float v = 0.0f;
-    for (int64_t o = 0; o < p.co; ++o)  // ORDER: o ascending, one fma each
-        v = std::fma(w[((o * p.ci + c) * p.kh + ki) * p.kw + kj],
-                     dy[((s * p.co + o) * p.ho + oh) * p.wo + ow], v);
-    *t = v;
-    return true;
+    return kernels::ref::conv2d_dgrad_tap_order(dy.data(), w.data(), p, s, c, ih, iw, ki, kj, t);
 }
 
 }  // namespace dt::test

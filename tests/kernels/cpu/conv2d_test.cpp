@@ -15,6 +15,7 @@
 
 #include "kernels/common/reduce_tree.h"
 #include "kernels/gemm.h"
+#include "kernels/ref/conv2d_order_ref.h"
 #include "kernels/ref/conv2d_ref.h"
 #include "tests/support/compare.h"
 #include "tests/support/conv2d_shapes.h"
@@ -65,110 +66,6 @@ const Conv2dParams kCases[] = {
     geom(2, 64, 12, 10, 3, 5, 5, 1, 2),
 };
 
-float xat(const std::vector<float>& x, const Conv2dParams& p, int64_t s, int64_t c, int64_t ih,
-          int64_t iw) {
-    if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) return 0.0f;
-    return x[((s * p.ci + c) * p.h + ih) * p.w + iw];
-}
-
-/// Tap (ki, kj) reads the image at some output position (kernels/conv2d.h: live taps).
-bool tap_live(const Conv2dParams& p, int64_t ki, int64_t kj) {
-    bool row = false, col = false;
-    for (int64_t oh = 0; oh < p.ho; ++oh)
-        row |= oh * p.stride - p.pad + ki >= 0 && oh * p.stride - p.pad + ki < p.h;
-    for (int64_t ow = 0; ow < p.wo; ++ow)
-        col |= ow * p.stride - p.pad + kj >= 0 && ow * p.stride - p.pad + kj < p.w;
-    return row && col;
-}
-
-// ---- the ORDER of kernels/conv2d.h as plain float loops ----
-std::vector<float> spec_forward(const std::vector<float>& x, const std::vector<float>& w,
-                                const std::vector<float>& b, const Conv2dParams& p) {
-    std::vector<float> y(ysize(p));
-    for (int64_t s = 0; s < p.n; ++s)
-        for (int64_t o = 0; o < p.co; ++o)
-            for (int64_t oh = 0; oh < p.ho; ++oh)
-                for (int64_t ow = 0; ow < p.wo; ++ow) {
-                    float acc = 0.0f;
-                    for (int64_t c = 0; c < p.ci; ++c)
-                        for (int64_t ki = 0; ki < p.kh; ++ki)
-                            for (int64_t kj = 0; kj < p.kw; ++kj)
-                                if (tap_live(p, ki, kj))
-                                    acc = std::fma(w[((o * p.ci + c) * p.kh + ki) * p.kw + kj],
-                                                   xat(x, p, s, c, oh * p.stride - p.pad + ki,
-                                                       ow * p.stride - p.pad + kj),
-                                                   acc);
-                    y[((s * p.co + o) * p.ho + oh) * p.wo + ow] = acc + b[o];
-                }
-    return y;
-}
-
-/// conv.dgrad tree: dx[s,c,ih,iw]. On the shapes of conv2d_dgrad_is_forward one fma chain over o
-/// ascending, then taps descending, over the positions that exist; otherwise per tap a chain
-/// over o, the taps added in ascending order.
-float spec_dgrad_element(const std::vector<float>& dy, const std::vector<float>& w,
-                         const Conv2dParams& p, int64_t s, int64_t c, int64_t ih, int64_t iw) {
-    const auto wat = [&](int64_t o, int64_t ki, int64_t kj) {
-        return w[((o * p.ci + c) * p.kh + ki) * p.kw + kj];
-    };
-    const auto dyat = [&](int64_t o, int64_t oh, int64_t ow) {
-        return dy[((s * p.co + o) * p.ho + oh) * p.wo + ow];
-    };
-    float acc = 0.0f;
-    if (conv2d_dgrad_is_forward(p)) {
-        for (int64_t o = 0; o < p.co; ++o)
-            for (int64_t ki = p.kh - 1; ki >= 0; --ki)
-                for (int64_t kj = p.kw - 1; kj >= 0; --kj) {
-                    const int64_t oh = ih + p.pad - ki, ow = iw + p.pad - kj;
-                    if (oh < 0 || ow < 0 || oh >= p.ho || ow >= p.wo) continue;
-                    acc = std::fma(wat(o, ki, kj), dyat(o, oh, ow), acc);
-                }
-        return acc;
-    }
-    for (int64_t ki = 0; ki < p.kh; ++ki)
-        for (int64_t kj = 0; kj < p.kw; ++kj)
-            if (float t; test::dgrad_tap(dy, w, p, s, c, ih, iw, ki, kj, &t)) acc = acc + t;
-    return acc;
-}
-
-std::vector<float> spec_dgrad(const std::vector<float>& dy, const std::vector<float>& w,
-                              const Conv2dParams& p) {
-    std::vector<float> dx(xsize(p));
-    for (int64_t s = 0; s < p.n; ++s)
-        for (int64_t c = 0; c < p.ci; ++c)
-            for (int64_t ih = 0; ih < p.h; ++ih)
-                for (int64_t iw = 0; iw < p.w; ++iw)
-                    dx[((s * p.ci + c) * p.h + ih) * p.w + iw] =
-                        spec_dgrad_element(dy, w, p, s, c, ih, iw);
-    return dx;
-}
-
-std::vector<float> spec_wgrad(const std::vector<float>& x, const std::vector<float>& dy,
-                              const Conv2dParams& p) {
-    // One leaf per group of conv2d_tree_group(P) samples: the sum continued over the group's
-    // samples in order, positions ascending within each; then the tree over the groups.
-    const int64_t L = wsize(p), G = conv2d_tree_group(p.ho * p.wo), groups = (p.n + G - 1) / G;
-    std::vector<float> leaves(groups * L), dw(L);
-    for (int64_t gi = 0; gi < groups; ++gi)
-        for (int64_t o = 0; o < p.co; ++o)
-            for (int64_t c = 0; c < p.ci; ++c)
-                for (int64_t ki = 0; ki < p.kh; ++ki)
-                    for (int64_t kj = 0; kj < p.kw; ++kj) {
-                        float acc = 0.0f;  // a dead tap has no term: +0
-                        for (int64_t s = gi * G;
-                             s < std::min(p.n, (gi + 1) * G) && tap_live(p, ki, kj); ++s)
-                            for (int64_t oh = 0; oh < p.ho; ++oh)
-                                for (int64_t ow = 0; ow < p.wo; ++ow)
-                                    acc = std::fma(dy[((s * p.co + o) * p.ho + oh) * p.wo + ow],
-                                                   xat(x, p, s, c, oh * p.stride - p.pad + ki,
-                                                       ow * p.stride - p.pad + kj),
-                                                   acc);
-                        leaves[gi * L + ((o * p.ci + c) * p.kh + ki) * p.kw + kj] = acc;
-                    }
-    for (int64_t e = 0; e < L; ++e) dw[e] = common::reduce_tree_combine(&leaves[e], groups, L);
-    return dw;
-}
-
 struct Data {
     std::vector<float> x, w, b, dy;
 };
@@ -211,9 +108,11 @@ TEST(Conv2d, EveryIsaMatchesTheOrderBitwise) {
     for (const Conv2dParams& p : kCases) {
         SCOPED_TRACE("n,ci,h,w,co,kh,kw,stride,pad = " + describe(p));
         const Data d = make_data(p, test::test_seed());
-        const auto y = spec_forward(d.x, d.w, d.b, p);
-        const auto dx = spec_dgrad(d.dy, d.w, p);
-        const auto dw = spec_wgrad(d.x, d.dy, p);
+        // The recipe's ORDER as plain loops (kernels/ref/conv2d_order_ref.h).
+        std::vector<float> y(ysize(p)), dx(xsize(p)), dw(wsize(p));
+        ref::conv2d_forward_order(d.x.data(), d.w.data(), d.b.data(), y.data(), p);
+        ref::conv2d_backward_data_order(d.dy.data(), d.w.data(), dx.data(), p);
+        ref::conv2d_backward_weight_order(d.x.data(), d.dy.data(), dw.data(), p);
         for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
             if (!cpu::cpu_isa_set(isa)) continue;
             SCOPED_TRACE(cpu::cpu_isa_name(isa));

@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "kernels/common/philox.h"
 #include "kernels/conv2d.h"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/runtime.h"
 #include "tests/support/compare.h"
 #include "tests/support/gpu_test.h"
+#include "tests/support/rng.h"
 
 namespace dt::kernels::cuda {
 namespace {
@@ -39,13 +39,6 @@ TEST(CudaScratch, GrowsWithoutFreeingABlockQueuedWorkUses) {
     copy_to_host(got.data(), grown, large);
     EXPECT_TRUE(test::bitwise_equal(got, ones));
     EXPECT_EQ(take_error(), "");
-}
-
-std::vector<float> uniform(int64_t n, uint32_t tag) {
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < v.size(); ++i)
-        v[i] = 2.0f * c::uniform01(c::philox_draw(5, c::RngStream::kTest, i, tag).v[0]) - 1.0f;
-    return v;
 }
 
 /// The names of the launches `run` makes (the launch profile), with the tile choice `tile`.
@@ -76,8 +69,9 @@ TEST(CudaLargeTile, ExactCutProgramsTakeTheLargeTileWithoutAProbe) {
         .n = 4, .ci = 24, .h = 10, .w = 10, .co = 40, .kh = 3, .kw = 3, .stride = 1, .pad = 1};
     p.ho = 10, p.wo = 10;
     p.accum = c::accum_spec(c::AccumMode::kExact);
-    const std::vector<float> x = uniform(p.n * p.ci * 100, 1), dy = uniform(p.n * p.co * 100, 2),
-                             w = uniform(p.co * p.ci * 9, 3);
+    const std::vector<float> x = test::uniform_floats(p.n * p.ci * 100, -1, 1, 5, 1),
+                             dy = test::uniform_floats(p.n * p.co * 100, -1, 1, 5, 2),
+                             w = test::uniform_floats(p.co * p.ci * 9, -1, 1, 5, 3);
     DeviceBlock dx(4 * x.size()), dw(4 * w.size()), dev_x(4 * x.size()), dev_dy(4 * dy.size()),
         dev_w(4 * w.size());
     copy_from_host(dev_x.p, x.data(), 4 * x.size());
