@@ -8,7 +8,7 @@
 #   - engine code reaches kernels only through the device tables (no kernels::cpu:: outside
 #     engine/core/backend.cpp, which registers the CPU table, and engine/runtime, which sets the
 #     CPU's instruction set), apps include no kernels/ header,
-#     and kernels/cpu/target_clones.h is private to kernels/cpu;
+#     and kernels/cpu/isa_variants.h is private to kernels/cpu;
 #   - the suites of tests/kernels/cuda/*.cpp are named Cuda* (sanitize.sh tsan-grid's filter);
 #   - kernels/common and kernels/cuda call no libm function and no CUDA math intrinsic;
 #   - nothing in kernels/ throws; kernels/common includes no container, string, stream or libm;
@@ -50,8 +50,8 @@ floor "engine calls a kernel namespace directly (use device_kernels(device), eng
      grep -v '^engine/core/backend\.\(cpp\|h\):\|^engine/runtime/' || true)"
 floor "apps include a kernels/ header (use engine/)" \
   "$(grep -rn '#include "kernels/' apps || true)"
-floor "kernels/cpu/target_clones.h is private to kernels/cpu" \
-  "$(grep -rln 'target_clones\.h' --include='*.cpp' --include='*.h' . | grep -v '^\./kernels/cpu/' |
+floor "kernels/cpu/isa_variants.h is private to kernels/cpu" \
+  "$(grep -rln '#include "kernels/cpu/isa_variants\.h"' --include='*.cpp' --include='*.h' . | grep -v '^\./kernels/cpu/' |
      grep -v '^\./build' || true)"
 # The host-grid tests of the CUDA block programs run under ThreadSanitizer by their suite's name
 # (scripts/sanitize.sh tsan-grid, in CI): a suite named otherwise would be left out.

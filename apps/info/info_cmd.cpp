@@ -31,6 +31,7 @@ struct Info {
     int max_threads = 0, logical_cores = 0, default_threads = 0;
     std::string isa;                // in force
     std::vector<std::string> isas;  // this CPU runs
+    std::vector<std::string> isa_dispatched;  // kernel functions compiled per path
     struct Data {
         std::string name, dir;
         bool found = false;
@@ -52,6 +53,8 @@ Info gather() {
     i.default_threads = default_thread_count();
     i.isa = cpu_isa_name(cpu_isa());
     for (CpuIsa isa : supported_cpu_isas()) i.isas.emplace_back(cpu_isa_name(isa));
+    for (const IsaDispatchedKernel& k : isa_dispatched_kernels())
+        i.isa_dispatched.push_back(k.name);
     for (const std::string& name : dataset_names()) {
         const std::string dir = default_data_dir(name);
         std::error_code ec;
@@ -86,6 +89,9 @@ void print_text(const Info& i) {
     for (const std::string& isa : i.isas) have += " " + isa;
     std::printf("  cpu isa         in force %s (--isa, $DT_ISA); this CPU runs:%s\n", i.isa.c_str(),
                 have.c_str());
+    std::string dispatched = "the GEMM and convolutions";
+    for (const std::string& k : i.isa_dispatched) dispatched += ", " + k;
+    std::printf("                  followed by %s\n", dispatched.c_str());
     std::printf("  data            default directories (--data-dir overrides):\n");
     for (const Info::Data& d : i.data)
         std::printf("    %-14s %s (%s)\n", d.name.c_str(), d.dir.c_str(),
@@ -113,7 +119,8 @@ nlohmann::json to_json(const Info& i) {
          {{"max_threads", i.max_threads},
           {"logical_cores", i.logical_cores},
           {"default_threads", i.default_threads}}},
-        {"cpu_isa", {{"in_force", i.isa}, {"supported", i.isas}}},
+        {"cpu_isa",
+         {{"in_force", i.isa}, {"supported", i.isas}, {"dispatched", i.isa_dispatched}}},
         {"data", data},
     };
 }

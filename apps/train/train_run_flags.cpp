@@ -13,12 +13,12 @@ void add_run_option_flags(CLI::App& app, RunOptions& cfg) {
                    "CPU threads (results do not depend on it, except under atomic accumulation)")
         ->capture_default_str();
     app.add_option("--isa", cfg.isa,
-                   "Instruction set of the GEMM and convolution kernels" +
+                   "Instruction set of the CPU kernels: the GEMM and convolution kernels, the "
+                       "Adam update, the non-finite scan, linear's wgrad leaves and the exact row "
+                       "sums (detrain info lists them)" +
                        flag_choices(isa_names()) +
-                       "; auto = $DT_ISA if set, else the best this CPU has. The Adam update, "
-                       "the non-finite scan, linear's wgrad leaves and the exact row sums pick "
-                       "their vector variant when the program loads instead. Results do not "
-                       "depend on either")
+                       "; auto = $DT_ISA if set, else the best this CPU has. Results do not "
+                       "depend on it")
         ->capture_default_str();
     app.add_option("--device", cfg.device,
                    "Where the tensors live and the kernels run" + flag_choices(device_names()) +

@@ -39,6 +39,13 @@ std::vector<CpuIsa> supported_cpu_isas() {
 
 CpuIsa cpu_isa() { return kernels::cpu::cpu_isa(); }
 
+std::vector<IsaDispatchedKernel> isa_dispatched_kernels() {
+    std::vector<IsaDispatchedKernel> v;
+    for (const kernels::cpu::IsaDispatch& d : kernels::cpu::isa_dispatches())
+        v.push_back({d.name, d.last < 0 ? "" : cpu_isa_name(static_cast<CpuIsa>(d.last))});
+    return v;
+}
+
 void set_cpu_isa(CpuIsa isa) {
     DT_CHECK_VALUE(kernels::cpu::cpu_isa_set(isa), "this CPU cannot run the ", cpu_isa_name(isa),
                    " instruction set (it has: ", join_text(names_of(supported_cpu_isas()), ", "),

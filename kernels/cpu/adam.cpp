@@ -1,24 +1,28 @@
 // SPDX-License-Identifier: MIT
 // Adam / AdamW update on the CPU (recipe in kernels/adam.h): fixed blocks of whole vectors
 // split statically over the threads. Elements are independent, so neither the split nor the
-// vector clone (DT_TARGET_CLONES) changes a bit: every operation is one IEEE-754 float
+// vector path (DT_ISA_VARIANTS) changes a bit: every operation is one IEEE-754 float
 // operation (-ffp-contract=off, sqrt correctly rounded).
 #include <algorithm>
 
 #include "kernels/adam.h"
-#include "kernels/cpu/target_clones.h"
+#include "kernels/cpu/isa_variants.h"
 
 namespace dt::kernels::cpu {
 
 namespace {
 
 /// The elementwise pass over [lo, hi).
-DT_TARGET_CLONES void adam_range(const AdamParams& q, const float* __restrict grad,
+DT_ISA_BODY void adam_range_body(const AdamParams& q, const float* __restrict grad,
                                  float* __restrict p, float* __restrict m, float* __restrict v,
                                  int64_t lo, int64_t hi) {
     const AdamParams local = q;  // a local copy: its loads hoist out of the vector loop
     for (int64_t k = lo; k < hi; ++k) adam_update_element(k, p, grad, m, v, local);
 }
+DT_ISA_VARIANTS(void, adam_range,
+                (const AdamParams& q, const float* __restrict grad, float* __restrict p,
+                 float* __restrict m, float* __restrict v, int64_t lo, int64_t hi),
+                (q, grad, p, m, v, lo, hi))
 
 }  // namespace
 

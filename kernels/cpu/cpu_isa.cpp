@@ -3,8 +3,10 @@
 // force (DT_ISA or the best one) and forcing one. Every path computes the same ORDER, so the
 // choice changes speed, never bits.
 #include "kernels/cpu_isa.h"
+#include "kernels/cpu/isa_variants.h"
 
 #include <atomic>
+#include <vector>
 #include <cstdlib>
 #include <cstring>
 
@@ -52,7 +54,8 @@ bool cpu_isa_supported(CpuIsa isa) {
         case CpuIsa::kScalar: return true;
 #if DT_CPU_X86
         case CpuIsa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        case CpuIsa::kAvx512: return __builtin_cpu_supports("avx512f");
+        case CpuIsa::kAvx512:
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
 #else
         default: return false;
 #endif
@@ -79,6 +82,24 @@ bool cpu_isa_set(CpuIsa isa) {
     if (!cpu_isa_supported(isa)) return false;
     g_isa.store(static_cast<int>(isa), std::memory_order_relaxed);
     return true;
+}
+
+namespace {
+std::vector<const IsaVariantUse*>& registry() {
+    static std::vector<const IsaVariantUse*> uses;  // filled while the program loads
+    return uses;
+}
+}  // namespace
+
+IsaVariantUse::IsaVariantUse(const char* n) : name(n) { registry().push_back(this); }
+
+const std::vector<const IsaVariantUse*>& isa_variant_uses() { return registry(); }
+
+std::vector<IsaDispatch> isa_dispatches() {
+    std::vector<IsaDispatch> v;
+    for (const IsaVariantUse* u : registry())
+        v.push_back(IsaDispatch{u->name, u->last.load(std::memory_order_relaxed)});
+    return v;
 }
 
 }  // namespace dt::kernels::cpu

@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/cpu/target_clones.h"
+#include "kernels/cpu/isa_variants.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -44,9 +44,8 @@ struct BlockSums {
 /// (terms < 2^(24 + spread), count of them: the caller's spread keeps the sum below 2^62) and
 /// counts the nonzero ones below base, which the caller adds one by one (outliers: a few tiny
 /// terms no longer send the whole element to the slow path).
-DT_TARGET_CLONES void block_sums_generic(
-    const float* x, int64_t stride, int64_t count, int64_t m, uint32_t spread, BlockSums& b,
-    int64_t off) {
+DT_ISA_BODY void block_sums_generic_body(const float* x, int64_t stride, int64_t count,
+                                         int64_t m, uint32_t spread, BlockSums& b, int64_t off) {
     for (int64_t i = 0; i < m; ++i) {
         b.base[off + i] = kNoLeaf, b.hi[off + i] = 0, b.special[off + i] = 0;
         b.below[off + i] = 0, b.sum[off + i] = 0;
@@ -81,6 +80,10 @@ DT_TARGET_CLONES void block_sums_generic(
         }
     }
 }
+DT_ISA_VARIANTS(void, block_sums_generic,
+                (const float* x, int64_t stride, int64_t count, int64_t m, uint32_t spread,
+                 BlockSums& b, int64_t off),
+                (x, stride, count, m, spread, b, off))
 
 #if defined(__x86_64__)
 // GCC 12 reports its own _mm512_undefined_* placeholders inside the intrinsics' headers as
@@ -176,12 +179,15 @@ __attribute__((target("avx512f,avx512dq"))) void block_sums_avx512(const float* 
 #pragma GCC diagnostic pop
 #endif
 
+/// The path in force (kernels/cpu_isa.h): AVX-512's own registers-resident passes, else the
+/// generic loops compiled for the path.
+IsaVariantUse block_sums_use("block_sums");
 void block_sums(const float* x, int64_t stride, int64_t count, int64_t m, uint32_t spread,
                 BlockSums& b) {
+    const CpuIsa isa = cpu_isa();
+    block_sums_use.took(isa);
 #if defined(__x86_64__)
-    static const bool avx512 =
-        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-    if (avx512) return block_sums_avx512(x, stride, count, m, spread, b);
+    if (isa == CpuIsa::kAvx512) return block_sums_avx512(x, stride, count, m, spread, b);
 #endif
     block_sums_generic(x, stride, count, m, spread, b, 0);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The non-finite scan on the CPU (kernels/finite.h): blocks of kBlock floats are tested with a
-// branch-free exponent check (vectorised in the AVX-512 / AVX2 clones); only a block holding a
+// branch-free exponent check (vectorised on the AVX-512 and AVX2 paths: DT_ISA_VARIANTS); only a block holding a
 // NaN or Inf is searched element by element.
 #include "kernels/finite.h"
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/cpu/target_clones.h"
+#include "kernels/cpu/isa_variants.h"
 
 namespace dt::kernels::cpu {
 
@@ -17,7 +17,7 @@ namespace {
 constexpr int64_t kBlock = 1024;
 
 /// True when a float of p[0 .. n) has all exponent bits set (NaN or Inf). Branch-free.
-DT_TARGET_CLONES bool block_has_non_finite(const float* p, int64_t n) {
+DT_ISA_BODY bool block_has_non_finite_body(const float* p, int64_t n) {
     uint32_t any = 0;
     for (int64_t i = 0; i < n; ++i) {
         uint32_t bits;
@@ -26,6 +26,7 @@ DT_TARGET_CLONES bool block_has_non_finite(const float* p, int64_t n) {
     }
     return any != 0;
 }
+DT_ISA_VARIANTS(bool, block_has_non_finite, (const float* p, int64_t n), (p, n))
 
 }  // namespace
 

@@ -11,7 +11,7 @@
 
 #include "kernels/common/reduce_tree.h"
 #include "kernels/cpu/linear_internal.h"
-#include "kernels/cpu/target_clones.h"
+#include "kernels/cpu/isa_variants.h"
 #include "kernels/gemm.h"
 
 namespace dt::kernels::cpu {
@@ -34,8 +34,8 @@ void linear_dgrad_tree(const float* dy, const float* w, float* dx, const LinearP
 // the counter one by one with leaf counts 8*groups + t. The result is T(p[0..n)) bit for bit.
 
 /// leaf[i] = balanced sum over t < 8 of g[t] * x[t * ldx + i], for i < len.
-DT_TARGET_CLONES
-void group_of_8(const float* g, const float* x, int64_t ldx, int64_t len, float* leaf) {
+DT_ISA_BODY void group_of_8_body(const float* g, const float* x, int64_t ldx, int64_t len,
+                                 float* leaf) {
     const float* x0 = x;
     const float *x1 = x0 + ldx, *x2 = x1 + ldx, *x3 = x2 + ldx, *x4 = x3 + ldx;
     const float *x5 = x4 + ldx, *x6 = x5 + ldx, *x7 = x6 + ldx;
@@ -45,6 +45,9 @@ void group_of_8(const float* g, const float* x, int64_t ldx, int64_t len, float*
         leaf[i] = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7));  // ORDER: tree of 8
     }
 }
+DT_ISA_VARIANTS(void, group_of_8,
+                (const float* g, const float* x, int64_t ldx, int64_t len, float* leaf),
+                (g, x, ldx, len, leaf))
 
 void linear_wgrad_tree(const float* x, const float* dy, float* dw, const LinearParams& p) {
     const int64_t chunks = (p.in + kChunk - 1) / kChunk, units = chunks * p.out;

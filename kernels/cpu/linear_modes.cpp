@@ -21,7 +21,7 @@
 #include "kernels/common/reduce_tree.h"
 #include "kernels/exact_rows.h"
 #include "kernels/cpu/linear_internal.h"
-#include "kernels/cpu/target_clones.h"
+#include "kernels/cpu/isa_variants.h"
 #include "kernels/gemm.h"
 
 namespace dt::kernels::cpu::linear_internal {
@@ -52,9 +52,8 @@ void for_each_piece(const LinearParams& p, Fn&& fn) {
 /// leaf[i] = the kahan tree of 8 products g[t] * x[t * ldx + i]:
 /// ((p0 (+) p1) (+) (p2 (+) p3)) (+) ((p4 (+) p5) (+) (p6 (+) p7)), each p as (p, +0), (+) =
 /// kahan_merge; exactly what kahan_tree_push does to 8 aligned leaves (see linear.cpp).
-DT_TARGET_CLONES
-void kahan_group_of_8(const float* g, const float* x, int64_t ldx, int64_t len,
-                      common::KahanSum* leaf) {
+DT_ISA_BODY void kahan_group_of_8_body(const float* g, const float* x, int64_t ldx, int64_t len,
+                                       common::KahanSum* leaf) {
     for (int64_t i = 0; i < len; ++i) {
         common::KahanSum q[8];
         for (int t = 0; t < 8; ++t) q[t] = common::KahanSum{g[t] * x[t * ldx + i], 0.0f};
@@ -68,12 +67,16 @@ void kahan_group_of_8(const float* g, const float* x, int64_t ldx, int64_t len,
         leaf[i] = q[0];
     }
 }
+DT_ISA_VARIANTS(void, kahan_group_of_8,
+                (const float* g, const float* x, int64_t ldx, int64_t len, common::KahanSum* leaf),
+                (g, x, ldx, len, leaf))
 
 /// acc[i] (+)= g * w[i] (kahan_add of the rounded product), i < n.
-DT_TARGET_CLONES
-void kahan_axpy(common::KahanSum* acc, float g, const float* w, int64_t n) {
+DT_ISA_BODY void kahan_axpy_body(common::KahanSum* acc, float g, const float* w, int64_t n) {
     for (int64_t i = 0; i < n; ++i) common::kahan_add(acc[i], g * w[i]);
 }
+DT_ISA_VARIANTS(void, kahan_axpy, (common::KahanSum* acc, float g, const float* w, int64_t n),
+                (acc, g, w, n))
 
 }  // namespace
 

@@ -86,12 +86,13 @@ TEST_F(TrainCli, HelpAndInfo) {
     const CliRun train_help = detrain("train --help");
     EXPECT_EQ(train_help.status, 0);
     EXPECT_NE(train_help.out.find("--seed-init"), std::string::npos);
-    // --help says what --isa selects and what picks its variant at load time.
+    // --help says what --isa selects: every CPU kernel with paths; info lists the vector loops.
     EXPECT_NE(train_help.out.find("GEMM and convolution kernels"), std::string::npos);
-    EXPECT_NE(train_help.out.find("when the program loads"), std::string::npos);
+    EXPECT_NE(train_help.out.find("exact row"), std::string::npos);
     const CliRun info = detrain("info");
     EXPECT_EQ(info.status, 0);
     EXPECT_NE(info.out.find("this CPU runs: scalar"), std::string::npos) << info.out;
+    EXPECT_NE(info.out.find("block_sums"), std::string::npos) << info.out;
     EXPECT_NE(info.out.find("fashion-mnist"), std::string::npos) << info.out;
     // DT_ISA names the path in force at start-up.
     const CliRun scalar = dt::test::run_cli(std::string("env DT_ISA=scalar ") + DT_DETRAIN_EXE,

@@ -20,6 +20,7 @@
 #endif
 
 #include "kernels/common/accum_exact.h"
+#include "kernels/cpu_isa.h"
 #include "tests/support/rng.h"
 
 namespace dt::kernels::cpu {
@@ -221,3 +222,47 @@ TEST(ExactRows, AddColumnsSameExactValueAsOneAddPerElement) {
 
 }  // namespace
 }  // namespace dt::kernels::cpu
+
+namespace dt::kernels {
+namespace {
+
+/// The path the last call of the dispatched function `name` took (-2: no such function).
+int last_path(const char* name) {
+    for (const cpu::IsaDispatch& d : cpu::isa_dispatches())
+        if (std::strcmp(d.name, name) == 0) return d.last;
+    return -2;
+}
+
+TEST(ExactRows, FollowsThePathInForceWithTheSameBits) {
+    // The exact row sums take the path that --isa / DT_ISA puts in force (kernels/cpu_isa.h),
+    // as the GEMM does, and every path gives the same bits.
+    const int64_t n = 300, count = 97;
+    std::vector<float> x(static_cast<std::size_t>(n * count));
+    for (std::size_t i = 0; i < x.size(); ++i)
+        x[i] = std::ldexp(static_cast<float>(static_cast<int>(i * 2654435761u % 2001) - 1000),
+                          static_cast<int>(i % 37) - 18);
+    const CpuIsa saved = cpu::cpu_isa();
+    std::vector<float> first;
+    int paths = 0;
+    for (CpuIsa isa : kCpuIsas) {
+        if (!cpu::cpu_isa_set(isa)) continue;
+        std::vector<float> out(static_cast<std::size_t>(n));
+        cpu::exact_sum_rows(out.data(), x.data(), n, count, n);
+        EXPECT_EQ(last_path("block_sums"), static_cast<int>(isa)) << cpu::cpu_isa_name(isa);
+        if (isa != CpuIsa::kAvx512)  // (AVX-512 has passes of its own, the others the generic)
+            EXPECT_EQ(last_path("block_sums_generic"), static_cast<int>(isa))
+                << cpu::cpu_isa_name(isa);
+        if (first.empty()) first = out;
+        EXPECT_EQ(std::memcmp(first.data(), out.data(), 4 * out.size()), 0)
+            << cpu::cpu_isa_name(isa);
+        ++paths;
+    }
+    cpu::cpu_isa_set(saved);
+    EXPECT_GE(paths, 1);
+    for (const char* name : {"adam_range", "block_has_non_finite", "group_of_8",
+                             "kahan_group_of_8", "kahan_axpy", "block_sums_generic"})
+        EXPECT_NE(last_path(name), -2) << name << " is not dispatched through cpu_isa.h";
+}
+
+}  // namespace
+}  // namespace dt::kernels
