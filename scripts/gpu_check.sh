@@ -2,13 +2,15 @@
 # The GPU check, run on a GPU host from the repository root with the kit scripts/gpu_kit.sh built
 # (gpu-kit/, the packed gpu-kit.tar.xz, or KIT_DIR). A GPU is lent for minutes, so the steps run by
 # value, each verdict said on stdout as soon as it is known: (1) the CUDA tests, (2) the CPU==GPU
-# hash pairs (their GPU side: the kit ships the cpu side) and the cpu-vs-cuda audits, (3) the step
-# bench and the PyTorch-CUDA peer, (4) the kernel bench, (5) the guarantee matrix and memcheck.
-# Writes check.log, summary.json, the audits' JSON and the tests' XML into $1, else $OUT (the
-# device tool's, which brings back at most 8 files: these are 7), else gpu-check-out/. The steps'
-# time limits add up to the 340 s budget; a step that would start after it is skipped (and listed
-# so). Exit status: 0 when every step that ran passed, 1 otherwise, 2 when the kit is missing or
-# cannot load here. Without a GPU the device steps say what is missing (gpu_kit_smoke.sh).
+# hash pairs (their GPU side against the cpu side the kit ships) and the cpu-vs-cuda audits, (3) the
+# step bench and the PyTorch-CUDA peer, (4) the kernel bench, (5) the guarantee matrix. No memcheck:
+# the lent hosts' compute-sanitizer refused the device; emulate.sh --asan checks memory on the host.
+# Writes check.log, summary.json and record.md (scripts/gpu_summary.py), the audits' JSON and the
+# tests' XML into $1, else $OUT, else gpu-check-out/: 8 files, what the device tool brings back.
+# Exit status 0 when every step that ran passed, 1 otherwise, 2 when the kit is missing or cannot
+# load here. GPU_CHECK_STEPS, an extended regular expression, picks the steps of a rerun (e.g.
+# 'tests|train-smallcnn'; the others are listed as not selected); GPU_CHECK_BUDGET_S (340) and
+# GPU_CHECK_LIMIT_FACTOR (every step's limit times it) are for a slower device (tests/emulated/).
 # shellcheck disable=SC2046  # (kit_recipe's flags are words)
 set -uo pipefail
 start=$(date +%s)
@@ -31,59 +33,40 @@ echo "gpu_check: host facts: $facts"
 cd "$(dirname "$0")/.." || exit 2
 
 source scripts/kit/contents.sh  # the pairs' recipe (kit_runs, kit_recipe, kit_sha)
-kit=${KIT_DIR:-gpu-kit}
-out=${1:-${OUT:-gpu-check-out}}
-budget=${GPU_CHECK_BUDGET_S:-340}
-# GPU_CHECK_LIMIT_FACTOR: every step's time limit times this (default 1): for a slower device,
-# as scripts/emulate.sh's run of this check on the emulated GPU (with a larger budget).
-factor=${GPU_CHECK_LIMIT_FACTOR:-1}
-# GPU_CHECK_STEPS (an extended regular expression) picks the steps a rerun runs, e.g. after a fix:
-# GPU_CHECK_STEPS='tests|train-smallcnn' (the others are listed as skipped, "not selected").
-only=${GPU_CHECK_STEPS:-}
+kit=${KIT_DIR:-gpu-kit} out=${1:-${OUT:-gpu-check-out}} budget=${GPU_CHECK_BUDGET_S:-340}
+factor=${GPU_CHECK_LIMIT_FACTOR:-1} only=${GPU_CHECK_STEPS:-} steps=$(mktemp) work=$(mktemp -d)
+log=$out/check.log
 mkdir -p "$out"
-log="$out/check.log"
 printf 'host facts: %s\nnvidia-smi: %s\n' "$facts" "$smi" >"$log"
-steps=$(mktemp)
-work=$(mktemp -d)
-kit_lib=$(realpath -m "$kit/lib")
-export LD_LIBRARY_PATH="$kit_lib:${LD_LIBRARY_PATH:-}"
-export OMP_WAIT_POLICY=passive
+LD_LIBRARY_PATH="$(realpath -m "$kit/lib"):${LD_LIBRARY_PATH:-}"
+export LD_LIBRARY_PATH OMP_WAIT_POLICY=passive
 
-# The kit travels packed (scripts/gpu_kit.sh: gpu-kit.tar.xz beside the folder): unpack it where
-# the folder is missing, with tar's xz or, failing that, Python's tarfile.
+# The kit travels packed (gpu-kit.tar.xz beside the folder): unpacked where the folder is missing,
+# with tar's xz or, failing that, Python's tarfile.
 if [[ ! -x "$kit/bin/detrain" && -f "$kit.tar.xz" ]]; then
     mkdir -p "$kit"
-    tar -C "$kit" -xJf "$kit.tar.xz" 2>/dev/null ||
-        python3 - "$kit.tar.xz" "$kit" <<'PY' || echo "gpu_check.sh: could not unpack $kit.tar.xz" >&2
-import sys, tarfile
-with tarfile.open(sys.argv[1]) as t:
-    try:
-        t.extractall(sys.argv[2], filter="data")
-    except TypeError:  # a Python without extraction filters
-        t.extractall(sys.argv[2])
-PY
+    tar -C "$kit" -xJf "$kit.tar.xz" 2>/dev/null || python3 -m tarfile -e "$kit.tar.xz" "$kit" ||
+        echo "gpu_check.sh: could not unpack $kit.tar.xz" >&2
 fi
 if [[ ! -x "$kit/bin/detrain" ]]; then
-    echo "gpu_check.sh: no kit in $kit or $kit.tar.xz (build it with scripts/gpu_kit.sh)" |
-        tee -a "$log" >&2
+    echo "gpu_check.sh: no kit in $kit or $kit.tar.xz (scripts/gpu_kit.sh)" | tee -a "$log" >&2
     exit 2
 fi
-
 # The kit's binaries were linked against the building machine's glibc: a host with an older one
 # cannot load any of them, so say that once instead of failing every step with a loader error.
-need=$(cat "$kit/GLIBC" 2>/dev/null || echo 0) have=$glibc
-if [[ -n $have && $(printf '%s\n' "$need" "$have" | sort -V | head -1) != "$need" ]]; then
-    echo "gpu_check.sh: the kit needs glibc $need or newer and this host has $have: build the" \
-         "kit on a machine whose glibc is at most $have (scripts/gpu_kit.sh)" | tee -a "$log" >&2
+need=$(cat "$kit/GLIBC" 2>/dev/null || echo 0)
+if [[ -n $glibc && $(printf '%s\n' "$need" "$glibc" | sort -V | head -1) != "$need" ]]; then
+    echo "gpu_check.sh: the kit needs glibc $need or newer and this host has $glibc: build the" \
+         "kit on a machine whose glibc is at most $glibc (scripts/gpu_kit.sh)" | tee -a "$log" >&2
     exit 2
 fi
 
 # step NAME LIMIT_S COMMAND...: runs COMMAND with its output in the log, under min(LIMIT, what is
-# left of the budget); records name, exit status and seconds, and says them on stdout (a line a
-# step: what a caller that gets only the output's tail, as the device tool's, still sees).
+# left of the budget); records name, exit status and milliseconds, and says them on stdout (a
+# line a step: what a caller that gets only the output's tail, as the device tool's, still sees).
 # Returns 1 when the step did not run (not selected, budget spent), else 0.
 step() {
-    local name=$1 limit=$(($2 * factor)) left=$((budget - ($(date +%s) - start))) why=
+    local name=$1 limit=$(($2 * factor)) left=$((budget - ($(date +%s) - start))) why='' t0 rc ms
     shift 2
     ((left < 5)) && why="the ${budget} s budget is spent"
     [[ -n $only ]] && ! grep -Eq -- "$only" <<<"$name" && why="not selected by GPU_CHECK_STEPS"
@@ -95,30 +78,23 @@ step() {
     fi
     ((limit > left)) && limit=$left
     echo "== $name (limit ${limit} s): $*" >>"$log"
-    local t0 rc ms
     t0=$(date +%s%N)
     timeout -k 5 "$limit" "$@" >>"$log" 2>&1
-    rc=$?
-    ms=$((($(date +%s%N) - t0) / 1000000))
+    rc=$? ms=$((($(date +%s%N) - t0) / 1000000))
     printf '%s\t%s\t%s\n' "$name" "$rc" "$ms" >>"$steps"
     echo "gpu_check: $name: exit $rc ($((ms / 1000)) s)"
+    return 0
 }
 say() { echo "gpu_check: verdict $*" | tee -a "$log"; }
-tests() {  # tests NAME XML: its counts from the XML gtest_resume.py wrote
-    [[ -f $2 ]] || return 0
-    say "$1: $(grep -o '<testcase ' "$2" | wc -l) tests, $(grep -o '<failure ' "$2" | wc -l)" \
-        "failed, $(grep -o '<skipped ' "$2" | wc -l) skipped"
-}
-same() {  # same NAME RUN_DIR: the GPU run's weights_sha256 against its recipe's cpu one
-    local cpu=$kit/cpu/$1/result.json from=kit a b v
-    [[ -f $cpu ]] || cpu=$work/$1-cpu/result.json from=host  # a kit without the cpu side
-    a=$(kit_sha "$cpu") b=$(kit_sha "$2/result.json")
+same() {  # same NAME RUN_DIR [HOW]: the GPU run's weights_sha256 against the kit's cpu one
+    local a b v
+    a=$(kit_sha "$kit/cpu/$1/result.json") b=$(kit_sha "$2/result.json")
     if [[ -n $a && $a == "$b" ]]; then v="equal (${a:0:16})"
     elif [[ -n $a && -n $b ]]; then v="DIFFERENT (cpu ${a:0:16}, cuda ${b:0:16})"
-    else a=${a:-none} b=${b:-none} v="no hash (cpu ${a:0:16}, cuda ${b:0:16}; see check.log)"; fi
-    say "$1 cpu==cuda: $v; the cpu side the $from's"
+    else v="no hash (cpu ${a:-none}, cuda ${b:-none})"; fi
+    say "$1${3:+ ($3)} cpu==cuda: $v"
 }
-figures() {  # figures KIND FILE [NAME]: an audit's verdict, a bench's figures in brief
+figures() {  # figures KIND FILE [NAME]: the tests' counts, an audit's verdict, a bench's figures
     python3 scripts/gpu_summary.py --brief "$@" | tee -a "$log"
 }
 
@@ -135,19 +111,15 @@ detrain=("$kit/bin/detrain" train --data-dir "$data")
 step detrain-info 6 "$kit/bin/detrain" info
 step cuda-core-tests 15 env DT_CUDA_POISON=1 python3 scripts/gtest_resume.py \
     --xml "$out/tests_cuda.xml" --budget-s $((13 * factor)) --hang-s $((8 * factor)) \
-    "$kit/bin/dt_test_cuda" && tests cuda-core-tests "$out/tests_cuda.xml"
+    "$kit/bin/dt_test_cuda" && figures tests "$out/tests_cuda.xml" cuda-core-tests
 step device-ops-tests 33 env DT_CUDA_POISON=1 python3 scripts/gtest_resume.py \
     --xml "$out/tests_device_ops.xml" --budget-s $((31 * factor)) --hang-s $((10 * factor)) \
     "$kit/bin/dt_test_device_ops" --gtest_filter='Device/DeviceOps.*:CudaDevicePoison.*' &&
-    tests device-ops-tests "$out/tests_device_ops.xml"
+    figures tests "$out/tests_device_ops.xml" device-ops-tests
 
 # (2) CPU vs GPU: the same run on each device; the deterministic presets promise the same bits.
-# The cpu side comes with the kit; a kit without it (an older one) has it run here first, out of
-# the later steps' share.
 for run in $kit_runs; do
     name=${run/:/-}
-    [[ -f $kit/cpu/$name/result.json ]] || step "train-$name-cpu" 30 "${detrain[@]}" \
-        $(kit_recipe "$run") --device cpu --out "$work/$name-cpu"
     step "train-$name-cuda" 6 "${detrain[@]}" $(kit_recipe "$run") --device cuda \
         --out "$work/$name-cuda" && same "$name" "$work/$name-cuda"
 done
@@ -155,10 +127,10 @@ done
 # completed through the host) must give the cpu's whole-batch bits too, and so must the large
 # tile shape of the GEMM-shaped kernels (DT_CUDA_TILE=large) over a whole run.
 step train-smallcnn-exact-cuda-micro 6 "${detrain[@]}" $(kit_recipe smallcnn:exact) --device cuda \
-    --micro-batch 32 --out "$work/micro" && same smallcnn-exact "$work/micro"
+    --micro-batch 32 --out "$work/micro" && same smallcnn-exact "$work/micro" micro-batched
 step train-smallcnn-deterministic-cuda-large-tiles 6 env DT_CUDA_TILE=large "${detrain[@]}" \
     $(kit_recipe smallcnn:deterministic) --device cuda --out "$work/large" &&
-    same smallcnn-deterministic "$work/large"
+    same smallcnn-deterministic "$work/large" "large tiles"
 
 # Where the devices part ways, if they do: the first op output, gradient or weight whose bits
 # differ between the cpu and the cuda run, with its element statistics (docs/audit.md); and
@@ -173,15 +145,14 @@ step audit-resnet18-cpu-vs-cuda 10 sh -c "'$kit/bin/detrain' audit --json --step
     --vs '--device cuda' >'$out/audit_resnet18_cpu_vs_cuda.json'" &&
     figures audit "$out/audit_resnet18_cpu_vs_cuda.json" audit-resnet18-cpu-vs-cuda
 
-# A run moved between devices mid-way (--stop-after 7 of 16 steps, then --resume on the other
-# device): checkpoints written on one device and read on the other must give the cpu run's bits.
-# Last of (2): half of each is a cpu run.
+# Runs moved between devices mid-way (--stop-after 7 of 16 steps, then --resume on the other):
+# checkpoints written on one and read on the other give the cpu's bits. Last of (2): half cpu.
 for way in cuda-cpu cpu-cuda; do
     flags="--data-dir '$data' $(kit_recipe smallcnn:deterministic) --out '$work/$way'"
     step "train-smallcnn-deterministic-$way" 8 sh -c \
         "'$kit/bin/detrain' train $flags --device ${way%-*} --stop-after 7 &&
          '$kit/bin/detrain' train $flags --device ${way#*-} --resume '$work/$way'" &&
-        same smallcnn-deterministic "$work/$way"
+        same smallcnn-deterministic "$work/$way" "moved ${way/-/ to }"
 done
 
 # (3) detrain's training step per model x preset against the atomic baseline in the same run
@@ -208,19 +179,15 @@ figures peers "$work/peers.jsonl"
 step detrain-kernel-bench 54 sh -c "'$kit/bin/dt_gpu_kernel_bench' --reps 5 \
     --budget-s $((46 * factor)) > '$work/kernels.jsonl'" && figures kernels "$work/kernels.jsonl"
 
-# (5) Last, as the least news a GPU brings: the device tests and the hash pairs above already hold
-# every mode of every site to the cpu's bits, and CI runs both on the emulated GPU (the matrix
-# shuffled, memory errors under AddressSanitizer). The guarantee matrix: every reduction site x
-# mode rerun, with the samples permuted, and on the cpu (SmallCNN, one step each; docs/audit.md).
-step audit-matrix-cuda 25 sh -c "'$kit/bin/detrain' audit --matrix --json --steps 1 \
+# (5) Last, as the least news a GPU brings (the tests and pairs above hold every mode to the cpu's
+# bits; CI runs it shuffled on the emulated GPU): the guarantee matrix, every reduction site x mode
+# rerun, with the samples permuted, and on the cpu (SmallCNN, one step each; docs/audit.md).
+step audit-matrix-cuda 40 sh -c "'$kit/bin/detrain' audit --matrix --json --steps 1 \
     --data-dir '$data' --model smallcnn --limit-train 256 --batch-size 128 --device cuda \
     >'$out/audit_matrix_cuda.json'" &&
     figures matrix "$out/audit_matrix_cuda.json" audit-matrix-cuda
-# Memory errors of every kernel (compute-sanitizer memcheck), which the lent hosts' sanitizer has
-# refused: exit 2 (none, or one that refuses the device) is listed as "unavailable".
-step memcheck 15 scripts/gpu_memcheck.sh $((12 * factor))
 
-# summary.json: steps, hash pairs, figures and issue 20's targets with verdicts.
+# summary.json and record.md: steps, hash pairs, figures and issue 20's targets with verdicts.
 python3 scripts/gpu_summary.py "$out" "$steps" "$work" "$kit" "$budget" "$start" "$kit_runs" \
     "$facts"
 rc=$?

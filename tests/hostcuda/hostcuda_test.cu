@@ -344,7 +344,8 @@ TEST(HostcudaDeathTest, UnderAddressSanitizerHostAccessToDeviceMemoryIsReported)
     ASSERT_EQ(cudaMemset(x, 0, 16 * sizeof(float)), cudaSuccess);
     EXPECT_DEATH({ std::printf("%f\n", static_cast<double>(*(volatile float*)(x + 3))); },
                  "use-after-poison");
-    cudaFree(x);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the memset may still be queued
+    EXPECT_EQ(cudaFree(x), cudaSuccess);
 }
 #endif
 
