@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Shared scaffolding of the accumulation-mode kernel tests (tests/kernels/cpu/*_modes_test.cpp):
-// the mode lists they loop over (also as AccumSpecs), a mode's name for traces (the table of
+// Shared scaffolding of the accumulation-mode kernel tests (the tester of tests/kernels/modes/
+// and the tests/kernels/cpu/*_modes_test.cpp files not yet moved into it): the mode lists they
+// loop over (also as AccumSpecs), a mode's name for traces (the table of
 // kernels/common/accum_mode.h), a result's bits as a set key (to count the distinct results of
 // repeated atomic calls), and the total |error| that the kahan-beats-tree checks compare.
 #pragma once
