@@ -8,6 +8,7 @@
 // brings a conflict back fails here, without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -28,47 +29,52 @@ int conflict_degree(const std::vector<int>& start, int vec) {
     for (int p0 = 0; p0 < kWarp; p0 += phase_lanes) {
         std::map<int, std::set<int>> words_of_bank;
         for (int l = p0; l < p0 + phase_lanes; ++l)
-            for (int v = 0; v < vec; ++v) words_of_bank[(start[l] + v) % kBanks].insert(start[l] + v);
+            for (int v = 0; v < vec; ++v)
+                words_of_bank[(start[l] + v) % kBanks].insert(start[l] + v);
         for (const auto& [bank, words] : words_of_bank)
             worst = std::max(worst, static_cast<int>(words.size()));
     }
     return worst;
 }
 
+/// One panel's vector loads of a warp: group g of `vec` floats of lane l's thread starts at
+/// word at(thread, g * vec) + v for its v-th float (adjacent, and aligned to the width, or the GPU
+/// could not load it as one vector). Returns the worst conflict degree over the groups.
+template <class At>
+int panel_conflict(const char* what, int warp, int groups, int vec, const At& at) {
+    int worst = 1;
+    for (int g = 0; g < groups; ++g) {
+        std::vector<int> start(kWarp);
+        for (int l = 0; l < kWarp; ++l) {
+            const int th = warp * kWarp + l;
+            start[l] = at(th, g * vec);
+            for (int v = 1; v < vec; ++v) EXPECT_EQ(at(th, g * vec + v), start[l] + v) << what;
+            EXPECT_EQ(start[l] % vec, 0) << what << ": a group not aligned";
+        }
+        const int d = conflict_degree(start, vec);
+        EXPECT_EQ(d, 1) << what << ": group " << g << ", warp " << warp;
+        worst = std::max(worst, d);
+    }
+    return worst;
+}
+
 /// Every vector load of fma_term for term kk of every warp of shape S: the A rows of a thread in
-/// groups of kAVec, its B columns in groups of kBVec; each group adjacent and aligned to its
-/// width (or the GPU could not load it as one vector). Returns the worst conflict degree.
+/// groups of kAVec, its B columns in groups of kBVec. Returns the worst conflict degree.
 template <class S>
 int worst_load_conflict(const char* name) {
     int worst = 1;
     for (int kk = 0; kk < S::kK; ++kk) {
         for (int w = 0; w < static_cast<int>(S::kThreads) / kWarp; ++w) {
-            for (int g = 0; g < S::kTM / S::kAVec; ++g) {  // A: as[kk * kM + a_row(ty, r)]
-                std::vector<int> start(kWarp);
-                for (int l = 0; l < kWarp; ++l) {
-                    const int ty = (w * kWarp + l) / S::kCols;
-                    start[l] = kk * S::kM + S::a_row(ty, g * S::kAVec);
-                    for (int v = 1; v < S::kAVec; ++v)
-                        EXPECT_EQ(S::a_row(ty, g * S::kAVec + v), S::a_row(ty, g * S::kAVec) + v);
-                    EXPECT_EQ(start[l] % S::kAVec, 0) << name << ": an A group not aligned";
-                }
-                const int d = conflict_degree(start, S::kAVec);
-                EXPECT_EQ(d, 1) << name << ": A rows group " << g << ", warp " << w;
-                worst = std::max(worst, d);
-            }
-            for (int g = 0; g < S::kTN / S::kBVec; ++g) {  // B: bs[kk * kN + b_col(tx, c)]
-                std::vector<int> start(kWarp);
-                for (int l = 0; l < kWarp; ++l) {
-                    const int tx = (w * kWarp + l) % S::kCols;
-                    start[l] = kk * S::kN + S::b_col(tx, g * S::kBVec);
-                    for (int v = 1; v < S::kBVec; ++v)
-                        EXPECT_EQ(S::b_col(tx, g * S::kBVec + v), S::b_col(tx, g * S::kBVec) + v);
-                    EXPECT_EQ(start[l] % S::kBVec, 0) << name << ": a B group not aligned";
-                }
-                const int d = conflict_degree(start, S::kBVec);
-                EXPECT_EQ(d, 1) << name << ": B columns group " << g << ", warp " << w;
-                worst = std::max(worst, d);
-            }
+            const auto a_at = [kk](int th, int r) {  // as[kk * kM + a_row(ty, r)]
+                return kk * S::kM + S::a_row(th / S::kCols, r);
+            };
+            const auto b_at = [kk](int th, int c) {  // bs[kk * kN + b_col(tx, c)]
+                return kk * S::kN + S::b_col(th % S::kCols, c);
+            };
+            const std::string a = std::string(name) + " A rows", b = std::string(name) + " B cols";
+            worst = std::max({worst,
+                              panel_conflict(a.c_str(), w, S::kTM / S::kAVec, S::kAVec, a_at),
+                              panel_conflict(b.c_str(), w, S::kTN / S::kBVec, S::kBVec, b_at)});
         }
     }
     return worst;
