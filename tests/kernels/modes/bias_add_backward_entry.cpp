@@ -6,7 +6,6 @@
 // (SmallCNN's first convolution bias and fc1's at batch 128, and N = 32: two atomic partials).
 // Bound constants c (c * eps32 * sum|dy|): P + depth + 2 (tree), 3 (kahan), 1 (exact),
 // P + N + 2 (permuted), G * P + ceil(N / G) + 2 (atomic: partials of G samples).
-#pragma once
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -16,13 +15,14 @@
 #include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
+#include "kernels/common/reduce_tree.h"
 #include "kernels/ref/bias_add_ref.h"
 #include "tests/kernels/modes/op_modes_tester.h"
 #include "tests/support/rng.h"
 
 namespace dt::test {
 
-inline ModesEntry bias_add_entry() {
+ModesEntry bias_add_backward_entry() {
     using kernels::BiasAddParams;
     using kernels::common::AccumMode;
     using kernels::common::AccumSpec;
@@ -40,23 +40,22 @@ inline ModesEntry bias_add_entry() {
     for (const BiasAddParams& p : shapes)
         e.shapes.push_back("n=" + std::to_string(p.n) + " c=" + std::to_string(p.c) +
                            " p=" + std::to_string(p.p));
-    e.inputs = [at](int s, uint32_t tag, bool ill) {
+    e.inputs = [at](int s, uint32_t tag, Inputs kind) {
         const BiasAddParams p = at(s);
-        if (!ill) return Floats{uniform_floats(p.n * p.c * p.p, -1, 1, test_seed(), tag)};
+        if (kind != Inputs::kIll) return Floats{uniform_floats(p.n * p.c * p.p, -1, 1, test_seed(), tag)};
         // Elements span 2^-20 .. 2^20 with alternating signs.
         std::vector<float> dy = uniform_floats(p.n * p.c * p.p, 1, 2, test_seed(), tag);
         for (std::size_t i = 0; i < dy.size(); ++i)
             dy[i] = std::ldexp(dy[i], static_cast<int>(i * 7 % 41) - 20) * (i % 2 ? -1 : 1);
         return Floats{dy};
     };
-    e.run = [at](int s, const Floats& in, AccumSpec spec) {
+    e.call = [at](int s, const Floats& in, AccumSpec spec, DeviceCall& d) {
         BiasAddParams p = at(s);
         p.accum = spec;
-        std::vector<float> db(static_cast<std::size_t>(p.c), 9.0f);
-        kernels::cpu::bias_add_backward(in[0].data(), db.data(), p);
-        return Floats{db};
+        d.table().bias_add_backward(d.in(in[0]), d.out(p.c), p);
     };
-    // The recipes (kernels/bias_add.h): exact, every element at a time; kahan, a leaf per sample
+    // The recipes (kernels/bias_add.h): tree, a leaf per sample (+0, positions ascending)
+    // combined by the pairwise tree; exact, every element at a time; kahan, a leaf per sample
     // combined by the kahan tree; permuted, sample leaves added in the key's order from +0;
     // atomic, partials of G samples (positions ascending) added in ascending order.
     e.recipe = [at](int s, const Floats& in, AccumSpec spec) {
@@ -88,6 +87,11 @@ inline ModesEntry bias_add_entry() {
                     total = total + part;
                 }
                 db[ch] = total;
+            } else if (spec.mode == AccumMode::kTree) {
+                std::vector<float> leaves(static_cast<std::size_t>(p.n));
+                for (int64_t sample = 0; sample < p.n; ++sample)
+                    leaves[sample] = c::sum_sequential(row(sample), p.p);
+                db[ch] = c::reduce_tree_combine(leaves.data(), p.n);
             } else {  // permuted
                 float acc = 0.0f;
                 for (uint32_t sample : order) {
@@ -131,7 +135,10 @@ inline ModesEntry bias_add_entry() {
         return Floats{moved};
     };
     e.permuted = [](int, const Floats& out, const std::vector<int64_t>&) { return out; };
-    e.atomic_commutes = [at](int s) { return at(s).n <= 2 * kernels::kBiasAddAtomicGroup; };
+    e.atomic_settled = [at](int s, const Floats&) {
+        return settled_all({std::vector<float>(static_cast<std::size_t>(at(s).c))},
+                           at(s).n <= 2 * kernels::kBiasAddAtomicGroup);
+    };
     e.thread_shapes = {8, 9};
     e.order_shapes = {10, 5};
     e.ill_shape = 11;
