@@ -28,11 +28,11 @@ ModesEntry bias_add_backward_entry() {
     using kernels::common::AccumSpec;
     namespace c = kernels::common;
     static const std::vector<BiasAddParams> shapes = {
-        {.n = 1, .c = 1, .p = 1},      {.n = 3, .c = 2, .p = 5},      {.n = 8, .c = 3, .p = 7},
-        {.n = 9, .c = 4, .p = 1},      {.n = 17, .c = 5, .p = 49},    {.n = 128, .c = 10, .p = 1},
-        {.n = 37, .c = 16, .p = 196},  {.n = 5, .c = 3, .p = 784},    {.n = 129, .c = 33, .p = 196},
-        {.n = 4099, .c = 64, .p = 1},  {.n = 37, .c = 16, .p = 49},   {.n = 64, .c = 12, .p = 9},
-        {.n = 40, .c = 8, .p = 3},     {.n = 128, .c = 16, .p = 784}, {.n = 128, .c = 32, .p = 1},
+        {.n = 1, .c = 1, .p = 1},     {.n = 3, .c = 2, .p = 5},      {.n = 8, .c = 3, .p = 7},
+        {.n = 9, .c = 4, .p = 1},     {.n = 17, .c = 5, .p = 49},    {.n = 128, .c = 10, .p = 1},
+        {.n = 37, .c = 16, .p = 196}, {.n = 5, .c = 3, .p = 784},    {.n = 129, .c = 33, .p = 196},
+        {.n = 4099, .c = 64, .p = 1}, {.n = 37, .c = 16, .p = 49},   {.n = 64, .c = 12, .p = 9},
+        {.n = 40, .c = 8, .p = 3},    {.n = 128, .c = 16, .p = 784}, {.n = 128, .c = 32, .p = 1},
         {.n = 32, .c = 16, .p = 784}};
     const auto at = [](int s) { return shapes[static_cast<std::size_t>(s)]; };
     ModesEntry e;
@@ -42,7 +42,8 @@ ModesEntry bias_add_backward_entry() {
                            " p=" + std::to_string(p.p));
     e.inputs = [at](int s, uint32_t tag, Inputs kind) {
         const BiasAddParams p = at(s);
-        if (kind != Inputs::kIll) return Floats{uniform_floats(p.n * p.c * p.p, -1, 1, test_seed(), tag)};
+        if (kind != Inputs::kIll)
+            return Floats{uniform_floats(p.n * p.c * p.p, -1, 1, test_seed(), tag)};
         // Elements span 2^-20 .. 2^20 with alternating signs.
         std::vector<float> dy = uniform_floats(p.n * p.c * p.p, 1, 2, test_seed(), tag);
         for (std::size_t i = 0; i < dy.size(); ++i)
@@ -116,12 +117,12 @@ ModesEntry bias_add_backward_entry() {
         const BiasAddParams p = at(s);
         const double depth = std::ceil(std::log2(static_cast<double>(p.n)));
         const double G = std::min<double>(static_cast<double>(p.n), kernels::kBiasAddAtomicGroup);
-        return m == AccumMode::kTree     ? static_cast<double>(p.p) + depth + 2
-               : m == AccumMode::kKahan  ? 3.0
-               : m == AccumMode::kExact  ? 1.0
-               : m == AccumMode::kAtomic ? G * static_cast<double>(p.p) +
-                                               std::ceil(static_cast<double>(p.n) / G) + 2
-                                         : static_cast<double>(p.p + p.n + 2);
+        return m == AccumMode::kTree    ? static_cast<double>(p.p) + depth + 2
+               : m == AccumMode::kKahan ? 3.0
+               : m == AccumMode::kExact ? 1.0
+               : m == AccumMode::kAtomic
+                   ? G * static_cast<double>(p.p) + std::ceil(static_cast<double>(p.n) / G) + 2
+                   : static_cast<double>(p.p + p.n + 2);
     };
     e.terms = [at](int s) { return at(s).n * at(s).p; };
     e.samples = [at](int s) { return at(s).n; };

@@ -34,14 +34,14 @@ using kernels::common::AccumSpec;
 namespace c = kernels::common;
 
 const std::vector<LinearParams> kShapes = {
-    {.n = 1, .in = 1, .out = 1},      {.n = 3, .in = 5, .out = 2},
-    {.n = 7, .in = 31, .out = 10},    {.n = 8, .in = 32, .out = 16},
-    {.n = 17, .in = 33, .out = 9},    {.n = 16, .in = 511, .out = 3},
-    {.n = 33, .in = 513, .out = 65},  {.n = 2, .in = 1025, .out = 7},
-    {.n = 128, .in = 288, .out = 32}, {.n = 128, .in = 32, .out = 10},
-    {.n = 128, .in = 1568, .out = 128}, {.n = 37, .in = 700, .out = 10},   // 10, 11: threads
-    {.n = 45, .in = 70, .out = 12},   {.n = 64, .in = 40, .out = 48},      // 12: order, 13: ill
-    {.n = 29, .in = 50, .out = 13},   {.n = 32, .in = 288, .out = 8}};     // 14: key, 15: atomic
+    {.n = 1, .in = 1, .out = 1},        {.n = 3, .in = 5, .out = 2},
+    {.n = 7, .in = 31, .out = 10},      {.n = 8, .in = 32, .out = 16},
+    {.n = 17, .in = 33, .out = 9},      {.n = 16, .in = 511, .out = 3},
+    {.n = 33, .in = 513, .out = 65},    {.n = 2, .in = 1025, .out = 7},
+    {.n = 128, .in = 288, .out = 32},   {.n = 128, .in = 32, .out = 10},
+    {.n = 128, .in = 1568, .out = 128}, {.n = 37, .in = 700, .out = 10},  // 10, 11: threads
+    {.n = 45, .in = 70, .out = 12},     {.n = 64, .in = 40, .out = 48},   // 12: order, 13: ill
+    {.n = 29, .in = 50, .out = 13},     {.n = 32, .in = 288, .out = 8}};  // 14: key, 15: atomic
 const LinearParams& at(int s) { return kShapes[static_cast<std::size_t>(s)]; }
 
 /// Uniform values, or ones when `ones`, or values spanning 2^-20 .. 2^20 with alternating signs.
@@ -168,8 +168,8 @@ ModesEntry linear_backward_weight_entry() {
     e.bound = [](int s, AccumMode m) {
         const double n = static_cast<double>(at(s).n);
         const double G = std::min<double>(n, kernels::kLinearAtomicGroup);
-        return m == AccumMode::kAtomic  ? G + std::ceil(n / G) + 1
-               : m == AccumMode::kTree  ? 2 + std::ceil(std::log2(n))
+        return m == AccumMode::kAtomic     ? G + std::ceil(n / G) + 1
+               : m == AccumMode::kTree     ? 2 + std::ceil(std::log2(n))
                : m == AccumMode::kPermuted ? 2 + n
                                            : 3.0;
     };
@@ -239,9 +239,9 @@ ModesEntry linear_backward_data_entry() {
     e.bound = [](int s, AccumMode m) {
         const double o = static_cast<double>(at(s).out);
         const double C = std::min<double>(o, kernels::kLinearAtomicChunk);
-        return m == AccumMode::kAtomic                              ? C + std::ceil(o / C)
+        return m == AccumMode::kAtomic                            ? C + std::ceil(o / C)
                : m == AccumMode::kKahan || m == AccumMode::kExact ? 3.0
-                                                                   : o + 1;
+                                                                  : o + 1;
     };
     e.terms = [](int s) { return at(s).out; };
     e.permute = [](int s, const Floats& in, const std::vector<int64_t>& order) {

@@ -20,7 +20,8 @@ namespace dt::test {
 
 const std::vector<ModesEntry>& modes_entries() {
     static const std::vector<ModesEntry> entries = {
-        bias_add_backward_entry(), linear_backward_data_entry(), linear_backward_weight_entry()};
+        bias_add_backward_entry(), linear_backward_data_entry(), linear_backward_weight_entry(),
+        softmax_xent_forward_entry()};
     return entries;
 }
 
@@ -39,7 +40,7 @@ std::vector<T> converted(const std::vector<float>& v) {
 
 #if !DT_MODES_ON_CUDA
 class CpuCall final : public DeviceCall {
-  public:
+ public:
     const kernels::KernelTable& table() const override { return kernels::cpu::kernel_table(); }
     const float* in(const std::vector<float>& v) override { return floats_.emplace_back(v).data(); }
     const int32_t* in_i32(const std::vector<float>& v) override {
@@ -58,7 +59,7 @@ class CpuCall final : public DeviceCall {
         return r;
     }
 
-  private:
+ private:
     std::deque<std::vector<float>> floats_;  // a deque: pointers stay valid as it grows
     std::deque<std::vector<int32_t>> i32_;
     std::deque<std::vector<int64_t>> i64_;
@@ -66,7 +67,7 @@ class CpuCall final : public DeviceCall {
 };
 #else
 class CudaCall final : public DeviceCall {
-  public:
+ public:
     ~CudaCall() override {
         for (void* p : blocks_) kernels::cuda::device_free(p);
     }
@@ -95,7 +96,7 @@ class CudaCall final : public DeviceCall {
         return r;
     }
 
-  private:
+ private:
     template <class T>
     T* copy_in(const std::vector<T>& v) {
         void* p = kernels::cuda::device_malloc(v.size() * sizeof(T) + sizeof(T));

@@ -65,15 +65,21 @@ struct Reference {
 Reference reference_of(const ModesEntry& e, int s, const Floats& in, AccumMode m) {
     Reference r{e.reference(s, in, false), e.reference(s, in, true)};
     for (std::vector<double>& b : r.bound) b = eps_scaled(b, e.bound(s, m));
+    if (!e.slack) return r;
+    const Doubles slack = e.slack(s, in);
+    for (std::size_t k = 0; k < r.bound.size(); ++k)
+        for (std::size_t i = 0; i < r.bound[k].size(); ++i) r.bound[k][i] += slack[k][i];
     return r;
 }
 
-/// got within its bound of the reference, output by output.
+/// got within its bound of the reference, output by output (those the reference bounds).
 void expect_within_bound(const Reference& ref, const Floats& got) {
-    for (std::size_t k = 0; k < got.size(); ++k)
+    for (std::size_t k = 0; k < got.size(); ++k) {
+        if (ref.want[k].empty()) continue;
         EXPECT_TRUE(within_bound(got[k].data(), ref.want[k].data(), ref.bound[k].data(),
                                  static_cast<int64_t>(got[k].size())))
             << "output " << k;
+    }
 }
 
 /// j -> 7j + 3 mod N: not a reversal, which mirrors a balanced tree and so leaves tree's bits
@@ -88,7 +94,8 @@ std::vector<int64_t> sample_order(int64_t n) {
 /// special shapes with special inputs.
 std::vector<std::pair<int, Inputs>> all_inputs(const ModesEntry& e) {
     std::vector<std::pair<int, Inputs>> cases;
-    for (int s = 0; s < static_cast<int>(e.shapes.size()); ++s) cases.emplace_back(s, Inputs::kUniform);
+    for (int s = 0; s < static_cast<int>(e.shapes.size()); ++s)
+        cases.emplace_back(s, Inputs::kUniform);
     for (int s : e.special_shapes) cases.emplace_back(s, Inputs::kSpecial);
     return cases;
 }
@@ -100,7 +107,7 @@ std::string trace_of(const ModesEntry& e, int s, Inputs kind) {
 using Param = std::tuple<int, AccumMode>;  // entry, mode
 
 class ModesCheck : public ::testing::TestWithParam<Param> {
-  protected:
+ protected:
     void SetUp() override {
         std::string why;
         if (!modes_device_ready(&why)) GTEST_SKIP() << why;
@@ -116,8 +123,9 @@ std::string name_of(const ::testing::TestParamInfo<Param>& info) {
 }
 
 /// The entries that `has` accepts, each with every mode of `modes`.
-auto entries_with(std::initializer_list<AccumMode> modes,
-                  bool (*has)(const ModesEntry&) = [](const ModesEntry&) { return true; }) {
+auto entries_with(
+    std::initializer_list<AccumMode> modes,
+    bool (*has)(const ModesEntry&) = [](const ModesEntry&) { return true; }) {
     std::vector<int> idx;
     for (int i = 0; i < static_cast<int>(modes_entries().size()); ++i)
         if (has(modes_entries()[static_cast<std::size_t>(i)])) idx.push_back(i);
@@ -202,27 +210,35 @@ TEST_P(ModeFree, OutputsNoModeChangesKeepTheTreesBits) {
         }
     }
 }
-DT_MODES_SUITE(ModeFree, {AccumMode::kKahan, AccumMode::kExact, AccumMode::kPermuted,
-                          AccumMode::kAtomic},
+DT_MODES_SUITE(ModeFree,
+               {AccumMode::kKahan, AccumMode::kExact, AccumMode::kPermuted, AccumMode::kAtomic},
                [](const ModesEntry& e) { return static_cast<bool>(e.mode_free); });
 
 using SampleOrder = ModesCheck;
 TEST_P(SampleOrder, ExactIgnoresTheOrderOfSamplesAndTreeDoesNot) {
     const ModesEntry& e = entry();
+    int tree_moved = 0;  // order shapes where tree's bits just move with the samples
     for (int s : e.order_shapes) {
         SCOPED_TRACE(e.shapes[static_cast<std::size_t>(s)]);
         const Floats in = e.inputs(s, 33, Inputs::kUniform);
         const std::vector<int64_t> order = sample_order(e.samples(s));
         const Floats moved = e.permute(s, in, order);
         const Floats exact = run(e, s, in, spec_of(AccumMode::kExact));
-        ASSERT_TRUE(same_bits(e.permuted(s, exact, order),
-                              run(e, s, moved, spec_of(AccumMode::kExact))));
+        ASSERT_TRUE(
+            same_bits(e.permuted(s, exact, order), run(e, s, moved, spec_of(AccumMode::kExact))));
         ASSERT_TRUE(same_bits(exact, e.recipe(s, in, spec_of(AccumMode::kExact))));
-        EXPECT_EQ(static_cast<bool>(same_bits(
-                      e.permuted(s, run(e, s, in, spec_of(AccumMode::kTree)), order),
-                      run(e, s, moved, spec_of(AccumMode::kTree)))),
-                  !e.crosses_samples)
-            << "tree's bits depend on the order of the samples iff an output sums over them";
+        tree_moved += same_bits(e.permuted(s, run(e, s, in, spec_of(AccumMode::kTree)), order),
+                                run(e, s, moved, spec_of(AccumMode::kTree)))
+                          ? 1
+                          : 0;
+    }
+    // Where an output sums over samples, tree's bits change on some shape (so exact's
+    // invariance shows something); where none does, they move with the samples on every one.
+    const int shapes = static_cast<int>(e.order_shapes.size());
+    if (e.crosses_samples) {
+        EXPECT_LT(tree_moved, shapes) << "tree's bits should depend on the order of the samples";
+    } else {
+        EXPECT_EQ(tree_moved, shapes) << "no output sums over samples: every mode moves with them";
     }
 }
 DT_MODES_SUITE(SampleOrder, {AccumMode::kExact},
@@ -240,6 +256,7 @@ TEST_P(Kahan, BeatsTreeOnIllConditionedSums) {
     const Floats tree = run(e, s, in, spec_of(AccumMode::kTree));
     const double m = static_cast<double>(e.terms(s));
     for (std::size_t k = 0; k < kahan.size(); ++k) {
+        if (want[k].empty()) continue;
         std::vector<double> bound(want[k].size());
         for (std::size_t i = 0; i < bound.size(); ++i)  // Neumaier: eps |S| + 2 m eps^2 sum|x|
             bound[i] = kEps32 * std::fabs(want[k][i]) + 2 * m * kEps32 * kEps32 * mag[k][i];

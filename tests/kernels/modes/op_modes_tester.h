@@ -46,7 +46,7 @@ enum class Inputs { kUniform, kIll, kSpecial };
 /// entry's `call` copies its inputs in, asks for its outputs (every element 9, so that a kernel
 /// must write each) and calls the table; the tester reads the outputs back in the order asked.
 class DeviceCall {
-  public:
+ public:
     virtual ~DeviceCall() = default;
     virtual const kernels::KernelTable& table() const = 0;
     virtual const float* in(const std::vector<float>& v) = 0;
@@ -69,9 +69,14 @@ struct ModesEntry {
     /// The mode's recipe written plainly (atomic: its partials added in index order).
     std::function<Floats(int s, const Floats& in, kernels::common::AccumSpec spec)> recipe;
     /// The double reference of the outputs; with `magnitudes`, over |terms| (the bound's scale).
+    /// An empty vector for an output: no bound here (one no mode changes, bounded by the
+    /// kernel's own test; ModeFree pins it to the tree's bits).
     std::function<Doubles(int s, const Floats& in, bool magnitudes)> reference;
     /// c of the mode's bound c * eps32 * magnitude on shape s.
     std::function<double(int s, kernels::common::AccumMode mode)> bound;
+    /// Added to that bound when set: the error of the terms themselves, the same in every mode
+    /// (a per-sample loss's exp and log), per output element.
+    std::function<Doubles(int s, const Floats& in)> slack;
     /// Terms of one output element on shape s (Neumaier's bound: eps |S| + 2 m eps^2 sum|x|).
     std::function<int64_t(int s)> terms;
     /// The Kahan check's reference when the kernel's terms are not the inputs (a product, a
@@ -103,5 +108,6 @@ const std::vector<ModesEntry>& modes_entries();
 ModesEntry bias_add_backward_entry();
 ModesEntry linear_backward_weight_entry();
 ModesEntry linear_backward_data_entry();
+ModesEntry softmax_xent_forward_entry();
 
 }  // namespace dt::test
