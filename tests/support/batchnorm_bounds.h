@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Error bounds of the batch-norm kernels against the double reference (kernels/batchnorm2d.h),
-// shared by batchnorm2d_test.cpp and batchnorm2d_modes_test.cpp: a per-channel total of L terms
-// errs by at most L * eps32 * the sum of |terms|; that error propagates to first order into the
-// mean, variance, invstd and xhat, and from there into dbeta and dgamma, plus a few roundings per
-// formula. L depends on how the mode combines the N per-sample leaves of HW terms each.
+// shared by batchnorm2d_test.cpp and modes/batchnorm2d_entries.cpp: a per-channel total of L
+// terms errs by at most L * eps32 * the sum of |terms|; that error propagates to first order into
+// the mean, variance, invstd and xhat, and from there into dbeta and dgamma, plus a few roundings
+// per formula. L depends on how the mode combines the N per-sample leaves of HW terms each.
 #pragma once
 #include <cmath>
 #include <cstdint>

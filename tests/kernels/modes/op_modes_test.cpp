@@ -63,12 +63,9 @@ struct Reference {
     Doubles want, bound;
 };
 Reference reference_of(const ModesEntry& e, int s, const Floats& in, AccumMode m) {
+    if (e.bounds) return {e.reference(s, in, false), e.bounds(s, in, m)};
     Reference r{e.reference(s, in, false), e.reference(s, in, true)};
     for (std::vector<double>& b : r.bound) b = eps_scaled(b, e.bound(s, m));
-    if (!e.slack) return r;
-    const Doubles slack = e.slack(s, in);
-    for (std::size_t k = 0; k < r.bound.size(); ++k)
-        for (std::size_t i = 0; i < r.bound[k].size(); ++i) r.bound[k][i] += slack[k][i];
     return r;
 }
 

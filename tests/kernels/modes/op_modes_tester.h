@@ -7,7 +7,8 @@
 // kernel, mode and device:
 //   Recipe      every mode equals its recipe bit for bit, on every ISA the CPU has (atomic at
 //               one thread: its partials in index order); the special shapes' inputs too;
-//   Bound       every mode within c * eps32 * (the same sum over |terms|) of the double reference;
+//   Bound       every mode within c * eps32 * (the same sum over |terms|) of the double reference
+//               (or within the entry's own `bounds`);
 //   Threads     tree, kahan, exact, permuted give the same bits at 1, 2, 3, 4 and 7 threads and
 //               on every ISA;
 //   ModeFree    the outputs an entry names mode-free on a shape are the tree's bits in every
@@ -74,9 +75,9 @@ struct ModesEntry {
     std::function<Doubles(int s, const Floats& in, bool magnitudes)> reference;
     /// c of the mode's bound c * eps32 * magnitude on shape s.
     std::function<double(int s, kernels::common::AccumMode mode)> bound;
-    /// Added to that bound when set: the error of the terms themselves, the same in every mode
-    /// (a per-sample loss's exp and log), per output element.
-    std::function<Doubles(int s, const Floats& in)> slack;
+    /// Instead of `bound`, where no one c fits: each output element's bound in the mode (errors
+    /// carried through later formulas, as batch norm's from the mean into var and invstd).
+    std::function<Doubles(int s, const Floats& in, kernels::common::AccumMode mode)> bounds;
     /// Terms of one output element on shape s (Neumaier's bound: eps |S| + 2 m eps^2 sum|x|).
     std::function<int64_t(int s)> terms;
     /// The Kahan check's reference when the kernel's terms are not the inputs (a product, a
@@ -108,6 +109,8 @@ const std::vector<ModesEntry>& modes_entries();
 ModesEntry bias_add_backward_entry();
 ModesEntry linear_backward_weight_entry();
 ModesEntry linear_backward_data_entry();
+ModesEntry batchnorm2d_stats_entry();
+ModesEntry batchnorm2d_backward_entry();
 ModesEntry softmax_xent_forward_entry();
 
 }  // namespace dt::test

@@ -11,7 +11,7 @@
 // the true total B + 4095 v rounds to B + ulp. N = 4096: the division by N is exact.
 // Bound of the loss: (depth + 2) eps sum|loss_n| / N for tree, kahan and exact, (N + 2) eps ...
 // in any order (permuted, atomic), plus each loss_n's own error (K + 3) eps + 2 eps (log s_n +
-// |l_label - m_n| + |loss_n|), over N (the slack: the same in every mode).
+// |l_label - m_n| + |loss_n|), over N (the same in every mode: `bounds`, no one c fits).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -197,18 +197,18 @@ ModesEntry softmax_xent_forward_entry() {
     e.reference = [](int s, const Floats& in, bool magnitudes) {
         const RefRows r = ref_rows(s, in);
         const double N = static_cast<double>(at(s).N);
-        if (magnitudes)
-            return Doubles{{r.abs_sum / N}, std::vector<double>(r.loss.size(), 0.0), {}, {}, {}};
-        return Doubles{{r.total}, r.loss, {}, {}, {}};
+        if (!magnitudes) return Doubles{{r.total}, r.loss, {}, {}, {}};
+        std::vector<double> abs_rows(r.loss.size());
+        for (std::size_t n = 0; n < abs_rows.size(); ++n) abs_rows[n] = std::fabs(r.loss[n]);
+        return Doubles{{r.abs_sum / N}, abs_rows, {}, {}, {}};
     };
-    e.slack = [](int s, const Floats& in) {
+    e.bounds = [](int s, const Floats& in, AccumMode m) {  // the header's bound
         const RefRows r = ref_rows(s, in);
-        return Doubles{{r.err_sum / static_cast<double>(at(s).N)}, r.err, {}, {}, {}};
-    };
-    e.bound = [](int s, AccumMode m) {
         const double N = static_cast<double>(at(s).N);
-        return m == AccumMode::kPermuted || m == AccumMode::kAtomic ? N + 2
-                                                                    : std::ceil(std::log2(N)) + 2;
+        const double c = m == AccumMode::kPermuted || m == AccumMode::kAtomic
+                             ? N + 2
+                             : std::ceil(std::log2(N)) + 2;
+        return Doubles{{(c * kEps32 * r.abs_sum + r.err_sum) / N}, r.err, {}, {}, {}};
     };
     e.terms = [](int s) { return at(s).N; };
     e.ill_reference = [](int s, const Floats& in) {  // the kernel's own losses, in long double
