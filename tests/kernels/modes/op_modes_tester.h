@@ -94,7 +94,7 @@ struct ModesEntry {
     /// The outputs whose bits no mode changes on shape s (empty: none).
     std::function<std::vector<int>(int s)> mode_free;
     // Which shapes each check uses (Recipe and Bound: every shape).
-    std::vector<int> thread_shapes, order_shapes, atomic_shapes, special_shapes, mode_free_shapes;
+    std::vector<int> thread_shapes, order_shapes, atomic_shapes, special_shapes;
     int ill_shape = 0, key_shape = 0;
     /// Of keys 8 .. 12, how many must give other bits than key 7 (a single output may not).
     int key_min_differ = 5;
@@ -111,6 +111,8 @@ ModesEntry linear_backward_weight_entry();
 ModesEntry linear_backward_data_entry();
 ModesEntry batchnorm2d_stats_entry();
 ModesEntry batchnorm2d_backward_entry();
+ModesEntry maxpool2d_backward_entry();
+ModesEntry avgpool2d_backward_entry();
 ModesEntry softmax_xent_forward_entry();
 
 }  // namespace dt::test
