@@ -93,8 +93,10 @@ struct ModesEntry {
     std::function<Settled(int s, const Floats& in)> atomic_settled;
     /// The outputs whose bits no mode changes on shape s (empty: none).
     std::function<std::vector<int>(int s)> mode_free;
-    // Which shapes each check uses (Recipe and Bound: every shape).
+    // Which shapes each check uses (Recipe, Bound and ModeFree: every shape but the atomic-only
+    // ones, contention shapes too large to redo in every mode; Atomic bounds every call there).
     std::vector<int> thread_shapes, order_shapes, atomic_shapes, special_shapes;
+    std::vector<int> atomic_only_shapes;
     int ill_shape = 0, key_shape = 0;
     /// Of keys 8 .. 12, how many must give other bits than key 7 (a single output may not).
     int key_min_differ = 5;
@@ -109,6 +111,8 @@ const std::vector<ModesEntry>& modes_entries();
 ModesEntry bias_add_backward_entry();
 ModesEntry linear_backward_weight_entry();
 ModesEntry linear_backward_data_entry();
+ModesEntry conv2d_backward_data_entry();
+ModesEntry conv2d_backward_weight_entry();
 ModesEntry batchnorm2d_stats_entry();
 ModesEntry batchnorm2d_backward_entry();
 ModesEntry maxpool2d_backward_entry();

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+// conv.dgrad and conv.wgrad (kernels/conv2d.h: conv2d_backward_data, conv2d_backward_weight) for
+// the accumulation-mode tester. Shapes: odd sizes, strides 1-3, padding (also as wide as the
+// image), kernels 1 (pointwise and strided), 3, 5, 7, more samples than one wgrad wave (16), more
+// positions than one K block, more live rows and output channels than one exact wgrad tile
+// holds, 5 wgrad tree groups (3 combine as a chain would); then the thread shapes (37 samples:
+// 3 wgrad waves; 1 sample: the parallel GEMM; 9000 weights: slices across threads), the
+// sample-order, ill-conditioned and key shapes, and the contention shapes (SmallCNN's conv2 at
+// batch 128: 8 wgrad partials and 3 dgrad row partials per element; N = 32 with a 2x3 kernel:
+// two of each, which commute), Atomic's only: Recipe and Bound in every mode there would make
+// the entries 6 times slower.
+// Ill-conditioned inputs make the terms exact and span 2^+-20 (wgrad: 1x1 maps and kernel,
+// x = 1, the leaves are dy; the last 32 samples negate the first 32 in another order, exact sum
+// 0) or 2^+-12 (dgrad: one output channel, dy = 1, the 25 per-tap values are the weights), with
+// alternating signs. Kahan beats tree on their total error, not on every element (a lucky one
+// leaves tree exact): the shapes hold six draws' worth, 24 output channels (wgrad) and 18 input
+// channels (dgrad).
+// Bound constants c (c * eps32 * the same sum over |terms|; P = Ho*Wo, N samples):
+//   wgrad  G * P + (tree depth | number) of the N / G group partials + 2 for tree | atomic
+//          (G = min(N, conv2d_tree_group(P) | kConv2dAtomicGroup)); P + (1 | N) + 2 for
+//          kahan, exact | permuted;
+//   dgrad  Co + (1 | Kh*Kw) + 2 for kahan, exact | tree, permuted; Co*Kh*Kw + 1 for tree on
+//          conv2d_dgrad_is_forward shapes (one fma chain); Co + Kw + Kh for atomic (a tap's
+//          chain over Co, Kw - 1 adds inside its kernel row, the Kh row partials in any order).
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/common/accum_exact.h"
+#include "kernels/common/accum_kahan.h"
+#include "kernels/common/accum_permuted.h"
+#include "kernels/common/reduce_tree.h"
+#include "kernels/conv2d.h"
+#include "kernels/ref/conv2d_ref.h"
+#include "tests/kernels/modes/op_modes_tester.h"
+#include "tests/support/conv2d_shapes.h"
+#include "tests/support/rng.h"
+
+namespace dt::test {
+namespace {
+
+using kernels::Conv2dParams;
+using kernels::common::AccumMode;
+using kernels::common::AccumSpec;
+namespace c = kernels::common;
+
+const std::vector<Conv2dParams> kShapes = {
+    geom(3, 2, 7, 5, 3, 3, 3, 1, 1),
+    geom(2, 3, 9, 9, 4, 3, 3, 2, 1),
+    geom(2, 1, 8, 8, 5, 1, 1, 1, 0),
+    geom(2, 2, 9, 9, 3, 1, 1, 3, 1),
+    geom(2, 2, 11, 9, 3, 7, 7, 1, 3),
+    geom(17, 3, 5, 5, 2, 3, 3, 1, 1),
+    geom(4, 3, 10, 10, 2, 5, 5, 3, 0),
+    geom(2, 2, 20, 19, 3, 3, 3, 1, 1),
+    geom(2, 3, 2, 2, 4, 5, 5, 1, 2),
+    geom(2, 2, 6, 8, 3, 2, 3, 1, 0),
+    geom(5, 16, 4, 4, 10, 3, 3, 1, 1),  // exact, small maps: full + partial tiles
+    geom(3, 16, 4, 4, 70, 3, 3, 1, 1),  // exact: 64-channel tiles, 8-channel groups + rest
+    geom(33, 12, 8, 8, 9, 3, 3, 1, 1),  // exact: N x P = 2112, 96-row spans (colt budget)
+    geom(3, 3, 7, 6, 32, 3, 3, 1, 1),   // few live rows, Co = 32: direct wgrad leaves
+    geom(67, 2, 8, 8, 3, 3, 3, 1, 1),   // 5 wgrad tree groups of 16
+    geom(37, 4, 10, 9, 8, 3, 3, 1, 1),  // 15-17: threads
+    geom(1, 16, 14, 14, 32, 3, 3, 1, 1),
+    geom(19, 2, 9, 9, 500, 3, 3, 2, 1),
+    geom(37, 3, 9, 8, 5, 3, 3, 1, 1),  // 18, 19: sample order
+    geom(6, 2, 7, 7, 4, 5, 5, 2, 2),
+    geom(64, 3, 1, 1, 24, 1, 1, 1, 0),      // 20: ill-conditioned wgrad
+    geom(2, 18, 9, 9, 1, 5, 5, 1, 2),       // 21: ill-conditioned dgrad
+    geom(23, 3, 8, 8, 4, 3, 3, 1, 1),       // 22: key
+    geom(128, 16, 14, 14, 32, 3, 3, 1, 1),  // 23, 24: contention
+    geom(32, 8, 14, 14, 16, 2, 3, 1, 1)};
+const Conv2dParams& at(int s) { return kShapes[static_cast<std::size_t>(s)]; }
+
+/// v[i] = a uniform value in [1, 2) times 2^(i * mul % span - span / 2) * (-1)^i.
+std::vector<float> spread(int64_t n, uint32_t tag, int mul, int span) {
+    std::vector<float> v = uniform_floats(n, 1, 2, test_seed(), tag);
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = std::ldexp(v[i], static_cast<int>(i * mul % span) - span / 2) * (i % 2 ? -1 : 1);
+    return v;
+}
+
+/// The rows of a (samples, width) matrix in `order`.
+std::vector<float> rows_in(const std::vector<float>& m, int64_t width,
+                           const std::vector<int64_t>& order) {
+    std::vector<float> moved(m.size());
+    for (std::size_t j = 0; j < order.size(); ++j)
+        std::copy_n(m.begin() + order[j] * width, width,
+                    moved.begin() + static_cast<int64_t>(j) * width);
+    return moved;
+}
+
+/// The double reference of one backward kernel, or of the same sums over |terms|.
+template <class Ref>
+Doubles reference_with(const Floats& in, bool magnitudes, int64_t out_size, Ref ref) {
+    std::vector<double> a(in[0].begin(), in[0].end()), b(in[1].begin(), in[1].end());
+    if (magnitudes) {
+        for (double& v : a) v = std::fabs(v);
+        for (double& v : b) v = std::fabs(v);
+    }
+    std::vector<double> out(static_cast<std::size_t>(out_size));
+    ref(a.data(), b.data(), out.data());
+    return Doubles{out};
+}
+
+/// The mode's sum of float terms t in the order given: kahan (the tree of (t, +0) pairs when
+/// `tree`, else kahan_add in order from (+0, +0)), exact, or sequential from +0 (the rest).
+float sum_of(const std::vector<float>& t, AccumMode mode, bool tree) {
+    const int64_t n = static_cast<int64_t>(t.size());
+    if (mode == AccumMode::kExact) {
+        c::ExactAcc a;
+        c::exact_init(a);
+        for (float v : t) c::exact_add(a, v);  // one term at a time, no array helper
+        return c::exact_value(a);
+    }
+    if (mode == AccumMode::kKahan && tree) {
+        std::vector<c::KahanSum> k(t.size());
+        for (std::size_t i = 0; i < t.size(); ++i) k[i] = c::KahanSum{t[i], 0.0f};
+        return c::kahan_value(c::kahan_tree_combine(k.data(), n));
+    }
+    if (mode == AccumMode::kKahan) return c::kahan_value(c::kahan_sum(t.data(), n));
+    float acc = 0.0f;
+    for (float v : t) acc = acc + v;
+    return acc;
+}
+
+/// leaves[k * L + e], e = (o, c, ki, kj): the fma chain from +0 over positions ascending of
+/// dy * xpad (padding +0, so a dead tap's leaf is +0), continued over the `group` samples of
+/// leaf k in order (1: one leaf per sample).
+std::vector<float> wgrad_leaves(const std::vector<float>& x, const std::vector<float>& dy,
+                                const Conv2dParams& p, int64_t group) {
+    const int64_t L = wsize(p);
+    std::vector<float> leaves(static_cast<std::size_t>((p.n + group - 1) / group * L), 0.0f);
+    for (int64_t s = 0; s < p.n; ++s)
+        for (int64_t o = 0; o < p.co; ++o)
+            for (int64_t ci = 0; ci < p.ci; ++ci)
+                for (int64_t ki = 0; ki < p.kh; ++ki)
+                    for (int64_t kj = 0; kj < p.kw; ++kj) {
+                        float& acc =
+                            leaves[s / group * L + ((o * p.ci + ci) * p.kh + ki) * p.kw + kj];
+                        for (int64_t oh = 0; oh < p.ho; ++oh)
+                            for (int64_t ow = 0; ow < p.wo; ++ow) {
+                                const int64_t ih = oh * p.stride - p.pad + ki;
+                                const int64_t iw = ow * p.stride - p.pad + kj;
+                                const bool in = ih >= 0 && ih < p.h && iw >= 0 && iw < p.w;
+                                acc = std::fma(
+                                    dy[((s * p.co + o) * p.ho + oh) * p.wo + ow],
+                                    in ? x[((s * p.ci + ci) * p.h + ih) * p.w + iw] : 0.0f, acc);
+                            }
+                    }
+    return leaves;
+}
+
+/// dgrad's tree on conv2d_dgrad_is_forward shapes: the fma chain from +0 over o ascending, then
+/// taps (ki, kj) descending, of w[o,c,ki,kj] * dy[s,o,ih+pad-ki,iw+pad-kj] where that exists.
+float transposed_forward(const std::vector<float>& dy, const std::vector<float>& w,
+                         const Conv2dParams& p, int64_t s, int64_t ci, int64_t ih, int64_t iw) {
+    float acc = 0.0f;
+    for (int64_t o = 0; o < p.co; ++o)
+        for (int64_t ki = p.kh - 1; ki >= 0; --ki)
+            for (int64_t kj = p.kw - 1; kj >= 0; --kj) {
+                const int64_t oh = ih + p.pad - ki, ow = iw + p.pad - kj;
+                if (oh < 0 || ow < 0 || oh >= p.ho || ow >= p.wo) continue;
+                acc = std::fma(w[((o * p.ci + ci) * p.kh + ki) * p.kw + kj],
+                               dy[((s * p.co + o) * p.ho + oh) * p.wo + ow], acc);
+            }
+    return acc;
+}
+
+/// dx[s, c, ih, iw] by the mode's recipe (e.recipe below); pi: permute_order(Kh*Kw, key).
+float dgrad_element(const std::vector<float>& dy, const std::vector<float>& w,
+                    const Conv2dParams& p, AccumMode mode, const std::vector<uint32_t>& pi,
+                    int64_t s, int64_t ci, int64_t ih, int64_t iw) {
+    if (mode == AccumMode::kTree && kernels::conv2d_dgrad_is_forward(p))
+        return transposed_forward(dy, w, p, s, ci, ih, iw);
+    const int64_t kk = p.kh * p.kw;
+    std::vector<float> tap(static_cast<std::size_t>(kk)), t;
+    std::vector<char> has(static_cast<std::size_t>(kk));
+    for (int64_t k = 0; k < kk; ++k)
+        has[k] = dgrad_tap(dy, w, p, s, ci, ih, iw, k / p.kw, k % p.kw, &tap[k]);
+    if (mode == AccumMode::kAtomic) {
+        float out = 0.0f;
+        for (int64_t ki = 0; ki < p.kh; ++ki) {
+            float row = 0.0f;
+            for (int64_t k = ki * p.kw; k < (ki + 1) * p.kw; ++k)
+                if (has[k]) row = row + tap[k];
+            out = out + row;
+        }
+        return out;
+    }
+    for (int64_t j = 0; j < kk; ++j) {
+        const int64_t k = mode == AccumMode::kPermuted ? pi[j] : j;
+        if (has[k]) t.push_back(tap[k]);
+    }
+    return sum_of(t, mode, false);
+}
+
+/// What both entries share: the shapes, the samples, which shapes each check uses.
+ModesEntry conv2d_entry(const std::string& kernel) {
+    ModesEntry e;
+    e.kernel = kernel;
+    for (const Conv2dParams& p : kShapes) e.shapes.push_back(describe(p));
+    e.samples = [](int s) { return at(s).n; };
+    e.thread_shapes = {15, 16, 17};
+    e.order_shapes = {18, 19};
+    e.key_shape = 22;
+    e.atomic_shapes = {23, 24};
+    e.atomic_only_shapes = {23, 24};
+    return e;
+}
+
+}  // namespace
+
+ModesEntry conv2d_backward_data_entry() {
+    ModesEntry e = conv2d_entry("conv2d_backward_data");
+    e.crosses_samples = false;
+    e.inputs = [](int s, uint32_t tag, Inputs kind) {  // dy, w
+        const Conv2dParams& p = at(s);
+        if (kind == Inputs::kIll)
+            return Floats{std::vector<float>(static_cast<std::size_t>(ysize(p)), 1.0f),
+                          spread(wsize(p), tag + 1, 5, 25)};
+        return Floats{uniform_floats(ysize(p), -1, 1, test_seed(), tag),
+                      uniform_floats(wsize(p), -1, 1, test_seed(), tag + 1)};
+    };
+    e.call = [](int s, const Floats& in, AccumSpec spec, DeviceCall& d) {
+        Conv2dParams p = at(s);
+        p.accum = spec;
+        d.table().conv2d_backward_data(d.in(in[0]), d.in(in[1]), d.out(xsize(p)), p);
+    };
+    // Per element (s, c, ih, iw), the per-tap values t (an fma chain over o ascending, the same
+    // in every mode) of the taps whose output position exists: tree +0 + t ascending (on
+    // conv2d_dgrad_is_forward shapes the transposed forward's one chain instead), kahan
+    // kahan_add ascending, exact, permuted +0 + t in permute_order(Kh*Kw, key); atomic the
+    // kernel rows' partials (+0 + t, kj ascending) added from +0 in ascending ki (the order the
+    // items (sample, ki) take at one thread).
+    e.recipe = [](int s, const Floats& in, AccumSpec spec) {
+        const Conv2dParams& p = at(s);
+        std::vector<uint32_t> pi(static_cast<std::size_t>(p.kh * p.kw));
+        c::permute_order(pi.data(), p.kh * p.kw, spec.permute_key);
+        std::vector<float> dx(static_cast<std::size_t>(xsize(p)));
+        for (int64_t n = 0; n < p.n; ++n)
+            for (int64_t ci = 0; ci < p.ci; ++ci)
+                for (int64_t ih = 0; ih < p.h; ++ih)
+                    for (int64_t iw = 0; iw < p.w; ++iw)
+                        dx[((n * p.ci + ci) * p.h + ih) * p.w + iw] =
+                            dgrad_element(in[0], in[1], p, spec.mode, pi, n, ci, ih, iw);
+        return Floats{dx};
+    };
+    e.reference = [](int s, const Floats& in, bool magnitudes) {
+        const Conv2dParams& p = at(s);
+        return reference_with(in, magnitudes, xsize(p), [&](auto dy, auto w, auto dx) {
+            kernels::ref::conv2d_backward_data(dy, w, dx, p);
+        });
+    };
+    e.bound = [](int s, AccumMode m) {
+        const Conv2dParams& p = at(s);
+        const double co = static_cast<double>(p.co), kk = static_cast<double>(p.kh * p.kw);
+        return m == AccumMode::kAtomic ? co + static_cast<double>(p.kw + p.kh)
+               : m == AccumMode::kTree && kernels::conv2d_dgrad_is_forward(p) ? co * kk + 1
+               : m == AccumMode::kKahan || m == AccumMode::kExact             ? co + 3
+                                                                              : co + kk + 2;
+    };
+    e.terms = [](int s) { return at(s).kh * at(s).kw; };
+    e.ill_shape = 21;
+    e.permute = [](int s, const Floats& in, const std::vector<int64_t>& order) {
+        const Conv2dParams& p = at(s);
+        return Floats{rows_in(in[0], p.co * p.ho * p.wo, order), in[1]};
+    };
+    e.permuted = [](int s, const Floats& out, const std::vector<int64_t>& order) {
+        const Conv2dParams& p = at(s);
+        return Floats{rows_in(out[0], p.ci * p.h * p.w, order)};
+    };
+    e.atomic_settled = [](int s, const Floats&) {  // at most two kernel rows
+        return settled_all({std::vector<float>(static_cast<std::size_t>(xsize(at(s))))},
+                           at(s).kh <= 2);
+    };
+    e.mode_free = [](int s) {  // a 1x1 kernel: one tap per element, no sum for a mode to order
+        return at(s).kh * at(s).kw == 1 ? std::vector<int>{0} : std::vector<int>{};
+    };
+    return e;
+}
+
+ModesEntry conv2d_backward_weight_entry() {
+    ModesEntry e = conv2d_entry("conv2d_backward_weight");
+    e.inputs = [](int s, uint32_t tag, Inputs kind) {  // x, dy
+        const Conv2dParams& p = at(s);
+        if (kind != Inputs::kIll)
+            return Floats{uniform_floats(xsize(p), -1, 1, test_seed(), tag),
+                          uniform_floats(ysize(p), -1, 1, test_seed(), tag + 1)};
+        std::vector<float> dy = spread(ysize(p), tag + 1, 7, 41);
+        const int64_t half = p.n / 2, row = p.co * p.ho * p.wo;
+        for (int64_t k = 0; k < half * row; ++k)  // sample half + j: -(sample (j + 5) % half)
+            dy[half * row + k] = -dy[(k / row + 5) % half * row + k % row];
+        return Floats{std::vector<float>(static_cast<std::size_t>(xsize(p)), 1.0f), dy};
+    };
+    e.call = [](int s, const Floats& in, AccumSpec spec, DeviceCall& d) {
+        Conv2dParams p = at(s);
+        p.accum = spec;
+        d.table().conv2d_backward_weight(d.in(in[0]), d.in(in[1]), d.out(wsize(p)), p);
+    };
+    // Leaves per sample (the fma chain over positions ascending of dy * xpad) combined over
+    // samples: tree, leaves of conv2d_tree_group(P) samples (one chain continued over the group)
+    // by the left-complete tree in group order; kahan, the kahan tree of (leaf, +0) pairs;
+    // exact; permuted, +0 + leaf in permute_order(N, key); atomic, leaves of kConv2dAtomicGroup
+    // samples added from +0 in ascending order (the groups' order at one thread).
+    e.recipe = [](int s, const Floats& in, AccumSpec spec) {
+        const Conv2dParams& p = at(s);
+        const int64_t L = wsize(p);
+        const int64_t group = spec.mode == AccumMode::kTree
+                                  ? kernels::conv2d_tree_group(p.ho * p.wo)
+                              : spec.mode == AccumMode::kAtomic ? kernels::kConv2dAtomicGroup
+                                                                : 1;
+        const std::vector<float> leaves = wgrad_leaves(in[0], in[1], p, group);
+        const int64_t count = static_cast<int64_t>(leaves.size()) / L;
+        std::vector<uint32_t> order(static_cast<std::size_t>(p.n));
+        c::permute_order(order.data(), p.n, spec.permute_key);
+        std::vector<float> dw(static_cast<std::size_t>(L)), t(static_cast<std::size_t>(count));
+        for (int64_t el = 0; el < L; ++el) {
+            if (spec.mode == AccumMode::kTree) {
+                dw[el] = c::reduce_tree_combine(&leaves[el], count, L);
+                continue;
+            }
+            for (int64_t k = 0; k < count; ++k)
+                t[k] = leaves[(spec.mode == AccumMode::kPermuted ? order[k] : k) * L + el];
+            dw[el] = sum_of(t, spec.mode, true);
+        }
+        return Floats{dw};
+    };
+    e.reference = [](int s, const Floats& in, bool magnitudes) {
+        const Conv2dParams& p = at(s);
+        return reference_with(in, magnitudes, wsize(p), [&](auto x, auto dy, auto dw) {
+            kernels::ref::conv2d_backward_weight(x, dy, dw, p);
+        });
+    };
+    e.bound = [](int s, AccumMode m) {
+        const Conv2dParams& p = at(s);
+        const double P = static_cast<double>(p.ho * p.wo), N = static_cast<double>(p.n);
+        const double Gt = std::min<double>(N, kernels::conv2d_tree_group(p.ho * p.wo));
+        const double Ga = std::min<double>(N, kernels::kConv2dAtomicGroup);
+        return m == AccumMode::kAtomic ? Ga * P + std::ceil(N / Ga) + 2
+               : m == AccumMode::kTree ? Gt * P + std::ceil(std::log2(std::ceil(N / Gt))) + 2
+               : m == AccumMode::kKahan || m == AccumMode::kExact ? P + 3
+                                                                  : P + N + 2;
+    };
+    e.terms = [](int s) { return at(s).n; };
+    e.ill_shape = 20;
+    e.permute = [](int s, const Floats& in, const std::vector<int64_t>& order) {
+        const Conv2dParams& p = at(s);
+        return Floats{rows_in(in[0], p.ci * p.h * p.w, order),
+                      rows_in(in[1], p.co * p.ho * p.wo, order)};
+    };
+    e.permuted = [](int, const Floats& out, const std::vector<int64_t>&) { return out; };
+    e.atomic_settled = [](int s, const Floats&) {  // at most two groups of samples
+        return settled_all({std::vector<float>(static_cast<std::size_t>(wsize(at(s))))},
+                           at(s).n <= 2 * kernels::kConv2dAtomicGroup);
+    };
+    e.mode_free = [](int s) {  // one sample: one leaf, no sum for a mode to order
+        return at(s).n == 1 ? std::vector<int>{0} : std::vector<int>{};
+    };
+    return e;
+}
+
+}  // namespace dt::test
