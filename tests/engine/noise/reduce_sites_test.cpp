@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
 #include <vector>
 
 #include "kernels/common/accum_permuted.h"
@@ -51,6 +53,24 @@ TEST(ReduceSites, NamesModesAndPerCallSpecs) {
         EXPECT_EQ(reduce_site_spec(ReduceSite::kLoss).permute_key, 42u);  // seed kept
     }
     for (ReduceSite s : all_reduce_sites()) EXPECT_EQ(accum_mode(s), AccumMode::kTree);  // restored
+}
+
+// Every site but grad.allreduce (summed in engine/runtime) is some kernel's, and
+// kernels/op_list.inc names each kernel's site with the engine's names: the tester needs an entry
+// for each such kernel (tests/kernels/modes/site_entries_test.cpp), so a new site reaches it
+// through that table.
+TEST(ReduceSites, EveryKernelSiteIsInTheOpList) {
+    std::set<std::string> listed;
+#define DT_SITE(entry, site) listed.insert(site);
+#include "kernels/op_list.inc"
+    for (ReduceSite s : all_reduce_sites()) {
+        if (s == ReduceSite::kGradAllreduce) continue;
+        EXPECT_TRUE(listed.count(reduce_site_name(s)))
+            << reduce_site_name(s) << " has no DT_SITE row in kernels/op_list.inc";
+    }
+    for (const std::string& name : listed)
+        EXPECT_TRUE(reduce_site_from_name(name).has_value())
+            << "kernels/op_list.inc names site " << name << ", which the engine does not have";
 }
 
 }  // namespace
