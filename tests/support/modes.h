@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Shared scaffolding of the accumulation-mode kernel tests (the tester of tests/kernels/modes/
-// and the tests/kernels/cpu/*_modes_test.cpp files not yet moved into it): the mode lists they
-// loop over (also as AccumSpecs), a mode's name for traces (the table of
-// kernels/common/accum_mode.h), a result's bits as a set key (to count the distinct results of
-// repeated atomic calls), and the total |error| that the kahan-beats-tree checks compare.
+// Shared scaffolding of the accumulation-mode kernel tests (the tester of tests/kernels/modes/,
+// the CUDA bodies' tests, the device ops): the mode list they loop over (also as AccumSpecs), a
+// mode's name for traces (the table of kernels/common/accum_mode.h), a result's bits as a set key
+// (to count the distinct results of repeated atomic calls), and the total |error| that the
+// kahan-beats-tree checks compare.
 #pragma once
 #include <array>
 #include <cmath>
@@ -21,11 +21,6 @@ inline constexpr kernels::common::AccumMode kAllModes[] = {
     kernels::common::AccumMode::kTree, kernels::common::AccumMode::kKahan,
     kernels::common::AccumMode::kExact, kernels::common::AccumMode::kPermuted,
     kernels::common::AccumMode::kAtomic};
-/// The modes whose bits no thread count may change.
-inline constexpr kernels::common::AccumMode kDeterministicModes[] = {
-    kernels::common::AccumMode::kTree, kernels::common::AccumMode::kKahan,
-    kernels::common::AccumMode::kExact, kernels::common::AccumMode::kPermuted};
-
 /// kAllModes as AccumSpecs: permuted with `permute_key`, the others with 0 (they use no key).
 inline constexpr std::array<kernels::common::AccumSpec, 5> all_mode_specs(uint64_t permute_key) {
     std::array<kernels::common::AccumSpec, 5> specs{};
