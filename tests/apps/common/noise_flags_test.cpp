@@ -16,22 +16,14 @@
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
 #include "engine/noise/reduce_sites.h"
+#include "tests/support/errors.h"
 
 namespace dt {
 namespace {
 
-constexpr std::size_t kSite(ReduceSite s) { return static_cast<std::size_t>(s); }
+using test::message_of;
 
-/// The ValueError text of `f()` ("" when none is thrown).
-template <typename F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const ValueError& e) {
-        return e.what();
-    }
-    return "";
-}
+constexpr std::size_t kSite(ReduceSite s) { return static_cast<std::size_t>(s); }
 
 void expect_mentions(const std::string& msg, std::initializer_list<const char*> parts) {
     ASSERT_FALSE(msg.empty()) << "no ValueError";
@@ -52,15 +44,17 @@ TEST(NoiseSource, ParsesEveryForm) {
 }
 
 TEST(NoiseSource, BadValuesNameFlagValueAndForms) {
-    for (const char* bad : {"-3", "fixed:", "fixed:x", "18446744073709551616", "rand", "", "1e3",
-                            "fixed:-1", " 5"}) {
+    for (const char* bad :
+         {"-3", "fixed:", "fixed:x", "18446744073709551616", "rand", "", "1e3", "fixed:-1", " 5"}) {
         SCOPED_TRACE(bad);
-        expect_mentions(error_of([&] { parse_source_setting("--seed-shuffle", bad); }),
-                        {"--seed-shuffle", "expected", "fixed:N", "random", "off"});
+        expect_mentions(
+            message_of<ValueError>([&] { parse_source_setting("--seed-shuffle", bad); }),
+            {"--seed-shuffle", "expected", "fixed:N", "random", "off"});
     }
     // The weight init cannot be off: the message says why and what to do instead.
-    expect_mentions(error_of([] { parse_source_setting("--seed-init", "off", false); }),
-                    {"--seed-init", "'off'", "cannot be switched off", "fixed"});
+    expect_mentions(
+        message_of<ValueError>([] { parse_source_setting("--seed-init", "off", false); }),
+        {"--seed-init", "'off'", "cannot be switched off", "fixed"});
 }
 
 TEST(InitPerturb, ParsesAndApplies) {
@@ -71,7 +65,7 @@ TEST(InitPerturb, ParsesAndApplies) {
     for (const char* bad : {"conv1.weight", ":0", "conv1.weight:x", "conv1.weight:-1",
                             "conv1.weight:0:sideways", "a:1:up:2"}) {
         SCOPED_TRACE(bad);
-        expect_mentions(error_of([&] { parse_init_perturb(bad); }),
+        expect_mentions(message_of<ValueError>([&] { parse_init_perturb(bad); }),
                         {"--init-perturb", bad, "NAME:INDEX"});
     }
 
@@ -88,9 +82,13 @@ TEST(InitPerturb, ParsesAndApplies) {
     apply_init_perturb({"b", 0, +1}, names, ts);  // from 0: the smallest subnormal
     EXPECT_EQ(ts[1].to_vector()[0], std::numeric_limits<float>::denorm_min());
 
-    expect_mentions(error_of([&] { apply_init_perturb({"conv9.weight", 0, 1}, names, ts); }),
+    expect_mentions(message_of<ValueError>([&] {
+                        apply_init_perturb({"conv9.weight", 0, 1}, names, ts);
+                    }),
                     {"conv9.weight", "w, b"});
-    expect_mentions(error_of([&] { apply_init_perturb({"w", 4, 1}, names, ts); }),
+    expect_mentions(message_of<ValueError>([&] {
+                        apply_init_perturb({"w", 4, 1}, names, ts);
+                    }),
                     {"index 4", "4 elements", "[0, 4)"});
 }
 
@@ -104,11 +102,12 @@ TEST(ImplSites, ParseModes) {
     EXPECT_EQ(p.permute, SourceSetting::fixed(7));
     EXPECT_EQ(site_setting_text(p), "permuted:7");
     EXPECT_EQ(parse_site_setting("--impl", "permuted:random").permute, SourceSetting::random());
-    for (const char* bad : {"permuted", "permuted:", "permuted:off", "permuted:x", "Tree", "fast",
-                            "fma"}) {
+    for (const char* bad :
+         {"permuted", "permuted:", "permuted:off", "permuted:x", "Tree", "fast", "fma"}) {
         SCOPED_TRACE(bad);
-        expect_mentions(error_of([&] { parse_site_setting("--impl-site loss", bad); }),
-                        {"--impl-site loss", bad, "permuted:"});
+        expect_mentions(
+            message_of<ValueError>([&] { parse_site_setting("--impl-site loss", bad); }),
+            {"--impl-site loss", bad, "permuted:"});
     }
 }
 
@@ -133,9 +132,9 @@ TEST(ImplSites, Presets) {
         // Atomic exactly at the cross-sample sites (few outputs, long sums).
         EXPECT_EQ(atomic, reduce_site_crosses_samples(site));
     }
-    expect_mentions(error_of([] { impl_sites("quick"); }),
-                    {"--impl", "'quick'", "fast", "deterministic", "exact", "exact-all",
-                     "permuted:<seed>"});
+    expect_mentions(
+        message_of<ValueError>([] { impl_sites("quick"); }),
+        {"--impl", "'quick'", "fast", "deterministic", "exact", "exact-all", "permuted:<seed>"});
 }
 
 TEST(ImplSites, TheEngineKnowsThePresetsByName) {
@@ -147,8 +146,8 @@ TEST(ImplSites, TheEngineKnowsThePresetsByName) {
     for (const std::string& name : noise_preset_names()) {
         const std::optional<NoisePreset> p = noise_preset(name);
         ASSERT_TRUE(p.has_value()) << name;
-        EXPECT_EQ(p->seeds.kind, name.rfind("algo", 0) == 0 ? SourceKind::kRandom
-                                                             : SourceKind::kFixed);
+        EXPECT_EQ(p->seeds.kind,
+                  name.rfind("algo", 0) == 0 ? SourceKind::kRandom : SourceKind::kFixed);
         EXPECT_STREQ(p->impl, name.find("impl") != std::string::npos ? "fast" : "deterministic");
     }
     EXPECT_FALSE(noise_preset("quiet").has_value());
@@ -162,12 +161,14 @@ TEST(ImplSites, OverridesAndErrors) {
     EXPECT_EQ(s[kSite(ReduceSite::kBnStats)].mode, AccumMode::kKahan);
     EXPECT_EQ(s[kSite(ReduceSite::kLoss)].permute.seed, 7u);
     EXPECT_EQ(s[kSite(ReduceSite::kBiasGrad)].mode, AccumMode::kAtomic);  // untouched
-    expect_mentions(error_of([&] { apply_impl_sites(s, "conv.wgard=atomic"); }),
+    expect_mentions(message_of<ValueError>([&] { apply_impl_sites(s, "conv.wgard=atomic"); }),
                     {"--impl-site", "conv.wgard", "conv.wgrad", "pool.backward", "loss"});
-    expect_mentions(error_of([&] { apply_impl_sites(s, "loss=fastest"); }),
+    expect_mentions(message_of<ValueError>([&] { apply_impl_sites(s, "loss=fastest"); }),
                     {"--impl-site loss", "fastest", "tree", "atomic", "kahan", "exact"});
-    expect_mentions(error_of([&] { apply_impl_sites(s, "loss"); }), {"--impl-site", "SITE=MODE"});
-    expect_mentions(error_of([&] { apply_impl_sites(s, "loss=tree,"); }), {"--impl-site"});
+    expect_mentions(message_of<ValueError>([&] { apply_impl_sites(s, "loss"); }),
+                    {"--impl-site", "SITE=MODE"});
+    expect_mentions(message_of<ValueError>([&] { apply_impl_sites(s, "loss=tree,"); }),
+                    {"--impl-site"});
 }
 
 NoiseConfig from(NoiseFlags f) { return noise_config_from_flags(f); }
@@ -212,14 +213,15 @@ TEST(NoiseFlags, PresetsAreTheFourVariants) {
     }
     NoiseFlags bad;
     bad.noise = "chaos";
-    expect_mentions(error_of([&] { from(bad); }), {"--noise", "chaos", "control", "algo+impl"});
+    expect_mentions(message_of<ValueError>([&] { from(bad); }),
+                    {"--noise", "chaos", "control", "algo+impl"});
 }
 
 TEST(NoiseFlags, PrecedenceBySpecificityNotPosition) {
     NoiseFlags f;
     f.noise = "algo+impl";
-    f.seed = "5";                          // beats the preset's random seeds
-    f.seed_dropout = "random";             // beats --seed
+    f.seed = "5";               // beats the preset's random seeds
+    f.seed_dropout = "random";  // beats --seed
     f.seed_augment = "off";
     f.impl_site = {"conv.wgrad=exact", "loss=tree,conv.wgrad=kahan"};  // beat the preset's fast
     const NoiseConfig c = from(f);
@@ -246,14 +248,16 @@ TEST(NoiseFlags, SwitchingSourcesOff) {
     f.seed_shuffle = "off";  // the same thing twice is fine
     EXPECT_TRUE(from(f).shuffle.is_off());
     f.seed_shuffle = "3";
-    expect_mentions(error_of([&] { from(f); }), {"--no-shuffle", "--seed-shuffle 3"});
+    expect_mentions(message_of<ValueError>([&] { from(f); }), {"--no-shuffle", "--seed-shuffle 3"});
 
     NoiseFlags s;
     s.seed = "off";  // would switch the init off
-    expect_mentions(error_of([&] { from(s); }), {"--seed", "'off'", "--seed-shuffle off"});
+    expect_mentions(message_of<ValueError>([&] { from(s); }),
+                    {"--seed", "'off'", "--seed-shuffle off"});
     NoiseFlags i;
     i.seed_init = "off";
-    expect_mentions(error_of([&] { from(i); }), {"--seed-init", "cannot be switched off"});
+    expect_mentions(message_of<ValueError>([&] { from(i); }),
+                    {"--seed-init", "cannot be switched off"});
     NoiseFlags w;
     w.shuffle_within_batch = "fixed:4";
     w.init_perturb = "fc1.weight:10";
@@ -325,13 +329,15 @@ TEST(NoiseJson, RoundTripOfTheResolvedConfig) {
 
     nlohmann::json broken = nlohmann::json::parse(j.dump());
     broken["sites"]["loss"]["mode"] = "fastest";
-    expect_mentions(error_of([&] { noise_config_from_json(broken); }), {"sites.loss", "fastest"});
+    expect_mentions(message_of<ValueError>([&] { noise_config_from_json(broken); }),
+                    {"sites.loss", "fastest"});
     broken = nlohmann::json::parse(j.dump());
     broken["sources"].erase("dropout");
-    expect_mentions(error_of([&] { noise_config_from_json(broken); }), {"dropout"});
+    expect_mentions(message_of<ValueError>([&] { noise_config_from_json(broken); }), {"dropout"});
     broken = nlohmann::json::parse(j.dump());
     broken["sources"]["init"] = {{"kind", "off"}};
-    expect_mentions(error_of([&] { noise_config_from_json(broken); }), {"sources.init", "off"});
+    expect_mentions(message_of<ValueError>([&] { noise_config_from_json(broken); }),
+                    {"sources.init", "off"});
 }
 
 TEST(NoiseDescribe, BannerNamesEverySwitch) {

@@ -7,16 +7,18 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "engine/core/error.h"
+#include "tests/support/errors.h"
 
 namespace dt::study {
 namespace {
+
+using test::has, test::message_of;
 
 constexpr double kTol = 1e-12;
 
@@ -32,20 +34,6 @@ ReplicaData replica(int index, double accuracy, std::vector<int64_t> pred,
                   .probabilities = std::move(probs),
                   .weights = std::move(weights)};
     return r;
-}
-
-// The ValueError text of `f` ("" when nothing is thrown).
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const ValueError& e) {
-        return e.what();
-    }
-    return "";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-    return s.find(part) != std::string::npos;
 }
 
 // ---- scalar statistics ----
@@ -73,7 +61,7 @@ TEST(StudyMetricsPairwise, ChurnIsDisagreementNotAgreement) {
     EXPECT_EQ(churn({0, 1, 2, 3}, {0, 1, 2, 0}), 0.25);  // agreement would be 0.75
     EXPECT_EQ(churn({0, 1, 2, 3}, {0, 1, 0, 0}), 0.5);
     EXPECT_EQ(churn({4, 4, 4}, {4, 4, 4}), 0.0);
-    EXPECT_TRUE(contains(error_of([] { churn({0, 1}, {0, 1, 2}); }), "2 vs 3"));
+    EXPECT_TRUE(has(message_of<ValueError>([] { churn({0, 1}, {0, 1, 2}); }), "2 vs 3"));
 }
 
 TEST(StudyMetricsPairwise, WeightDistanceNormalisesEachVector) {
@@ -83,7 +71,7 @@ TEST(StudyMetricsPairwise, WeightDistanceNormalisesEachVector) {
     // (3,4)/5 - (0,5)/5 = (0.6, -0.2): sqrt(0.4); the unnormalised distance would be sqrt(10).
     EXPECT_NEAR(weight_distance({3, 4}, {0, 5}), std::sqrt(0.4), kTol);
     EXPECT_TRUE(std::isnan(weight_distance({0, 0}, {1, 0})));
-    EXPECT_TRUE(contains(error_of([] { weight_distance({1, 2, 3}, {1, 2}); }), "3 vs 2"));
+    EXPECT_TRUE(has(message_of<ValueError>([] { weight_distance({1, 2, 3}, {1, 2}); }), "3 vs 2"));
 }
 
 TEST(StudyMetricsPairwise, PredictionCorrelationHandComputed) {
@@ -96,7 +84,7 @@ TEST(StudyMetricsPairwise, PredictionCorrelationHandComputed) {
     EXPECT_NEAR(prediction_correlation(p, {0.75f, 0.25f, 0.5f, 0.5f}), 1 / std::sqrt(2.0), kTol);
     EXPECT_NEAR(prediction_correlation(p, {0.25f, 0.75f, 0.5f, 0.5f}), -1 / std::sqrt(2.0), kTol);
     EXPECT_TRUE(std::isnan(prediction_correlation(p, {0.5f, 0.5f, 0.5f, 0.5f})));  // constant
-    EXPECT_TRUE(contains(error_of([&] { prediction_correlation(p, {1, 0}); }), "4 vs 2"));
+    EXPECT_TRUE(has(message_of<ValueError>([&] { prediction_correlation(p, {1, 0}); }), "4 vs 2"));
 }
 
 // Two 2-class members on labels (0, 0, 1): each is right on one example only (1/3), confidently,
@@ -111,8 +99,8 @@ TEST(StudyMetricsPairwise, EnsembleBeatsBothMembers) {
     // (0.5, 0.5) after averaging: the first maximum (class 0) wins the tie.
     EXPECT_EQ(ensemble_accuracy({0.75f, 0.25f}, {0.25f, 0.75f}, {0}, 2), 1.0);
     EXPECT_EQ(ensemble_accuracy({0.75f, 0.25f}, {0.25f, 0.75f}, {1}, 2), 0.0);
-    EXPECT_TRUE(contains(error_of([] { ensemble_accuracy(kEnsA, kEnsB, kEnsLabels, 3); }),
-                         "expected 3 examples x 3 classes = 9"));
+    EXPECT_TRUE(has(message_of<ValueError>([] { ensemble_accuracy(kEnsA, kEnsB, kEnsLabels, 3); }),
+                    "expected 3 examples x 3 classes = 9"));
 }
 
 // ---- per-class and subgroup rates ----
@@ -131,7 +119,10 @@ TEST(StudyMetricsRates, SubgroupFnrDividesByPositives) {
     const BinaryRates all = subgroup_rates(labels, pred, {0, 1, 2});  // no negatives
     EXPECT_TRUE(std::isnan(all.fpr));
     EXPECT_EQ(all.fnr, 0.0);
-    EXPECT_TRUE(contains(error_of([&] { subgroup_rates(labels, {0, 1}, {0}); }), "10 labels"));
+    EXPECT_TRUE(has(message_of<ValueError>([&] {
+                        subgroup_rates(labels, {0, 1}, {0});
+                    }),
+                    "10 labels"));
 }
 
 TEST(StudyMetricsRates, PerClassAccuracy) {
@@ -141,10 +132,10 @@ TEST(StudyMetricsRates, PerClassAccuracy) {
     EXPECT_TRUE(std::isnan(acc[1]));  // no example of class 1
     EXPECT_NEAR(acc[2], 2.0 / 3.0, kTol);
     EXPECT_TRUE(std::isnan(acc[3]));
-    EXPECT_TRUE(contains(error_of([] {
-                             per_class_accuracy({0, 5}, {0, 0}, 3);
-                         }),
-                         "label 5 of example 1 is outside [0, 3)"));
+    EXPECT_TRUE(has(message_of<ValueError>([] {
+                        per_class_accuracy({0, 5}, {0, 0}, 3);
+                    }),
+                    "label 5 of example 1 is outside [0, 3)"));
 }
 
 // ---- one variant ----
@@ -260,30 +251,30 @@ TEST(StudyMetricsVariant, EnsembleGainUsesAccuracyFromPredictions) {
 
 TEST(StudyMetricsVariant, RejectsInconsistentInput) {
     const auto run = [](std::vector<ReplicaData> r, std::vector<Subgroup> g = {}) {
-        return error_of([&] { compute_variant_metrics(r, 3, g); });
+        return message_of<ValueError>([&] { compute_variant_metrics(r, 3, g); });
     };
     std::vector<ReplicaData> r = three_replicas();
     r[1].predictions.pop_back();
     std::string e = run(r);
-    EXPECT_TRUE(contains(e, "replica v#1 has 5 predictions but 6 test labels")) << e;
+    EXPECT_TRUE(has(e, "replica v#1 has 5 predictions but 6 test labels")) << e;
     r = three_replicas();
     r[2].labels[3] = 2;
     e = run(r);
-    EXPECT_TRUE(contains(e, "replica v#2 has different test labels than replica v#0")) << e;
-    EXPECT_TRUE(contains(e, "example 3: 2 vs 1")) << e;
+    EXPECT_TRUE(has(e, "replica v#2 has different test labels than replica v#0")) << e;
+    EXPECT_TRUE(has(e, "example 3: 2 vs 1")) << e;
     r = three_replicas();
     r[1].weights.push_back(1);
-    EXPECT_TRUE(contains(run(r), "replica v#1 has 3 weights but replica v#0 has 2"));
+    EXPECT_TRUE(has(run(r), "replica v#1 has 3 weights but replica v#0 has 2"));
     r = three_replicas();
     r[0].probabilities.assign(18, 0.25f);
-    EXPECT_TRUE(contains(run(r), "replica v#1 has 0 probabilities but expected 18"));
+    EXPECT_TRUE(has(run(r), "replica v#1 has 0 probabilities but expected 18"));
     r = three_replicas();
     r[2].variant = std::string("w");  // not a literal: see replica()
-    EXPECT_TRUE(contains(run(r), "replica w#2 mixed into variant 'v'"));
-    EXPECT_TRUE(contains(run(three_replicas(), {{"bad", {0, 3}}}),
-                         "subgroup 'bad' names class 3, outside [0, 3)"));
-    EXPECT_TRUE(contains(run(three_replicas(), {{"neg", {-1}}}), "class -1"));
-    EXPECT_TRUE(contains(run({}), "no replicas"));
+    EXPECT_TRUE(has(run(r), "replica w#2 mixed into variant 'v'"));
+    EXPECT_TRUE(has(run(three_replicas(), {{"bad", {0, 3}}}),
+                    "subgroup 'bad' names class 3, outside [0, 3)"));
+    EXPECT_TRUE(has(run(three_replicas(), {{"neg", {-1}}}), "class -1"));
+    EXPECT_TRUE(has(run({}), "no replicas"));
 }
 
 // ---- JSON ----

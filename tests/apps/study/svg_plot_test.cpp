@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "tests/support/errors.h"
 
 namespace dt::plot {
 namespace {
@@ -333,39 +334,29 @@ TEST(SvgPlot, OutputIsDeterministicAndLocaleIndependent) {
     }
 }
 
-template <typename F>
-std::string value_error(F f) {
-    try {
-        f();
-    } catch (const ValueError& e) {
-        return e.what();
-    }
-    return "(no ValueError)";
-}
-
 TEST(SvgPlot, RejectsInconsistentCharts) {
+    using test::has;
+    const auto error_of = [](const BarChart& c) {
+        return test::message_of<ValueError>([&] { bar_chart_svg(c); });
+    };
     BarChart c = study_chart();
     c.series[1].values.pop_back();
-    std::string msg = value_error([&] { bar_chart_svg(c); });
-    EXPECT_NE(msg.find("'churn' has 4 values but there are 5 categories"), std::string::npos)
-        << msg;
+    EXPECT_TRUE(has(error_of(c), "'churn' has 4 values but there are 5 categories"));
     c = study_chart();
     c.series[0].errors = {0.1, 0.2};
-    msg = value_error([&] { bar_chart_svg(c); });
-    EXPECT_NE(msg.find("'stddev' has 2 errors but there are 5 categories"), std::string::npos)
-        << msg;
+    EXPECT_TRUE(has(error_of(c), "'stddev' has 2 errors but there are 5 categories"));
     c = study_chart();
     c.series[0].errors[3] = -0.1;
-    EXPECT_NE(value_error([&] { bar_chart_svg(c); }).find("augment"), std::string::npos);
+    EXPECT_TRUE(has(error_of(c), "augment"));
     c = study_chart();
     c.categories.clear();
     for (auto& s : c.series) s.values.clear(), s.errors.clear();
-    EXPECT_NE(value_error([&] { bar_chart_svg(c); }).find("no categories"), std::string::npos);
+    EXPECT_TRUE(has(error_of(c), "no categories"));
     c = study_chart();
     c.series.clear();
-    EXPECT_NE(value_error([&] { bar_chart_svg(c); }).find("no series"), std::string::npos);
-    EXPECT_NE(value_error([&] { bar_chart_svg(study_chart(), 100, 50); }).find("too small"),
-              std::string::npos);
+    EXPECT_TRUE(has(error_of(c), "no series"));
+    EXPECT_TRUE(has(test::message_of<ValueError>([] { bar_chart_svg(study_chart(), 100, 50); }),
+                    "too small"));
 }
 
 }  // namespace

@@ -14,17 +14,7 @@
 namespace dt {
 namespace {
 
-using test::parse_train;
-
-// The ValueError text for `args` ("" when none is thrown).
-std::string error_of(const std::string& args) {
-    try {
-        parse_train(args);
-    } catch (const ValueError& e) {
-        return e.what();
-    }
-    return "";
-}
+using test::parse_train, test::parse_train_error;
 
 TEST(TrainConfig, DefaultsAreTheZhuangRecipe) {
     const TrainConfig c = parse_train("");
@@ -119,8 +109,8 @@ TEST(TrainConfig, ValidationNamesFlagAndValue) {
     };
     for (const BadFlag& b : cases) {
         SCOPED_TRACE(b.args);
-        const std::string msg = error_of(b.args);
-        ASSERT_FALSE(msg.empty()) << "no ValueError";
+        const std::string msg = parse_train_error(b.args);
+        ASSERT_FALSE(msg.empty()) << "accepted";
         EXPECT_NE(msg.find(b.flag), std::string::npos) << msg;
         EXPECT_NE(msg.find(b.value), std::string::npos) << msg;
         EXPECT_NE(msg.find("expected"), std::string::npos) << msg;  // the valid range
@@ -128,10 +118,11 @@ TEST(TrainConfig, ValidationNamesFlagAndValue) {
 }
 
 TEST(TrainConfig, ValidValuesPass) {
-    EXPECT_EQ(error_of("--model mediumcnn --kernel-size 7 --dropout 0.5 --optimizer sgd "
-                       "--momentum 0.9 --nesterov --schedule cosine --warmup-epochs 1 "
-                       "--augment crop+flip --normalize standard --init he --limit-train 10"),
-              "");
+    EXPECT_EQ(
+        parse_train_error("--model mediumcnn --kernel-size 7 --dropout 0.5 --optimizer sgd "
+                          "--momentum 0.9 --nesterov --schedule cosine --warmup-epochs 1 "
+                          "--augment crop+flip --normalize standard --init he --limit-train 10"),
+        "");
 }
 
 TEST(TrainConfig, UnknownFlagIsAParseError) {

@@ -24,19 +24,7 @@
 namespace dt {
 namespace {
 
-using test::parse_train;
-
-// The text of the CLI11 parse error or dt::Error of `args` ("" when it parses).
-std::string error_of(const std::string& args) {
-    try {
-        parse_train(args);
-    } catch (const CLI::ParseError& e) {
-        return e.what();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
+using test::parse_train, test::parse_train_error;
 
 TEST(NoiseFlagsCli, DefaultsAndResolvedSeeds) {
     const TrainConfig c = parse_train("");
@@ -100,7 +88,7 @@ TEST(NoiseFlagsCli, BadValuesNameFlagAndValue) {
     };
     for (const Bad& b : cases) {
         SCOPED_TRACE(b.args);
-        const std::string msg = error_of(b.args);
+        const std::string msg = parse_train_error(b.args);
         ASSERT_FALSE(msg.empty()) << "accepted";
         for (const char* part : b.expect) EXPECT_NE(msg.find(part), std::string::npos) << msg;
         // CLI11 prefixes the flag itself: never "--seed: --seed: ...".

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include "kernels/ref/conv2d_ref.h"
 #include "tests/support/autograd_util.h"
 #include "tests/support/compare.h"
+#include "tests/support/errors.h"
 #include "tests/support/rng.h"
 
 namespace dt {
@@ -60,10 +60,17 @@ TEST(Conv2dOp, ForwardBackwardMatchKernelsAndReference) {
         ASSERT_EQ(cs.bias, b.defined() && b.grad().defined());
 
         // The same kernels called directly.
-        kernels::Conv2dParams p{.n = cs.x[0], .ci = cs.x[1], .h = cs.x[2], .w = cs.x[3],
-                                .co = cs.w[0], .kh = cs.w[2], .kw = cs.w[3],
-                                .stride = cs.opt.stride, .pad = cs.opt.padding,
-                                .ho = y.dim(2), .wo = y.dim(3)};
+        kernels::Conv2dParams p{.n = cs.x[0],
+                                .ci = cs.x[1],
+                                .h = cs.x[2],
+                                .w = cs.x[3],
+                                .co = cs.w[0],
+                                .kh = cs.w[2],
+                                .kw = cs.w[3],
+                                .stride = cs.opt.stride,
+                                .pad = cs.opt.padding,
+                                .ho = y.dim(2),
+                                .wo = y.dim(3)};
         std::vector<float> yk(y.numel()), dx(x.numel()), dw(w.numel()), db(cs.w[0]);
         kernels::cpu::conv2d_forward(x.f32(), w.f32(), cs.bias ? b.f32() : nullptr, yk.data(), p);
         kernels::cpu::conv2d_backward_data(dyv.data(), w.f32(), dx.data(), p);
@@ -119,31 +126,21 @@ TEST(Conv2dOp, ComputesOnlyRequestedGradients) {
     EXPECT_EQ(autograd::tape_size(), 0u);
 }
 
-template <class E>
-std::string error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const E& e) {
-        return e.what();
-    }
-    return "no exception of the expected type";
-}
-
 TEST(Conv2dOp, RejectsBadArguments) {
     Tensor x = Tensor::zeros({2, 3, 5, 5}), w = Tensor::zeros({4, 2, 3, 3});
-    std::string msg = error_of<ShapeError>([&] { conv2d(x, w, Tensor()); });
+    std::string msg = test::message_of<ShapeError>([&] { conv2d(x, w, Tensor()); });
     EXPECT_NE(msg.find("[2, 3, 5, 5]"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[4, 2, 3, 3]"), std::string::npos) << msg;
     Tensor w3 = Tensor::zeros({4, 3, 3, 3});
-    msg = error_of<ShapeError>([&] { conv2d(x, w3, Tensor::zeros({5})); });
+    msg = test::message_of<ShapeError>([&] { conv2d(x, w3, Tensor::zeros({5})); });
     EXPECT_NE(msg.find("b must have shape [4]"), std::string::npos) << msg;
-    msg = error_of<ValueError>([&] { conv2d(x, w3, Tensor(), {0, 0}); });
+    msg = test::message_of<ValueError>([&] { conv2d(x, w3, Tensor(), {0, 0}); });
     EXPECT_NE(msg.find("stride must be >= 1, got 0"), std::string::npos) << msg;
-    msg = error_of<ValueError>([&] { conv2d(x, w3, Tensor(), {1, -1}); });
+    msg = test::message_of<ValueError>([&] { conv2d(x, w3, Tensor(), {1, -1}); });
     EXPECT_NE(msg.find("padding must be >= 0"), std::string::npos) << msg;
-    msg = error_of<ShapeError>([&] { conv2d(x, Tensor::zeros({4, 3, 7, 7}), Tensor()); });
+    msg = test::message_of<ShapeError>([&] { conv2d(x, Tensor::zeros({4, 3, 7, 7}), Tensor()); });
     EXPECT_NE(msg.find("larger than the padded input"), std::string::npos) << msg;
-    msg = error_of<ShapeError>([&] { conv2d(Tensor::zeros({3, 5, 5}), w3, Tensor()); });
+    msg = test::message_of<ShapeError>([&] { conv2d(Tensor::zeros({3, 5, 5}), w3, Tensor()); });
     EXPECT_NE(msg.find("4 dimensions"), std::string::npos) << msg;
 }
 

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include "kernels/ref/linear_ref.h"
 #include "tests/support/autograd_util.h"
 #include "tests/support/compare.h"
+#include "tests/support/errors.h"
 #include "tests/support/rng.h"
 
 namespace dt {
@@ -91,24 +91,16 @@ TEST(LinearOp, WithoutBiasAndOnlyRequestedGradients) {
     EXPECT_FALSE(w.grad().defined());
 }
 
-template <class E>
-std::string error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const E& e) {
-        return e.what();
-    }
-    return "no exception of the expected type";
-}
-
 TEST(LinearOp, RejectsBadArguments) {
     Tensor x = Tensor::zeros({8, 5}), w = Tensor::zeros({3, 4});
-    std::string msg = error_of<ShapeError>([&] { linear(x, w, Tensor()); });
+    std::string msg = test::message_of<ShapeError>([&] { linear(x, w, Tensor()); });
     EXPECT_NE(msg.find("[8, 5]"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[3, 4]"), std::string::npos) << msg;
-    msg = error_of<ShapeError>([&] { linear(x, Tensor::zeros({3, 5}), Tensor::zeros({4})); });
+    msg = test::message_of<ShapeError>([&] {
+        linear(x, Tensor::zeros({3, 5}), Tensor::zeros({4}));
+    });
     EXPECT_NE(msg.find("b must have shape [3]"), std::string::npos) << msg;
-    msg = error_of<ShapeError>([&] { linear(Tensor::zeros({8, 5, 1}), w, Tensor()); });
+    msg = test::message_of<ShapeError>([&] { linear(Tensor::zeros({8, 5, 1}), w, Tensor()); });
     EXPECT_NE(msg.find("2 dimensions"), std::string::npos) << msg;
 }
 
