@@ -21,11 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using test::has, test::message_of;
-
-struct TempDir : test::TempDir {  // a fresh folder per test (tests/support/temp_dir.h)
-    TempDir() : test::TempDir("dt_cifar_") {}
-};
+using test::has, test::message_of, test::TempDir;
 
 // Record r of file `file_id`: label bytes, then pixel i = (file_id * 31 + r * 7 + i) mod 256.
 std::vector<uint8_t> records(int file_id, const std::vector<std::vector<uint8_t>>& labels) {

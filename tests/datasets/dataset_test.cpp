@@ -22,11 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using test::has, test::message_of;
-
-struct TempDir : test::TempDir {  // a fresh folder per test (tests/support/temp_dir.h)
-    TempDir() : test::TempDir("dt_dataset_") {}
-};
+using test::has, test::message_of, test::TempDir;
 
 /// CIFAR-100 records (coarse, fine label bytes, then 3072 pixels) with fine labels 0..n-1.
 void write_cifar100_file(const fs::path& path, int n) {

@@ -23,11 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using test::has, test::message_of;
-
-struct TempDir : test::TempDir {  // a fresh folder per test (tests/support/temp_dir.h)
-    TempDir() : test::TempDir("dt_idx_") {}
-};
+using test::has, test::message_of, test::TempDir;
 
 std::vector<uint8_t> idx_bytes(uint32_t magic, const std::vector<uint32_t>& dims,
                                const std::vector<uint8_t>& data) {
@@ -202,14 +198,14 @@ TEST(Idx, AnnouncedSizeIsNotAllocatedBeforeTheDataArrives) {
     // the missing data without first allocating (and zero-filling) the announced size.
     TempDir dir;
     write_file(dir / "big", idx_bytes(kIdxImageMagic, {1000000, 28, 28}, {}), false);
-    struct rusage before {}, after {};
+    struct rusage before {
+    }, after{};
     getrusage(RUSAGE_SELF, &before);
     std::string m = message_of<IoError>([&] { read_idx_images(dir / "big"); });
     getrusage(RUSAGE_SELF, &after);
     EXPECT_TRUE(has(m, "truncated data: expected 784000000 bytes"));
-    EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 200 * 1024) << "peak grew by "
-                                                              << after.ru_maxrss - before.ru_maxrss
-                                                              << " KiB";
+    EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 200 * 1024)
+        << "peak grew by " << after.ru_maxrss - before.ru_maxrss << " KiB";
 }
 
 TEST(Idx, CutGzipStreamIsTruncated) {

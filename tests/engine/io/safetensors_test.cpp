@@ -2,6 +2,8 @@
 // safetensors: round trip, atomic write failures, one test per corrupt-file fault (each must be
 // an IoError naming the file and the fault), and an independent parse of our output by python3
 // (standard library only) so the format is not only checked against our own reader.
+#include "engine/io/safetensors.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,7 +14,7 @@
 #include <fstream>
 #include <string>
 
-#include "engine/io/safetensors.h"
+#include "tests/support/temp_dir.h"
 
 namespace dt {
 namespace {
@@ -21,15 +23,8 @@ namespace fs = std::filesystem;
 
 class SafetensorsTest : public ::testing::Test {
  protected:
-    void SetUp() override {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        dir_ = fs::temp_directory_path() /
-               ("dt_st_" + std::to_string(::getpid()) + "_" + info->name());
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string path(const std::string& name) const { return (dir_ / name).string(); }
-    fs::path dir_;
+    std::string path(const std::string& name) const { return dir_ / name; }
+    test::TempDir dir_;  // a fresh folder per test
 };
 
 io::NamedTensors sample_tensors() {
@@ -83,8 +78,9 @@ TEST_F(SafetensorsTest, RoundTripKeepsOrderValuesAndMetadata) {
         EXPECT_EQ(name, in[i].first);
         EXPECT_EQ(t.shape(), in[i].second.shape()) << name;
         EXPECT_EQ(t.dtype(), in[i].second.dtype()) << name;
-        EXPECT_EQ(std::memcmp(t.impl().storage->data, in[i].second.impl().storage->data,
-                              t.nbytes()), 0) << name;
+        EXPECT_EQ(
+            std::memcmp(t.impl().storage->data, in[i].second.impl().storage->data, t.nbytes()), 0)
+            << name;
     }
     ASSERT_NE(out.find("labels"), nullptr);
     EXPECT_EQ(out.find("labels")->data<int64_t>()[1], int64_t{1} << 40);
@@ -148,26 +144,31 @@ TEST_F(SafetensorsTest, EveryCorruptFileIsAnIoErrorNamingFileAndFault) {
         {"header longer than file", huge_len + "{}", "header length"},
         {"not json", raw_file(R"({"t": {"dtype": "F32",)", f4), "not valid JSON"},
         {"not an object", raw_file("[1, 2]", f4), "must be a JSON object"},
-        {"unknown dtype", raw_file(R"({"t":{"dtype":"F16","shape":[4],"data_offsets":[0,8]}})",
-                                   f4), "unsupported dtype \"F16\""},
-        {"size mismatch", raw_file(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
-                                   f4), "needs 12"},
-        {"out of range", raw_file(R"({"t":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})",
-                                  f4), "out of range"},
+        {"unknown dtype", raw_file(R"({"t":{"dtype":"F16","shape":[4],"data_offsets":[0,8]}})", f4),
+         "unsupported dtype \"F16\""},
+        {"size mismatch", raw_file(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", f4),
+         "needs 12"},
+        {"out of range", raw_file(R"({"t":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", f4),
+         "out of range"},
         {"truncated data", truncated, "out of range"},
-        {"overlap", raw_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                             R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", f4),
+        {"overlap",
+         raw_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                  R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                  f4),
          "overlap"},
         {"gap", raw_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", f4),
          "gap of 4 bytes"},
         {"trailing", raw_file(good, f4 + "xyz"), "3 trailing bytes"},
-        {"duplicate name", raw_file(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
-                                    R"("t":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-                                    f4), "repeats the key 't'"},
-        {"negative dim", raw_file(R"({"t":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})",
-                                  f4), "non-negative integer"},
-        {"float offset", raw_file(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8.0]}})",
-                                  f4), "non-negative integer"},
+        {"duplicate name",
+         raw_file(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                  R"("t":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                  f4),
+         "repeats the key 't'"},
+        {"negative dim", raw_file(R"({"t":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", f4),
+         "non-negative integer"},
+        {"float offset",
+         raw_file(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8.0]}})", f4),
+         "non-negative integer"},
         {"end before begin",
          raw_file(R"({"t":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})", f4),
          "end before begin"},
@@ -189,8 +190,8 @@ TEST_F(SafetensorsTest, EveryCorruptFileIsAnIoErrorNamingFileAndFault) {
         } catch (const IoError& e) {
             const std::string msg = e.what();
             EXPECT_NE(msg.find(p), std::string::npos) << msg;
-            EXPECT_NE(msg.find(c.fault), std::string::npos) << "want '" << c.fault << "' in: "
-                                                            << msg;
+            EXPECT_NE(msg.find(c.fault), std::string::npos)
+                << "want '" << c.fault << "' in: " << msg;
         }
     }
     // The good header itself parses (the cases differ from it only by their fault).
