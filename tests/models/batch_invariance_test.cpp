@@ -15,16 +15,14 @@
 #include "engine/runtime/isa.h"
 #include "models/model.h"
 #include "models/model_io.h"
+#include "tests/support/models.h"
 #include "tests/support/rng.h"
 
 namespace dt {
 namespace {
 
 ModelConfig config(const std::string& name, int c, int hw, int k = 3) {
-    ModelConfig cfg;
-    cfg.name = name;
-    cfg.in_channels = c;
-    cfg.height = cfg.width = hw;
+    ModelConfig cfg = test::model_config(name, c, hw, hw);
     cfg.kernel_size = k;
     cfg.dropout = 0.3f;
     return cfg;

@@ -16,27 +16,22 @@
 #include "models/weights_hash.h"
 #include "tests/support/compare.h"
 #include "tests/support/fake_cuda.h"
+#include "tests/support/models.h"
 
 namespace dt {
 namespace {
 
-ModelConfig config(const std::string& name, int c, int hw) {
-    ModelConfig cfg;
-    cfg.name = name;
-    cfg.in_channels = c;
-    cfg.height = hw;
-    cfg.width = hw;
-    return cfg;
-}
+using test::model_config;
 
-const ModelConfig kConfigs[] = {config("smallcnn", 1, 28), config("smallcnn-bn", 3, 32),
-                                config("mediumcnn", 3, 32), config("resnet18", 3, 32)};
+const ModelConfig kConfigs[] = {
+    model_config("smallcnn", 1, 28, 28), model_config("smallcnn-bn", 3, 32, 32),
+    model_config("mediumcnn", 3, 32, 32), model_config("resnet18", 3, 32, 32)};
 
 void expect_same_bits(const Model& a, const Model& b) {
     ASSERT_EQ(a.params().size(), b.params().size());
     for (std::size_t i = 0; i < a.params().size(); ++i) {
-        EXPECT_TRUE(test::bitwise_equal(a.params()[i].tensor.to_vector(),
-                                        b.params()[i].tensor.to_vector()))
+        EXPECT_TRUE(
+            test::bitwise_equal(a.params()[i].tensor.to_vector(), b.params()[i].tensor.to_vector()))
             << a.params()[i].name;
     }
 }
@@ -72,8 +67,10 @@ TEST(ModelInit, WeightsWithinBoundAndConstantsSet) {
             for (const NamedParam& p : m->params()) {
                 const std::vector<float> v = p.tensor.to_vector();
                 if (p.role != ParamRole::kWeight) {
-                    const float want = (p.role == ParamRole::kBnGamma ||
-                                        p.role == ParamRole::kBnRunningVar) ? 1.0f : 0.0f;
+                    const float want =
+                        (p.role == ParamRole::kBnGamma || p.role == ParamRole::kBnRunningVar)
+                            ? 1.0f
+                            : 0.0f;
                     for (float x : v) ASSERT_EQ(x, want) << p.name;
                     continue;
                 }
@@ -125,7 +122,7 @@ TEST(ModelInit, OnADeviceGivesTheCpusBits) {
 }
 
 TEST(ModelInit, FansOfSmallCnn) {
-    auto m = make_model(config("smallcnn", 1, 28));
+    auto m = make_model(model_config("smallcnn", 1, 28, 28));
     const NamedParam& conv1 = m->params()[0];
     EXPECT_EQ(conv1.fan_in, 1 * 9);
     EXPECT_EQ(conv1.fan_out, 16 * 9);
@@ -136,7 +133,7 @@ TEST(ModelInit, FansOfSmallCnn) {
 }
 
 TEST(WeightsHash, IsHashOfTrainableTensorsOnly) {
-    auto m = make_model(config("smallcnn-bn", 1, 28));
+    auto m = make_model(model_config("smallcnn-bn", 1, 28, 28));
     m->init(InitScheme::kGlorotUniform, 7);
     const std::string h = weights_sha256(*m);
     EXPECT_EQ(h.size(), 64u);

@@ -3,31 +3,18 @@
 // shapes for 28x28x1 and 32x32x3, and a forward + backward pass that reaches every parameter.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <string>
 
-#include "engine/autograd/tape.h"
-#include "engine/ops/softmax_xent.h"
 #include "models/model.h"
-#include "tests/support/rng.h"
+#include "tests/support/models.h"
 
 namespace dt {
 namespace {
 
 ModelConfig medium(int k, int c, int h, int w) {
-    ModelConfig cfg;
-    cfg.name = "mediumcnn";
+    ModelConfig cfg = test::model_config("mediumcnn", c, h, w);
     cfg.kernel_size = k;
-    cfg.in_channels = c;
-    cfg.height = h;
-    cfg.width = w;
-    cfg.num_classes = 10;
     return cfg;
-}
-
-Tensor random_images(int n, int c, int h, int w) {
-    return Tensor::from_vector(
-        {n, c, h, w}, test::uniform_floats(int64_t{n} * c * h * w, -1.0f, 1.0f, 3, 0));
 }
 
 TEST(MediumCNN, RejectsKernelSizes) {
@@ -68,24 +55,8 @@ TEST(MediumCNN, ForwardBackwardEveryKernelSize) {
             SCOPED_TRACE(str("k=", k, " input ", c, "x", h, "x", w));
             auto m = make_model(medium(k, c, h, w));
             m->init(InitScheme::kHeUniform, 17);
-            ForwardContext ctx;
-            Tensor logits = m->forward(random_images(2, c, h, w), ctx);
-            ASSERT_EQ(logits.shape(), (Shape{2, 10}));
-            Tensor loss = softmax_cross_entropy(logits, Tensor::from_vector_i64({2}, {3, 8}));
-            ASSERT_TRUE(std::isfinite(loss.item()));
-            loss.backward();
-            for (const NamedParam& p : m->params()) {
-                if (!p.trainable) continue;
-                Tensor g = p.tensor.grad();
-                ASSERT_TRUE(g.defined()) << p.name;
-                ASSERT_EQ(g.shape(), p.tensor.shape()) << p.name;
-                double norm = 0;
-                for (float v : g.to_vector()) {
-                    ASSERT_TRUE(std::isfinite(v)) << p.name;
-                    norm += std::fabs(v);
-                }
-                EXPECT_GT(norm, 0.0) << p.name << " got an all-zero gradient";
-            }
+            test::expect_backward_reaches_every_param(*m, test::random_images(2, c, h, w, 3),
+                                                      {3, 8}, 10);
         }
     }
 }

@@ -2,56 +2,32 @@
 // Model weights <-> safetensors: every NamedParam (including BN running statistics) saved under
 // its name in canonical order, loaded back bit for bit; mismatching files are rejected with the
 // parameter named and nothing copied.
-#include <gtest/gtest.h>
-#include <unistd.h>
+#include "models/model_io.h"
 
-#include <filesystem>
-#include <functional>
+#include <gtest/gtest.h>
+
+#include <string>
 
 #include "models/model.h"
-#include "models/model_io.h"
 #include "models/weights_hash.h"
 #include "tests/support/compare.h"
+#include "tests/support/errors.h"
+#include "tests/support/models.h"
+#include "tests/support/temp_dir.h"
 
 namespace dt {
 namespace {
 
-namespace fs = std::filesystem;
-
-ModelConfig config(const std::string& name, int c, int hw) {
-    ModelConfig cfg;
-    cfg.name = name;
-    cfg.in_channels = c;
-    cfg.height = hw;
-    cfg.width = hw;
-    return cfg;
-}
+using test::model_config;
 
 class ModelIoTest : public ::testing::Test {
  protected:
-    void SetUp() override {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        dir_ = fs::temp_directory_path() /
-               ("dt_model_io_" + std::to_string(::getpid()) + "_" + info->name());
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string path(const std::string& n) const { return (dir_ / n).string(); }
-    fs::path dir_;
+    std::string path(const std::string& name) const { return dir_ / name; }
+    test::TempDir dir_;  // a fresh folder per test
 };
 
-template <typename E>
-std::string error_of(const std::function<void()>& fn) {
-    try {
-        fn();
-    } catch (const E& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
-
 TEST_F(ModelIoTest, RoundTripIncludesRunningStats) {
-    auto a = make_model(config("smallcnn-bn", 1, 28));
+    auto a = make_model(model_config("smallcnn-bn", 1, 28, 28));
     a->init(InitScheme::kGlorotUniform, 1);
     Tensor running_var = a->params()[4].tensor;
     ASSERT_EQ(a->params()[4].name, "bn1.running_var");
@@ -65,7 +41,7 @@ TEST_F(ModelIoTest, RoundTripIncludesRunningStats) {
         EXPECT_EQ(f.tensors[i].first, a->params()[i].name);  // canonical order in the file
     }
 
-    auto b = make_model(config("smallcnn-bn", 1, 28));
+    auto b = make_model(model_config("smallcnn-bn", 1, 28, 28));
     b->init(InitScheme::kGlorotUniform, 2);
     const io::Metadata meta = load_model_safetensors(*b, p);
     EXPECT_EQ(meta.at("model"), "smallcnn-bn");
@@ -78,38 +54,41 @@ TEST_F(ModelIoTest, RoundTripIncludesRunningStats) {
 }
 
 TEST_F(ModelIoTest, MismatchesNameTheParameterAndCopyNothing) {
-    auto small = make_model(config("smallcnn", 1, 28));
+    auto small = make_model(model_config("smallcnn", 1, 28, 28));
     small->init(InitScheme::kGlorotUniform, 1);
     const std::string p = path("small.safetensors");
     save_model_safetensors(*small, p);
 
-    auto bn = make_model(config("smallcnn-bn", 1, 28));
+    auto bn = make_model(model_config("smallcnn-bn", 1, 28, 28));
     bn->init(InitScheme::kGlorotUniform, 3);
     const std::string before = weights_sha256(*bn);
-    std::string msg = error_of<IoError>([&] { load_model_safetensors(*bn, p); });
+    std::string msg = test::message_of<IoError>([&] { load_model_safetensors(*bn, p); });
     EXPECT_NE(msg.find("'bn1.weight'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("missing"), std::string::npos) << msg;
     EXPECT_NE(msg.find(p), std::string::npos) << msg;
 
-    auto rgb = make_model(config("smallcnn", 3, 32));
+    auto rgb = make_model(model_config("smallcnn", 3, 32, 32));
     rgb->init(InitScheme::kGlorotUniform, 3);
     const std::string rgb_before = weights_sha256(*rgb);
-    msg = error_of<ShapeError>([&] { load_model_safetensors(*rgb, p); });
+    msg = test::message_of<ShapeError>([&] { load_model_safetensors(*rgb, p); });
     EXPECT_NE(msg.find("'conv1.weight' has shape [16, 1, 3, 3], expected [16, 3, 3, 3]"),
-              std::string::npos) << msg;
+              std::string::npos)
+        << msg;
     EXPECT_EQ(weights_sha256(*rgb), rgb_before);  // conv2 etc. match but nothing was copied
 
     io::NamedTensors extra = model_named_tensors(*small);
     extra.emplace_back("fc3.weight", Tensor::zeros({2, 2}));
     io::save_safetensors(path("extra.safetensors"), extra);
-    auto fresh = make_model(config("smallcnn", 1, 28));
-    msg = error_of<IoError>([&] { load_model_safetensors(*fresh, path("extra.safetensors")); });
+    auto fresh = make_model(model_config("smallcnn", 1, 28, 28));
+    msg = test::message_of<IoError>(
+        [&] { load_model_safetensors(*fresh, path("extra.safetensors")); });
     EXPECT_NE(msg.find("unexpected tensor 'fc3.weight'"), std::string::npos) << msg;
 
     io::NamedTensors wrong_dtype = model_named_tensors(*small);
     wrong_dtype[1].second = Tensor::from_vector_i64({16}, std::vector<int64_t>(16, 0));
     io::save_safetensors(path("dtype.safetensors"), wrong_dtype);
-    msg = error_of<IoError>([&] { load_model_safetensors(*fresh, path("dtype.safetensors")); });
+    msg = test::message_of<IoError>(
+        [&] { load_model_safetensors(*fresh, path("dtype.safetensors")); });
     EXPECT_NE(msg.find("'conv1.bias' must be float32"), std::string::npos) << msg;
     EXPECT_EQ(weights_sha256(*bn), before);
 }

@@ -5,30 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 
 #include "engine/autograd/tape.h"
-#include "engine/ops/softmax_xent.h"
 #include "models/model.h"
-#include "tests/support/rng.h"
+#include "tests/support/models.h"
 
 namespace dt {
 namespace {
 
 ModelConfig resnet(int c, int h, int w, int classes = 10) {
-    ModelConfig cfg;
-    cfg.name = "resnet18";
-    cfg.in_channels = c;
-    cfg.height = h;
-    cfg.width = w;
-    cfg.num_classes = classes;
-    return cfg;
-}
-
-Tensor random_images(int n, int c, int h, int w) {
-    return Tensor::from_vector(
-        {n, c, h, w}, test::uniform_floats(int64_t{n} * c * h * w, -1.0f, 1.0f, 5, 0));
+    return test::model_config("resnet18", c, h, w, classes);
 }
 
 const NamedParam* find(const Model& m, const std::string& name) {
@@ -49,9 +36,10 @@ TEST(ResNet18, ParamCountMatchesPyTorch) {
 
 TEST(ResNet18, NamesFollowPytorchCifar) {
     auto m = make_model(resnet(3, 32, 32));
-    const std::vector<std::string> head = {"conv1.weight", "bn1.weight", "bn1.bias",
-                                           "bn1.running_mean", "bn1.running_var",
-                                           "layer1.0.conv1.weight", "layer1.0.bn1.weight"};
+    const std::vector<std::string> head = {"conv1.weight",       "bn1.weight",
+                                           "bn1.bias",           "bn1.running_mean",
+                                           "bn1.running_var",    "layer1.0.conv1.weight",
+                                           "layer1.0.bn1.weight"};
     for (std::size_t i = 0; i < head.size(); ++i) EXPECT_EQ(m->params()[i].name, head[i]);
     EXPECT_EQ(m->params().back().name, "linear.bias");
     EXPECT_EQ(m->params()[m->params().size() - 2].name, "linear.weight");
@@ -84,27 +72,7 @@ TEST(ResNet18, NamesFollowPytorchCifar) {
 TEST(ResNet18, ForwardBackwardTinyBatch) {
     auto m = make_model(resnet(3, 8, 8, 5));
     m->init(InitScheme::kHeUniform, 2024);
-    ForwardContext ctx;
-    Tensor logits = m->forward(random_images(2, 3, 8, 8), ctx);
-    ASSERT_EQ(logits.shape(), (Shape{2, 5}));
-    Tensor loss = softmax_cross_entropy(logits, Tensor::from_vector_i64({2}, {1, 4}));
-    ASSERT_TRUE(std::isfinite(loss.item()));
-    loss.backward();
-    for (const NamedParam& p : m->params()) {
-        if (!p.trainable) {
-            EXPECT_FALSE(p.tensor.grad().defined()) << p.name;
-            continue;
-        }
-        Tensor g = p.tensor.grad();
-        ASSERT_TRUE(g.defined()) << p.name;
-        ASSERT_EQ(g.shape(), p.tensor.shape()) << p.name;
-        double norm = 0;
-        for (float v : g.to_vector()) {
-            ASSERT_TRUE(std::isfinite(v)) << p.name;
-            norm += std::fabs(v);
-        }
-        EXPECT_GT(norm, 0.0) << p.name;
-    }
+    test::expect_backward_reaches_every_param(*m, test::random_images(2, 3, 8, 8, 5), {1, 4}, 5);
 }
 
 TEST(ResNet18, OutputShapes) {
@@ -114,7 +82,7 @@ TEST(ResNet18, OutputShapes) {
         auto m = make_model(resnet(c, h, w));
         m->init(InitScheme::kHeUniform, 1);
         ForwardContext ctx;
-        EXPECT_EQ(m->forward(random_images(2, c, h, w), ctx).shape(), (Shape{2, 10}));
+        EXPECT_EQ(m->forward(test::random_images(2, c, h, w, 5), ctx).shape(), (Shape{2, 10}));
     }
 }
 

@@ -13,25 +13,12 @@
 #include "engine/ops/softmax_xent.h"
 #include "models/model.h"
 #include "tests/support/compare.h"
-#include "tests/support/rng.h"
+#include "tests/support/models.h"
 
 namespace dt {
 namespace {
 
-ModelConfig config(const std::string& name, int c, int h, int w, int classes = 10) {
-    ModelConfig cfg;
-    cfg.name = name;
-    cfg.in_channels = c;
-    cfg.height = h;
-    cfg.width = w;
-    cfg.num_classes = classes;
-    return cfg;
-}
-
-Tensor random_images(int n, int c, int h, int w, uint32_t tag) {
-    const int64_t count = int64_t{n} * c * h * w;
-    return Tensor::from_vector({n, c, h, w}, test::uniform_floats(count, -1.0f, 1.0f, 7, tag));
-}
+using test::model_config, test::random_images;
 
 std::vector<std::string> names(const Model& m) {
     std::vector<std::string> out;
@@ -40,14 +27,15 @@ std::vector<std::string> names(const Model& m) {
 }
 
 TEST(SmallCNN, ParamNamesShapesAndCount28x28) {
-    auto m = make_model(config("smallcnn", 1, 28, 28));
+    auto m = make_model(model_config("smallcnn", 1, 28, 28));
     EXPECT_EQ(m->name(), "smallcnn");
-    EXPECT_EQ(names(*m), (std::vector<std::string>{"conv1.weight", "conv1.bias", "conv2.weight",
-                                                   "conv2.bias", "conv3.weight", "conv3.bias",
-                                                   "fc1.weight", "fc1.bias", "fc2.weight",
-                                                   "fc2.bias"}));
-    const std::vector<Shape> shapes = {{16, 1, 3, 3}, {16}, {32, 16, 3, 3}, {32}, {32, 32, 3, 3},
-                                       {32},          {32, 288}, {32},      {10, 32}, {10}};
+    EXPECT_EQ(names(*m),
+              (std::vector<std::string>{"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
+                                        "conv3.weight", "conv3.bias", "fc1.weight", "fc1.bias",
+                                        "fc2.weight", "fc2.bias"}));
+    const std::vector<Shape> shapes = {{16, 1, 3, 3},  {16}, {32, 16, 3, 3}, {32},
+                                       {32, 32, 3, 3}, {32}, {32, 288},      {32},
+                                       {10, 32},       {10}};
     for (std::size_t i = 0; i < shapes.size(); ++i) {
         EXPECT_EQ(m->params()[i].tensor.shape(), shapes[i]) << m->params()[i].name;
         EXPECT_TRUE(m->params()[i].trainable);
@@ -59,18 +47,18 @@ TEST(SmallCNN, ParamNamesShapesAndCount28x28) {
 }
 
 TEST(SmallCNN, ParamCount32x32x3) {
-    auto m = make_model(config("smallcnn", 3, 32, 32));
+    auto m = make_model(model_config("smallcnn", 3, 32, 32));
     EXPECT_EQ(m->params()[6].tensor.shape(), (Shape{32, 512}));  // flatten 32*4*4
     EXPECT_EQ(m->num_trainable(), 448 + 4640 + 9248 + 16416 + 330);
 }
 
 TEST(SmallCNNBn, BatchNormParamsAndNoConvBias) {
-    auto m = make_model(config("smallcnn-bn", 1, 28, 28));
+    auto m = make_model(model_config("smallcnn-bn", 1, 28, 28));
     EXPECT_EQ(m->name(), "smallcnn-bn");
     const std::vector<std::string> want = {
-        "conv1.weight", "bn1.weight", "bn1.bias", "bn1.running_mean", "bn1.running_var",
-        "conv2.weight", "bn2.weight", "bn2.bias", "bn2.running_mean", "bn2.running_var",
-        "conv3.weight", "bn3.weight", "bn3.bias", "bn3.running_mean", "bn3.running_var",
+        "conv1.weight", "bn1.weight", "bn1.bias",   "bn1.running_mean", "bn1.running_var",
+        "conv2.weight", "bn2.weight", "bn2.bias",   "bn2.running_mean", "bn2.running_var",
+        "conv3.weight", "bn3.weight", "bn3.bias",   "bn3.running_mean", "bn3.running_var",
         "fc1.weight",   "fc1.bias",   "fc2.weight", "fc2.bias"};
     EXPECT_EQ(names(*m), want);
     for (const NamedParam& p : m->params()) {
@@ -86,45 +74,46 @@ TEST(SmallCNN, OutputShapes) {
         for (auto [c, h, w] :
              {std::tuple{1, 28, 28}, std::tuple{3, 32, 32}, std::tuple{2, 9, 13}}) {
             SCOPED_TRACE(str(name, " ", c, "x", h, "x", w));
-            auto m = make_model(config(name, c, h, w, 7));
+            auto m = make_model(model_config(name, c, h, w, 7));
             m->init(InitScheme::kGlorotUniform, 1);
             ForwardContext ctx;
-            Tensor y = m->forward(random_images(3, c, h, w, 1), ctx);
+            Tensor y = m->forward(random_images(3, c, h, w, 7, 1), ctx);
             EXPECT_EQ(y.shape(), (Shape{3, 7}));
             ctx.training = false;
-            EXPECT_EQ(m->forward(random_images(1, c, h, w, 2), ctx).shape(), (Shape{1, 7}));
+            EXPECT_EQ(m->forward(random_images(1, c, h, w, 7, 2), ctx).shape(), (Shape{1, 7}));
             autograd::clear_tape();
         }
     }
 }
 
 TEST(SmallCNN, RejectsBadConfigsAndInputs) {
-    EXPECT_THROW(make_model(config("smallcnn", 1, 7, 28)), ValueError);
-    EXPECT_THROW(make_model(config("smallcnn", 0, 28, 28)), ValueError);
-    EXPECT_THROW(make_model(config("smallcnn", 1, 28, 28, 0)), ValueError);
-    ModelConfig cfg = config("smallcnn", 1, 28, 28);
+    EXPECT_THROW(make_model(model_config("smallcnn", 1, 7, 28)), ValueError);
+    EXPECT_THROW(make_model(model_config("smallcnn", 0, 28, 28)), ValueError);
+    EXPECT_THROW(make_model(model_config("smallcnn", 1, 28, 28, 0)), ValueError);
+    ModelConfig cfg = model_config("smallcnn", 1, 28, 28);
     cfg.dropout = 1.0f;
     EXPECT_THROW(make_model(cfg), ValueError);
     try {
-        make_model(config("lenet", 1, 28, 28));
+        make_model(model_config("lenet", 1, 28, 28));
         FAIL() << "expected ValueError";
     } catch (const ValueError& e) {
         EXPECT_NE(std::string(e.what()).find("smallcnn, smallcnn-bn, mediumcnn, resnet18"),
-                  std::string::npos) << e.what();
+                  std::string::npos)
+            << e.what();
     }
-    auto m = make_model(config("smallcnn", 1, 28, 28));
-    EXPECT_THROW(m->forward(random_images(2, 3, 28, 28, 0), ForwardContext{}), ShapeError);
-    EXPECT_THROW(m->forward(random_images(2, 1, 32, 32, 0), ForwardContext{}), ShapeError);
+    auto m = make_model(model_config("smallcnn", 1, 28, 28));
+    EXPECT_THROW(m->forward(random_images(2, 3, 28, 28, 7, 0), ForwardContext{}), ShapeError);
+    EXPECT_THROW(m->forward(random_images(2, 1, 32, 32, 7, 0), ForwardContext{}), ShapeError);
 }
 
 TEST(SmallCNN, DropoutIsKeyedAndOffInEval) {
-    ModelConfig cfg = config("smallcnn", 1, 28, 28);
+    ModelConfig cfg = model_config("smallcnn", 1, 28, 28);
     cfg.dropout = 0.5f;
     auto drop = make_model(cfg);
-    auto plain = make_model(config("smallcnn", 1, 28, 28));
+    auto plain = make_model(model_config("smallcnn", 1, 28, 28));
     drop->init(InitScheme::kGlorotUniform, 3);
     plain->init(InitScheme::kGlorotUniform, 3);
-    const Tensor x = random_images(4, 1, 28, 28, 3);
+    const Tensor x = random_images(4, 1, 28, 28, 7, 3);
     autograd::NoGradGuard no_grad;
     ForwardContext ctx;
     ctx.dropout_seed = 11;
@@ -136,17 +125,17 @@ TEST(SmallCNN, DropoutIsKeyedAndOffInEval) {
     ctx.epoch = 1;  // a new epoch draws a new mask
     EXPECT_FALSE(test::bitwise_equal(a.to_vector(), drop->forward(x, ctx).to_vector()));
     ctx.training = false;
-    EXPECT_TRUE(test::bitwise_equal(drop->forward(x, ctx).to_vector(),
-                                    plain->forward(x, ctx).to_vector()));
+    EXPECT_TRUE(
+        test::bitwise_equal(drop->forward(x, ctx).to_vector(), plain->forward(x, ctx).to_vector()));
     ctx.training = true;
     ctx.sample_ids = {1, 2};
     EXPECT_THROW(drop->forward(x, ctx), ValueError);
 }
 
 TEST(SmallCNNBn, RunningStatsUpdateInPlaceOnlyInTraining) {
-    auto m = make_model(config("smallcnn-bn", 1, 28, 28));
+    auto m = make_model(model_config("smallcnn-bn", 1, 28, 28));
     m->init(InitScheme::kGlorotUniform, 5);
-    const Tensor x = random_images(4, 1, 28, 28, 4);
+    const Tensor x = random_images(4, 1, 28, 28, 7, 4);
     const NamedParam& mean = m->params()[3];
     ASSERT_EQ(mean.name, "bn1.running_mean");
     const std::vector<float> before = mean.tensor.to_vector();
@@ -192,9 +181,9 @@ std::vector<float> sgd_losses(Model& m, const Tensor& x, const Tensor& labels, i
 TEST(SmallCNN, LossFallsOverThirtySgdSteps) {
     for (const char* name : {"smallcnn", "smallcnn-bn"}) {
         SCOPED_TRACE(name);
-        auto m = make_model(config(name, 1, 16, 16));  // small input keeps the test fast
+        auto m = make_model(model_config(name, 1, 16, 16));  // small input keeps the test fast
         m->init(InitScheme::kHeUniform, 42);
-        const Tensor x = random_images(8, 1, 16, 16, 9);
+        const Tensor x = random_images(8, 1, 16, 16, 7, 9);
         const Tensor labels = Tensor::from_vector_i64({8}, {0, 1, 2, 3, 4, 5, 6, 7});
         const std::vector<float> losses = sgd_losses(*m, x, labels, 30, 0.05f);
         for (float l : losses) ASSERT_TRUE(std::isfinite(l));
