@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/support/synthetic_idx.h"
+#include "tests/support/detrain_suite.h"
 
 namespace {
 
@@ -20,16 +20,11 @@ namespace fs = std::filesystem;
 using dt::test::CliRun;
 using json = nlohmann::json;
 
-class AuditCli : public ::testing::Test {
- protected:
-    static void SetUpTestSuite() {
-        root_ = dt::test::make_synthetic_root("detrain-audit", 128, 32);
-    }
-    static void TearDownTestSuite() { dt::test::remove_synthetic_root(root_); }
+class AuditCli : public dt::test::DetrainSuite<AuditCli> {
+ public:
+    static constexpr dt::test::SyntheticRoot kRoot{"detrain-audit", 128, 32};
 
-    static CliRun detrain(const std::string& args) {
-        return dt::test::run_cli(DT_DETRAIN_EXE, args, root_, std::to_string(counter_++));
-    }
+ protected:
     static std::string data() {
         return " --data-dir " + (root_ / "data").string() + " --batch-size 32 --threads 2";
     }
@@ -40,9 +35,6 @@ class AuditCli : public ::testing::Test {
         EXPECT_EQ(r.status, 0) << r.err;
         return json::parse(r.out);
     }
-
-    static inline fs::path root_;
-    static inline int counter_ = 0;
 };
 
 TEST_F(AuditCli, IdenticalRunsReportNoDifference) {

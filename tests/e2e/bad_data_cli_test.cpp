@@ -12,21 +12,18 @@
 #include <string>
 
 #include "apps/train/checkpoint.h"
-#include "tests/support/synthetic_idx.h"
+#include "tests/support/detrain_suite.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using dt::test::CliRun;
 
-class BadDataCli : public ::testing::Test {
- protected:
-    static void SetUpTestSuite() { root_ = dt::test::make_synthetic_root("detrain-bad", 96, 32); }
-    static void TearDownTestSuite() { dt::test::remove_synthetic_root(root_); }
+class BadDataCli : public dt::test::DetrainSuite<BadDataCli> {
+ public:
+    static constexpr dt::test::SyntheticRoot kRoot{"detrain-bad", 96, 32};
 
-    static CliRun detrain(const std::string& args) {
-        return dt::test::run_cli(DT_DETRAIN_EXE, args, root_, std::to_string(counter_++));
-    }
+ protected:
     /// `detrain train` on DATA into root/<out> for one epoch.
     static CliRun train(const fs::path& data, const std::string& out, const std::string& extra) {
         return detrain("train --data-dir " + data.string() + " --out " + (root_ / out).string() +
@@ -52,9 +49,6 @@ class BadDataCli : public ::testing::Test {
         for (const std::string& n : needles) EXPECT_NE(r.err.find(n), std::string::npos) << r.err;
         EXPECT_FALSE(fs::exists(root_ / out / "result.json"));
     }
-
-    static inline fs::path root_;
-    static inline int counter_ = 0;
 };
 
 TEST_F(BadDataCli, TruncatedOrCorruptIdxFiles) {

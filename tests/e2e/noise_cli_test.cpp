@@ -13,28 +13,21 @@
 #include <set>
 #include <string>
 
-#include "tests/support/synthetic_idx.h"
+#include "tests/support/detrain_suite.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using dt::test::CliRun;
 
-class NoiseCli : public ::testing::Test {
+class NoiseCli : public dt::test::DetrainSuite<NoiseCli> {
+ public:
+    static constexpr dt::test::SyntheticRoot kRoot{"detrain-noise-e2e", 256, 64};
+
  protected:
-    static void SetUpTestSuite() {
-        root_ = dt::test::make_synthetic_root("detrain-noise-e2e", 256, 64);
-    }
-    static void TearDownTestSuite() { dt::test::remove_synthetic_root(root_); }
-
-    static CliRun detrain(const std::string& args) {
-        return dt::test::run_cli(DT_DETRAIN_EXE, args, root_, std::to_string(counter_++));
-    }
-
     /// A small `detrain train` into root/<name> (6 steps), `extra` appended (later flags win).
     static CliRun train(const std::string& name, const std::string& extra) {
-        return detrain("train --data-dir " + (root_ / "data").string() + " --out " +
-                       (root_ / name).string() +
+        return detrain(train_into(name) +
                        " --epochs 1 --limit-train 192 --batch-size 32 --lr 2e-3"
                        " --eval-batch-size 64 --threads 2 --progress none " +
                        extra);
@@ -45,7 +38,7 @@ class NoiseCli : public ::testing::Test {
         const CliRun r = train(name, extra);
         EXPECT_EQ(r.status, 0) << extra << "\n" << r.err;
         if (r.status != 0) return nlohmann::json::object();
-        return nlohmann::json::parse(dt::test::slurp(root_ / name / "result.json"));
+        return result(name);
     }
 
     static std::string hash(const nlohmann::json& j) {
@@ -57,9 +50,6 @@ class NoiseCli : public ::testing::Test {
         static const nlohmann::json j = run_ok("control", "");
         return j;
     }
-
-    static inline fs::path root_;
-    static inline int counter_ = 0;
 };
 
 TEST_F(NoiseCli, ControlRunsAreIdentical) {
@@ -83,8 +73,7 @@ TEST_F(NoiseCli, ControlRunsAreIdentical) {
 TEST_F(NoiseCli, RandomSeedsAreRecordedAndReplayExactly) {
     const CliRun r = train("random", "--seed random --progress plain");
     ASSERT_EQ(r.status, 0) << r.err;
-    const nlohmann::json j =
-        nlohmann::json::parse(dt::test::slurp(root_ / "random" / "result.json"));
+    const nlohmann::json j = result("random");
     const nlohmann::json& init = j.at("noise").at("sources").at("init");
     EXPECT_EQ(init.at("kind"), "random");
     const uint64_t seed = init.at("seed").get<uint64_t>();
@@ -96,8 +85,7 @@ TEST_F(NoiseCli, RandomSeedsAreRecordedAndReplayExactly) {
     const CliRun replay = detrain("train --replay " + file + " --progress none");
     ASSERT_EQ(replay.status, 0) << replay.err;
     EXPECT_NE(replay.out.find("replay          matches"), std::string::npos) << replay.out;
-    const nlohmann::json k =
-        nlohmann::json::parse(dt::test::slurp(root_ / "random-replay" / "result.json"));
+    const nlohmann::json k = result("random-replay");
     EXPECT_EQ(hash(k), hash(j));
     EXPECT_EQ(k.at("noise"), j.at("noise"));
     EXPECT_EQ(k.at("replay_of").at("matches"), true);
@@ -148,8 +136,7 @@ TEST_F(NoiseCli, InitPerturbMovesTheWeights) {
     const CliRun r = train("perturb-a", "--init-perturb conv1.weight:0:up --progress plain");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("perturbed       conv1.weight[0]"), std::string::npos) << r.err;
-    const nlohmann::json a =
-        nlohmann::json::parse(dt::test::slurp(root_ / "perturb-a" / "result.json"));
+    const nlohmann::json a = result("perturb-a");
     const nlohmann::json down = run_ok("perturb-down", "--init-perturb conv1.weight:0:down");
     const nlohmann::json other = run_ok("perturb-b", "--init-perturb fc2.weight:7");
     EXPECT_NE(hash(a), hash(control()));  // one bit of one initial weight changes the run
@@ -160,10 +147,10 @@ TEST_F(NoiseCli, InitPerturbMovesTheWeights) {
     EXPECT_EQ(p.at("param"), "conv1.weight");
     EXPECT_EQ(p.at("index"), 0);
     EXPECT_EQ(p.at("direction"), "up");
-    std::printf("one-bit init change: control %.16s..., conv1.weight[0] up %.16s..., down "
-                "%.16s..., fc2.weight[7] up %.16s...\n",
-                hash(control()).c_str(), hash(a).c_str(), hash(down).c_str(),
-                hash(other).c_str());
+    std::printf(
+        "one-bit init change: control %.16s..., conv1.weight[0] up %.16s..., down "
+        "%.16s..., fc2.weight[7] up %.16s...\n",
+        hash(control()).c_str(), hash(a).c_str(), hash(down).c_str(), hash(other).c_str());
 }
 
 TEST_F(NoiseCli, ShuffleWithinBatchUnderTree) {

@@ -4,9 +4,9 @@
 // --resume after each kill, ends with the weights_sha256 and the epoch losses of a run never
 // interrupted; after every kill the checkpoint on disk is complete and valid. A run killed before
 // its first checkpoint restarts from the beginning with the same --resume command (issue 19), and
-// with --resume DIR alone from the run plan (issue 47). Also the messages of a bad --resume, and a full disk (writes past a file-size limit fail) that leaves
-// the previous run's files intact. Synthetic data (tests/support/synthetic_idx.h). Budget: ~20 s on
-// 2 cores.
+// with --resume DIR alone from the run plan (issue 47). Also the messages of a bad --resume, and a
+// full disk (writes past a file-size limit fail) that leaves the previous run's files intact.
+// Synthetic data (tests/support/synthetic_idx.h). Budget: ~20 s on 2 cores.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -23,8 +23,8 @@
 
 #include "apps/train/checkpoint.h"
 #include "kernels/common/philox.h"
+#include "tests/support/detrain_suite.h"
 #include "tests/support/rng.h"
-#include "tests/support/synthetic_idx.h"
 
 namespace {
 
@@ -32,30 +32,18 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using dt::test::CliRun;
 
-class ResumeCli : public ::testing::Test {
- protected:
-    static void SetUpTestSuite() {
-        root_ = dt::test::make_synthetic_root("detrain-kill", 512, 128);
-    }
-    static void TearDownTestSuite() { dt::test::remove_synthetic_root(root_); }
+class ResumeCli : public dt::test::DetrainSuite<ResumeCli> {
+ public:
+    static constexpr dt::test::SyntheticRoot kRoot{"detrain-kill", 512, 128};
 
-    static CliRun detrain(const std::string& args) {
-        return dt::test::run_cli(DT_DETRAIN_EXE, args, root_, std::to_string(counter_++));
-    }
+ protected:
     /// `detrain train` flags of the run into root/<out>: 4 epochs of 32 steps, a checkpoint
     /// every 2 steps.
     static std::string train_args(const std::string& out) {
-        return "train --data-dir " + (root_ / "data").string() + " --out " +
-               (root_ / out).string() +
+        return train_into(out) +
                " --epochs 4 --batch-size 16 --lr 2e-3 --eval-batch-size 64 --threads 2"
                " --progress none --checkpoint-every 2";
     }
-    static nlohmann::json result(const std::string& out) {
-        return nlohmann::json::parse(dt::test::slurp(root_ / out / "result.json"));
-    }
-
-    static inline fs::path root_;
-    static inline int counter_ = 0;
 };
 
 /// A `detrain` process started with fork/exec (output discarded), to be killed.
@@ -191,11 +179,10 @@ TEST_F(ResumeCli, AKillBeforeTheFirstCheckpointRestartsWithTheSameCommand) {
     EXPECT_EQ(fin.status, 1);
     EXPECT_NE(fin.err.find("holds a finished run"), std::string::npos) << fin.err;
     // A fresh start still writes where --resume says.
-    const CliRun other = detrain(train_args("x") + " --epochs 1 --resume " +
-                                 (root_ / "y").string());
+    const CliRun other =
+        detrain(train_args("x") + " --epochs 1 --resume " + (root_ / "y").string());
     EXPECT_EQ(other.status, 1);
-    EXPECT_NE(other.err.find("writes into its --resume directory"), std::string::npos)
-        << other.err;
+    EXPECT_NE(other.err.find("writes into its --resume directory"), std::string::npos) << other.err;
 }
 
 TEST_F(ResumeCli, ABareResumeRestartsARunKilledBeforeItsFirstCheckpoint) {
@@ -330,9 +317,8 @@ TEST_F(ResumeCli, AFullDiskLeavesThePreviousRunsFiles) {
     // SIGXFSZ is ignored): the checkpoint (~1 MB) and the weights cannot be written.
     for (const char* extra : {" --checkpoint-every 1", " --checkpoint-every 0"}) {
         SCOPED_TRACE(extra);
-        const CliRun r = dt::test::run_cli(
-            "trap '' XFSZ; ulimit -f 64; exec " + std::string(DT_DETRAIN_EXE),
-            train_args("full") + " --epochs 1 --seed 3" + extra, root_, std::to_string(counter_++));
+        const CliRun r = detrain(train_args("full") + " --epochs 1 --seed 3" + extra,
+                                 "trap '' XFSZ; ulimit -f 64; exec ");
         EXPECT_EQ(r.status, 1);
         EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
         EXPECT_NE(r.err.find(dir.string()), std::string::npos) << r.err;

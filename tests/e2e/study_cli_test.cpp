@@ -15,20 +15,18 @@
 #include <string>
 #include <thread>
 
-#include "tests/support/synthetic_idx.h"
+#include "tests/support/detrain_suite.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-class StudyCli : public ::testing::Test {
- protected:
-    static void SetUpTestSuite() {
-        root_ = dt::test::make_synthetic_root("detrain-study-e2e", 128, 48);
-    }
-    static void TearDownTestSuite() { dt::test::remove_synthetic_root(root_); }
+class StudyCli : public dt::test::DetrainSuite<StudyCli> {
+ public:
+    static constexpr dt::test::SyntheticRoot kRoot{"detrain-study-e2e", 128, 48};
 
+ protected:
     /// Train flags of every study here: 1 epoch of 4 steps.
     static std::string train_flags() {
         return "--data-dir " + (root_ / "data").string() +
@@ -39,9 +37,6 @@ class StudyCli : public ::testing::Test {
         return "study --out " + (root_ / out).string() + " --variants " + variants +
                " --replicas " + std::to_string(replicas) + " " + train_flags();
     }
-    static dt::test::CliRun detrain(const std::string& args, const std::string& tag) {
-        return dt::test::run_cli(DT_DETRAIN_EXE, args, root_, tag);
-    }
     static json study_json(const std::string& out) {
         return json::parse(dt::test::slurp(root_ / out / "study.json"));
     }
@@ -51,13 +46,11 @@ class StudyCli : public ::testing::Test {
         }
         throw std::runtime_error("no variant " + name);
     }
-
-    static inline fs::path root_;
 };
 
 TEST_F(StudyCli, ControlReplicasAreIdenticalAndRandomSeedsAreNot) {
     // Two replicas at a time (--jobs 2): the parallel path of the runner.
-    const dt::test::CliRun r = detrain(study_args("s1", "control,algo", 3) + " --jobs 2", "s1");
+    const dt::test::CliRun r = detrain(study_args("s1", "control,algo", 3) + " --jobs 2");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("report.md"), std::string::npos) << r.out;
     const json s = study_json("s1");
@@ -72,8 +65,9 @@ TEST_F(StudyCli, ControlReplicasAreIdenticalAndRandomSeedsAreNot) {
     const json& algo = variant(s, "algo");
     EXPECT_GT(algo.at("metrics").at("weight_distance").at("mean").get<double>(), 0.0);
     EXPECT_NE(algo.at("replicas")[0].at("seeds"), algo.at("replicas")[1].at("seeds"));
-    for (const char* f : {"summary.csv", "report.md", "plots/churn.svg", "plots/accuracy_stddev.svg",
-                          "plots/weight_distance.svg", "plots/per_class_stddev.svg"}) {
+    for (const char* f :
+         {"summary.csv", "report.md", "plots/churn.svg", "plots/accuracy_stddev.svg",
+          "plots/weight_distance.svg", "plots/per_class_stddev.svg"}) {
         EXPECT_TRUE(fs::exists(root_ / "s1" / f)) << f;
     }
     const std::string csv = dt::test::slurp(root_ / "s1" / "summary.csv");
@@ -84,11 +78,11 @@ TEST_F(StudyCli, ControlReplicasAreIdenticalAndRandomSeedsAreNot) {
 TEST_F(StudyCli, KilledStudyResumesWithoutRepeatingReplicas) {
     // Uninterrupted reference (deterministic variants only: results must be identical).
     const std::string variants = "control,init-perturb";
-    ASSERT_EQ(detrain(study_args("ref", variants, 3), "ref").status, 0);
+    ASSERT_EQ(detrain(study_args("ref", variants, 3)).status, 0);
 
     // Start the same study, kill -9 it while a later replica trains.
-    const std::string cmd = std::string(DT_DETRAIN_EXE) + " " + study_args("killed", variants, 3) +
-                            " >/dev/null 2>&1";
+    const std::string cmd =
+        std::string(DT_DETRAIN_EXE) + " " + study_args("killed", variants, 3) + " >/dev/null 2>&1";
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
@@ -109,7 +103,7 @@ TEST_F(StudyCli, KilledStudyResumesWithoutRepeatingReplicas) {
     const auto first_time = fs::last_write_time(first);
     EXPECT_FALSE(fs::exists(root_ / "killed" / "study.json")) << "killed before the end";
 
-    const dt::test::CliRun r = detrain(study_args("killed", variants, 3), "resume");
+    const dt::test::CliRun r = detrain(study_args("killed", variants, 3));
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(fs::last_write_time(first), first_time) << "a finished replica was trained again";
     EXPECT_NE(r.err.find("finished earlier, kept"), std::string::npos) << r.err;
@@ -124,15 +118,15 @@ TEST_F(StudyCli, KilledStudyResumesWithoutRepeatingReplicas) {
         }
     }
     // init-perturb: one bit of one initial weight is enough to move the trained weights.
-    EXPECT_GT(variant(a, "init-perturb").at("metrics").at("weight_distance").at("mean").get<double>(),
-              0.0);
+    EXPECT_GT(
+        variant(a, "init-perturb").at("metrics").at("weight_distance").at("mean").get<double>(),
+        0.0);
 }
 
 TEST_F(StudyCli, ReportOnlyReportsTheFinishedReplicasAndTrainsNothing) {
-    ASSERT_EQ(detrain(study_args("partial", "control,algo", 2), "p1").status, 0);
+    ASSERT_EQ(detrain(study_args("partial", "control,algo", 2)).status, 0);
     // Ask for 3 replicas: the third of each variant does not exist; nothing may be trained.
-    const dt::test::CliRun r =
-        detrain(study_args("partial", "control,algo", 3) + " --report-only", "p2");
+    const dt::test::CliRun r = detrain(study_args("partial", "control,algo", 3) + " --report-only");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_FALSE(fs::exists(root_ / "partial" / "replicas" / "control" / "2"));
     const json s = study_json("partial");
@@ -142,22 +136,21 @@ TEST_F(StudyCli, ReportOnlyReportsTheFinishedReplicasAndTrainsNothing) {
               std::string::npos)
         << s.at("notes");
     // With every asked-for replica there, the report says so instead of "partial".
-    ASSERT_EQ(detrain(study_args("partial", "control,algo", 2) + " --report-only", "p4").status, 0);
+    ASSERT_EQ(detrain(study_args("partial", "control,algo", 2) + " --report-only").status, 0);
     const json full = study_json("partial");
     EXPECT_NE(full.at("notes")[0].get<std::string>().find("all 4 replicas had finished"),
               std::string::npos)
         << full.at("notes");
     // A directory without a study is refused.
-    const dt::test::CliRun none = detrain(study_args("nothing", "control", 2) + " --report-only", "p3");
+    const dt::test::CliRun none = detrain(study_args("nothing", "control", 2) + " --report-only");
     EXPECT_NE(none.status, 0);
     EXPECT_NE(none.err.find("holds no study"), std::string::npos) << none.err;
     EXPECT_FALSE(fs::exists(root_ / "nothing")) << "--report-only created a directory";
 }
 
 TEST_F(StudyCli, AStudyWithOtherTrainFlagsIsRefusedInTheSameDirectory) {
-    ASSERT_EQ(detrain(study_args("plan", "control", 2), "plan1").status, 0);
-    const dt::test::CliRun r =
-        detrain(study_args("plan", "control", 2) + " --lr 0.001", "plan2");
+    ASSERT_EQ(detrain(study_args("plan", "control", 2)).status, 0);
+    const dt::test::CliRun r = detrain(study_args("plan", "control", 2) + " --lr 0.001");
     EXPECT_NE(r.status, 0);
     EXPECT_NE(r.err.find("--lr 0.001"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("another"), std::string::npos) << r.err;
@@ -173,7 +166,7 @@ TEST_F(StudyCli, BadFlagsFailBeforeTraining) {
                           Case{study_args("b4", "control", 2) + " --lr -1", "--lr"},
                           Case{study_args("b5", "control", 2) + " --subgroup x=", "--subgroup"},
                           Case{study_args("b6", "algo@nomodel", 2), "unknown model 'nomodel'"}}) {
-        const dt::test::CliRun r = detrain(c.args, "bad");
+        const dt::test::CliRun r = detrain(c.args);
         EXPECT_NE(r.status, 0) << c.args;
         EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << "\n" << r.err;
     }

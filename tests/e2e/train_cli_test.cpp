@@ -19,7 +19,7 @@
 #include "engine/io/safetensors.h"
 #include "engine/io/sha256.h"
 #include "engine/runtime/cuda_device.h"
-#include "tests/support/synthetic_idx.h"
+#include "tests/support/detrain_suite.h"
 
 namespace {
 
@@ -30,29 +30,17 @@ using dt::test::slurp;
 
 constexpr int kTrain = 512, kTest = 128;
 
-class TrainCli : public ::testing::Test {
+class TrainCli : public dt::test::DetrainSuite<TrainCli> {
+ public:
+    static constexpr dt::test::SyntheticRoot kRoot{"detrain-e2e", kTrain, kTest};
+
  protected:
-    static void SetUpTestSuite() {
-        root_ = dt::test::make_synthetic_root("detrain-e2e", kTrain, kTest);
-    }
-    static void TearDownTestSuite() { dt::test::remove_synthetic_root(root_); }
-
-    /// Runs `detrain <args>`, capturing stdout and stderr.
-    static CliRun detrain(const std::string& args) {
-        return dt::test::run_cli(DT_DETRAIN_EXE, args, root_, std::to_string(counter_++));
-    }
-
     /// `detrain train` on the synthetic data into root/<name>; returns the run.
     static CliRun train(const std::string& name, const std::string& extra) {
-        return detrain("train --data-dir " + (root_ / "data").string() + " --out " +
-                       (root_ / name).string() +
+        return detrain(train_into(name) +
                        " --epochs 2 --batch-size 32 --lr 2e-3 --eval-batch-size 50"
                        " --progress none " +
                        extra);
-    }
-
-    static nlohmann::json result(const std::string& name) {
-        return nlohmann::json::parse(slurp(root_ / name / "result.json"));
     }
 
     static std::string hash_of(const std::string& name) {
@@ -72,9 +60,6 @@ class TrainCli : public ::testing::Test {
         return run;
     }
     static constexpr const char* kSmall = "--epochs 1 --limit-train 192 ";
-
-    static inline fs::path root_;
-    static inline int counter_ = 0;
 };
 
 TEST_F(TrainCli, HelpAndInfo) {

@@ -17,23 +17,22 @@
 #include <string>
 #include <thread>
 
-#include "tests/support/synthetic_idx.h"
+#include "tests/support/detrain_suite.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using dt::test::CliRun;
 
-class DataParallel : public ::testing::Test {
- protected:
+class DataParallel : public dt::test::DetrainSuite<DataParallel> {
+ public:
     // 200 training samples in batches of 32: six full batches and a last one of 8 (>= 4 ranks).
-    static void SetUpTestSuite() { root_ = dt::test::make_synthetic_root("detrain-dp", 200, 40); }
-    static void TearDownTestSuite() { dt::test::remove_synthetic_root(root_); }
+    static constexpr dt::test::SyntheticRoot kRoot{"detrain-dp", 200, 40};
 
+ protected:
     /// `detrain train <flags>` into root/<out>, under mpiexec with P processes (P = 0: without).
     static CliRun train(int P, const std::string& out, const std::string& flags) {
-        return dt::test::run_cli(launcher(P) + DT_DETRAIN_EXE, train_args(out) + " " + flags, root_,
-                                 std::to_string(counter_++));
+        return detrain(train_args(out) + " " + flags, launcher(P));
     }
     static std::string launcher(int P) { return P == 0 ? std::string() : str_launch(P); }
     /// mpiexec with P processes; as root (CI containers) Open MPI must be told it may run.
@@ -43,13 +42,9 @@ class DataParallel : public ::testing::Test {
                std::string(DT_MPIEXEC) + " --oversubscribe -np " + std::to_string(P) + " ";
     }
     static std::string train_args(const std::string& out) {
-        return "train --data-dir " + (root_ / "data").string() + " --out " +
-               (root_ / out).string() +
+        return train_into(out) +
                " --epochs 2 --batch-size 32 --lr 2e-3 --eval-batch-size 20 --threads 1"
                " --progress none";
-    }
-    static nlohmann::json result(const std::string& out) {
-        return nlohmann::json::parse(dt::test::slurp(root_ / out / "result.json"));
     }
     /// The weights hash, the epoch losses (bit for bit: JSON keeps a double's 17 digits) and
     /// accuracies of two runs.
@@ -65,9 +60,6 @@ class DataParallel : public ::testing::Test {
         EXPECT_EQ(ra.at("test_accuracy"), rb.at("test_accuracy"));
     }
     static void expect_ok(const CliRun& r) { ASSERT_EQ(r.status, 0) << r.err; }
-
-    static inline fs::path root_;
-    static inline int counter_ = 0;
 };
 
 TEST_F(DataParallel, ExactGivesTheSingleProcessWeightsForOneToFourProcesses) {
