@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Autograd helpers for op and optimizer tests: a loss with a chosen upstream gradient, random
-// parameters, parameters with given values and gradients.
+// Autograd helpers for op and optimizer tests: a loss with a chosen upstream gradient, an op's
+// backward rule run on its own, random parameters, parameters with given values and gradients.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -20,6 +20,14 @@ inline Tensor weighted_sum(const Tensor& y, const std::vector<float>& dy) {
         return std::vector<Tensor>{Tensor::from_vector(shape, dy)};
     });
     return loss;
+}
+
+/// The gradients of the inputs of the op that made y, from its recorded backward rule with the
+/// upstream gradient dy (the tape is cleared: nothing else runs backward).
+inline std::vector<Tensor> backward_of(const Tensor& y, const Tensor& dy) {
+    std::vector<Tensor> g = y.impl().grad_fn->backward(dy);
+    autograd::clear_tape();
+    return g;
 }
 
 /// A tensor of uniform values in [-1, 1) keyed by (seed, tag) that requires a gradient.

@@ -5,6 +5,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -65,8 +66,8 @@ inline ::testing::AssertionResult within_bound(const float* got, const double* w
         }
     }
     if (bad == 0) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << bad << " of " << n << " elements out of bound:"
-                                         << os.str();
+    return ::testing::AssertionFailure()
+           << bad << " of " << n << " elements out of bound:" << os.str();
 }
 
 /// Same with one scalar bound for every element.
@@ -77,6 +78,15 @@ inline ::testing::AssertionResult within_abs(const float* got, const double* wan
 }
 
 constexpr double kEps32 = 1.0 / 8388608.0;  // 2^-23, float32 machine epsilon
+
+/// Same with the bound rel * max|want| (+ 1e-30, so that an all-zero want passes only +-0):
+/// closeness relative to the largest reference magnitude, for n = want.size() elements.
+inline ::testing::AssertionResult within_rel_of_max(const float* got,
+                                                    const std::vector<double>& want, double rel) {
+    double scale = 0;
+    for (double v : want) scale = std::max(scale, std::fabs(v));
+    return within_abs(got, want.data(), rel * scale + 1e-30, static_cast<int64_t>(want.size()));
+}
 
 /// |v[i]| in double: the inputs whose reference sums are the sum over |terms| of a bound.
 inline std::vector<double> absd(const std::vector<float>& v) {

@@ -39,10 +39,32 @@ inline ::testing::AssertionResult gradcheck(const VecFn& f, std::vector<double> 
         x[i] = xi;
         const double fd = (sp - sm) / (2 * h);
         if (std::fabs(fd - dx[i]) <= atol + rtol * std::fabs(fd)) continue;
-        if (bad++ < 8) os << "\n  d/dx[" << i << "]: finite difference " << fd << ", analytic " << dx[i];
+        if (bad++ < 8)
+            os << "\n  d/dx[" << i << "]: finite difference " << fd << ", analytic " << dx[i];
     }
     if (bad == 0) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << bad << " of " << x.size() << " partials differ:" << os.str();
+    return ::testing::AssertionFailure()
+           << bad << " of " << x.size() << " partials differ:" << os.str();
+}
+
+/// gradcheck of each input of a reference layer forward(x, w, b, y, p) (the other two held):
+/// dx, dw and db against the central differences of <y, dy> (y has the size of dy).
+template <class Params>
+void expect_layer_gradients(void (*forward)(const double*, const double*, const double*, double*,
+                                            const Params&),
+                            const Params& p, const std::vector<double>& x,
+                            const std::vector<double>& w, const std::vector<double>& b,
+                            const std::vector<double>& dy, const std::vector<double>& dx,
+                            const std::vector<double>& dw, const std::vector<double>& db) {
+    const auto y = [&](const std::vector<double>& xi, const std::vector<double>& wi,
+                       const std::vector<double>& bi) {
+        std::vector<double> out(dy.size());
+        forward(xi.data(), wi.data(), bi.data(), out.data(), p);
+        return out;
+    };
+    EXPECT_TRUE(gradcheck([&](const auto& v) { return y(v, w, b); }, x, dy, dx)) << "dx";
+    EXPECT_TRUE(gradcheck([&](const auto& v) { return y(x, v, b); }, w, dy, dw)) << "dw";
+    EXPECT_TRUE(gradcheck([&](const auto& v) { return y(x, w, v); }, b, dy, db)) << "db";
 }
 
 }  // namespace dt::test

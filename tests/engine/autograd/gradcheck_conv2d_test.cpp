@@ -34,18 +34,7 @@ TEST(GradcheckConv2d, ReferenceBackward) {
         ref::conv2d_backward_weight(x.data(), dy.data(), dw.data(), p);
         ref::bias_add_backward(dy.data(), db.data(),
                                BiasAddParams{.n = p.n, .c = p.co, .p = p.ho * p.wo});
-        auto fwd = [&](const std::vector<double>& xi, const std::vector<double>& wi,
-                       const std::vector<double>& bi) {
-            std::vector<double> y(ny);
-            ref::conv2d_forward(xi.data(), wi.data(), bi.data(), y.data(), p);
-            return y;
-        };
-        EXPECT_TRUE(test::gradcheck([&](const auto& v) { return fwd(v, w, b); }, x, dy, dx))
-            << "dx";
-        EXPECT_TRUE(test::gradcheck([&](const auto& v) { return fwd(x, v, b); }, w, dy, dw))
-            << "dw";
-        EXPECT_TRUE(test::gradcheck([&](const auto& v) { return fwd(x, w, v); }, b, dy, db))
-            << "db";
+        test::expect_layer_gradients(ref::conv2d_forward, p, x, w, b, dy, dx, dw, db);
     }
 }
 

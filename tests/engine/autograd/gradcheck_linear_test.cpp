@@ -17,9 +17,8 @@ std::vector<double> randd(int64_t n, uint32_t tag) {
 }
 
 TEST(GradcheckLinear, ReferenceBackward) {
-    const LinearParams cases[] = {{.n = 1, .in = 1, .out = 1},
-                                  {.n = 3, .in = 5, .out = 7},
-                                  {.n = 9, .in = 13, .out = 4}};
+    const LinearParams cases[] = {
+        {.n = 1, .in = 1, .out = 1}, {.n = 3, .in = 5, .out = 7}, {.n = 9, .in = 13, .out = 4}};
     for (const LinearParams& p : cases) {
         SCOPED_TRACE("n=" + std::to_string(p.n) + " in=" + std::to_string(p.in) +
                      " out=" + std::to_string(p.out));
@@ -29,18 +28,7 @@ TEST(GradcheckLinear, ReferenceBackward) {
         ref::linear_backward_data(dy.data(), w.data(), dx.data(), p);
         ref::linear_backward_weight(x.data(), dy.data(), dw.data(), p);
         ref::bias_add_backward(dy.data(), db.data(), BiasAddParams{.n = p.n, .c = p.out, .p = 1});
-        auto fwd = [&](const std::vector<double>& xi, const std::vector<double>& wi,
-                       const std::vector<double>& bi) {
-            std::vector<double> y(dy.size());
-            ref::linear_forward(xi.data(), wi.data(), bi.data(), y.data(), p);
-            return y;
-        };
-        EXPECT_TRUE(test::gradcheck([&](const auto& v) { return fwd(v, w, b); }, x, dy, dx))
-            << "dx";
-        EXPECT_TRUE(test::gradcheck([&](const auto& v) { return fwd(x, v, b); }, w, dy, dw))
-            << "dw";
-        EXPECT_TRUE(test::gradcheck([&](const auto& v) { return fwd(x, w, v); }, b, dy, db))
-            << "db";
+        test::expect_layer_gradients(ref::linear_forward, p, x, w, b, dy, dx, dw, db);
     }
 }
 

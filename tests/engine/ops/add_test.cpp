@@ -8,6 +8,7 @@
 
 #include "engine/autograd/tape.h"
 #include "kernels/ref/add_ref.h"
+#include "tests/support/autograd_util.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
 
@@ -34,8 +35,7 @@ TEST(AddOp, BackwardPassesDyToBoth) {
     Tensor y = add(a, b);  // b does not require a gradient
     EXPECT_TRUE(y.requires_grad());
     Tensor dy = Tensor::from_vector({2, 2}, {0.5f, -1, 2, 0});
-    std::vector<Tensor> g = y.impl().grad_fn->backward(dy);
-    autograd::clear_tape();
+    const std::vector<Tensor> g = test::backward_of(y, dy);
     ASSERT_EQ(g.size(), 2u);
     EXPECT_EQ(g[0].to_vector(), dy.to_vector());
     EXPECT_EQ(g[1].to_vector(), dy.to_vector());

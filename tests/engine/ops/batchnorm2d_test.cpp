@@ -13,25 +13,18 @@
 
 #include "engine/autograd/tape.h"
 #include "kernels/ref/batchnorm2d_ref.h"
+#include "tests/support/autograd_util.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
 
 namespace dt {
 namespace {
 
+using test::backward_of;
 using VecD = std::vector<double>;
 
-// Runs the recorded backward closure of y with upstream gradient dy.
-std::vector<Tensor> backward_of(const Tensor& y, const Tensor& dy) {
-    std::vector<Tensor> g = y.impl().grad_fn->backward(dy);
-    autograd::clear_tape();
-    return g;
-}
-
 ::testing::AssertionResult close_to(const Tensor& got, const VecD& want) {
-    double scale = 0;
-    for (double v : want) scale = std::max(scale, std::fabs(v));
-    return test::within_abs(got.f32(), want.data(), 1e-5 * scale + 1e-30, got.numel());
+    return test::within_rel_of_max(got.f32(), want, 1e-5);
 }
 
 struct Fixture {

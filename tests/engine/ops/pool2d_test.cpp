@@ -22,19 +22,12 @@
 namespace dt {
 namespace {
 
+using test::backward_of;
 using VecD = std::vector<double>;
 
-std::vector<Tensor> backward_of(const Tensor& y, const Tensor& dy) {
-    std::vector<Tensor> g = y.impl().grad_fn->backward(dy);
-    autograd::clear_tape();
-    return g;
-}
-
+// A sum of `terms` terms: within (terms + 1) roundings of the largest reference magnitude.
 ::testing::AssertionResult close_to(const Tensor& got, const VecD& want, double terms) {
-    double scale = 0;
-    for (double v : want) scale = std::max(scale, std::fabs(v));
-    return test::within_abs(got.f32(), want.data(), (terms + 1) * test::kEps32 * scale + 1e-30,
-                            got.numel());
+    return test::within_rel_of_max(got.f32(), want, (terms + 1) * test::kEps32);
 }
 
 kernels::Pool2dParams params_of(const Tensor& x, const Tensor& y, Pool2dOptions o) {
@@ -117,8 +110,8 @@ std::pair<std::vector<float>, std::vector<float>> forward_backward(
 TEST(Pool2dOp, FusedReluMaxpoolEqualsReluThenMaxpoolBitwise) {
     // Random signs, exact ties, zeros of both signs, a NaN; 2x2/2 and overlapping 3x3/2 windows
     // with padding; every deterministic pool.backward mode (permuted: same key both ways).
-    for (const Pool2dOptions o : {Pool2dOptions{2, 2, 0}, Pool2dOptions{3, 2, 1},
-                                  Pool2dOptions{3, 1, 1}}) {
+    for (const Pool2dOptions o :
+         {Pool2dOptions{2, 2, 0}, Pool2dOptions{3, 2, 1}, Pool2dOptions{3, 1, 1}}) {
         const Shape shape{3, 2, 7, 8};
         std::vector<float> xv = test::uniform_floats(3 * 2 * 7 * 8, -1, 1, test::test_seed(), 1);
         for (std::size_t i = 0; i < xv.size(); i += 7) xv[i] = 0.0f;
@@ -127,8 +120,8 @@ TEST(Pool2dOp, FusedReluMaxpoolEqualsReluThenMaxpoolBitwise) {
         xv[17] = std::nanf("");
         const Tensor probe = maxpool2d(Tensor::from_vector(shape, xv), o);
         const std::vector<float> dyv = test::uniform_floats(probe.numel(), -1, 1, 99, 2);
-        for (AccumMode m : {AccumMode::kTree, AccumMode::kKahan, AccumMode::kExact,
-                            AccumMode::kPermuted}) {
+        for (AccumMode m :
+             {AccumMode::kTree, AccumMode::kKahan, AccumMode::kExact, AccumMode::kPermuted}) {
             const AccumSpec spec{m, 1234};
             const auto fused = forward_backward(
                 xv, shape, dyv, [o](const Tensor& x) { return relu_maxpool2d(x, o); }, spec);

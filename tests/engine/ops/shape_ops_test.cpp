@@ -9,6 +9,7 @@
 
 #include "engine/autograd/tape.h"
 #include "engine/ops/softmax_xent.h"
+#include "tests/support/autograd_util.h"
 #include "tests/support/rng.h"
 
 namespace dt {
@@ -23,8 +24,7 @@ TEST(ShapeOps, FlattenSharesTheBufferAndReshapesGradients) {
     EXPECT_EQ(y.f32(), x.f32());
     EXPECT_TRUE(y.requires_grad());
     Tensor dy = Tensor::full({2, 12}, 0.5f);
-    std::vector<Tensor> g = y.impl().grad_fn->backward(dy);
-    autograd::clear_tape();
+    const std::vector<Tensor> g = test::backward_of(y, dy);
     ASSERT_EQ(g.size(), 1u);
     EXPECT_EQ(g[0].shape(), x.shape());
     EXPECT_EQ(g[0].to_vector(), dy.to_vector());
