@@ -8,6 +8,7 @@
 #include "datasets/cifar.h"
 #include "datasets/idx.h"
 #include "engine/core/error.h"
+#include "engine/core/named_table.h"
 
 namespace dt {
 
@@ -59,18 +60,12 @@ constexpr KnownDataset kKnownDatasets[] = {
 }  // namespace
 
 const std::vector<std::string>& dataset_names() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> v;
-        for (const KnownDataset& d : kKnownDatasets) v.emplace_back(d.name);
-        return v;
-    }();
+    static const std::vector<std::string> names = names_of(kKnownDatasets);
     return names;
 }
 
 DatasetGeometry dataset_geometry(const std::string& name) {
-    for (const KnownDataset& d : kKnownDatasets) {
-        if (name == d.name) return d.geometry;
-    }
+    if (const KnownDataset* d = find_named(kKnownDatasets, name)) return d->geometry;
     reject_unknown(name);
 }
 

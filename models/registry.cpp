@@ -3,6 +3,7 @@
 // make_model() both read it, and so do the apps' --model flag and its messages.
 #include <iterator>
 
+#include "engine/core/named_table.h"
 #include "engine/core/text.h"
 #include "models/medium_cnn.h"
 #include "models/resnet.h"
@@ -18,35 +19,29 @@ struct ModelEntry {
 };
 
 const ModelEntry kModels[] = {
-    {"smallcnn", [](const ModelConfig& c) -> std::unique_ptr<Model> {
+    {"smallcnn",
+     [](const ModelConfig& c) -> std::unique_ptr<Model> {
          return std::make_unique<SmallCNN>(c, false);
      }},
-    {"smallcnn-bn", [](const ModelConfig& c) -> std::unique_ptr<Model> {
+    {"smallcnn-bn",
+     [](const ModelConfig& c) -> std::unique_ptr<Model> {
          return std::make_unique<SmallCNN>(c, true);
      }},
-    {"mediumcnn", [](const ModelConfig& c) -> std::unique_ptr<Model> {
-         return std::make_unique<MediumCNN>(c);
-     }},
-    {"resnet18", [](const ModelConfig& c) -> std::unique_ptr<Model> {
-         return std::make_unique<ResNet18>(c);
-     }},
+    {"mediumcnn",
+     [](const ModelConfig& c) -> std::unique_ptr<Model> { return std::make_unique<MediumCNN>(c); }},
+    {"resnet18",
+     [](const ModelConfig& c) -> std::unique_ptr<Model> { return std::make_unique<ResNet18>(c); }},
 };
 
 }  // namespace
 
 const std::vector<std::string>& model_names() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> v;
-        for (const ModelEntry& m : kModels) v.emplace_back(m.name);
-        return v;
-    }();
+    static const std::vector<std::string> names = names_of(kModels);
     return names;
 }
 
 std::unique_ptr<Model> make_model(const ModelConfig& cfg) {
-    for (const ModelEntry& m : kModels) {
-        if (cfg.name == m.name) return m.make(cfg);
-    }
+    if (const ModelEntry* m = find_named(kModels, cfg.name)) return m->make(cfg);
     throw ValueError(str("unknown model '", cfg.name, "' (valid: ", join_text(model_names()), ")"));
 }
 

@@ -8,6 +8,7 @@
 
 #include "apps/train/train_config.h"
 #include "engine/core/error.h"
+#include "engine/core/named_table.h"
 #include "engine/core/text.h"
 #include "models/model.h"
 
@@ -38,27 +39,37 @@ constexpr VariantDef kVariants[] = {
     {"batch-order-exact", "seeds fixed; samples permuted inside every batch per replica, exact"},
 };
 
-const VariantDef* find_def(const std::string& base) {
-    for (const VariantDef& d : kVariants) {
-        if (base == d.name) return &d;
-    }
-    return nullptr;
+std::string valid_names_text() {
+    return "paper, sources, batch-order, " + join_text(names_of(kVariants)) +
+           " (each optionally @MODEL)";
 }
 
-std::string valid_names_text() {
-    std::string s = "paper, sources, batch-order";
-    for (const VariantDef& d : kVariants) s += std::string(", ") + d.name;
-    return s + " (each optionally @MODEL)";
-}
+// The seed variants of a source the study trains without: that seed changes nothing, so they
+// are skipped where a group names them and an error where they are named alone.
+struct SeedOfAnOffSource {
+    const char* variant;
+    bool StudyTrainSetup::*source_on;
+    const char* skipped;  // the note of a group's variant skipped
+    const char* error;    // the message of a variant named alone
+};
+
+constexpr SeedOfAnOffSource kSeedsOfOffSources[] = {
+    {"augment", &StudyTrainSetup::augment_on,
+     "variant augment skipped: the study trains without augmentation (add --augment crop+flip "
+     "to include it)",
+     "--variants augment: the study trains without augmentation, so the augmentation seed "
+     "changes nothing; add --augment crop|flip|crop+flip"},
+    {"dropout", &StudyTrainSetup::dropout_on,
+     "variant dropout skipped: the study trains without dropout (add --dropout 0.1 to include "
+     "it)",
+     "--variants dropout: the study trains without dropout, so the dropout seed changes "
+     "nothing; add --dropout P (e.g. 0.1)"},
+};
 
 }  // namespace
 
 const std::vector<std::string>& variant_names() {
-    static const std::vector<std::string> v = [] {
-        std::vector<std::string> names;
-        for (const VariantDef& d : kVariants) names.emplace_back(d.name);
-        return names;
-    }();
+    static const std::vector<std::string> v = names_of(kVariants);
     return v;
 }
 
@@ -67,29 +78,18 @@ std::vector<Variant> parse_variants(const std::string& list, const StudyTrainSet
     std::vector<Variant> out;
     std::set<std::string> seen;
     auto add = [&](const std::string& base, const std::string& model, bool from_group) {
-        if (base == "augment" && !setup.augment_on) {
-            if (from_group) {
-                notes.push_back("variant augment skipped: the study trains without augmentation "
-                                "(add --augment crop+flip to include it)");
-                return;
-            }
-            throw ValueError("--variants augment: the study trains without augmentation, so the "
-                             "augmentation seed changes nothing; add --augment crop|flip|crop+flip");
-        }
-        if (base == "dropout" && !setup.dropout_on) {
-            if (from_group) {
-                notes.push_back("variant dropout skipped: the study trains without dropout (add "
-                                "--dropout 0.1 to include it)");
-                return;
-            }
-            throw ValueError("--variants dropout: the study trains without dropout, so the "
-                             "dropout seed changes nothing; add --dropout P (e.g. 0.1)");
+        for (const SeedOfAnOffSource& off : kSeedsOfOffSources) {
+            if (base != off.variant || setup.*off.source_on) continue;
+            if (!from_group) throw ValueError(off.error);
+            notes.push_back(off.skipped);
+            return;
         }
         Variant v{base + (model.empty() ? "" : "@" + model), base, model,
-                  find_def(base)->description};
+                  find_named(kVariants, base)->description};
         if (!model.empty()) v.description += "; model " + model;
         if (!seen.insert(v.name).second) {
-            throw ValueError(str("--variants: '", v.name, "' is listed twice (after expanding "
+            throw ValueError(str("--variants: '", v.name,
+                                 "' is listed twice (after expanding "
                                  "the groups paper, sources, batch-order)"));
         }
         out.push_back(std::move(v));
@@ -115,20 +115,22 @@ std::vector<Variant> parse_variants(const std::string& list, const StudyTrainSet
         } else if (base == "batch-order") {
             add("batch-order-tree", model, true);
             add("batch-order-exact", model, true);
-        } else if (find_def(base) != nullptr) {
+        } else if (find_named(kVariants, base) != nullptr) {
             add(base, model, false);
         } else {
-            throw ValueError(str("--variants: unknown variant '", entry, "'; valid: ",
-                                 valid_names_text()));
+            throw ValueError(
+                str("--variants: unknown variant '", entry, "'; valid: ", valid_names_text()));
         }
     }
-    if (out.empty()) throw ValueError("--variants: no variant to train; valid: " + valid_names_text());
+    if (out.empty())
+        throw ValueError("--variants: no variant to train; valid: " + valid_names_text());
     if (setup.threads < 2) {
         for (const Variant& v : out) {
             if (v.base == "impl" || v.base == "algo+impl" || v.base == "impl-atomic") {
-                notes.push_back("variants with atomic accumulation train on 2 threads (the "
-                                "study's --threads is 1, and atomics on one thread add in a "
-                                "fixed order: no implementation noise)");
+                notes.push_back(
+                    "variants with atomic accumulation train on 2 threads (the "
+                    "study's --threads is 1, and atomics on one thread add in a "
+                    "fixed order: no implementation noise)");
                 break;
             }
         }
@@ -156,11 +158,15 @@ std::vector<std::string> replica_flags(const Variant& v, int replica,
     } else if (b == "impl-permuted") {
         f = {"--noise", "control", "--impl", "permuted:random"};
     } else if (b == "threads") {
-        f = {"--noise", "control", "--impl", "deterministic", "--threads",
-             std::to_string(1 + replica % 4)};
+        f = {"--noise",       "control",   "--impl",
+             "deterministic", "--threads", std::to_string(1 + replica % 4)};
     } else if (b == "batch-order-tree" || b == "batch-order-exact") {
-        f = {"--noise", "control", "--impl", b == "batch-order-tree" ? "deterministic" : "exact",
-             "--shuffle-within-batch", "random"};
+        f = {"--noise",
+             "control",
+             "--impl",
+             b == "batch-order-tree" ? "deterministic" : "exact",
+             "--shuffle-within-batch",
+             "random"};
     } else {
         throw Error("replica_flags: unknown variant " + b);
     }
