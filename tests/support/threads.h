@@ -1,19 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Thread-count checks of kernel tests: run a computation at 1 thread and at other counts and
-// expect the same bits (the deterministic modes' promise), and run the atomic mode under
-// contention (2 and 4 threads) to check and count its results. Both restore OpenMP's default.
+// expect the same bits (the deterministic modes' promise), then restore OpenMP's default. The
+// reduction sites' kernels get theirs from the accumulation-mode tester (tests/kernels/modes/).
 #pragma once
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <initializer_list>
-#include <iostream>
-#include <set>
-#include <string>
 #include <vector>
 
 #include "tests/support/compare.h"
-#include "tests/support/modes.h"
 
 namespace dt::test {
 
@@ -28,31 +24,23 @@ void expect_same_bits_at_thread_counts(F f, std::initializer_list<int> counts = 
         const std::vector<std::vector<float>> got = f();
         ASSERT_EQ(got.size(), want.size());
         for (std::size_t i = 0; i < got.size(); ++i)
-            EXPECT_TRUE(bitwise_equal(got[i], want[i])) << "output " << i << ", " << t << " threads";
+            EXPECT_TRUE(bitwise_equal(got[i], want[i]))
+                << "output " << i << ", " << t << " threads";
     }
     omp_set_num_threads(omp_get_num_procs());
 }
 
-/// The atomic mode under contention: run() (gradients with members dw and dx) 5 times at 2 and
-/// at 4 threads, check(result) on each, and print how many distinct bit patterns dw and dx took
-/// (information: the order is up to timing).
-template <typename Run, typename Check>
-void atomic_calls_under_contention(const std::string& label, Run run, Check check) {
-    for (int threads : {2, 4}) {
-        SCOPED_TRACE("threads=" + std::to_string(threads));
-        omp_set_num_threads(threads);
-        std::set<std::string> dw, dx;
-        for (int i = 0; i < 5; ++i) {
-            const auto g = run();
-            check(g);
-            dw.insert(bits_of(g.dw));
-            dx.insert(bits_of(g.dx));
-        }
-        std::cout << "[ atomic   ] " << label << ": wgrad " << dw.size()
-                  << " distinct of 5 calls, dgrad " << dx.size() << " (" << threads
-                  << " threads)\n";
-    }
-    omp_set_num_threads(omp_get_num_procs());
+/// The same for a layer's three kernels: run() returns their outputs as members y (forward), dx
+/// (dgrad) and dw (wgrad), outputs 0, 1 and 2 of the check.
+template <typename Run>
+void expect_layer_same_bits_at_thread_counts(Run run,
+                                             std::initializer_list<int> counts = {2, 3, 4, 7}) {
+    expect_same_bits_at_thread_counts(
+        [&] {
+            const auto r = run();
+            return std::vector<std::vector<float>>{r.y, r.dx, r.dw};
+        },
+        counts);
 }
 
 }  // namespace dt::test

@@ -8,7 +8,6 @@
 #include "kernels/conv2d.h"
 
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <vector>
@@ -19,12 +18,13 @@
 #include "kernels/ref/conv2d_ref.h"
 #include "tests/support/compare.h"
 #include "tests/support/conv2d_shapes.h"
+#include "tests/support/layer_kernels.h"
 #include "tests/support/rng.h"
+#include "tests/support/threads.h"
 
 namespace dt::kernels {
 namespace {
 
-using test::absd, test::eps_scaled;
 using test::geom, test::xsize, test::wsize, test::ysize, test::describe;
 
 const Conv2dParams kCases[] = {
@@ -66,28 +66,16 @@ const Conv2dParams kCases[] = {
     geom(2, 64, 12, 10, 3, 5, 5, 1, 2),
 };
 
-struct Data {
-    std::vector<float> x, w, b, dy;
-};
+constexpr test::LayerKernels<float, Conv2dParams> kCpu{
+    cpu::conv2d_forward, cpu::conv2d_backward_data, cpu::conv2d_backward_weight};
+// The recipe's ORDER as plain float loops (kernels/ref/conv2d_order_ref.h).
+constexpr test::LayerKernels<float, Conv2dParams> kOrder{
+    ref::conv2d_forward_order, ref::conv2d_backward_data_order, ref::conv2d_backward_weight_order};
+constexpr test::LayerKernels<double, Conv2dParams> kRef{
+    ref::conv2d_forward, ref::conv2d_backward_data, ref::conv2d_backward_weight};
 
-Data make_data(const Conv2dParams& p, uint64_t seed) {
-    return Data{test::uniform_floats(xsize(p), -1, 1, seed, 1),
-                test::uniform_floats(wsize(p), -1, 1, seed, 2),
-                test::uniform_floats(p.co, -1, 1, seed, 3),
-                test::uniform_floats(ysize(p), -1, 1, seed, 4)};
-}
-
-struct Results {
-    std::vector<float> y, dx, dw;
-};
-
-Results run_cpu(const Data& d, const Conv2dParams& p) {
-    Results r{std::vector<float>(ysize(p)), std::vector<float>(xsize(p), 9.0f),
-              std::vector<float>(wsize(p), 9.0f)};
-    cpu::conv2d_forward(d.x.data(), d.w.data(), d.b.data(), r.y.data(), p);
-    cpu::conv2d_backward_data(d.dy.data(), d.w.data(), r.dx.data(), p);
-    cpu::conv2d_backward_weight(d.x.data(), d.dy.data(), r.dw.data(), p);
-    return r;
+test::LayerData make_data(const Conv2dParams& p, uint64_t seed) {
+    return test::layer_data(xsize(p), wsize(p), p.co, ysize(p), seed);
 }
 
 TEST(Conv2d, TreeGroupIsThePowerOfTwoTheRecipeNames) {
@@ -96,7 +84,7 @@ TEST(Conv2d, TreeGroupIsThePowerOfTwoTheRecipeNames) {
     EXPECT_EQ(conv2d_tree_group(1024), 16);
     EXPECT_EQ(conv2d_tree_group(64), 16);
     EXPECT_EQ(conv2d_tree_group(63), 32);
-    EXPECT_EQ(conv2d_tree_group(49), 32);   // SmallCNN conv3: 4 leaves at batch 128
+    EXPECT_EQ(conv2d_tree_group(49), 32);  // SmallCNN conv3: 4 leaves at batch 128
     EXPECT_EQ(conv2d_tree_group(16), 64);
     EXPECT_EQ(conv2d_tree_group(4), 256);
     EXPECT_EQ(conv2d_tree_group(1), 1024);
@@ -104,56 +92,26 @@ TEST(Conv2d, TreeGroupIsThePowerOfTwoTheRecipeNames) {
 }
 
 TEST(Conv2d, EveryIsaMatchesTheOrderBitwise) {
-    const CpuIsa saved = cpu::cpu_isa();
     for (const Conv2dParams& p : kCases) {
         SCOPED_TRACE("n,ci,h,w,co,kh,kw,stride,pad = " + describe(p));
-        const Data d = make_data(p, test::test_seed());
-        // The recipe's ORDER as plain loops (kernels/ref/conv2d_order_ref.h).
-        std::vector<float> y(ysize(p)), dx(xsize(p)), dw(wsize(p));
-        ref::conv2d_forward_order(d.x.data(), d.w.data(), d.b.data(), y.data(), p);
-        ref::conv2d_backward_data_order(d.dy.data(), d.w.data(), dx.data(), p);
-        ref::conv2d_backward_weight_order(d.x.data(), d.dy.data(), dw.data(), p);
-        for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
-            if (!cpu::cpu_isa_set(isa)) continue;
-            SCOPED_TRACE(cpu::cpu_isa_name(isa));
-            const Results r = run_cpu(d, p);
-            ASSERT_TRUE(test::bitwise_equal(r.y, y)) << "forward";
-            ASSERT_TRUE(test::bitwise_equal(r.dx, dx)) << "dgrad";
-            ASSERT_TRUE(test::bitwise_equal(r.dw, dw)) << "wgrad";
-        }
+        const test::LayerData d = make_data(p, test::test_seed());
+        test::expect_every_isa_gives(kOrder.run(d, p), [&] { return kCpu.run(d, p, 9.0f); });
     }
-    cpu::cpu_isa_set(saved);
 }
 
 TEST(Conv2d, WithinDerivedBoundOfDoubleReference) {
     for (const Conv2dParams& p : kCases) {
         SCOPED_TRACE("n,ci,h,w,co,kh,kw,stride,pad = " + describe(p));
-        const Data d = make_data(p, test::test_seed() + 1);
-        const Results r = run_cpu(d, p);
-        const auto x = test::to_double(d.x), w = test::to_double(d.w), b = test::to_double(d.b),
-                   dy = test::to_double(d.dy);
-        const auto ax = absd(d.x), aw = absd(d.w), ab = absd(d.b), ady = absd(d.dy);
-        std::vector<double> y(ysize(p)), ym(ysize(p)), dx(xsize(p)), dxm(xsize(p)), dw(wsize(p)),
-            dwm(wsize(p));
-        ref::conv2d_forward(x.data(), w.data(), b.data(), y.data(), p);
-        ref::conv2d_forward(ax.data(), aw.data(), ab.data(), ym.data(), p);
-        ref::conv2d_backward_data(dy.data(), w.data(), dx.data(), p);
-        ref::conv2d_backward_data(ady.data(), aw.data(), dxm.data(), p);
-        ref::conv2d_backward_weight(x.data(), dy.data(), dw.data(), p);
-        ref::conv2d_backward_weight(ax.data(), ady.data(), dwm.data(), p);
+        const test::LayerData d = make_data(p, test::test_seed() + 1);
         const double R = p.ci * p.kh * p.kw, P = p.ho * p.wo;
         // wgrad: a group leaf chains up to G * P terms, then a tree over the groups.
         const int64_t G = std::min<int64_t>(p.n, conv2d_tree_group(p.ho * p.wo));
         const double depth =
             std::ceil(std::log2(static_cast<double>((p.n + G - 1) / G))) + (G - 1) * P;
-        EXPECT_TRUE(
-            test::within_bound(r.y.data(), y.data(), eps_scaled(ym, R + 2).data(), ysize(p)));
         // dgrad: Co-term chains and a Kh*Kw-term sum, or one chain of Co*Kh*Kw terms (fused).
         const double cd = conv2d_dgrad_is_forward(p) ? p.co * p.kh * p.kw : p.co + p.kh * p.kw;
-        EXPECT_TRUE(test::within_bound(r.dx.data(), dx.data(), eps_scaled(dxm, cd + 1).data(),
-                                       xsize(p)));
-        EXPECT_TRUE(test::within_bound(r.dw.data(), dw.data(),
-                                       eps_scaled(dwm, P + depth + 2).data(), wsize(p)));
+        test::expect_within_reference_bounds(kCpu.run(d, p, 9.0f), d, kRef, p,
+                                             {.y = R + 2, .dx = cd + 1, .dw = P + depth + 2});
     }
 }
 
@@ -163,24 +121,15 @@ TEST(Conv2d, ThreadCountChangesNoBit) {
          {geom(37, 4, 10, 9, 8, 3, 3, 1, 1), geom(1, 16, 14, 14, 32, 3, 3, 1, 1),
           geom(19, 2, 9, 9, 500, 3, 3, 2, 1)}) {
         SCOPED_TRACE(describe(p));
-        const Data d = make_data(p, test::test_seed() + 2);
-        omp_set_num_threads(1);
-        const Results first = run_cpu(d, p);
-        for (int threads : {2, 3, 4, 7}) {
-            omp_set_num_threads(threads);
-            const Results r = run_cpu(d, p);
-            ASSERT_TRUE(test::bitwise_equal(r.y, first.y)) << "forward, threads=" << threads;
-            ASSERT_TRUE(test::bitwise_equal(r.dx, first.dx)) << "dgrad, threads=" << threads;
-            ASSERT_TRUE(test::bitwise_equal(r.dw, first.dw)) << "wgrad, threads=" << threads;
-        }
+        const test::LayerData d = make_data(p, test::test_seed() + 2);
+        test::expect_layer_same_bits_at_thread_counts([&] { return kCpu.run(d, p, 9.0f); });
     }
-    omp_set_num_threads(omp_get_num_procs());
 }
 
 TEST(Conv2d, NoBiasAndUncoveredInputsAreZero) {
     // stride 3 with a 1x1 kernel leaves input pixels no output reads: their gradient is +0.
     const Conv2dParams p = geom(2, 2, 7, 7, 3, 1, 1, 3, 0);
-    const Data d = make_data(p, test::test_seed() + 3);
+    const test::LayerData d = make_data(p, test::test_seed() + 3);
     std::vector<float> y(ysize(p)), y0(ysize(p)), dx(xsize(p), 5.0f);
     std::vector<float> zeros(p.co, 0.0f);
     cpu::conv2d_forward(d.x.data(), d.w.data(), nullptr, y.data(), p);
