@@ -7,7 +7,6 @@
 #include "kernels/batchnorm2d.h"
 
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <string>
@@ -18,6 +17,7 @@
 #include "tests/support/batchnorm_bounds.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
+#include "tests/support/threads.h"
 
 namespace dt::kernels {
 namespace {
@@ -60,6 +60,8 @@ float spec_total(const BatchNorm2dParams& p, int64_t c, Term term) {
 
 struct Outs {
     Vec mean, var, invstd, y, dx, dgamma, dbeta;
+    /// Every output, in the order above (the outputs a failed check numbers).
+    std::vector<Vec> all() const { return {mean, var, invstd, y, dx, dgamma, dbeta}; }
 };
 
 Outs spec(const BatchNorm2dParams& p, const Vec& x, const Vec& g, const Vec& b, const Vec& dy) {
@@ -112,15 +114,10 @@ TEST(BatchNorm2d, CpuEqualsTheRecipeBitwise) {
     for (const BatchNorm2dParams& p : kCases) {
         SCOPED_TRACE(describe(p));
         const Inputs in = make_inputs(p);
-        const Outs r = run_cpu(p, in.x, in.g, in.b, in.dy);
-        const Outs s = spec(p, in.x, in.g, in.b, in.dy);
-        EXPECT_TRUE(test::bitwise_equal(r.mean, s.mean));
-        EXPECT_TRUE(test::bitwise_equal(r.var, s.var));
-        EXPECT_TRUE(test::bitwise_equal(r.invstd, s.invstd));
-        EXPECT_TRUE(test::bitwise_equal(r.y, s.y));
-        EXPECT_TRUE(test::bitwise_equal(r.dbeta, s.dbeta));
-        EXPECT_TRUE(test::bitwise_equal(r.dgamma, s.dgamma));
-        EXPECT_TRUE(test::bitwise_equal(r.dx, s.dx));
+        const std::vector<Vec> r = run_cpu(p, in.x, in.g, in.b, in.dy).all();
+        const std::vector<Vec> s = spec(p, in.x, in.g, in.b, in.dy).all();
+        for (std::size_t i = 0; i < r.size(); ++i)
+            EXPECT_TRUE(test::bitwise_equal(r[i], s[i])) << "output " << i;
     }
 }
 
@@ -202,20 +199,8 @@ TEST(BatchNorm2d, EvalModeAndRunningUpdate) {
 TEST(BatchNorm2d, ThreadCountChangesNoBit) {
     const BatchNorm2dParams p{.N = 37, .C = 16, .HW = 196};
     const Inputs in = make_inputs(p);
-    omp_set_num_threads(1);
-    const Outs first = run_cpu(p, in.x, in.g, in.b, in.dy);
-    for (int t : {2, 3, 4, 7}) {
-        omp_set_num_threads(t);
-        SCOPED_TRACE("threads=" + std::to_string(t));
-        const Outs r = run_cpu(p, in.x, in.g, in.b, in.dy);
-        EXPECT_TRUE(test::bitwise_equal(r.mean, first.mean));
-        EXPECT_TRUE(test::bitwise_equal(r.invstd, first.invstd));
-        EXPECT_TRUE(test::bitwise_equal(r.y, first.y));
-        EXPECT_TRUE(test::bitwise_equal(r.dx, first.dx));
-        EXPECT_TRUE(test::bitwise_equal(r.dgamma, first.dgamma));
-        EXPECT_TRUE(test::bitwise_equal(r.dbeta, first.dbeta));
-    }
-    omp_set_num_threads(omp_get_num_procs());
+    test::expect_same_bits_at_thread_counts(
+        [&] { return run_cpu(p, in.x, in.g, in.b, in.dy).all(); }, {2, 3, 4, 7});
 }
 
 }  // namespace

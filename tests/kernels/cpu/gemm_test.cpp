@@ -23,22 +23,44 @@ struct Shape3 {
 };
 
 // (m, n, k): MR in {4, 8}, NR in {8, 16, 32}, KC = 256, MC = 128, NC = 1024, unit width 128.
-const Shape3 kShapes[] = {{1, 1, 1},    {1, 1, 7},     {2, 3, 5},     {3, 7, 1},    {4, 8, 2},
-                          {5, 9, 13},   {7, 15, 31},   {8, 16, 3},    {9, 17, 16},  {7, 31, 9},
-                          {8, 32, 11},  {9, 33, 17},   {17, 47, 64},  {15, 48, 5},  {16, 64, 1},
-                          {33, 65, 29}, {13, 129, 37}, {129, 17, 23}, {31, 7, 255}, {8, 32, 256},
-                          {11, 37, 257}, {6, 19, 600}, {130, 150, 40},
+const Shape3 kShapes[] = {{1, 1, 1},
+                          {1, 1, 7},
+                          {2, 3, 5},
+                          {3, 7, 1},
+                          {4, 8, 2},
+                          {5, 9, 13},
+                          {7, 15, 31},
+                          {8, 16, 3},
+                          {9, 17, 16},
+                          {7, 31, 9},
+                          {8, 32, 11},
+                          {9, 33, 17},
+                          {17, 47, 64},
+                          {15, 48, 5},
+                          {16, 64, 1},
+                          {33, 65, 29},
+                          {13, 129, 37},
+                          {129, 17, 23},
+                          {31, 7, 255},
+                          {8, 32, 256},
+                          {11, 37, 257},
+                          {6, 19, 600},
+                          {130, 150, 40},
                           // B in place, 3-panel wide tiles with short halves of 4 and 3 rows
-                          {20, 100, 50}, {27, 96, 3},
+                          {20, 100, 50},
+                          {27, 96, 3},
                           // A^T small path (serial): right edges of 4 / 5 columns over 3 row
                           // blocks of 16, the last one short
-                          {100, 52, 20}, {40, 101, 30},
+                          {100, 52, 20},
+                          {40, 101, 30},
                           // small path over three K blocks (partial sums stored and reloaded):
                           // two 48-column groups, an edge of 4 columns, last rows 2 + 1
                           {19, 100, 530},
                           // K x N > 2^16: a plain B is packed, not read in place (on the small
                           // path up to 2^17); a second NC block of 6 columns (a narrow last panel)
-                          {20, 300, 260}, {17, 1030, 70}, {9, 70, 1500},
+                          {20, 300, 260},
+                          {17, 1030, 70},
+                          {9, 70, 1500},
                           // K x N > 2^17: the blocked path with B packed, three whole panels
                           // to a wide tile, rows 16 + 16 + 5, a second K block reloading C
                           {37, 700, 290}};
@@ -64,8 +86,8 @@ struct Problem {
 /// Inputs with padded leading dimensions (+3) so that ld handling is exercised.
 Problem make_problem(Shape3 s, bool ta, bool tb, bool acc, uint64_t seed) {
     Problem pr;
-    pr.p = GemmParams{.m = s.m, .n = s.n, .k = s.k, .trans_a = ta, .trans_b = tb,
-                      .accumulate = acc};
+    pr.p =
+        GemmParams{.m = s.m, .n = s.n, .k = s.k, .trans_a = ta, .trans_b = tb, .accumulate = acc};
     pr.p.lda = (ta ? s.m : s.k) + 3;
     pr.p.ldb = (tb ? s.k : s.n) + 3;
     pr.p.ldc = s.n + 3;
@@ -73,6 +95,20 @@ Problem make_problem(Shape3 s, bool ta, bool tb, bool acc, uint64_t seed) {
     pr.b = test::uniform_floats((tb ? s.n : s.k) * pr.p.ldb, -1.0f, 1.0f, seed, 2);
     pr.c0 = test::uniform_floats(s.m * pr.p.ldc, -4.0f, 4.0f, seed, 3);
     return pr;
+}
+
+/// f(problem) for each of the shapes and each of their 8 variants (trans_a, trans_b, accumulate),
+/// the problem keyed by seed + variant and named in the trace.
+template <std::size_t N, class F>
+void for_each_problem(const Shape3 (&shapes)[N], uint64_t seed, F f) {
+    for (const Shape3& s : shapes) {
+        for (int v = 0; v < 8; ++v) {
+            const bool ta = v & 1, tb = v & 2, acc = v & 4;
+            SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k
+                                            << " ta=" << ta << " tb=" << tb << " acc=" << acc);
+            f(make_problem(s, ta, tb, acc, seed + v));
+        }
+    }
 }
 
 /// The ORDER of kernels/gemm.h written as a plain float loop.
@@ -104,16 +140,10 @@ TEST(Gemm, EveryIsaMatchesTheOrderBitwise) {
     const auto isas = available_isas();
     for (CpuIsa isa : isas) {
         ASSERT_TRUE(cpu::cpu_isa_set(isa));
-        for (const Shape3& s : kShapes) {
-            for (int v = 0; v < 8; ++v) {
-                const bool ta = v & 1, tb = v & 2, acc = v & 4;
-                SCOPED_TRACE(testing::Message() << cpu::cpu_isa_name(isa) << " m=" << s.m
-                                                << " n=" << s.n << " k=" << s.k << " ta=" << ta
-                                                << " tb=" << tb << " acc=" << acc);
-                Problem pr = make_problem(s, ta, tb, acc, test::test_seed() + v);
-                ASSERT_TRUE(test::bitwise_equal(run_cpu(pr), spec_gemm(pr)));
-            }
-        }
+        SCOPED_TRACE(cpu::cpu_isa_name(isa));
+        for_each_problem(kShapes, test::test_seed(), [](const Problem& pr) {
+            EXPECT_TRUE(test::bitwise_equal(run_cpu(pr), spec_gemm(pr)));
+        });
     }
     std::cout << "[ info ] ISA paths checked:";
     for (CpuIsa isa : isas) std::cout << " " << cpu::cpu_isa_name(isa);
@@ -121,29 +151,23 @@ TEST(Gemm, EveryIsaMatchesTheOrderBitwise) {
 }
 
 TEST(Gemm, WithinDerivedBoundOfDoubleReference) {
-    for (const Shape3& s : kShapes) {
-        for (int v = 0; v < 8; ++v) {
-            const bool ta = v & 1, tb = v & 2, acc = v & 4;
-            SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k
-                                            << " ta=" << ta << " tb=" << tb << " acc=" << acc);
-            Problem pr = make_problem(s, ta, tb, acc, test::test_seed() + 100 + v);
-            const std::vector<float> got = run_cpu(pr);
-            // Reference, and the same product with absolute values for the bound.
-            std::vector<double> a = test::to_double(pr.a), b = test::to_double(pr.b);
-            std::vector<double> want = test::to_double(pr.c0), mag = want;
-            ref::gemm(a.data(), b.data(), want.data(), pr.p);
-            for (auto& x : a) x = std::fabs(x);
-            for (auto& x : b) x = std::fabs(x);
-            for (auto& x : mag) x = std::fabs(x);
-            ref::gemm(a.data(), b.data(), mag.data(), pr.p);
-            std::vector<double> bound(mag.size());
-            for (std::size_t i = 0; i < mag.size(); ++i)
-                bound[i] = static_cast<double>(s.k + 1) * test::kEps32 * mag[i];
-            // Rows hold ld > n; the padding columns are untouched C (bound 0 is fine there).
-            ASSERT_TRUE(test::within_bound(got.data(), want.data(), bound.data(),
-                                           static_cast<int64_t>(got.size())));
-        }
-    }
+    for_each_problem(kShapes, test::test_seed() + 100, [](const Problem& pr) {
+        const std::vector<float> got = run_cpu(pr);
+        // Reference, and the same product with absolute values for the bound.
+        std::vector<double> a = test::to_double(pr.a), b = test::to_double(pr.b);
+        std::vector<double> want = test::to_double(pr.c0), mag = want;
+        ref::gemm(a.data(), b.data(), want.data(), pr.p);
+        for (auto& x : a) x = std::fabs(x);
+        for (auto& x : b) x = std::fabs(x);
+        for (auto& x : mag) x = std::fabs(x);
+        ref::gemm(a.data(), b.data(), mag.data(), pr.p);
+        std::vector<double> bound(mag.size());
+        for (std::size_t i = 0; i < mag.size(); ++i)
+            bound[i] = static_cast<double>(pr.p.k + 1) * test::kEps32 * mag[i];
+        // Rows hold ld > n; the padding columns are untouched C (bound 0 is fine there).
+        EXPECT_TRUE(test::within_bound(got.data(), want.data(), bound.data(),
+                                       static_cast<int64_t>(got.size())));
+    });
 }
 
 TEST(Gemm, ThreadCountChangesNoBit) {
@@ -177,9 +201,8 @@ TEST(Gemm, ParallelSplitOfOneRowBlockKeepsWholeTiles) {
         for (const Shape3& s : shapes) {
             for (int threads : {2, 3}) {
                 omp_set_num_threads(threads);
-                SCOPED_TRACE(testing::Message() << cpu::cpu_isa_name(isa) << " m=" << s.m
-                                                << " n=" << s.n << " k=" << s.k
-                                                << " threads=" << threads);
+                SCOPED_TRACE(testing::Message() << cpu::cpu_isa_name(isa) << " m=" << s.m << " n="
+                                                << s.n << " k=" << s.k << " threads=" << threads);
                 Problem pr = make_problem(s, false, false, false, test::test_seed() + 9);
                 ASSERT_TRUE(test::bitwise_equal(run_cpu(pr), spec_gemm(pr)));
             }
@@ -197,7 +220,7 @@ struct TestSource {
         for (int64_t k = 0; k < kc; ++k)
             for (int64_t j = 0; j < pw; ++j) {
                 const int64_t kk = k0 + k, jj = j0 + j;
-                dst[k * pw + j] = j >= nr ? 0.0f
+                dst[k * pw + j] = j >= nr        ? 0.0f
                                   : pr.p.trans_b ? pr.b[jj * pr.p.ldb + kk]
                                                  : pr.b[kk * pr.p.ldb + jj];
             }
@@ -241,16 +264,10 @@ TEST(Gemm, SourcesAndPackedAMatchTheOrderBitwise) {
     IsaGuard guard;
     for (CpuIsa isa : available_isas()) {
         ASSERT_TRUE(cpu::cpu_isa_set(isa));
-        for (const Shape3& s : kShapes) {
-            for (int v = 0; v < 8; ++v) {
-                const bool ta = v & 1, tb = v & 2, acc = v & 4;
-                SCOPED_TRACE(testing::Message() << cpu::cpu_isa_name(isa) << " m=" << s.m
-                                                << " n=" << s.n << " k=" << s.k << " ta=" << ta
-                                                << " tb=" << tb << " acc=" << acc);
-                Problem pr = make_problem(s, ta, tb, acc, test::test_seed() + 50 + v);
-                expect_every_entry_gives(spec_gemm(pr), pr, isa);
-            }
-        }
+        SCOPED_TRACE(cpu::cpu_isa_name(isa));
+        for_each_problem(kShapes, test::test_seed() + 50, [&](const Problem& pr) {
+            expect_every_entry_gives(spec_gemm(pr), pr, isa);
+        });
     }
 }
 
@@ -260,24 +277,18 @@ TEST(Gemm, ColumnSlicesMatchTheOrderBitwise) {
     // takes the rest). Slices of a short K take the small path (A^T, or A packed).
     IsaGuard guard;
     const Shape3 shapes[] = {{144, 520, 24}, {40, 1000, 100}, {64, 300, 300}};
-    for (const Shape3& s : shapes) {
-        for (int v = 0; v < 8; ++v) {
-            const bool ta = v & 1, tb = v & 2, acc = v & 4;
-            Problem pr = make_problem(s, ta, tb, acc, test::test_seed() + 70 + v);
-            const std::vector<float> want = spec_gemm(pr);
-            for (CpuIsa isa : available_isas()) {
-                ASSERT_TRUE(cpu::cpu_isa_set(isa));
-                for (int threads : {2, 3}) {
-                    omp_set_num_threads(threads);
-                    SCOPED_TRACE(testing::Message()
-                                 << cpu::cpu_isa_name(isa) << " m=" << s.m << " n=" << s.n
-                                 << " k=" << s.k << " threads=" << threads << " ta=" << ta
-                                 << " tb=" << tb << " acc=" << acc);
-                    expect_every_entry_gives(want, pr, isa);
-                }
+    for_each_problem(shapes, test::test_seed() + 70, [](const Problem& pr) {
+        const std::vector<float> want = spec_gemm(pr);
+        for (CpuIsa isa : available_isas()) {
+            ASSERT_TRUE(cpu::cpu_isa_set(isa));
+            for (int threads : {2, 3}) {
+                omp_set_num_threads(threads);
+                SCOPED_TRACE(testing::Message()
+                             << cpu::cpu_isa_name(isa) << " threads=" << threads);
+                expect_every_entry_gives(want, pr, isa);
             }
         }
-    }
+    });
     omp_set_num_threads(omp_get_num_procs());
 }
 

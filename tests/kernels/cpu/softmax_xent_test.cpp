@@ -7,7 +7,6 @@
 #include "kernels/softmax_xent.h"
 
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <string>
@@ -18,6 +17,7 @@
 #include "kernels/ref/softmax_xent_ref.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
+#include "tests/support/threads.h"
 
 namespace dt::kernels {
 namespace {
@@ -40,6 +40,18 @@ std::vector<int64_t> make_labels(int64_t N, int64_t K, uint32_t tag) {
     std::vector<int64_t> l;
     for (float v : u) l.push_back(static_cast<int64_t>(v * static_cast<float>(K)) % K);
     return l;
+}
+
+/// A case's logits (N, K), uniform in [-spread, spread) keyed by `tag`, and labels (tag + 1).
+struct Inputs {
+    SoftmaxXentParams p;
+    Vec logits;
+    std::vector<int64_t> labels;
+};
+Inputs make_inputs(const Case& c, uint32_t tag) {
+    return {{.N = c.N, .K = c.K},
+            test::uniform_floats(c.N * c.K, -c.spread, c.spread, test::test_seed(), tag),
+            make_labels(c.N, c.K, tag + 1)};
 }
 
 struct Out {
@@ -81,9 +93,7 @@ Out spec(const SoftmaxXentParams& p, const Vec& l, const std::vector<int64_t>& l
 TEST(SoftmaxXent, CpuEqualsTheRecipeBitwise) {
     for (const Case& c : kCases) {
         SCOPED_TRACE("N=" + std::to_string(c.N) + " K=" + std::to_string(c.K));
-        const SoftmaxXentParams p{.N = c.N, .K = c.K};
-        const Vec l = test::uniform_floats(c.N * c.K, -c.spread, c.spread, test::test_seed(), 1);
-        const auto lab = make_labels(c.N, c.K, 2);
+        const auto [p, l, lab] = make_inputs(c, 1);
         const Out o = run(p, l, lab, 0.75f), s = spec(p, l, lab, 0.75f);
         EXPECT_TRUE(test::bitwise_equal(o.rowmax, s.rowmax));
         EXPECT_TRUE(test::bitwise_equal(o.rowsum, s.rowsum));
@@ -96,9 +106,7 @@ TEST(SoftmaxXent, CpuEqualsTheRecipeBitwise) {
 TEST(SoftmaxXent, CpuWithinBoundOfDoubleReference) {
     for (const Case& c : kCases) {
         SCOPED_TRACE("N=" + std::to_string(c.N) + " K=" + std::to_string(c.K));
-        const SoftmaxXentParams p{.N = c.N, .K = c.K};
-        const Vec l = test::uniform_floats(c.N * c.K, -c.spread, c.spread, test::test_seed(), 3);
-        const auto lab = make_labels(c.N, c.K, 4);
+        const auto [p, l, lab] = make_inputs(c, 3);
         const float dloss = 1.5f;
         const Out o = run(p, l, lab, dloss);
         const VecD ld = test::to_double(l);
@@ -152,16 +160,12 @@ TEST(SoftmaxXent, ThreadCountChangesNoBit) {
     const SoftmaxXentParams p{.N = 1031, .K = 37};
     const Vec l = test::uniform_floats(p.N * p.K, -6.0f, 6.0f, test::test_seed(), 5);
     const auto lab = make_labels(p.N, p.K, 6);
-    omp_set_num_threads(1);
-    const Out first = run(p, l, lab, 1.0f);
-    for (int t : {2, 3, 4, 7}) {
-        omp_set_num_threads(t);
-        const Out o = run(p, l, lab, 1.0f);
-        EXPECT_EQ(test::bits(o.loss), test::bits(first.loss)) << "threads=" << t;
-        EXPECT_TRUE(test::bitwise_equal(o.rows, first.rows)) << "threads=" << t;
-        EXPECT_TRUE(test::bitwise_equal(o.dlogits, first.dlogits)) << "threads=" << t;
-    }
-    omp_set_num_threads(omp_get_num_procs());
+    test::expect_same_bits_at_thread_counts(
+        [&] {
+            const Out o = run(p, l, lab, 1.0f);
+            return std::vector<Vec>{{o.loss}, o.rows, o.dlogits};
+        },
+        {2, 3, 4, 7});
 }
 
 }  // namespace
