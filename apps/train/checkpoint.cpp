@@ -232,11 +232,12 @@ void restore_checkpoint(const Checkpoint& ck, Model& model, Optimizer& optimizer
                 optim_names.empty() ? "" : *optim_names.begin(),
                 "' (hint: was the run trained with another --optimizer?)");
     const Tensor* calls = ck.file.find(kReduceCalls);
-    // Checkpoints from before grad.allreduce (the last site) hold one count fewer: its calls
-    // were 0 (a single process never calls it).
+    // Checkpoints from before grad.allreduce, or before the GPT sites, hold fewer counts: the
+    // sites appended since were never called (sites are appended, never reordered).
     const int64_t sites_stored = calls != nullptr && calls->ndim() == 1 ? calls->dim(0) : -1;
-    DT_CHECK_IO(calls != nullptr && calls->dtype() == DType::kI64 &&
-                    (sites_stored == kNumReduceSites || sites_stored == kNumReduceSites - 1),
+    constexpr int64_t kOldest = static_cast<int64_t>(ReduceSite::kGradAllreduce);
+    DT_CHECK_IO(calls != nullptr && calls->dtype() == DType::kI64 && sites_stored >= kOldest &&
+                    sites_stored <= kNumReduceSites,
                 what, ": '", kReduceCalls, "' must be int64[", kNumReduceSites, "], found ",
                 calls ? calls->str() : std::string("nothing"));
     load_model_params(model, model_part, what);

@@ -44,6 +44,12 @@ const char* reduce_site_name(ReduceSite site) {
         case ReduceSite::kPoolBackward: return "pool.backward";
         case ReduceSite::kLoss: return "loss";
         case ReduceSite::kGradAllreduce: return "grad.allreduce";
+        case ReduceSite::kEmbedGrad: return "embed.grad";
+        case ReduceSite::kLnStats: return "ln.stats";
+        case ReduceSite::kLnGrad: return "ln.grad";
+        case ReduceSite::kAttnFwd: return "attn.fwd";
+        case ReduceSite::kAttnGrad: return "attn.grad";
+        case ReduceSite::kGradNorm: return "grad.norm";
         case ReduceSite::kCount: break;
     }
     return "?";
@@ -73,7 +79,9 @@ bool reduce_site_crosses_samples(ReduceSite site) {
         case ReduceSite::kBnStats:
         case ReduceSite::kBnBackward:
         case ReduceSite::kLoss:
-        case ReduceSite::kGradAllreduce: return true;
+        case ReduceSite::kGradAllreduce:
+        case ReduceSite::kEmbedGrad:
+        case ReduceSite::kLnGrad: return true;
         default: return false;
     }
 }

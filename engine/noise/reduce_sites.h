@@ -39,6 +39,15 @@ enum class ReduceSite : int {
     kLoss,         // loss: mean over the batch
     kGradAllreduce,  // grad.allreduce: gradients (and the loss) summed over the processes of a
                      // data-parallel run and over micro-batches (engine/runtime/batch_split.h)
+    // The GPT model's sites, after the CNNs' (a site's index keys its permuted orders and its
+    // slot in checkpoints: appending keeps both).
+    kEmbedGrad,  // embed.grad: token and position embedding gradients, rows scattered from every
+                 // (sequence, position)
+    kLnStats,    // ln.stats: layer norm mean/variance over a token's features
+    kLnGrad,     // ln.grad: layer norm dgamma/dbeta over tokens, and dx's two row sums
+    kAttnFwd,    // attn.fwd: the softmax's max and sum and the weighted sum of values over keys
+    kAttnGrad,   // attn.grad: dQ summed over keys, dK and dV summed over queries
+    kGradNorm,   // grad.norm: the squares of every gradient summed for norm clipping
     kCount
 };
 constexpr int kNumReduceSites = static_cast<int>(ReduceSite::kCount);
@@ -54,7 +63,7 @@ std::optional<ReduceSite> reduce_site_from_name(std::string_view name);
 const std::vector<std::string>& reduce_site_names();
 /// True when the site reduces across the samples of a batch (its result depends on the order of
 /// samples unless the mode is exact): conv.wgrad, linear.wgrad, bias.grad, bn.stats,
-/// bn.backward, loss, grad.allreduce (it sums the parts of a split batch).
+/// bn.backward, loss, grad.allreduce (it sums the parts of a split batch), embed.grad, ln.grad.
 bool reduce_site_crosses_samples(ReduceSite site);
 /// True when `--impl fast` selects kAtomic at the site: the cross-sample sites, where many terms
 /// meet in few outputs and atomics pay off (reduce_sites.cpp says why the others stay tree).
