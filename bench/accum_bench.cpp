@@ -79,7 +79,8 @@ void BM_Tree(benchmark::State& state) {  // leaves of kChunk in index order, fix
     run(state, [&] {
         c::TreeSum t;
         c::tree_sum_init(t);
-        for (int64_t lo = 0; lo < kN; lo += kChunk) c::tree_sum_push(t, c::sum_sequential(x + lo, kChunk));
+        for (int64_t lo = 0; lo < kN; lo += kChunk)
+            c::tree_sum_push(t, c::sum_sequential(x + lo, kChunk));
         return c::tree_sum_finish(t);
     });
 }
@@ -104,32 +105,29 @@ void BM_ExactOneAcc(benchmark::State& state) {  // plain exact_add loop into one
     });
 }
 
-// One accumulator per output (the kernel pattern): rows of `width` outputs, kN / width rows.
-// width 256: accumulators in L1 (20 KB); width 1024: 80 KB, in L2.
-void BM_ExactRows(benchmark::State& state) {
+// One accumulator per output (the kernel pattern): rows of `width` outputs, kN / width rows,
+// through the accumulator's row functions (init, add a row, the values).
+template <class Acc, class Init, class Add, class Value>
+void rows(benchmark::State& state, Init init_row, Add add_row, Value value_row) {
     const float* x = data(static_cast<int>(state.range(0))).data();
     const int64_t width = state.range(1);
-    std::vector<c::ExactAcc> acc(width);
+    std::vector<Acc> acc(width);
     std::vector<float> out(width);
     run(state, [&] {
-        c::exact_init_row(acc.data(), width);
-        for (int64_t r = 0; r < kN / width; ++r) c::exact_add_row(acc.data(), x + r * width, width);
-        c::exact_value_row(acc.data(), out.data(), width);
+        init_row(acc.data(), width);
+        for (int64_t r = 0; r < kN / width; ++r) add_row(acc.data(), x + r * width, width, 1);
+        value_row(acc.data(), out.data(), width, 1);
         return out[0];
     });
 }
 
+// width 256: accumulators in L1 (20 KB); width 1024: 80 KB, in L2.
+void BM_ExactRows(benchmark::State& state) {
+    rows<c::ExactAcc>(state, c::exact_init_row, c::exact_add_row, c::exact_value_row);
+}
+
 void BM_KahanRows(benchmark::State& state) {  // same pattern with one KahanSum per output
-    const float* x = data(static_cast<int>(state.range(0))).data();
-    const int64_t width = state.range(1);
-    std::vector<c::KahanSum> acc(width);
-    std::vector<float> out(width);
-    run(state, [&] {
-        c::kahan_init_row(acc.data(), width);
-        for (int64_t r = 0; r < kN / width; ++r) c::kahan_add_row(acc.data(), x + r * width, width);
-        c::kahan_value_row(acc.data(), out.data(), width);
-        return out[0];
-    });
+    rows<c::KahanSum>(state, c::kahan_init_row, c::kahan_add_row, c::kahan_value_row);
 }
 
 void BM_SequentialRows(benchmark::State& state) {  // plain float row sums: the reference pattern
@@ -152,7 +150,8 @@ void BM_PermutedLeaves(benchmark::State& state) {  // leaves of kChunk, order dr
     uint64_t call = 0;
     run(state, [&] {
         c::permute_order(order.data(), kN / kChunk, c::permute_key(7, 0, call++));
-        for (int64_t l = 0; l < kN / kChunk; ++l) leaf[l] = c::sum_sequential(x + l * kChunk, kChunk);
+        for (int64_t l = 0; l < kN / kChunk; ++l)
+            leaf[l] = c::sum_sequential(x + l * kChunk, kChunk);
         return c::permuted_sum(leaf.data(), order.data(), kN / kChunk);
     });
 }

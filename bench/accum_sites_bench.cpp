@@ -11,8 +11,8 @@
 // engine/runtime/batch_split.h).
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -34,111 +34,141 @@ using dt::bench::timed_loop;
 using dt::bench::uniform;
 
 k::Conv2dParams conv(int64_t n, int64_t ci, int64_t hw, int64_t co) {
-    return k::Conv2dParams{.n = n, .ci = ci, .h = hw, .w = hw, .co = co, .kh = 3, .kw = 3,
-                           .stride = 1, .pad = 1, .ho = hw, .wo = hw};
+    return k::Conv2dParams{.n = n,
+                           .ci = ci,
+                           .h = hw,
+                           .w = hw,
+                           .co = co,
+                           .kh = 3,
+                           .kw = 3,
+                           .stride = 1,
+                           .pad = 1,
+                           .ho = hw,
+                           .wo = hw};
 }
 
-enum class Site { kConvWgrad, kConvDgrad, kBiasGrad };
+enum class Site { kWgrad, kDgrad, kBias };
 
-void conv_site(benchmark::State& state, k::Conv2dParams p, Site site, AccumMode mode,
-               bool into_accs) {
-    const auto x = uniform(p.n * p.ci * p.h * p.w, 1), w = uniform(p.co * p.ci * p.kh * p.kw, 2);
-    const auto dy = uniform(p.n * p.co * p.ho * p.wo, 3);
-    std::vector<float> out(site == Site::kConvDgrad  ? x.size()
-                           : site == Site::kConvWgrad ? w.size()
-                                                      : static_cast<std::size_t>(p.co));
+// A layer's sizes and its two gradient kernels: the three reduction sites of conv2d and linear
+// (the bias gradient is bias_add_backward over `channels` channels of `positions` positions).
+template <class Params>
+struct Layer {
+    Params p;
+    int64_t x_size, w_size, y_size, channels, positions;
+    void (*dgrad)(const float* dy, const float* w, float* dx, const Params& p);
+    void (*wgrad)(const float* x, const float* dy, float* dw, const Params& p);
+};
+
+Layer<k::Conv2dParams> conv_layer(const k::Conv2dParams& p) {
+    return {.p = p,
+            .x_size = p.n * p.ci * p.h * p.w,
+            .w_size = p.co * p.ci * p.kh * p.kw,
+            .y_size = p.n * p.co * p.ho * p.wo,
+            .channels = p.co,
+            .positions = p.ho * p.wo,
+            .dgrad = k::cpu::conv2d_backward_data,
+            .wgrad = k::cpu::conv2d_backward_weight};
+}
+
+Layer<k::LinearParams> linear_layer(const k::LinearParams& p) {
+    return {.p = p,
+            .x_size = p.n * p.in,
+            .w_size = p.out * p.in,
+            .y_size = p.n * p.out,
+            .channels = p.out,
+            .positions = 1,
+            .dgrad = k::cpu::linear_backward_data,
+            .wgrad = k::cpu::linear_backward_weight};
+}
+
+template <class Params>
+void layer_site(benchmark::State& state, Layer<Params> l, Site site, AccumMode mode,
+                bool into_accs) {
+    const auto x = uniform(l.x_size, 1), w = uniform(l.w_size, 2), dy = uniform(l.y_size, 3);
+    std::vector<float> out(site == Site::kWgrad   ? w.size()
+                           : site == Site::kDgrad ? x.size()
+                                                  : static_cast<std::size_t>(l.channels));
     std::vector<k::common::ExactAcc> accs(into_accs ? out.size() : 0, k::common::ExactAcc{});
+    Params& p = l.p;
     timed_loop(state, mode, [&](AccumMode m) {
         p.accum = k::common::accum_spec(m, 99);
         p.exact_out = into_accs && m == AccumMode::kExact ? accs.data() : nullptr;
-        const k::BiasAddParams bp{
-            .n = p.n, .c = p.co, .p = p.ho * p.wo, .accum = p.accum, .exact_out = p.exact_out};
+        const k::BiasAddParams bp{.n = p.n,
+                                  .c = l.channels,
+                                  .p = l.positions,
+                                  .accum = p.accum,
+                                  .exact_out = p.exact_out};
         switch (site) {
-            case Site::kConvWgrad:
-                k::cpu::conv2d_backward_weight(x.data(), dy.data(), out.data(), p);
+            case Site::kWgrad:
+                l.wgrad(x.data(), dy.data(), out.data(), p);
                 break;
-            case Site::kConvDgrad:
-                k::cpu::conv2d_backward_data(dy.data(), w.data(), out.data(), p);
+            case Site::kDgrad:
+                l.dgrad(dy.data(), w.data(), out.data(), p);
                 break;
-            case Site::kBiasGrad: k::cpu::bias_add_backward(dy.data(), out.data(), bp); break;
+            case Site::kBias:
+                k::cpu::bias_add_backward(dy.data(), out.data(), bp);
+                break;
         }
     });
 }
 
-enum class LSite { kWgrad, kDgrad, kBias };
-
-void linear_site(benchmark::State& state, k::LinearParams p, LSite site, AccumMode mode,
-                 bool into_accs) {
-    const auto x = uniform(p.n * p.in, 1), w = uniform(p.out * p.in, 2);
-    const auto dy = uniform(p.n * p.out, 3);
-    std::vector<float> out(site == LSite::kWgrad   ? w.size()
-                           : site == LSite::kDgrad ? x.size()
-                                                   : static_cast<std::size_t>(p.out));
-    std::vector<k::common::ExactAcc> accs(into_accs ? out.size() : 0, k::common::ExactAcc{});
-    timed_loop(state, mode, [&](AccumMode m) {
-        p.accum = k::common::accum_spec(m, 99);
-        p.exact_out = into_accs && m == AccumMode::kExact ? accs.data() : nullptr;
-        const k::BiasAddParams bp{
-            .n = p.n, .c = p.out, .p = 1, .accum = p.accum, .exact_out = p.exact_out};
-        switch (site) {
-            case LSite::kWgrad:
-                k::cpu::linear_backward_weight(x.data(), dy.data(), out.data(), p);
-                break;
-            case LSite::kDgrad:
-                k::cpu::linear_backward_data(dy.data(), w.data(), out.data(), p);
-                break;
-            case LSite::kBias: k::cpu::bias_add_backward(dy.data(), out.data(), bp); break;
-        }
-    });
-}
-
-void add_conv(const std::string& name, k::Conv2dParams p, Site site, int64_t iterations) {
+/// One benchmark per mode of `site` (and exact_accumulate where a weight or bias gradient has
+/// it), in `unit`, with a fixed iteration count when `iterations` > 0.
+template <class Params>
+void add_site(const std::string& name, const Layer<Params>& l, Site site, benchmark::TimeUnit unit,
+              int64_t iterations = 0) {
     auto add = [&](const std::string& mode, AccumMode m, bool into_accs) {
-        auto* b = benchmark::RegisterBenchmark((name + "/" + mode).c_str(), conv_site, p, site, m,
-                                               into_accs);
-        b->UseManualTime()->Unit(benchmark::kMillisecond);
+        auto* b = benchmark::RegisterBenchmark((name + "/" + mode).c_str(), layer_site<Params>, l,
+                                               site, m, into_accs);
+        b->UseManualTime()->Unit(unit);
         if (iterations > 0) b->Iterations(iterations);
     };
     for (AccumMode m : kModes) add(mode_name(m), m, false);
-    if (site != Site::kConvDgrad) add("exact_accumulate", AccumMode::kExact, true);
+    if (site != Site::kDgrad) add("exact_accumulate", AccumMode::kExact, true);
 }
 
-void add_linear(const std::string& name, k::LinearParams p, LSite site) {
-    auto add = [&](const std::string& mode, AccumMode m, bool into_accs) {
-        benchmark::RegisterBenchmark((name + "/" + mode).c_str(), linear_site, p, site, m,
-                                     into_accs)
-            ->UseManualTime()
-            ->Unit(benchmark::kMicrosecond);
-    };
-    for (AccumMode m : kModes) add(mode_name(m), m, false);
-    if (site != LSite::kDgrad) add("exact_accumulate", AccumMode::kExact, true);
-}
+// The conv cases: name, conv(n, ci, hw, co), site, fixed iterations (0: Google Benchmark's).
+struct ConvCase {
+    const char* name;
+    int64_t n, ci, hw, co;
+    Site site;
+    int64_t iterations;
+};
+
+constexpr ConvCase kConvCases[] = {
+    // SmallCNN, batch 128.
+    {"small_c1_wgrad", 128, 1, 28, 16, Site::kWgrad, 0},
+    {"small_c2_wgrad", 128, 16, 14, 32, Site::kWgrad, 0},
+    {"small_c3_wgrad", 128, 32, 7, 32, Site::kWgrad, 0},
+    {"small_c2_dgrad", 128, 16, 14, 32, Site::kDgrad, 0},
+    {"small_c3_dgrad", 128, 32, 7, 32, Site::kDgrad, 0},
+    {"small_c1_bias", 128, 1, 28, 16, Site::kBias, 0},
+    {"small_c3_bias", 128, 32, 7, 32, Site::kBias, 0},
+    // MediumCNN k = 3 on CIFAR, batch 64.
+    {"medium_c2_wgrad", 64, 16, 16, 32, Site::kWgrad, 0},
+    {"medium_c4_wgrad", 64, 64, 4, 128, Site::kWgrad, 0},
+    {"medium_c6_wgrad", 64, 256, 1, 512, Site::kWgrad, 0},
+    {"medium_c2_dgrad", 64, 16, 16, 32, Site::kDgrad, 0},
+    {"medium_c4_dgrad", 64, 64, 4, 128, Site::kDgrad, 0},
+    {"medium_c6_dgrad", 64, 256, 1, 512, Site::kDgrad, 0},
+    // ResNet-18 stages 1-4 (32x32x64 ... 4x4x512, 3x3), batch 128: a few iterations only.
+    {"resnet_s1_wgrad", 128, 64, 32, 64, Site::kWgrad, 3},
+    {"resnet_s2_wgrad", 128, 128, 16, 128, Site::kWgrad, 3},
+    {"resnet_s3_wgrad", 128, 256, 8, 256, Site::kWgrad, 3},
+    {"resnet_s4_wgrad", 128, 512, 4, 512, Site::kWgrad, 3},
+    {"resnet_s3_dgrad", 128, 256, 8, 256, Site::kDgrad, 3},
+};
 
 const bool registered = [] {
-    // SmallCNN, batch 128.
-    add_conv("small_c1_wgrad", conv(128, 1, 28, 16), Site::kConvWgrad, 0);
-    add_conv("small_c2_wgrad", conv(128, 16, 14, 32), Site::kConvWgrad, 0);
-    add_conv("small_c3_wgrad", conv(128, 32, 7, 32), Site::kConvWgrad, 0);
-    add_conv("small_c2_dgrad", conv(128, 16, 14, 32), Site::kConvDgrad, 0);
-    add_conv("small_c3_dgrad", conv(128, 32, 7, 32), Site::kConvDgrad, 0);
-    add_conv("small_c1_bias", conv(128, 1, 28, 16), Site::kBiasGrad, 0);
-    add_conv("small_c3_bias", conv(128, 32, 7, 32), Site::kBiasGrad, 0);
-    add_linear("small_fc1_wgrad", k::LinearParams{.n = 128, .in = 288, .out = 32}, LSite::kWgrad);
-    add_linear("small_fc1_dgrad", k::LinearParams{.n = 128, .in = 288, .out = 32}, LSite::kDgrad);
-    add_linear("small_fc1_bias", k::LinearParams{.n = 128, .in = 288, .out = 32}, LSite::kBias);
-    // MediumCNN k = 3 on CIFAR, batch 64.
-    add_conv("medium_c2_wgrad", conv(64, 16, 16, 32), Site::kConvWgrad, 0);
-    add_conv("medium_c4_wgrad", conv(64, 64, 4, 128), Site::kConvWgrad, 0);
-    add_conv("medium_c6_wgrad", conv(64, 256, 1, 512), Site::kConvWgrad, 0);
-    add_conv("medium_c2_dgrad", conv(64, 16, 16, 32), Site::kConvDgrad, 0);
-    add_conv("medium_c4_dgrad", conv(64, 64, 4, 128), Site::kConvDgrad, 0);
-    add_conv("medium_c6_dgrad", conv(64, 256, 1, 512), Site::kConvDgrad, 0);
-    // ResNet-18 stages 1-4 (32x32x64 ... 4x4x512, 3x3), batch 128: a few iterations only.
-    add_conv("resnet_s1_wgrad", conv(128, 64, 32, 64), Site::kConvWgrad, 3);
-    add_conv("resnet_s2_wgrad", conv(128, 128, 16, 128), Site::kConvWgrad, 3);
-    add_conv("resnet_s3_wgrad", conv(128, 256, 8, 256), Site::kConvWgrad, 3);
-    add_conv("resnet_s4_wgrad", conv(128, 512, 4, 512), Site::kConvWgrad, 3);
-    add_conv("resnet_s3_dgrad", conv(128, 256, 8, 256), Site::kConvDgrad, 3);
+    for (const ConvCase& c : kConvCases) {
+        add_site(c.name, conv_layer(conv(c.n, c.ci, c.hw, c.co)), c.site, benchmark::kMillisecond,
+                 c.iterations);
+    }
+    // SmallCNN's fc1, batch 128.
+    const Layer<k::LinearParams> fc1 = linear_layer({.n = 128, .in = 288, .out = 32});
+    add_site("small_fc1_wgrad", fc1, Site::kWgrad, benchmark::kMicrosecond);
+    add_site("small_fc1_dgrad", fc1, Site::kDgrad, benchmark::kMicrosecond);
+    add_site("small_fc1_bias", fc1, Site::kBias, benchmark::kMicrosecond);
     return true;
 }();
 

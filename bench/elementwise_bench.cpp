@@ -22,38 +22,42 @@ void shapes(benchmark::internal::Benchmark* b) {
     b->Args({128, 16, 28 * 28})->Args({128, 64, 32 * 32});
 }
 
-void BM_AddForward(benchmark::State& state) {
-    const int64_t n = state.range(0) * state.range(1) * state.range(2);
-    std::vector<float> a(n, 1.0f), b(n, 2.0f), y(n);
+// The (N, C, P) of a shapes() case.
+k::BiasAddParams shape_of(const benchmark::State& state) {
+    return {.n = state.range(0), .c = state.range(1), .p = state.range(2)};
+}
+
+// Runs kernel() per iteration, keeping its output `out`; `bytes` read and written per call.
+template <class Kernel>
+void time_bytes(benchmark::State& state, int64_t bytes, std::vector<float>& out, Kernel kernel) {
     for (auto _ : state) {
-        k::cpu::add_forward(a.data(), b.data(), y.data(), n);
-        benchmark::DoNotOptimize(y.data());
+        kernel();
+        benchmark::DoNotOptimize(out.data());
     }
-    state.SetBytesProcessed(state.iterations() * n * 12);
+    state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+void BM_AddForward(benchmark::State& state) {
+    const k::BiasAddParams p = shape_of(state);
+    const int64_t n = p.n * p.c * p.p;
+    std::vector<float> a(n, 1.0f), b(n, 2.0f), y(n);
+    time_bytes(state, n * 12, y, [&] { k::cpu::add_forward(a.data(), b.data(), y.data(), n); });
 }
 BENCHMARK(BM_AddForward)->Apply(shapes);
 
 void BM_BiasAddForward(benchmark::State& state) {
-    const k::BiasAddParams p{.n = state.range(0), .c = state.range(1), .p = state.range(2)};
+    const k::BiasAddParams p = shape_of(state);
     const int64_t n = p.n * p.c * p.p;
     std::vector<float> x(n, 1.0f), b(p.c, 0.5f), y(n);
-    for (auto _ : state) {
-        k::cpu::bias_add_forward(x.data(), b.data(), y.data(), p);
-        benchmark::DoNotOptimize(y.data());
-    }
-    state.SetBytesProcessed(state.iterations() * n * 8);
+    time_bytes(state, n * 8, y, [&] { k::cpu::bias_add_forward(x.data(), b.data(), y.data(), p); });
 }
 BENCHMARK(BM_BiasAddForward)->Apply(shapes);
 
 void BM_BiasGradTree(benchmark::State& state) {
-    const k::BiasAddParams p{.n = state.range(0), .c = state.range(1), .p = state.range(2)};
+    const k::BiasAddParams p = shape_of(state);
     const int64_t n = p.n * p.c * p.p;
     std::vector<float> dy(n, 0.25f), db(p.c);
-    for (auto _ : state) {
-        k::cpu::bias_add_backward(dy.data(), db.data(), p);
-        benchmark::DoNotOptimize(db.data());
-    }
-    state.SetBytesProcessed(state.iterations() * n * 4);
+    time_bytes(state, n * 4, db, [&] { k::cpu::bias_add_backward(dy.data(), db.data(), p); });
 }
 BENCHMARK(BM_BiasGradTree)->Apply(shapes);
 

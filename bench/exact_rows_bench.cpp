@@ -23,6 +23,8 @@
 namespace {
 
 namespace c = dt::kernels::common;
+namespace cpu = dt::kernels::cpu;
+namespace ref = dt::kernels::ref;
 constexpr int64_t kCols = 2048, kBatch = 128;
 
 std::vector<float> leaves(int kind, int64_t rows = kBatch) {
@@ -35,54 +37,51 @@ std::vector<float> leaves(int kind, int64_t rows = kBatch) {
     return v;
 }
 
-template <bool kFast>
-void BM_ExactAddRows(benchmark::State& state) {
+/// Runs call(leaves) per iteration on the leaves of kind state.range(0); items: their kBatch x
+/// kCols terms per call.
+template <class Call>
+void time_terms(benchmark::State& state, Call call) {
     const std::vector<float> x = leaves(static_cast<int>(state.range(0)), kBatch);
-    std::vector<c::ExactAcc> acc(kCols);
-    for (auto _ : state) {
-        c::exact_init_row(acc.data(), kCols);
-        if constexpr (kFast) {
-            dt::kernels::cpu::exact_add_rows(acc.data(), x.data(), kCols, kBatch, kCols);
-        } else {
-            dt::kernels::ref::exact_add_rows(acc.data(), x.data(), kCols, kBatch, kCols);
-        }
-        benchmark::DoNotOptimize(acc.data());
-    }
+    for (auto _ : state) call(x.data());
     state.SetItemsProcessed(state.iterations() * kBatch * kCols);
 }
 
 template <bool kFast>
+void BM_ExactAddRows(benchmark::State& state) {
+    constexpr auto add_rows = kFast ? &cpu::exact_add_rows : &ref::exact_add_rows;
+    std::vector<c::ExactAcc> acc(kCols);
+    time_terms(state, [&](const float* x) {
+        c::exact_init_row(acc.data(), kCols);
+        add_rows(acc.data(), x, kCols, kBatch, kCols);
+        benchmark::DoNotOptimize(acc.data());
+    });
+}
+
+template <bool kFast>
 void BM_ExactSumRows(benchmark::State& state) {
-    const std::vector<float> x = leaves(static_cast<int>(state.range(0)), kBatch);
+    constexpr auto sum_rows = kFast ? &cpu::exact_sum_rows : &ref::exact_sum_rows;
     std::vector<float> out(kCols);
-    for (auto _ : state) {
-        if constexpr (kFast) {
-            dt::kernels::cpu::exact_sum_rows(out.data(), x.data(), kCols, kBatch, kCols);
-        } else {
-            dt::kernels::ref::exact_sum_rows(out.data(), x.data(), kCols, kBatch, kCols);
-        }
+    time_terms(state, [&](const float* x) {
+        sum_rows(out.data(), x, kCols, kBatch, kCols);
         benchmark::DoNotOptimize(out.data());
-    }
-    state.SetItemsProcessed(state.iterations() * kBatch * kCols);
+    });
 }
 
 /// kLanes: the block as one contiguous array (exact_add_lanes); else exact_add_columns.
 template <bool kFast, bool kLanes>
 void BM_ExactAddBlock(benchmark::State& state) {
-    const std::vector<float> x = leaves(static_cast<int>(state.range(0)), kBatch);
-    for (auto _ : state) {
+    time_terms(state, [](const float* x) {
         c::ExactAcc a;
         c::exact_init(a);
         if constexpr (!kFast) {
-            dt::kernels::ref::exact_add_columns(a, x.data(), kCols, kBatch, kCols);
+            ref::exact_add_columns(a, x, kCols, kBatch, kCols);
         } else if constexpr (kLanes) {
-            dt::kernels::cpu::exact_add_lanes(a, x.data(), kBatch * kCols);
+            cpu::exact_add_lanes(a, x, kBatch * kCols);
         } else {
-            dt::kernels::cpu::exact_add_columns(a, x.data(), kCols, kBatch, kCols);
+            cpu::exact_add_columns(a, x, kCols, kBatch, kCols);
         }
         benchmark::DoNotOptimize(a);
-    }
-    state.SetItemsProcessed(state.iterations() * kBatch * kCols);
+    });
 }
 
 /// The rounding of a split batch's accumulators: a batch's leaves per element, 64 x kCols of
@@ -93,15 +92,15 @@ void BM_ExactRound(benchmark::State& state) {
     const std::vector<float> x = leaves(static_cast<int>(state.range(0)), kBatch);
     std::vector<c::ExactAcc> acc(static_cast<std::size_t>(n));
     c::exact_init_row(acc.data(), kCols);
-    dt::kernels::cpu::exact_add_rows(acc.data(), x.data(), kCols, kBatch, kCols);
+    cpu::exact_add_rows(acc.data(), x.data(), kCols, kBatch, kCols);
     for (int64_t k = 1; k < kCopies; ++k)
         std::copy(acc.begin(), acc.begin() + kCols, acc.begin() + k * kCols);
     std::vector<float> out(static_cast<std::size_t>(n));
     for (auto _ : state) {
         if constexpr (kFast) {
-            dt::kernels::cpu::exact_round(acc.data(), n, out.data());
+            cpu::exact_round(acc.data(), n, out.data());
         } else {
-            dt::kernels::ref::exact_round(acc.data(), n, out.data());
+            ref::exact_round(acc.data(), n, out.data());
         }
         benchmark::DoNotOptimize(out.data());
     }

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu/bench_main.h"
 #include "bench/gpu/channel_variants.h"
 #include "bench/gpu/gemm_peak.h"
 #include "bench/gpu/kernel_bench_common.h"
@@ -229,7 +230,7 @@ int run(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     Timer timer;
     dt::bench::gemm_peak(timer, reps, batch);  // the tiles' efficiency, apart from any recipe
-    conv_variants(timer, reps, batch);  // next: the budget cuts the op cases, not these
+    conv_variants(timer, reps, batch);         // next: the budget cuts the op cases, not these
     dt::bench::tile_variants(timer, reps, batch);
     optimizer_variants(timer, reps);
     channel_variants(timer, reps, batch);
@@ -277,10 +278,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    try {
-        return run(argc, argv);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "dt_gpu_kernel_bench: error: %s\n", e.what());
-        return 1;
-    }
+    return dt::bench::run_main("dt_gpu_kernel_bench", run, argc, argv);
 }

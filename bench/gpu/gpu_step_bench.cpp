@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu/bench_main.h"
 #include "bench/trainee.h"
 #include "engine/core/error.h"
 #include "engine/core/text.h"
@@ -234,10 +235,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    try {
-        return run(argc, argv);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "dt_gpu_step_bench: error: %s\n", e.what());
-        return 1;
-    }
+    return dt::bench::run_main("dt_gpu_step_bench", run, argc, argv);
 }

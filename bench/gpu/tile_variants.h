@@ -73,8 +73,9 @@ inline void tile_variants(Timer& timer, int reps, int64_t n) {
             s.tiny, "conv.forward", name,
             [&](float* y) { cu::conv2d_forward(x.f32(), w.f32(), nullptr, y, p); },
             p.n * p.co * p.ho * p.wo);
-        Conv2dParams tree = p;
+        Conv2dParams tree = p, exact = p;
         tree.accum = kc::accum_spec(kc::AccumMode::kTree);
+        exact.accum = kc::accum_spec(kc::AccumMode::kExact);
         time_pair(
             s.tiny, "conv.wgrad tree", name,
             [&](float* dw) { cu::conv2d_backward_weight(x.f32(), dy.f32(), dw, tree); },
@@ -82,8 +83,6 @@ inline void tile_variants(Timer& timer, int reps, int64_t n) {
         if (!s.tiny) {
             // The exact mode's two ways (the large tile's cut programs two blocks a SM): the
             // per-sample leaves (the launcher's default way) and the fold into the limbs.
-            Conv2dParams exact = p;
-            exact.accum = kc::accum_spec(kc::AccumMode::kExact);
             const cu::ExactWgradWay way = cu::exact_wgrad_way();
             cu::set_exact_wgrad_way(cu::ExactWgradWay::kLeaves);
             time_pair(
@@ -106,8 +105,6 @@ inline void tile_variants(Timer& timer, int reps, int64_t n) {
             s.tiny, "conv.dgrad tree", name,
             [&](float* dx) { cu::conv2d_backward_data(dy.f32(), w.f32(), dx, tree); },
             p.n * p.ci * p.h * p.w);
-        Conv2dParams exact = p;
-        exact.accum = kc::accum_spec(kc::AccumMode::kExact);
         time_pair(
             s.tiny, "conv.dgrad exact", name,
             [&](float* dx) { cu::conv2d_backward_data(dy.f32(), w.f32(), dx, exact); },
