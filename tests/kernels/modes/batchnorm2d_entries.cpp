@@ -24,7 +24,6 @@
 //             errors carried through dx's formula, and its own nine roundings.
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +34,7 @@
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/reduce_tree.h"
 #include "kernels/ref/batchnorm2d_ref.h"
+#include "tests/kernels/modes/entry_helpers.h"
 #include "tests/kernels/modes/op_modes_tester.h"
 #include "tests/support/batchnorm_bounds.h"
 #include "tests/support/rng.h"
@@ -43,8 +43,6 @@ namespace dt::test {
 namespace {
 
 using kernels::BatchNorm2dParams;
-using kernels::common::AccumMode;
-using kernels::common::AccumSpec;
 namespace c = kernels::common;
 using Vec = std::vector<float>;
 using VecD = std::vector<double>;
@@ -123,13 +121,7 @@ float total(const BatchNorm2dParams& p, AccumSpec spec, int64_t ch, Term term) {
     Vec leaves(N, 0.0f);
     for (int64_t n = 0; n < p.N; ++n)
         for (int64_t i = 0; i < p.HW; ++i) leaves[n] = leaves[n] + t(n, i);
-    if (spec.mode == AccumMode::kTree) return c::reduce_tree_combine(leaves.data(), p.N);
-    std::vector<uint32_t> order(N);
-    std::iota(order.begin(), order.end(), 0u);
-    if (spec.mode == AccumMode::kPermuted) c::permute_order(order.data(), p.N, spec.permute_key);
-    float acc = 0.0f;
-    for (uint32_t n : order) acc = acc + leaves[n];
-    return acc;
+    return combine_leaves(leaves, spec);  // tree, permuted, atomic
 }
 
 /// mean, var, invstd in the mode (the second pass's terms with this mode's own mean).
@@ -210,15 +202,6 @@ Doubles backward_scaled(const BatchNorm2dParams& p, const Floats& in, double cb,
     }
     for (std::size_t ch = 0; ch < db.size(); ++ch) db[ch] *= cb, dg[ch] *= cg;
     return Doubles{dx, dg, db};
-}
-
-/// The samples (blocks of C * HW) of v in `order`.
-Vec samples_in(const Vec& v, const BatchNorm2dParams& p, const std::vector<int64_t>& order) {
-    const int64_t per = p.C * p.HW;
-    Vec moved(v.size());
-    for (std::size_t j = 0; j < order.size(); ++j)
-        std::copy_n(v.begin() + order[j] * per, per, moved.begin() + static_cast<int64_t>(j) * per);
-    return moved;
 }
 
 /// What both entries share: the shapes and which checks use them, samples, atomic's settled
@@ -310,7 +293,7 @@ ModesEntry batchnorm2d_stats_entry() {
         return want;
     };
     e.permute = [](int s, const Floats& in, const std::vector<int64_t>& order) {
-        return Floats{samples_in(in[0], at(s), order)};
+        return Floats{rows_in(in[0], at(s).C * at(s).HW, order)};
     };
     e.permuted = [](int, const Floats& out, const std::vector<int64_t>&) { return out; };
     e.atomic_settled = [](int s, const Floats&) {
@@ -384,11 +367,11 @@ ModesEntry batchnorm2d_backward_entry() {
         return want;
     };
     e.permute = [](int s, const Floats& in, const std::vector<int64_t>& order) {
-        return Floats{samples_in(in[0], at(s), order), samples_in(in[1], at(s), order), in[2],
-                      in[3], in[4]};
+        return Floats{rows_in(in[0], at(s).C * at(s).HW, order),
+                      rows_in(in[1], at(s).C * at(s).HW, order), in[2], in[3], in[4]};
     };
     e.permuted = [](int s, const Floats& out, const std::vector<int64_t>& order) {
-        return Floats{samples_in(out[0], at(s), order), out[1], out[2]};
+        return Floats{rows_in(out[0], at(s).C * at(s).HW, order), out[1], out[2]};
     };
     e.atomic_settled = [](int s, const Floats& in) {
         return settled_all({in[0], in[2], in[2]}, at(s).N <= 2);  // shaped as dx, dgamma, dbeta

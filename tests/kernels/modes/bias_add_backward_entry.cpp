@@ -24,8 +24,6 @@ namespace dt::test {
 
 ModesEntry bias_add_backward_entry() {
     using kernels::BiasAddParams;
-    using kernels::common::AccumMode;
-    using kernels::common::AccumSpec;
     namespace c = kernels::common;
     static const std::vector<BiasAddParams> shapes = {
         {.n = 1, .c = 1, .p = 1},     {.n = 3, .c = 2, .p = 5},      {.n = 8, .c = 3, .p = 7},

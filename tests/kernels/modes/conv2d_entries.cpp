@@ -33,6 +33,7 @@
 #include "kernels/common/reduce_tree.h"
 #include "kernels/conv2d.h"
 #include "kernels/ref/conv2d_ref.h"
+#include "tests/kernels/modes/entry_helpers.h"
 #include "tests/kernels/modes/op_modes_tester.h"
 #include "tests/support/conv2d_shapes.h"
 #include "tests/support/rng.h"
@@ -41,8 +42,6 @@ namespace dt::test {
 namespace {
 
 using kernels::Conv2dParams;
-using kernels::common::AccumMode;
-using kernels::common::AccumSpec;
 namespace c = kernels::common;
 
 const std::vector<Conv2dParams> kShapes = {
@@ -72,58 +71,6 @@ const std::vector<Conv2dParams> kShapes = {
     geom(128, 16, 14, 14, 32, 3, 3, 1, 1),  // 23, 24: contention
     geom(32, 8, 14, 14, 16, 2, 3, 1, 1)};
 const Conv2dParams& at(int s) { return kShapes[static_cast<std::size_t>(s)]; }
-
-/// v[i] = a uniform value in [1, 2) times 2^(i * mul % span - span / 2) * (-1)^i.
-std::vector<float> spread(int64_t n, uint32_t tag, int mul, int span) {
-    std::vector<float> v = uniform_floats(n, 1, 2, test_seed(), tag);
-    for (std::size_t i = 0; i < v.size(); ++i)
-        v[i] = std::ldexp(v[i], static_cast<int>(i * mul % span) - span / 2) * (i % 2 ? -1 : 1);
-    return v;
-}
-
-/// The rows of a (samples, width) matrix in `order`.
-std::vector<float> rows_in(const std::vector<float>& m, int64_t width,
-                           const std::vector<int64_t>& order) {
-    std::vector<float> moved(m.size());
-    for (std::size_t j = 0; j < order.size(); ++j)
-        std::copy_n(m.begin() + order[j] * width, width,
-                    moved.begin() + static_cast<int64_t>(j) * width);
-    return moved;
-}
-
-/// The double reference of one backward kernel, or of the same sums over |terms|.
-template <class Ref>
-Doubles reference_with(const Floats& in, bool magnitudes, int64_t out_size, Ref ref) {
-    std::vector<double> a(in[0].begin(), in[0].end()), b(in[1].begin(), in[1].end());
-    if (magnitudes) {
-        for (double& v : a) v = std::fabs(v);
-        for (double& v : b) v = std::fabs(v);
-    }
-    std::vector<double> out(static_cast<std::size_t>(out_size));
-    ref(a.data(), b.data(), out.data());
-    return Doubles{out};
-}
-
-/// The mode's sum of float terms t in the order given: kahan (the tree of (t, +0) pairs when
-/// `tree`, else kahan_add in order from (+0, +0)), exact, or sequential from +0 (the rest).
-float sum_of(const std::vector<float>& t, AccumMode mode, bool tree) {
-    const int64_t n = static_cast<int64_t>(t.size());
-    if (mode == AccumMode::kExact) {
-        c::ExactAcc a;
-        c::exact_init(a);
-        for (float v : t) c::exact_add(a, v);  // one term at a time, no array helper
-        return c::exact_value(a);
-    }
-    if (mode == AccumMode::kKahan && tree) {
-        std::vector<c::KahanSum> k(t.size());
-        for (std::size_t i = 0; i < t.size(); ++i) k[i] = c::KahanSum{t[i], 0.0f};
-        return c::kahan_value(c::kahan_tree_combine(k.data(), n));
-    }
-    if (mode == AccumMode::kKahan) return c::kahan_value(c::kahan_sum(t.data(), n));
-    float acc = 0.0f;
-    for (float v : t) acc = acc + v;
-    return acc;
-}
 
 /// leaves[k * L + e], e = (o, c, ki, kj): the fma chain from +0 over positions ascending of
 /// dy * xpad (padding +0, so a dead tap's leaf is +0), continued over the `group` samples of
@@ -193,7 +140,7 @@ float dgrad_element(const std::vector<float>& dy, const std::vector<float>& w,
         const int64_t k = mode == AccumMode::kPermuted ? pi[j] : j;
         if (has[k]) t.push_back(tap[k]);
     }
-    return sum_of(t, mode, false);
+    return sum_in_order(t, mode, false);
 }
 
 /// What both entries share: the shapes, the samples, which shapes each check uses.
@@ -323,7 +270,7 @@ ModesEntry conv2d_backward_weight_entry() {
             }
             for (int64_t k = 0; k < count; ++k)
                 t[k] = leaves[(spec.mode == AccumMode::kPermuted ? order[k] : k) * L + el];
-            dw[el] = sum_of(t, spec.mode, true);
+            dw[el] = sum_in_order(t, spec.mode, true);
         }
         return Floats{dw};
     };

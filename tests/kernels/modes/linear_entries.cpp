@@ -22,6 +22,7 @@
 #include "kernels/common/reduce_tree.h"
 #include "kernels/linear.h"
 #include "kernels/ref/linear_ref.h"
+#include "tests/kernels/modes/entry_helpers.h"
 #include "tests/kernels/modes/op_modes_tester.h"
 #include "tests/support/rng.h"
 
@@ -29,8 +30,6 @@ namespace dt::test {
 namespace {
 
 using kernels::LinearParams;
-using kernels::common::AccumMode;
-using kernels::common::AccumSpec;
 namespace c = kernels::common;
 
 const std::vector<LinearParams> kShapes = {
@@ -44,65 +43,11 @@ const std::vector<LinearParams> kShapes = {
     {.n = 29, .in = 50, .out = 13},     {.n = 32, .in = 288, .out = 8}};  // 14: key, 15: atomic
 const LinearParams& at(int s) { return kShapes[static_cast<std::size_t>(s)]; }
 
-/// Uniform values, or ones when `ones`, or values spanning 2^-20 .. 2^20 with alternating signs.
+/// Uniform values, or ones when `ones`, or values spanning 2^-20 .. 2^20 with a sign period.
 std::vector<float> values(int64_t n, uint32_t tag, Inputs kind, bool ones, int stride, int sign) {
     if (kind != Inputs::kIll) return uniform_floats(n, -1, 1, test_seed(), tag);
     if (ones) return std::vector<float>(static_cast<std::size_t>(n), 1.0f);
-    std::vector<float> v = uniform_floats(n, 1, 2, test_seed(), tag);
-    for (std::size_t i = 0; i < v.size(); ++i)
-        v[i] = std::ldexp(v[i], static_cast<int>(i * stride % 41) - 20) * (i % sign ? -1 : 1);
-    return v;
-}
-
-/// The rows of a (samples, width) matrix in `order`.
-std::vector<float> rows_in(const std::vector<float>& m, int64_t width,
-                           const std::vector<int64_t>& order) {
-    std::vector<float> moved(m.size());
-    for (std::size_t j = 0; j < order.size(); ++j)
-        std::copy_n(m.begin() + order[j] * width, width,
-                    moved.begin() + static_cast<int64_t>(j) * width);
-    return moved;
-}
-
-/// The double reference of one backward kernel, or of the same sums over |terms|.
-template <class Ref>
-Doubles reference_with(const Floats& in, bool magnitudes, int64_t out_size, Ref ref) {
-    std::vector<double> a(in[0].begin(), in[0].end()), b(in[1].begin(), in[1].end());
-    if (magnitudes) {
-        for (double& v : a) v = std::fabs(v);
-        for (double& v : b) v = std::fabs(v);
-    }
-    std::vector<double> out(static_cast<std::size_t>(out_size));
-    ref(a.data(), b.data(), out.data());
-    return Doubles{out};
-}
-
-/// The mode's sum of float terms t (kahan: in order when `chain`, else the tree of (t, +0)).
-float sum_of(const std::vector<float>& t, AccumSpec spec, bool chain) {
-    const int64_t n = static_cast<int64_t>(t.size());
-    switch (spec.mode) {
-        case AccumMode::kKahan: {
-            if (chain) return c::kahan_value(c::kahan_sum(t.data(), n));
-            std::vector<c::KahanSum> k(t.size());
-            for (std::size_t i = 0; i < t.size(); ++i) k[i] = c::KahanSum{t[i], 0.0f};
-            return c::kahan_value(c::kahan_tree_combine(k.data(), n));
-        }
-        case AccumMode::kExact: {
-            c::ExactAcc a;
-            c::exact_init(a);
-            for (float v : t) c::exact_add(a, v);  // one term at a time, no array helper
-            return c::exact_value(a);
-        }
-        case AccumMode::kTree:
-            return c::reduce_tree_combine(t.data(), n);
-        default: {  // permuted
-            std::vector<uint32_t> order(t.size());
-            c::permute_order(order.data(), n, spec.permute_key);
-            float acc = 0.0f;
-            for (uint32_t k : order) acc = acc + t[k];
-            return acc;
-        }
-    }
+    return spread(n, tag, stride, 41, sign);
 }
 
 /// What both entries share: the shapes, the bound's depth, permutations of the samples.
@@ -145,7 +90,7 @@ ModesEntry linear_backward_weight_entry() {
             for (int64_t i = 0; i < p.in; ++i) {
                 for (int64_t n = 0; n < p.n; ++n) leaves[n] = dy[n * p.out + o] * x[n * p.in + i];
                 if (spec.mode != AccumMode::kAtomic) {
-                    dw[o * p.in + i] = sum_of(leaves, spec, false);
+                    dw[o * p.in + i] = combine_leaves(leaves, spec);
                     continue;
                 }
                 float total = 0.0f;
@@ -215,7 +160,7 @@ ModesEntry linear_backward_data_entry() {
                 float& out = dx[n * p.in + i];
                 if (spec.mode == AccumMode::kKahan || spec.mode == AccumMode::kExact) {
                     for (int64_t o = 0; o < p.out; ++o) t[o] = term(o);
-                    out = sum_of(t, spec, true);
+                    out = sum_in_order(t, spec.mode, false);
                     continue;
                 }
                 out = 0.0f;

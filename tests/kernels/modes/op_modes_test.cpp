@@ -25,9 +25,6 @@
 namespace dt::test {
 namespace {
 
-using kernels::common::AccumMode;
-using kernels::common::AccumSpec;
-
 constexpr uint64_t kKey = 0xb1a5ull;
 
 AccumSpec spec_of(AccumMode m, uint64_t key = kKey) {

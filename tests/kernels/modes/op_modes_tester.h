@@ -34,6 +34,8 @@
 
 namespace dt::test {
 
+using kernels::common::AccumMode;  // every entry's vocabulary
+using kernels::common::AccumSpec;
 using Floats = std::vector<std::vector<float>>;    // a kernel's inputs or outputs, in order
 using Doubles = std::vector<std::vector<double>>;  // the reference's outputs
 using Settled = std::vector<std::vector<char>>;    // per output element: atomic's bits fixed
@@ -65,19 +67,18 @@ struct ModesEntry {
     /// The kernel's inputs on shape s, keyed by tag.
     std::function<Floats(int s, uint32_t tag, Inputs kind)> inputs;
     /// Calls the kernel on shape s under `spec` through d (its outputs: d.out, in order).
-    std::function<void(int s, const Floats& in, kernels::common::AccumSpec spec, DeviceCall& d)>
-        call;
+    std::function<void(int s, const Floats& in, AccumSpec spec, DeviceCall& d)> call;
     /// The mode's recipe written plainly (atomic: its partials added in index order).
-    std::function<Floats(int s, const Floats& in, kernels::common::AccumSpec spec)> recipe;
+    std::function<Floats(int s, const Floats& in, AccumSpec spec)> recipe;
     /// The double reference of the outputs; with `magnitudes`, over |terms| (the bound's scale).
     /// An empty vector for an output: no bound here (one no mode changes, bounded by the
     /// kernel's own test; ModeFree pins it to the tree's bits).
     std::function<Doubles(int s, const Floats& in, bool magnitudes)> reference;
     /// c of the mode's bound c * eps32 * magnitude on shape s.
-    std::function<double(int s, kernels::common::AccumMode mode)> bound;
+    std::function<double(int s, AccumMode mode)> bound;
     /// Instead of `bound`, where no one c fits: each output element's bound in the mode (errors
     /// carried through later formulas, as batch norm's from the mean into var and invstd).
-    std::function<Doubles(int s, const Floats& in, kernels::common::AccumMode mode)> bounds;
+    std::function<Doubles(int s, const Floats& in, AccumMode mode)> bounds;
     /// Terms of one output element on shape s (Neumaier's bound: eps |S| + 2 m eps^2 sum|x|).
     std::function<int64_t(int s)> terms;
     /// The Kahan check's reference when the kernel's terms are not the inputs (a product, a

@@ -36,8 +36,6 @@ namespace dt::test {
 namespace {
 
 using kernels::Pool2dParams;
-using kernels::common::AccumMode;
-using kernels::common::AccumSpec;
 namespace c = kernels::common;
 
 Pool2dParams make(int64_t n, int64_t ch, int64_t h, int64_t w, int k, int s, int pad) {

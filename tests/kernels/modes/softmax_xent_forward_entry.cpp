@@ -23,6 +23,7 @@
 #include "kernels/common/reduce_tree.h"
 #include "kernels/ref/softmax_xent_ref.h"
 #include "kernels/softmax_xent.h"
+#include "tests/kernels/modes/entry_helpers.h"
 #include "tests/kernels/modes/op_modes_tester.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
@@ -31,8 +32,6 @@ namespace dt::test {
 namespace {
 
 using kernels::SoftmaxXentParams;
-using kernels::common::AccumMode;
-using kernels::common::AccumSpec;
 namespace c = kernels::common;
 
 enum class Logits { kUniform, kWide, kIll };
@@ -80,43 +79,6 @@ Rows rows_of(int s, const Floats& in) {
         r.sum.push_back(sum);
     }
     return r;
-}
-
-/// The mode's total of the per-sample losses (atomic at one thread: index order from +0).
-float total_of(const std::vector<float>& rows, AccumSpec spec) {
-    const int64_t N = static_cast<int64_t>(rows.size());
-    switch (spec.mode) {
-        case AccumMode::kTree:
-            return c::reduce_tree_combine(rows.data(), N);
-        case AccumMode::kKahan: {
-            std::vector<c::KahanSum> leaves;
-            for (float v : rows) {
-                c::KahanSum k = c::kahan_zero();
-                c::kahan_add(k, v);
-                leaves.push_back(k);
-            }
-            return c::kahan_value(c::kahan_tree_combine(leaves.data(), N));
-        }
-        case AccumMode::kExact: {  // last to first: the order must not matter
-            c::ExactAcc a;
-            c::exact_init(a);
-            for (int64_t n = N - 1; n >= 0; --n) c::exact_add(a, rows[n]);
-            return c::exact_value(a);
-        }
-        case AccumMode::kPermuted: {
-            std::vector<uint32_t> order(static_cast<std::size_t>(N));
-            c::permute_order(order.data(), N, spec.permute_key);
-            float t = 0.0f;
-            for (uint32_t n : order) t = t + rows[n];
-            return t;
-        }
-        case AccumMode::kAtomic: {
-            float t = 0.0f;
-            for (float v : rows) t = t + v;
-            return t;
-        }
-    }
-    return 0.0f;
 }
 
 /// The double reference's losses, and each loss_n's own error bound.
@@ -192,7 +154,8 @@ ModesEntry softmax_xent_forward_entry() {
                 dl[n * K + k] = ((c::dt_expf(in[0][n * K + k] - r.max[n]) / r.sum[n]) -
                                  (k == lab[n] ? 1.0f : 0.0f)) *
                                 g;
-        return Floats{{total_of(r.loss, spec) / static_cast<float>(N)}, r.loss, r.max, r.sum, dl};
+        return Floats{
+            {combine_leaves(r.loss, spec) / static_cast<float>(N)}, r.loss, r.max, r.sum, dl};
     };
     e.reference = [](int s, const Floats& in, bool magnitudes) {
         const RefRows r = ref_rows(s, in);
