@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: MIT
-// The kernel tests of a layer with a weight and a bias (conv2d, linear): its inputs, its three
-// kernels (forward, dgrad, wgrad) on cpu:: and ref::, and the checks both tests make: the
-// recipe's ORDER bit for bit on every ISA path, and a derived bound around the double reference.
+// The tests of a layer with a weight and a bias (conv2d, linear; their kernels and their ops): its
+// inputs, its three kernels (forward, dgrad, wgrad) on cpu:: and ref::, and the checks they make:
+// the same bits as other outputs (the recipe's ORDER on every ISA path, the kernels an op calls),
+// and a derived bound around the double reference (the bias gradient's too).
 #pragma once
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
+#include "kernels/bias_add.h"
+#include "kernels/conv2d.h"
 #include "kernels/cpu_isa.h"
+#include "kernels/linear.h"
+#include "kernels/ref/bias_add_ref.h"
+#include "kernels/ref/conv2d_ref.h"
+#include "kernels/ref/linear_ref.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
 
@@ -54,6 +61,31 @@ struct LayerKernels {
     }
 };
 
+/// got and want hold the same bits, output by output.
+inline void expect_same_bits(const LayerOutputs<float>& got, const LayerOutputs<float>& want) {
+    EXPECT_TRUE(bitwise_equal(got.y, want.y)) << "forward";
+    EXPECT_TRUE(bitwise_equal(got.dx, want.dx)) << "dgrad";
+    EXPECT_TRUE(bitwise_equal(got.dw, want.dw)) << "wgrad";
+}
+
+/// A layer's kernels on cpu:: (float) and their double references (ref::).
+template <class Params>
+struct Layer {
+    LayerKernels<float, Params> cpu;
+    LayerKernels<double, Params> ref;
+};
+
+inline constexpr Layer<kernels::Conv2dParams> kConv2d{
+    {kernels::cpu::conv2d_forward, kernels::cpu::conv2d_backward_data,
+     kernels::cpu::conv2d_backward_weight},
+    {kernels::ref::conv2d_forward, kernels::ref::conv2d_backward_data,
+     kernels::ref::conv2d_backward_weight}};
+inline constexpr Layer<kernels::LinearParams> kLinear{
+    {kernels::cpu::linear_forward, kernels::cpu::linear_backward_data,
+     kernels::cpu::linear_backward_weight},
+    {kernels::ref::linear_forward, kernels::ref::linear_backward_data,
+     kernels::ref::linear_backward_weight}};
+
 /// run() (the cpu kernels' outputs) equals `want` bit for bit on every ISA path this CPU has;
 /// the path in force is put back afterwards.
 template <class Run>
@@ -62,12 +94,17 @@ void expect_every_isa_gives(const LayerOutputs<float>& want, Run run) {
     for (kernels::CpuIsa isa : kernels::kCpuIsas) {
         if (!kernels::cpu::cpu_isa_set(isa)) continue;
         SCOPED_TRACE(kernels::cpu::cpu_isa_name(isa));
-        const LayerOutputs<float> r = run();
-        EXPECT_TRUE(bitwise_equal(r.y, want.y)) << "forward";
-        EXPECT_TRUE(bitwise_equal(r.dx, want.dx)) << "dgrad";
-        EXPECT_TRUE(bitwise_equal(r.dw, want.dw)) << "wgrad";
+        expect_same_bits(run(), want);
     }
     kernels::cpu::cpu_isa_set(saved);
+}
+
+/// got within terms * eps32 * magnitude of value, elementwise.
+inline ::testing::AssertionResult within_terms(const std::vector<float>& got,
+                                               const std::vector<double>& value,
+                                               const std::vector<double>& magnitude, double terms) {
+    return within_bound(got.data(), value.data(), eps_scaled(magnitude, terms).data(),
+                        static_cast<int64_t>(got.size()));
 }
 
 /// Terms per sum plus combining depth of each output's recipe: c of the bound c * eps32 * (the
@@ -85,14 +122,23 @@ void expect_within_reference_bounds(const LayerOutputs<float>& r, const LayerDat
     const LayerOutputs<double> want =
         ref.run(to_double(d.x), to_double(d.w), to_double(d.b), to_double(d.dy), p);
     const LayerOutputs<double> mag = ref.run(absd(d.x), absd(d.w), absd(d.b), absd(d.dy), p);
-    const auto within = [](const std::vector<float>& got, const std::vector<double>& value,
-                           const std::vector<double>& magnitude, double terms) {
-        return within_bound(got.data(), value.data(), eps_scaled(magnitude, terms).data(),
-                            static_cast<int64_t>(got.size()));
-    };
-    EXPECT_TRUE(within(r.y, want.y, mag.y, c.y)) << "forward";
-    EXPECT_TRUE(within(r.dx, want.dx, mag.dx, c.dx)) << "dgrad";
-    EXPECT_TRUE(within(r.dw, want.dw, mag.dw, c.dw)) << "wgrad";
+    EXPECT_TRUE(within_terms(r.y, want.y, mag.y, c.y)) << "forward";
+    EXPECT_TRUE(within_terms(r.dx, want.dx, mag.dx, c.dx)) << "dgrad";
+    EXPECT_TRUE(within_terms(r.dw, want.dw, mag.dw, c.dw)) << "wgrad";
+}
+
+/// The bias gradient db of upstream gradient dy: bit for bit cpu::bias_add_backward's, and
+/// within `terms` * eps32 * (the sums over |dy|) of the double reference.
+inline void expect_bias_grad(const std::vector<float>& db, const std::vector<float>& dy,
+                             const kernels::BiasAddParams& bp, double terms) {
+    std::vector<float> want(db.size());
+    kernels::cpu::bias_add_backward(dy.data(), want.data(), bp);
+    EXPECT_TRUE(bitwise_equal(db, want)) << "bias.grad";
+    const std::vector<double> dyd = to_double(dy), ady = absd(dy);
+    std::vector<double> value(db.size()), mag(db.size());
+    kernels::ref::bias_add_backward(dyd.data(), value.data(), bp);
+    kernels::ref::bias_add_backward(ady.data(), mag.data(), bp);
+    EXPECT_TRUE(within_terms(db, value, mag, terms)) << "bias.grad";
 }
 
 }  // namespace dt::test

@@ -18,24 +18,11 @@
 #include "tests/support/autograd_util.h"
 #include "tests/support/compare.h"
 #include "tests/support/errors.h"
+#include "tests/support/layer_kernels.h"
 #include "tests/support/rng.h"
 
 namespace dt {
 namespace {
-
-/// |got - want| <= c * eps32 * mag elementwise (mag: the same sums over |terms|).
-void expect_bound(const Tensor& got, const std::vector<double>& want,
-                  const std::vector<double>& mag, double c, const char* what) {
-    std::vector<double> bound(mag);
-    for (auto& v : bound) v *= c * test::kEps32;
-    EXPECT_TRUE(test::within_bound(got.f32(), want.data(), bound.data(), got.numel())) << what;
-}
-
-std::vector<double> absd(const Tensor& t) {
-    std::vector<double> v(t.f32(), t.f32() + t.numel());
-    for (auto& x : v) x = std::fabs(x);
-    return v;
-}
 
 struct Case {
     Shape x, w;
@@ -59,55 +46,33 @@ TEST(Conv2dOp, ForwardBackwardMatchKernelsAndReference) {
         ASSERT_TRUE(x.grad().defined() && w.grad().defined());
         ASSERT_EQ(cs.bias, b.defined() && b.grad().defined());
 
-        // The same kernels called directly.
-        kernels::Conv2dParams p{.n = cs.x[0],
-                                .ci = cs.x[1],
-                                .h = cs.x[2],
-                                .w = cs.x[3],
-                                .co = cs.w[0],
-                                .kh = cs.w[2],
-                                .kw = cs.w[3],
-                                .stride = cs.opt.stride,
-                                .pad = cs.opt.padding,
-                                .ho = y.dim(2),
-                                .wo = y.dim(3)};
-        std::vector<float> yk(y.numel()), dx(x.numel()), dw(w.numel()), db(cs.w[0]);
-        kernels::cpu::conv2d_forward(x.f32(), w.f32(), cs.bias ? b.f32() : nullptr, yk.data(), p);
-        kernels::cpu::conv2d_backward_data(dyv.data(), w.f32(), dx.data(), p);
-        kernels::cpu::conv2d_backward_weight(x.f32(), dyv.data(), dw.data(), p);
-        EXPECT_TRUE(test::bitwise_equal(y.f32(), yk.data(), y.numel()));
-        EXPECT_TRUE(test::bitwise_equal(x.grad().f32(), dx.data(), x.numel()));
-        EXPECT_TRUE(test::bitwise_equal(w.grad().f32(), dw.data(), w.numel()));
-        const kernels::BiasAddParams bp{.n = p.n, .c = p.co, .p = p.ho * p.wo};
-        if (cs.bias) {
-            kernels::cpu::bias_add_backward(dyv.data(), db.data(), bp);
-            EXPECT_TRUE(test::bitwise_equal(b.grad().f32(), db.data(), p.co));
-        }
-
-        // The double reference, within bound.
-        std::vector<double> xd(x.f32(), x.f32() + x.numel()), wd(w.f32(), w.f32() + w.numel());
-        std::vector<double> bd(p.co, 0.0), dyd = test::to_double(dyv), ady(dyd);
-        if (cs.bias) bd.assign(b.f32(), b.f32() + p.co);
-        for (auto& v : ady) v = std::fabs(v);
-        std::vector<double> abd(bd);
-        for (auto& v : abd) v = std::fabs(v);
-        const auto ax = absd(x), aw = absd(w);
-        std::vector<double> yr(y.numel()), ym(y.numel()), dxr(x.numel()), dxm(x.numel()),
-            dwr(w.numel()), dwm(w.numel()), dbr(p.co), dbm(p.co);
-        kernels::ref::conv2d_forward(xd.data(), wd.data(), bd.data(), yr.data(), p);
-        kernels::ref::conv2d_forward(ax.data(), aw.data(), abd.data(), ym.data(), p);
-        kernels::ref::conv2d_backward_data(dyd.data(), wd.data(), dxr.data(), p);
-        kernels::ref::conv2d_backward_data(ady.data(), aw.data(), dxm.data(), p);
-        kernels::ref::conv2d_backward_weight(xd.data(), dyd.data(), dwr.data(), p);
-        kernels::ref::conv2d_backward_weight(ax.data(), ady.data(), dwm.data(), p);
+        // The same kernels called directly (no bias: +0, which changes no sum), and the double
+        // reference within bound.
+        const kernels::Conv2dParams p{.n = cs.x[0],
+                                      .ci = cs.x[1],
+                                      .h = cs.x[2],
+                                      .w = cs.x[3],
+                                      .co = cs.w[0],
+                                      .kh = cs.w[2],
+                                      .kw = cs.w[3],
+                                      .stride = cs.opt.stride,
+                                      .pad = cs.opt.padding,
+                                      .ho = y.dim(2),
+                                      .wo = y.dim(3)};
+        const test::LayerData d{x.to_vector(), w.to_vector(),
+                                cs.bias ? b.to_vector() : std::vector<float>(p.co, 0.0f), dyv};
+        const test::LayerOutputs<float> got{y.to_vector(), x.grad().to_vector(),
+                                            w.grad().to_vector()};
+        test::expect_same_bits(got, test::kConv2d.cpu.run(d, p));
         const double depth = std::ceil(std::log2(static_cast<double>(p.n)));
-        expect_bound(y, yr, ym, p.ci * p.kh * p.kw + 2, "forward");
-        expect_bound(x.grad(), dxr, dxm, p.co + p.kh * p.kw + 1, "dx");
-        expect_bound(w.grad(), dwr, dwm, p.ho * p.wo + depth + 2, "dw");
+        test::expect_within_reference_bounds(got, d, test::kConv2d.ref, p,
+                                             {.y = static_cast<double>(p.ci * p.kh * p.kw + 2),
+                                              .dx = static_cast<double>(p.co + p.kh * p.kw + 1),
+                                              .dw = p.ho * p.wo + depth + 2});
         if (cs.bias) {
-            kernels::ref::bias_add_backward(dyd.data(), dbr.data(), bp);
-            kernels::ref::bias_add_backward(ady.data(), dbm.data(), bp);
-            expect_bound(b.grad(), dbr, dbm, p.ho * p.wo + depth + 2, "db");
+            test::expect_bias_grad(b.grad().to_vector(), dyv,
+                                   {.n = p.n, .c = p.co, .p = p.ho * p.wo},
+                                   p.ho * p.wo + depth + 2);
         }
     }
 }

@@ -18,23 +18,11 @@
 #include "tests/support/autograd_util.h"
 #include "tests/support/compare.h"
 #include "tests/support/errors.h"
+#include "tests/support/layer_kernels.h"
 #include "tests/support/rng.h"
 
 namespace dt {
 namespace {
-
-std::vector<double> dbl(const Tensor& t) { return {t.f32(), t.f32() + t.numel()}; }
-std::vector<double> absd(std::vector<double> v) {
-    for (auto& x : v) x = std::fabs(x);
-    return v;
-}
-
-void expect_bound(const Tensor& got, const std::vector<double>& want,
-                  const std::vector<double>& mag, double c, const char* what) {
-    std::vector<double> bound(mag);
-    for (auto& v : bound) v *= c * test::kEps32;
-    EXPECT_TRUE(test::within_bound(got.f32(), want.data(), bound.data(), got.numel())) << what;
-}
 
 TEST(LinearOp, ForwardBackwardMatchKernelsAndReference) {
     const int64_t shapes[][3] = {{1, 1, 1}, {5, 7, 3}, {33, 65, 10}, {128, 200, 17}};
@@ -51,34 +39,18 @@ TEST(LinearOp, ForwardBackwardMatchKernelsAndReference) {
         const auto dyv = test::uniform_floats(y.numel(), -1, 1, seed, 4);
         test::weighted_sum(y, dyv).backward();
 
-        std::vector<float> yk(y.numel()), dx(x.numel()), dw(w.numel()), db(p.out);
-        const kernels::BiasAddParams bp{.n = p.n, .c = p.out, .p = 1};
-        kernels::cpu::linear_forward(x.f32(), w.f32(), b.f32(), yk.data(), p);
-        kernels::cpu::linear_backward_data(dyv.data(), w.f32(), dx.data(), p);
-        kernels::cpu::linear_backward_weight(x.f32(), dyv.data(), dw.data(), p);
-        kernels::cpu::bias_add_backward(dyv.data(), db.data(), bp);
-        EXPECT_TRUE(test::bitwise_equal(y.f32(), yk.data(), y.numel()));
-        EXPECT_TRUE(test::bitwise_equal(x.grad().f32(), dx.data(), x.numel()));
-        EXPECT_TRUE(test::bitwise_equal(w.grad().f32(), dw.data(), w.numel()));
-        EXPECT_TRUE(test::bitwise_equal(b.grad().f32(), db.data(), p.out));
-
-        const auto xd = dbl(x), wd = dbl(w), bd = dbl(b), dyd = test::to_double(dyv);
-        const auto ax = absd(xd), aw = absd(wd), ab = absd(bd), ady = absd(dyd);
-        std::vector<double> yr(y.numel()), ym(y.numel()), dxr(x.numel()), dxm(x.numel()),
-            dwr(w.numel()), dwm(w.numel()), dbr(p.out), dbm(p.out);
-        kernels::ref::linear_forward(xd.data(), wd.data(), bd.data(), yr.data(), p);
-        kernels::ref::linear_forward(ax.data(), aw.data(), ab.data(), ym.data(), p);
-        kernels::ref::linear_backward_data(dyd.data(), wd.data(), dxr.data(), p);
-        kernels::ref::linear_backward_data(ady.data(), aw.data(), dxm.data(), p);
-        kernels::ref::linear_backward_weight(xd.data(), dyd.data(), dwr.data(), p);
-        kernels::ref::linear_backward_weight(ax.data(), ady.data(), dwm.data(), p);
-        kernels::ref::bias_add_backward(dyd.data(), dbr.data(), bp);
-        kernels::ref::bias_add_backward(ady.data(), dbm.data(), bp);
+        // The same kernels called directly, and the double reference within bound.
+        const test::LayerData d{x.to_vector(), w.to_vector(), b.to_vector(), dyv};
+        const test::LayerOutputs<float> got{y.to_vector(), x.grad().to_vector(),
+                                            w.grad().to_vector()};
+        test::expect_same_bits(got, test::kLinear.cpu.run(d, p));
         const double depth = std::ceil(std::log2(static_cast<double>(p.n)));
-        expect_bound(y, yr, ym, p.in + 2, "forward");
-        expect_bound(x.grad(), dxr, dxm, p.out + 1, "dx");
-        expect_bound(w.grad(), dwr, dwm, depth + 2, "dw");
-        expect_bound(b.grad(), dbr, dbm, depth + 3, "db");
+        test::expect_within_reference_bounds(got, d, test::kLinear.ref, p,
+                                             {.y = static_cast<double>(p.in + 2),
+                                              .dx = static_cast<double>(p.out + 1),
+                                              .dw = depth + 2});
+        test::expect_bias_grad(b.grad().to_vector(), dyv, {.n = p.n, .c = p.out, .p = 1},
+                               depth + 3);
     }
 }
 

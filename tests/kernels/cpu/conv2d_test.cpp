@@ -66,13 +66,9 @@ const Conv2dParams kCases[] = {
     geom(2, 64, 12, 10, 3, 5, 5, 1, 2),
 };
 
-constexpr test::LayerKernels<float, Conv2dParams> kCpu{
-    cpu::conv2d_forward, cpu::conv2d_backward_data, cpu::conv2d_backward_weight};
 // The recipe's ORDER as plain float loops (kernels/ref/conv2d_order_ref.h).
 constexpr test::LayerKernels<float, Conv2dParams> kOrder{
     ref::conv2d_forward_order, ref::conv2d_backward_data_order, ref::conv2d_backward_weight_order};
-constexpr test::LayerKernels<double, Conv2dParams> kRef{
-    ref::conv2d_forward, ref::conv2d_backward_data, ref::conv2d_backward_weight};
 
 test::LayerData make_data(const Conv2dParams& p, uint64_t seed) {
     return test::layer_data(xsize(p), wsize(p), p.co, ysize(p), seed);
@@ -95,7 +91,8 @@ TEST(Conv2d, EveryIsaMatchesTheOrderBitwise) {
     for (const Conv2dParams& p : kCases) {
         SCOPED_TRACE("n,ci,h,w,co,kh,kw,stride,pad = " + describe(p));
         const test::LayerData d = make_data(p, test::test_seed());
-        test::expect_every_isa_gives(kOrder.run(d, p), [&] { return kCpu.run(d, p, 9.0f); });
+        test::expect_every_isa_gives(kOrder.run(d, p),
+                                     [&] { return test::kConv2d.cpu.run(d, p, 9.0f); });
     }
 }
 
@@ -110,7 +107,8 @@ TEST(Conv2d, WithinDerivedBoundOfDoubleReference) {
             std::ceil(std::log2(static_cast<double>((p.n + G - 1) / G))) + (G - 1) * P;
         // dgrad: Co-term chains and a Kh*Kw-term sum, or one chain of Co*Kh*Kw terms (fused).
         const double cd = conv2d_dgrad_is_forward(p) ? p.co * p.kh * p.kw : p.co + p.kh * p.kw;
-        test::expect_within_reference_bounds(kCpu.run(d, p, 9.0f), d, kRef, p,
+        test::expect_within_reference_bounds(test::kConv2d.cpu.run(d, p, 9.0f), d,
+                                             test::kConv2d.ref, p,
                                              {.y = R + 2, .dx = cd + 1, .dw = P + depth + 2});
     }
 }
@@ -122,7 +120,8 @@ TEST(Conv2d, ThreadCountChangesNoBit) {
           geom(19, 2, 9, 9, 500, 3, 3, 2, 1)}) {
         SCOPED_TRACE(describe(p));
         const test::LayerData d = make_data(p, test::test_seed() + 2);
-        test::expect_layer_same_bits_at_thread_counts([&] { return kCpu.run(d, p, 9.0f); });
+        test::expect_layer_same_bits_at_thread_counts(
+            [&] { return test::kConv2d.cpu.run(d, p, 9.0f); });
     }
 }
 

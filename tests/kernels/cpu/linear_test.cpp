@@ -26,11 +26,6 @@ const LinearParams kCases[] = {{.n = 1, .in = 1, .out = 1},     {.n = 3, .in = 5
                                {.n = 17, .in = 33, .out = 9},   {.n = 16, .in = 511, .out = 3},
                                {.n = 33, .in = 513, .out = 65}, {.n = 2, .in = 1025, .out = 7}};
 
-constexpr test::LayerKernels<float, LinearParams> kCpu{
-    cpu::linear_forward, cpu::linear_backward_data, cpu::linear_backward_weight};
-constexpr test::LayerKernels<double, LinearParams> kRef{
-    ref::linear_forward, ref::linear_backward_data, ref::linear_backward_weight};
-
 test::LayerData make_data(const LinearParams& p, uint64_t seed) {
     return test::layer_data(p.n * p.in, p.out * p.in, p.out, p.n * p.out, seed);
 }
@@ -71,7 +66,7 @@ TEST(Linear, EveryIsaMatchesTheOrderBitwise) {
     for (const LinearParams& p : kCases) {
         SCOPED_TRACE(describe(p));
         const test::LayerData d = make_data(p, test::test_seed());
-        test::expect_every_isa_gives(spec(d, p), [&] { return kCpu.run(d, p, 9.0f); });
+        test::expect_every_isa_gives(spec(d, p), [&] { return test::kLinear.cpu.run(d, p, 9.0f); });
     }
 }
 
@@ -80,7 +75,8 @@ TEST(Linear, WithinDerivedBoundOfDoubleReference) {
         SCOPED_TRACE(describe(p));
         const test::LayerData d = make_data(p, test::test_seed() + 1);
         const double depth = std::ceil(std::log2(static_cast<double>(p.n)));
-        test::expect_within_reference_bounds(kCpu.run(d, p, 9.0f), d, kRef, p,
+        test::expect_within_reference_bounds(test::kLinear.cpu.run(d, p, 9.0f), d,
+                                             test::kLinear.ref, p,
                                              {.y = static_cast<double>(p.in + 2),
                                               .dx = static_cast<double>(p.out + 1),
                                               .dw = depth + 2});
@@ -92,7 +88,8 @@ TEST(Linear, ThreadCountChangesNoBit) {
                                   LinearParams{.n = 37, .in = 700, .out = 10}}) {
         SCOPED_TRACE(describe(p));
         const test::LayerData d = make_data(p, test::test_seed() + 2);
-        test::expect_layer_same_bits_at_thread_counts([&] { return kCpu.run(d, p, 9.0f); });
+        test::expect_layer_same_bits_at_thread_counts(
+            [&] { return test::kLinear.cpu.run(d, p, 9.0f); });
     }
 }
 
