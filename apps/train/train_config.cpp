@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "datasets/dataset.h"
@@ -114,7 +115,8 @@ void check_positive(const char* flag, double value, const char* example) {
 
 // A CLI11 check of one noise flag: the same parse as finalize_train_config, on that flag alone,
 // so a malformed value is a parse error naming the flag ("--seed: got '-3', expected ...").
-CLI::Validator noise_check(const std::string& flag, void (*set)(NoiseFlags&, const std::string&)) {
+CLI::Validator noise_check(const std::string& flag,
+                           std::function<void(NoiseFlags&, const std::string&)> set) {
     return CLI::Validator(
         [flag, set](std::string& text) -> std::string {
             NoiseFlags f;
@@ -133,10 +135,17 @@ CLI::Validator noise_check(const std::string& flag, void (*set)(NoiseFlags&, con
         "", "");
 }
 
-template <std::string NoiseFlags::*Field>
-CLI::Validator noise_check(const std::string& flag) {
-    return noise_check(flag, [](NoiseFlags& nf, const std::string& v) { nf.*Field = v; });
+// The check of a flag that sets one text field.
+CLI::Validator noise_check(const std::string& flag, std::string NoiseFlags::*field) {
+    return noise_check(flag, [field](NoiseFlags& nf, const std::string& v) { nf.*field = v; });
 }
+
+// A noise flag of one value: the flag, the field it sets and its --help text.
+struct NoiseFlag {
+    const char* flag;
+    std::string NoiseFlags::*field;
+    std::string help;
+};
 
 }  // namespace
 
@@ -160,8 +169,7 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
     app.add_option("--dropout", cfg.dropout, "Dropout probability before the classifier, [0, 1)")
         ->capture_default_str();
 
-    app.add_option("--dataset", cfg.dataset,
-                   "Data set (" + join_text(dataset_names(), "|") + ")")
+    app.add_option("--dataset", cfg.dataset, "Data set (" + join_text(dataset_names(), "|") + ")")
         ->capture_default_str();
     app.add_option("--data-dir", cfg.data_dir,
                    "Directory with the data set's files (default: /usr/share/datasets/<dataset>)");
@@ -209,50 +217,45 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
 
     // ---- noise switches (docs/noise.md); precedence: preset < --seed < --seed-<source> ----
     NoiseFlags& f = cfg.noise_flags;
-    app.add_option("--noise", f.noise,
-                   "Noise preset (" + join_text(noise_preset_names(), "|") +
-                       "): control = fixed seeds + deterministic, algo = random seeds + "
-                       "deterministic, impl = fixed seeds + --impl fast, algo+impl = random + "
-                       "fast; explicit flags override it")
-        ->check(noise_check<&NoiseFlags::noise>("--noise"));
-    app.add_option("--seed", f.seed,
-                   "All four sources below: N | fixed:N | random (drawn once, recorded) "
-                   "[default: 0]")
-        ->check(noise_check<&NoiseFlags::seed>("--seed"));
-    app.add_option("--seed-init", f.seed_init,
-                   "Weight init: N | fixed:N | random (default: --seed)")
-        ->check(noise_check<&NoiseFlags::seed_init>("--seed-init"));
-    app.add_option("--seed-shuffle", f.seed_shuffle,
-                   "Per-epoch shuffle: N | fixed:N | random | off (default: --seed)")
-        ->check(noise_check<&NoiseFlags::seed_shuffle>("--seed-shuffle"));
-    app.add_option("--seed-augment", f.seed_augment,
-                   "Crops/flips: N | fixed:N | random | off = no augmentation (default: --seed)")
-        ->check(noise_check<&NoiseFlags::seed_augment>("--seed-augment"));
-    app.add_option("--seed-dropout", f.seed_dropout,
-                   "Dropout masks: N | fixed:N | random | off = no dropout (default: --seed)")
-        ->check(noise_check<&NoiseFlags::seed_dropout>("--seed-dropout"));
-    app.add_option("--init-perturb", f.init_perturb,
-                   "After init, move one weight to the adjacent float32: NAME:INDEX[:up|down] "
-                   "(e.g. conv1.weight:0:up)")
-        ->check(noise_check<&NoiseFlags::init_perturb>("--init-perturb"));
-    app.add_option("--impl", f.impl,
-                   "Accumulation at the reduce sites: deterministic (tree everywhere; default), "
-                   "fast (atomic at the cross-sample sites), exact (exact at the cross-sample "
-                   "sites: sample order cannot matter), exact-all, or one mode everywhere: "
-                   "tree|atomic|kahan|exact|permuted:<seed>|permuted:random")
-        ->check(noise_check<&NoiseFlags::impl>("--impl"));
+    const NoiseFlag one_value_flags[] = {
+        {"--noise", &NoiseFlags::noise,
+         "Noise preset (" + join_text(noise_preset_names(), "|") +
+             "): control = fixed seeds + deterministic, algo = random seeds + deterministic, "
+             "impl = fixed seeds + --impl fast, algo+impl = random + fast; explicit flags "
+             "override it"},
+        {"--seed", &NoiseFlags::seed,
+         "All four sources below: N | fixed:N | random (drawn once, recorded) [default: 0]"},
+        {"--seed-init", &NoiseFlags::seed_init,
+         "Weight init: N | fixed:N | random (default: --seed)"},
+        {"--seed-shuffle", &NoiseFlags::seed_shuffle,
+         "Per-epoch shuffle: N | fixed:N | random | off (default: --seed)"},
+        {"--seed-augment", &NoiseFlags::seed_augment,
+         "Crops/flips: N | fixed:N | random | off = no augmentation (default: --seed)"},
+        {"--seed-dropout", &NoiseFlags::seed_dropout,
+         "Dropout masks: N | fixed:N | random | off = no dropout (default: --seed)"},
+        {"--init-perturb", &NoiseFlags::init_perturb,
+         "After init, move one weight to the adjacent float32: NAME:INDEX[:up|down] (e.g. "
+         "conv1.weight:0:up)"},
+        {"--impl", &NoiseFlags::impl,
+         "Accumulation at the reduce sites: deterministic (tree everywhere; default), fast "
+         "(atomic at the cross-sample sites), exact (exact at the cross-sample sites: sample "
+         "order cannot matter), exact-all, or one mode everywhere: "
+         "tree|atomic|kahan|exact|permuted:<seed>|permuted:random"},
+    };
+    for (const NoiseFlag& n : one_value_flags) {
+        app.add_option(n.flag, f.*n.field, n.help)->check(noise_check(n.flag, n.field));
+    }
     app.add_option("--impl-site", f.impl_site,
                    "Per-site overrides SITE=MODE[,SITE=MODE...], sites " +
                        join_text(reduce_site_names(), ",") + " (repeatable)")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->expected(1)
-        ->check(noise_check("--impl-site", [](NoiseFlags& nf, const std::string& v) {
-            nf.impl_site = {v};
-        }));
+        ->check(noise_check("--impl-site",
+                            [](NoiseFlags& nf, const std::string& v) { nf.impl_site = {v}; }));
     app.add_option("--shuffle-within-batch", f.shuffle_within_batch,
                    "Permute the samples inside every training batch: N | fixed:N | random | off "
                    "(default off)")
-        ->check(noise_check<&NoiseFlags::shuffle_within_batch>("--shuffle-within-batch"));
+        ->check(noise_check("--shuffle-within-batch", &NoiseFlags::shuffle_within_batch));
 
     add_run_option_flags(app, cfg);
 }

@@ -44,6 +44,16 @@ class ResumeCli : public dt::test::DetrainSuite<ResumeCli> {
                " --epochs 4 --batch-size 16 --lr 2e-3 --eval-batch-size 64 --threads 2"
                " --progress none --checkpoint-every 2";
     }
+
+    /// The run in root/<out> ended with the weights and first-epoch loss of the one in root/<ref>
+    /// (restarted from `state`).
+    static void expect_same_first_epoch(const std::string& out, const std::string& ref, int state) {
+        EXPECT_EQ(result(out).at("weights_sha256"), result(ref).at("weights_sha256"))
+            << "state " << state;
+        EXPECT_EQ(result(out).at("history").at(0).at("train_loss"),
+                  result(ref).at("history").at(0).at("train_loss"))
+            << "state " << state;
+    }
 };
 
 /// A `detrain` process started with fork/exec (output discarded), to be killed.
@@ -154,11 +164,7 @@ TEST_F(ResumeCli, AKillBeforeTheFirstCheckpointRestartsWithTheSameCommand) {
         ASSERT_EQ(r.status, 0) << "state " << state << ": " << r.err;
         EXPECT_NE(r.err.find("starting the run from the beginning"), std::string::npos)
             << "state " << state << ": " << r.err;
-        EXPECT_EQ(result("early").at("weights_sha256"), result("ref0").at("weights_sha256"))
-            << "state " << state;
-        EXPECT_EQ(result("early").at("history").at(0).at("train_loss"),
-                  result("ref0").at("history").at(0).at("train_loss"))
-            << "state " << state;
+        expect_same_first_epoch("early", "ref0", state);
     }
     // And a real SIGKILL at once: whether or not a checkpoint made it to disk, the same command
     // finishes the run with the bits of one never interrupted.
@@ -206,11 +212,7 @@ TEST_F(ResumeCli, ABareResumeRestartsARunKilledBeforeItsFirstCheckpoint) {
         const CliRun r = detrain("train --resume " + dir.string());
         ASSERT_EQ(r.status, 0) << "state " << state << ": " << r.err;
         EXPECT_NE(r.err.find("run_plan.json from the beginning"), std::string::npos) << r.err;
-        EXPECT_EQ(result("planned").at("weights_sha256"), result("ref1").at("weights_sha256"))
-            << "state " << state;
-        EXPECT_EQ(result("planned").at("history").at(0).at("train_loss"),
-                  result("ref1").at("history").at(0).at("train_loss"))
-            << "state " << state;
+        expect_same_first_epoch("planned", "ref1", state);
     }
     // A real kill: as soon as the plan is on disk (no checkpoint yet with --checkpoint-every 0).
     fs::remove_all(dir);
