@@ -17,6 +17,7 @@
 #include "kernels/dropout.h"
 #include "kernels/exact_round.h"
 #include "kernels/finite.h"
+#include "kernels/gelu.h"
 #include "kernels/init.h"
 #include "kernels/linear.h"
 #include "kernels/pool2d.h"

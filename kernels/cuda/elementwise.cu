@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The elementwise CUDA kernels: relu, add, bias add, dropout, weight init, and, kBatchItems
+// The elementwise CUDA kernels: relu, gelu, add, bias add, dropout, weight init, and, kBatchItems
 // tensors per launch, the SGD and Adam updates (a step's parameters) and the non-finite scan (a
 // backward's gradients). Each __global__ function maps blockIdx/threadIdx onto its body in
 // elementwise_bodies.h (tested on the host over whole grids); the launchers run on the engine's
@@ -16,6 +16,12 @@ namespace dt::kernels::cuda {
 
 namespace {
 
+__global__ void gelu_forward_kernel(const float* x, float* y, int64_t n) {
+    gelu_forward_body(GridPos::here(), x, y, n);
+}
+__global__ void gelu_backward_kernel(const float* x, const float* dy, float* dx, int64_t n) {
+    gelu_backward_body(GridPos::here(), x, dy, dx, n);
+}
 __global__ void relu_forward_kernel(const float* x, float* y, int64_t n) {
     relu_forward_body(GridPos::here(), x, y, n);
 }
@@ -61,6 +67,12 @@ void launch_batched(const char* name, const Item* items, int64_t count) {
 
 }  // namespace
 
+void gelu_forward(const float* x, float* y, int64_t n) {
+    launch_elementwise("gelu_forward", gelu_forward_kernel, n, x, y, n);
+}
+void gelu_backward(const float* x, const float* dy, float* dx, int64_t n) {
+    launch_elementwise("gelu_backward", gelu_backward_kernel, n, x, dy, dx, n);
+}
 void relu_forward(const float* x, float* y, int64_t n) {
     launch_elementwise("relu_forward", relu_forward_kernel, n, x, y, n);
 }
@@ -102,7 +114,8 @@ void first_non_finite_each(const ScanBuffer* b, int64_t count, uint64_t* words) 
     static_assert(sizeof(uint64_t) == sizeof(unsigned long long));
     auto* w = reinterpret_cast<unsigned long long*>(words);
     std::vector<ScanItem> items(static_cast<std::size_t>(count));
-    for (int64_t i = 0; i < count; ++i) items[static_cast<std::size_t>(i)] = {b[i].p, b[i].n, w + i};
+    for (int64_t i = 0; i < count; ++i)
+        items[static_cast<std::size_t>(i)] = {b[i].p, b[i].n, w + i};
     launch_batched("first_non_finite_each", items.data(), count);
 }
 

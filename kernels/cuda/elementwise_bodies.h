@@ -17,6 +17,7 @@
 #include "kernels/cuda/launch_shape.h"
 #include "kernels/dropout.h"
 #include "kernels/finite.h"
+#include "kernels/gelu.h"
 #include "kernels/init.h"
 #include "kernels/relu.h"
 #include "kernels/sgd.h"
@@ -24,6 +25,14 @@
 namespace dt::kernels::cuda {
 
 using common::GridPos;
+
+DT_HD void gelu_forward_body(const GridPos& t, const float* x, float* y, int64_t n) {
+    common::grid_stride(t, n, [&](int64_t i) { y[i] = gelu_forward_element(x[i]); });
+}
+DT_HD void gelu_backward_body(const GridPos& t, const float* x, const float* dy, float* dx,
+                              int64_t n) {
+    common::grid_stride(t, n, [&](int64_t i) { dx[i] = gelu_backward_element(x[i], dy[i]); });
+}
 
 DT_HD void relu_forward_body(const GridPos& t, const float* x, float* y, int64_t n) {
     common::grid_stride(t, n, [&](int64_t i) { y[i] = relu_forward_element(x[i]); });

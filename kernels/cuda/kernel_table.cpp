@@ -14,6 +14,8 @@ const KernelTable& kernel_table() {
         // elementwise (kernels/cuda/elementwise.cu)
         t.relu_forward = &cuda::relu_forward;
         t.relu_backward = &cuda::relu_backward;
+        t.gelu_forward = &cuda::gelu_forward;
+        t.gelu_backward = &cuda::gelu_backward;
         t.add_forward = &cuda::add_forward;
         t.bias_add_forward = &cuda::bias_add_forward;
         t.bias_add_backward = &cuda::bias_add_backward;  // bias_grad.cu

@@ -24,6 +24,7 @@
 #include "engine/ops/bias_add.h"
 #include "engine/ops/conv2d.h"
 #include "engine/ops/dropout.h"
+#include "engine/ops/gelu.h"
 #include "engine/ops/init.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/non_finite_scan.h"
@@ -52,6 +53,7 @@ TEST_P(DeviceOps, Elementwise) {
     const Tensor a = uniform({3, 5, 7}, 1), b = uniform({3, 5, 7}, 2);
     expect_device_equals_cpu([](const auto& in) { return add(in[0], in[1]); }, {a, b});
     expect_device_equals_cpu([](const auto& in) { return relu(in[0]); }, {a});
+    expect_device_equals_cpu([](const auto& in) { return gelu(in[0]); }, {a});
     const Tensor x = uniform({4, 6, 5, 5}, 3), bias = uniform({6}, 4);
     expect_device_equals_cpu([](const auto& in) { return bias_add(in[0], in[1]); }, {x, bias});
     DropoutKey key{5, 2, 1, {9, 3, 100, 7}};

@@ -19,6 +19,7 @@
 #include "engine/ops/bias_add.h"
 #include "engine/ops/conv2d.h"
 #include "engine/ops/dropout.h"
+#include "engine/ops/gelu.h"
 #include "engine/ops/init.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/non_finite_scan.h"
@@ -71,6 +72,7 @@ void run_op(OpKind op) {
     switch (op) {
         case OpKind::add: backward_of(add(x4, param(x4.shape(), 2))); break;
         case OpKind::relu: backward_of(relu(x4)); break;
+        case OpKind::gelu: backward_of(gelu(x4)); break;
         case OpKind::bias_add: backward_of(bias_add(x4, param({3}, 3))); break;
         case OpKind::dropout: {
             DropoutKey key;

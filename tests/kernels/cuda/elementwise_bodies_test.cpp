@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "kernels/finite.h"
-#include "tests/support/exact_accs.h"
 #include "tests/support/compare.h"
+#include "tests/support/exact_accs.h"
 #include "tests/support/rng.h"
 
 namespace dt::kernels {
@@ -63,6 +63,26 @@ TEST(CudaElementwiseBodies, ReluAndAddEqualTheCpuOnEveryGrid) {
             EXPECT_TRUE(test::bitwise_equal(y.data(), want_y.data(), n));
             EXPECT_TRUE(test::bitwise_equal(dx.data(), want_dx.data(), n));
             EXPECT_TRUE(test::bitwise_equal(s.data(), want_s.data(), n));
+        }
+    }
+}
+
+TEST(CudaElementwiseBodies, GeluEqualsTheCpuOnEveryGrid) {
+    for (int64_t n : kSizes) {
+        SCOPED_TRACE(n);
+        std::vector<float> x = random_values(n, 5, -12.0f, 12.0f), dy = random_values(n, 6);
+        if (n > 3) x[3] = -0.0f, x[2] = std::numeric_limits<float>::quiet_NaN();
+        std::vector<float> want_y = nan_filled(n), want_dx = nan_filled(n);
+        cpu::gelu_forward(x.data(), want_y.data(), n);
+        cpu::gelu_backward(x.data(), dy.data(), want_dx.data(), n);
+        for (const Grid& g : grids(n)) {
+            std::vector<float> y = nan_filled(n), dx = nan_filled(n);
+            for_each_thread(g.blocks, g.threads, [&](const GridPos& t) {
+                cuda::gelu_forward_body(t, x.data(), y.data(), n);
+                cuda::gelu_backward_body(t, x.data(), dy.data(), dx.data(), n);
+            });
+            EXPECT_TRUE(test::bitwise_equal(y.data(), want_y.data(), n));
+            EXPECT_TRUE(test::bitwise_equal(dx.data(), want_dx.data(), n));
         }
     }
 }

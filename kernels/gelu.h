@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+// Contract of the GELU kernels, tanh form (GPT-2's): y = 0.5 x (1 + tanh(u)),
+// u = k0 (x + k1 x^3), k0 = sqrt(2 / pi), k1 = 0.044715. dx = dy * GELU'(x).
+// Numeric recipe, per element, no reduction (every backend runs the same element functions, so
+// every implementation gives the same bits). tanh comes from the project's own exp (no libm), in
+// forms that keep a small 1 + tanh u or 1 - tanh u relatively accurate:
+//   ORDER: u = k0 * (x + k1 * ((x * x) * x)); e = dt_expf(-2 * u) (-2 * u exact); d = 1 + e;
+//          p = 2 / d (= 1 + tanh u);  y = (0.5 * x) * p
+//   ORDER: q = u >= 0 ? (2 * e) / d : 2 - p (= 1 - tanh u); s = p * q (= 1 - tanh^2 u);
+//          du = k0 * (1 + (3 * k1) * (x * x)); g = 0.5 * p + ((0.5 * x) * s) * du; dx = dy * g
+// Large |x|: e = +inf gives p = +0 and y = 0 with x's sign; e = +0 gives p = 2 and y = x.
+// x = -inf gives y = NaN (-inf * 0); x = +inf gives y = +inf; dx is NaN at x = +-inf (inf * 0).
+// NaN propagates. No fused multiply-add: each * and + rounds (the build forbids contraction).
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/fast_math.h"
+#include "kernels/common/hd.h"
+
+namespace dt::kernels {
+
+inline constexpr float kGeluK0 = 0.7978845608028654f;  // sqrt(2 / pi)
+inline constexpr float kGeluK1 = 0.044715f;
+
+/// u of the recipe.
+DT_HD float gelu_u(float x) { return kGeluK0 * (x + kGeluK1 * ((x * x) * x)); }
+
+/// The recipe per element (host-device).
+DT_HD float gelu_forward_element(float x) {
+    const float p = 2.0f / (1.0f + common::dt_expf(-2.0f * gelu_u(x)));
+    return (0.5f * x) * p;
+}
+DT_HD float gelu_backward_element(float x, float dy) {
+    const float u = gelu_u(x);
+    const float e = common::dt_expf(-2.0f * u), d = 1.0f + e;
+    const float p = 2.0f / d;
+    const float q = u >= 0.0f ? (2.0f * e) / d : 2.0f - p;
+    const float du = kGeluK0 * (1.0f + (3.0f * kGeluK1) * (x * x));
+    return dy * (0.5f * p + ((0.5f * x) * (p * q)) * du);
+}
+
+namespace ref {
+inline void gelu_forward(const double* x, double* y, int64_t n);
+inline void gelu_backward(const double* x, const double* dy, double* dx, int64_t n);
+}  // namespace ref
+
+namespace cpu {
+void gelu_forward(const float* x, float* y, int64_t n);                     // (n) -> (n)
+void gelu_backward(const float* x, const float* dy, float* dx, int64_t n);  // (n),(n) -> (n)
+}  // namespace cpu
+
+namespace cuda {  // kernels/cuda/elementwise.cu (device pointers; the engine's stream)
+void gelu_forward(const float* x, float* y, int64_t n);
+void gelu_backward(const float* x, const float* dy, float* dx, int64_t n);
+}  // namespace cuda
+
+}  // namespace dt::kernels
