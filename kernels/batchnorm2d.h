@@ -96,35 +96,38 @@ inline void batchnorm2d_backward(const double* dy, const double* x, const double
                                  const BatchNorm2dParams& p);
 }  // namespace ref
 
+// The float kernels, one list for both backends: cpu:: (kernels/cpu/batchnorm2d.cpp) and cuda::
+// (kernels/cuda/batchnorm2d.cu: device pointers, the engine's stream).
+//   batchnorm2d_stats           batch statistics (site bn.stats): mean, biased var and invstd
+//                               per channel.
+//   batchnorm2d_invstd          invstd = 1 / sqrt(var + eps) per channel (eval mode, from the
+//                               running variance).
+//   batchnorm2d_apply           y = ((x - mean) * invstd) * gamma + beta.
+//   batchnorm2d_update_running  in-place running-statistics update with the unbiased variance
+//                               (PyTorch semantics).
+//   batchnorm2d_backward        dx, dgamma, dbeta (site bn.backward); `training` selects the
+//                               batch-statistics dx formula.
+#define DT_BATCHNORM2D_KERNELS                                                                     \
+    void batchnorm2d_stats(const float* x, float* mean, float* var, float* invstd,                 \
+                           const BatchNorm2dParams& p);                                            \
+    void batchnorm2d_invstd(const float* var, float* invstd, const BatchNorm2dParams& p);          \
+    void batchnorm2d_apply(const float* x, const float* mean, const float* invstd,                 \
+                           const float* gamma, const float* beta, float* y,                        \
+                           const BatchNorm2dParams& p);                                            \
+    void batchnorm2d_update_running(float* running_mean, float* running_var, const float* mean,    \
+                                    const float* var, float momentum, const BatchNorm2dParams& p); \
+    void batchnorm2d_backward(const float* dy, const float* x, const float* mean,                  \
+                              const float* invstd, const float* gamma, float* dx, float* dgamma,   \
+                              float* dbeta, bool training, const BatchNorm2dParams& p);
+
 namespace cpu {
-/// Batch statistics (site bn.stats): mean, biased var and invstd per channel.
-void batchnorm2d_stats(const float* x, float* mean, float* var, float* invstd,
-                       const BatchNorm2dParams& p);
-/// invstd = 1 / sqrt(var + eps) per channel (eval mode, from the running variance).
-void batchnorm2d_invstd(const float* var, float* invstd, const BatchNorm2dParams& p);
-/// y = ((x - mean) * invstd) * gamma + beta.
-void batchnorm2d_apply(const float* x, const float* mean, const float* invstd, const float* gamma,
-                       const float* beta, float* y, const BatchNorm2dParams& p);
-/// In-place running-statistics update with the unbiased variance (PyTorch semantics).
-void batchnorm2d_update_running(float* running_mean, float* running_var, const float* mean,
-                                const float* var, float momentum, const BatchNorm2dParams& p);
-/// dx, dgamma, dbeta (site bn.backward); `training` selects the batch-statistics dx formula.
-void batchnorm2d_backward(const float* dy, const float* x, const float* mean, const float* invstd,
-                          const float* gamma, float* dx, float* dgamma, float* dbeta,
-                          bool training, const BatchNorm2dParams& p);
+DT_BATCHNORM2D_KERNELS
 }  // namespace cpu
 
-namespace cuda {  // kernels/cuda/batchnorm2d.cu (device pointers, the engine's stream)
-void batchnorm2d_stats(const float* x, float* mean, float* var, float* invstd,
-                       const BatchNorm2dParams& p);
-void batchnorm2d_invstd(const float* var, float* invstd, const BatchNorm2dParams& p);
-void batchnorm2d_apply(const float* x, const float* mean, const float* invstd, const float* gamma,
-                       const float* beta, float* y, const BatchNorm2dParams& p);
-void batchnorm2d_update_running(float* running_mean, float* running_var, const float* mean,
-                                const float* var, float momentum, const BatchNorm2dParams& p);
-void batchnorm2d_backward(const float* dy, const float* x, const float* mean, const float* invstd,
-                          const float* gamma, float* dx, float* dgamma, float* dbeta,
-                          bool training, const BatchNorm2dParams& p);
+namespace cuda {
+DT_BATCHNORM2D_KERNELS
 }  // namespace cuda
+
+#undef DT_BATCHNORM2D_KERNELS
 
 }  // namespace dt::kernels

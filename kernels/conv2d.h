@@ -123,23 +123,26 @@ inline void conv2d_backward_weight(const double* x, const double* dy, double* dw
                                    const Conv2dParams& p);
 }  // namespace ref
 
+// The float kernels, one list for both backends: cpu:: (kernels/cpu/conv2d/) and cuda::
+// (kernels/cuda/conv2d.cu for forward and dgrad, conv2d_wgrad.cu: device pointers, the engine's
+// stream).
+//   conv2d_forward          x (N,Ci,H,W), w (Co,Ci,Kh,Kw), b (Co) or nullptr -> y (N,Co,Ho,Wo).
+//   conv2d_backward_data    conv.dgrad: dy (N,Co,Ho,Wo), w (Co,Ci,Kh,Kw) -> dx (N,Ci,H,W),
+//                           overwritten.
+//   conv2d_backward_weight  conv.wgrad: x (N,Ci,H,W), dy (N,Co,Ho,Wo) -> dw (Co,Ci,Kh,Kw),
+//                           overwritten.
+#define DT_CONV2D_KERNELS                                                                         \
+    void conv2d_forward(const float* x, const float* w, const float* b, float* y,                 \
+                        const Conv2dParams& p);                                                   \
+    void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p); \
+    void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p);
+
 namespace cpu {
-/// x (N,Ci,H,W), w (Co,Ci,Kh,Kw), b (Co) or nullptr -> y (N,Co,Ho,Wo).
-void conv2d_forward(const float* x, const float* w, const float* b, float* y,
-                    const Conv2dParams& p);
-/// conv.dgrad: dy (N,Co,Ho,Wo), w (Co,Ci,Kh,Kw) -> dx (N,Ci,H,W), overwritten.
-void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p);
-/// conv.wgrad: x (N,Ci,H,W), dy (N,Co,Ho,Wo) -> dw (Co,Ci,Kh,Kw), overwritten.
-void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p);
+DT_CONV2D_KERNELS
 }  // namespace cpu
 
-// kernels/cuda/conv2d.cu (forward, dgrad) and conv2d_wgrad.cu (device pointers, the engine's
-// stream)
 namespace cuda {
-void conv2d_forward(const float* x, const float* w, const float* b, float* y,
-                    const Conv2dParams& p);
-void conv2d_backward_data(const float* dy, const float* w, float* dx, const Conv2dParams& p);
-void conv2d_backward_weight(const float* x, const float* dy, float* dw, const Conv2dParams& p);
+DT_CONV2D_KERNELS
 /// conv.dgrad through its per-tap values in every mode (a tiled GEMM per tap into a buffer,
 /// then each element's sum of them), as conv2d_backward_data computes the modes and shapes it
 /// has no other way for (its exact and atomic modes on 3x3 'same' shapes are the transposed
@@ -165,5 +168,7 @@ void conv2d_backward_weight_per_element(const float* x, const float* dy, float* 
 void conv2d_backward_weight_exact_limbs(const float* x, const float* dy, float* dw,
                                         const Conv2dParams& p);
 }  // namespace cuda
+
+#undef DT_CONV2D_KERNELS
 
 }  // namespace dt::kernels

@@ -66,21 +66,25 @@ inline void linear_backward_weight(const double* x, const double* dy, double* dw
                                    const LinearParams& p);
 }  // namespace ref
 
+// The float kernels, one list for both backends: cpu:: (kernels/cpu/linear.cpp) and cuda::
+// (kernels/cuda/linear.cu: device pointers, the engine's stream).
+//   linear_forward          x (N, I), w (O, I), b (O) or nullptr -> y (N, O).
+//   linear_backward_data    linear.dgrad: dy (N, O), w (O, I) -> dx (N, I), overwritten.
+//   linear_backward_weight  linear.wgrad: x (N, I), dy (N, O) -> dw (O, I), overwritten.
+#define DT_LINEAR_KERNELS                                                                         \
+    void linear_forward(const float* x, const float* w, const float* b, float* y,                 \
+                        const LinearParams& p);                                                   \
+    void linear_backward_data(const float* dy, const float* w, float* dx, const LinearParams& p); \
+    void linear_backward_weight(const float* x, const float* dy, float* dw, const LinearParams& p);
+
 namespace cpu {
-/// x (N, I), w (O, I), b (O) or nullptr -> y (N, O).
-void linear_forward(const float* x, const float* w, const float* b, float* y,
-                    const LinearParams& p);
-/// linear.dgrad: dy (N, O), w (O, I) -> dx (N, I), overwritten.
-void linear_backward_data(const float* dy, const float* w, float* dx, const LinearParams& p);
-/// linear.wgrad: x (N, I), dy (N, O) -> dw (O, I), overwritten.
-void linear_backward_weight(const float* x, const float* dy, float* dw, const LinearParams& p);
+DT_LINEAR_KERNELS
 }  // namespace cpu
 
-namespace cuda {  // kernels/cuda/linear.cu (device pointers, the engine's stream)
-void linear_forward(const float* x, const float* w, const float* b, float* y,
-                    const LinearParams& p);
-void linear_backward_data(const float* dy, const float* w, float* dx, const LinearParams& p);
-void linear_backward_weight(const float* x, const float* dy, float* dw, const LinearParams& p);
+namespace cuda {
+DT_LINEAR_KERNELS
 }  // namespace cuda
+
+#undef DT_LINEAR_KERNELS
 
 }  // namespace dt::kernels

@@ -90,24 +90,26 @@ inline void global_avgpool_forward(const double* x, double* y, int64_t planes, i
 inline void global_avgpool_backward(const double* dy, double* dx, int64_t planes, int64_t hw);
 }  // namespace ref
 
+// The float kernels, one list for both backends: cpu:: (kernels/cpu/pool2d.cpp) and cuda::
+// (kernels/cuda/pool2d.cu: device pointers, the engine's stream). global_avgpool_forward:
+// x (planes, hw) -> y (planes); global_avgpool_backward: dy (planes) -> dx (planes, hw).
+#define DT_POOL2D_KERNELS                                                                     \
+    void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const Pool2dParams& p); \
+    void maxpool2d_backward(const float* dy, const int32_t* argmax, float* dx,                \
+                            const Pool2dParams& p);                                           \
+    void avgpool2d_forward(const float* x, float* y, const Pool2dParams& p);                  \
+    void avgpool2d_backward(const float* dy, float* dx, const Pool2dParams& p);               \
+    void global_avgpool_forward(const float* x, float* y, int64_t planes, int64_t hw);        \
+    void global_avgpool_backward(const float* dy, float* dx, int64_t planes, int64_t hw);
+
 namespace cpu {
-void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const Pool2dParams& p);
-void maxpool2d_backward(const float* dy, const int32_t* argmax, float* dx, const Pool2dParams& p);
-void avgpool2d_forward(const float* x, float* y, const Pool2dParams& p);
-void avgpool2d_backward(const float* dy, float* dx, const Pool2dParams& p);
-/// x (planes, hw) -> y (planes).
-void global_avgpool_forward(const float* x, float* y, int64_t planes, int64_t hw);
-/// dy (planes) -> dx (planes, hw).
-void global_avgpool_backward(const float* dy, float* dx, int64_t planes, int64_t hw);
+DT_POOL2D_KERNELS
 }  // namespace cpu
 
-namespace cuda {  // kernels/cuda/pool2d.cu (device pointers, the engine's stream)
-void maxpool2d_forward(const float* x, float* y, int32_t* argmax, const Pool2dParams& p);
-void maxpool2d_backward(const float* dy, const int32_t* argmax, float* dx, const Pool2dParams& p);
-void avgpool2d_forward(const float* x, float* y, const Pool2dParams& p);
-void avgpool2d_backward(const float* dy, float* dx, const Pool2dParams& p);
-void global_avgpool_forward(const float* x, float* y, int64_t planes, int64_t hw);
-void global_avgpool_backward(const float* dy, float* dx, int64_t planes, int64_t hw);
+namespace cuda {
+DT_POOL2D_KERNELS
 }  // namespace cuda
+
+#undef DT_POOL2D_KERNELS
 
 }  // namespace dt::kernels

@@ -119,25 +119,26 @@ inline void softmax_xent_backward(const double* logits, const int64_t* labels, c
                                   const SoftmaxXentParams& p);
 }  // namespace ref
 
+// The float kernels, one list for both backends: cpu:: (kernels/cpu/softmax_xent.cpp) and
+// cuda:: (kernels/cuda/softmax_xent.cu: device pointers, the engine's stream). argmax_rows:
+// out[n] = index of the first maximum of row n of x (N, K).
+#define DT_SOFTMAX_XENT_KERNELS                                                                 \
+    void softmax_xent_forward(const float* logits, const int64_t* labels, float* rowmax,        \
+                              float* rowsum, float* loss_rows, float* loss,                     \
+                              const SoftmaxXentParams& p);                                      \
+    void softmax_xent_backward(const float* logits, const int64_t* labels, const float* rowmax, \
+                               const float* rowsum, const float* dloss, float* dlogits,         \
+                               const SoftmaxXentParams& p);                                     \
+    void argmax_rows(const float* x, int64_t* out, int64_t N, int64_t K);
+
 namespace cpu {
-void softmax_xent_forward(const float* logits, const int64_t* labels, float* rowmax,
-                          float* rowsum, float* loss_rows, float* loss,
-                          const SoftmaxXentParams& p);
-void softmax_xent_backward(const float* logits, const int64_t* labels, const float* rowmax,
-                           const float* rowsum, const float* dloss, float* dlogits,
-                           const SoftmaxXentParams& p);
-/// out[n] = index of the first maximum of row n of x (N, K).
-void argmax_rows(const float* x, int64_t* out, int64_t N, int64_t K);
+DT_SOFTMAX_XENT_KERNELS
 }  // namespace cpu
 
-namespace cuda {  // kernels/cuda/softmax_xent.cu
-void softmax_xent_forward(const float* logits, const int64_t* labels, float* rowmax,
-                          float* rowsum, float* loss_rows, float* loss,
-                          const SoftmaxXentParams& p);
-void softmax_xent_backward(const float* logits, const int64_t* labels, const float* rowmax,
-                           const float* rowsum, const float* dloss, float* dlogits,
-                           const SoftmaxXentParams& p);
-void argmax_rows(const float* x, int64_t* out, int64_t N, int64_t K);
+namespace cuda {
+DT_SOFTMAX_XENT_KERNELS
 }  // namespace cuda
+
+#undef DT_SOFTMAX_XENT_KERNELS
 
 }  // namespace dt::kernels
