@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what detrain needs from Debian's packages (idempotent: installs only what is missing).
-#   scripts/setup.sh          build + test dependencies and the Fashion-MNIST data set
+#   scripts/setup.sh          build + test dependencies, the Fashion-MNIST data set and the text
+#                             corpus (dict-devil: The Devil's Dictionary, datasets/text_corpus.h)
 #   scripts/setup.sh --build  build + test dependencies only
 #   scripts/setup.sh --peers  also PyTorch (python3-torch) and OpenBLAS, for bench/peers/
 #   scripts/setup.sh --checks also clang, libFuzzer and LLVM's OpenMP with Archer, for
@@ -9,7 +10,7 @@ set -euo pipefail
 pkgs=(cmake ninja-build g++ zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
       nlohmann-json3-dev python3 openmpi-bin libopenmpi-dev xz-utils)
 if [[ "${1:-}" != "--build" ]]; then
-  pkgs+=(dataset-fashion-mnist)
+  pkgs+=(dataset-fashion-mnist dict-devil)
 fi
 if [[ "${1:-}" == "--peers" ]]; then
   pkgs+=(python3-torch libopenblas-dev)
