@@ -17,22 +17,18 @@
 #include "apps/audit/audit_matrix.h"
 #include "apps/audit/audit_runs.h"
 #include "tests/support/fake_cuda.h"
-#include "tests/support/synthetic_idx.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/train_runs.h"
 
 namespace dt {
 namespace {
 
-class AuditOnADevice : public ::testing::Test {
+class AuditOnADevice : public test::TrainingRuns {
  protected:
-    AuditOnADevice() : dir_("detrain-audit-device-") {
-        test::write_synthetic_idx(dir_.path / "data", 64, 16);
-    }
+    AuditOnADevice() : TrainingRuns(64, 16) {}
     std::vector<std::string> flags(const std::string& model) const {
         return {"--data-dir",   dir_ / "data", "--model",           model,
                 "--batch-size", "32",          "--eval-batch-size", "16"};
     }
-    test::TempDir dir_;
 };
 
 TEST_F(AuditOnADevice, TheCpuAndTheDeviceGiveTheSameTrail) {

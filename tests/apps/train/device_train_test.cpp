@@ -30,32 +30,20 @@ namespace dt {
 namespace {
 
 using test::Crash;
-using test::CrashingProgress;
 using test::expect_same_run;
+using test::train_run;
 
-class DeviceTraining : public ::testing::Test {
+class DeviceTraining : public test::TrainingRuns {
  protected:
-    DeviceTraining() : dir_("detrain-device-") {
-        test::write_synthetic_idx(dir_.path / "data", 128, 48);
-    }
+    DeviceTraining() : TrainingRuns(128, 48) {}
 
     /// The TrainConfig of these flags (validated on the cpu), then set to run on `device`.
     TrainConfig config(const std::string& out, const std::string& extra,
                        const std::string& device) const {
-        TrainConfig c = test::parse_train(
-            "--data-dir " + dir_ / "data" + " --out " + dir_ / out +
-            " --epochs 2 --batch-size 32 --lr 2e-3 --eval-batch-size 20 --threads 2 " + extra);
+        TrainConfig c = test::parse_train(run_flags(out, 20, extra));
         c.device = device;
         return c;
     }
-
-    static TrainResult train(const TrainConfig& cfg, int64_t crash_after = 0,
-                             const Checkpoint* from = nullptr) {
-        CrashingProgress progress(crash_after);
-        return run_training(cfg, progress, from);
-    }
-
-    test::TempDir dir_;
 };
 
 TEST_F(DeviceTraining, HostAccessToDeviceMemoryFaults) {
@@ -80,9 +68,9 @@ TEST_F(DeviceTraining, ARunOnTheDeviceGivesTheCpuBits) {
     const std::string flags =
         "--model smallcnn-bn --dropout 0.3 --optimizer adamw --augment crop+flip "
         "--checkpoint-every 3 --impl deterministic --init-perturb conv1.weight:5:up";
-    const TrainResult cpu = train(config("cpu", flags, "cpu"));
+    const TrainResult cpu = train_run(config("cpu", flags, "cpu"));
     const test::ScopedFakeCuda device;
-    const TrainResult dev = train(config("dev", flags, "cuda"));
+    const TrainResult dev = train_run(config("dev", flags, "cuda"));
     EXPECT_EQ(dev.device, "cuda");
     EXPECT_EQ(dev.model->device(), Device::kCuda);
     EXPECT_GT(test::ScopedFakeCuda::kernel_calls(), 100u);
@@ -99,19 +87,19 @@ TEST_F(DeviceTraining, ARunOnTheDeviceGivesTheCpuBits) {
 TEST_F(DeviceTraining, ACheckpointResumesOnTheOtherDevice) {
     const std::string flags =
         "--model smallcnn --optimizer sgd --momentum 0.9 --checkpoint-every 3";
-    const TrainResult whole = train(config("whole", flags, "cpu"));
+    const TrainResult whole = train_run(config("whole", flags, "cpu"));
     for (const char* first : {"cpu", "cuda"}) {
         SCOPED_TRACE(first);
         const std::string second = std::string(first) == "cpu" ? "cuda" : "cpu";
         const std::string out = std::string("from-") + first;
         {
             const test::ScopedFakeCuda device;
-            EXPECT_THROW(train(config(out, flags, first), 5), Crash);
+            EXPECT_THROW(train_run(config(out, flags, first), 5), Crash);
         }
         const Checkpoint ck = read_checkpoint(dir_ / out);
         const test::ScopedFakeCuda device;
         TrainConfig again = config(out, flags, second);
-        expect_same_run(whole, train(again, 0, &ck));
+        expect_same_run(whole, train_run(again, 0, &ck));
     }
 }
 
@@ -119,17 +107,18 @@ TEST_F(DeviceTraining, ARunStoppedOnOneDeviceEndsOnTheOther) {
     // --stop-after, as the GPU check moves its run: the checkpoint written at the stop from one
     // device's tensors and read into the other's, dropout masks included, gives the cpu's run.
     const std::string flags = "--model smallcnn --dropout 0.3 --impl deterministic";
-    const TrainResult whole = train(config("whole", flags, "cpu"));
+    const TrainResult whole = train_run(config("whole", flags, "cpu"));
     for (const std::string first : {"cpu", "cuda"}) {
         SCOPED_TRACE(first);
         const std::string out = "stopped-on-" + first;
         const test::ScopedFakeCuda device;
         TrainConfig stopping = config(out, flags, first);
         stopping.stop_after = 5;  // of 8: inside the second epoch
-        EXPECT_EQ(train(stopping).stopped_after, 5);
+        EXPECT_EQ(train_run(stopping).stopped_after, 5);
         const Checkpoint ck = read_checkpoint(dir_ / out);
         EXPECT_EQ(ck.position.global_step, 5);
-        expect_same_run(whole, train(config(out, flags, first == "cpu" ? "cuda" : "cpu"), 0, &ck));
+        expect_same_run(whole,
+                        train_run(config(out, flags, first == "cpu" ? "cuda" : "cpu"), 0, &ck));
     }
 }
 
@@ -143,9 +132,9 @@ TEST_F(DeviceTraining, MicroBatchesOnTheDeviceGiveTheWholeBatchCpuBits) {
         SCOPED_TRACE(flags);
         std::string whole_flags = flags;
         whole_flags = whole_flags.substr(0, whole_flags.find(" --micro-batch"));
-        const TrainResult cpu = train(config("cpu", whole_flags, "cpu"));
+        const TrainResult cpu = train_run(config("cpu", whole_flags, "cpu"));
         const test::ScopedFakeCuda device;
-        const TrainResult dev = train(config("dev", flags, "cuda"));
+        const TrainResult dev = train_run(config("dev", flags, "cuda"));
         EXPECT_EQ(dev.device, "cuda");
         expect_same_run(cpu, dev);
     }
@@ -210,7 +199,7 @@ TEST_F(DeviceTraining, ADivergedLossIsReportedAsOnTheCpu) {
     for (int k = 0; k < 2; ++k) {
         const test::ScopedFakeCuda device;
         try {
-            train(config("nan", flags, k == 0 ? "cpu" : "cuda"));
+            train_run(config("nan", flags, k == 0 ? "cpu" : "cuda"));
             ADD_FAILURE() << "training did not diverge";
         } catch (const TrainingDiverged& e) {
             messages[k] = e.what();

@@ -20,25 +20,16 @@
 namespace dt {
 namespace {
 
-using test::CrashingProgress;
 using test::expect_same_run;
 
-class MicroBatch : public ::testing::Test {
+class MicroBatch : public test::TrainingRuns {
  protected:
-    MicroBatch() : dir_("detrain-micro-") {
-        test::write_synthetic_idx(dir_.path / "data", 100, 40);
-    }
+    MicroBatch() : TrainingRuns(100, 40) {}
 
     TrainResult train(const std::string& out, const std::string& extra, int64_t crash = 0,
                       const Checkpoint* from = nullptr) const {
-        const TrainConfig c = test::parse_train(
-            "--data-dir " + dir_ / "data" + " --out " + dir_ / out +
-            " --epochs 2 --batch-size 32 --lr 2e-3 --eval-batch-size 20 --threads 2 " + extra);
-        CrashingProgress progress(crash);
-        return run_training(c, progress, from);
+        return test::train_run(test::parse_train(run_flags(out, 20, extra)), crash, from);
     }
-
-    test::TempDir dir_;
 };
 
 TEST(SplitPlan, SharesAndMicroStepsCoverTheBatchInOrder) {

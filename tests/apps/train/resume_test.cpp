@@ -27,23 +27,16 @@ namespace dt {
 namespace {
 
 using test::Crash;
-using test::CrashingProgress;
 using test::expect_same_run;
+using test::train_run;
 
-class Resume : public ::testing::Test {
+class Resume : public test::TrainingRuns {
  protected:
-    Resume() : dir_("detrain-resume-") { test::write_synthetic_idx(dir_.path / "data", 192, 64); }
+    Resume() : TrainingRuns(192, 64) {}
 
     /// `detrain train` flags for a run into DIR/<out>.
     std::string args(const std::string& out, const std::string& extra) const {
-        return "--data-dir " + dir_ / "data" + " --out " + dir_ / out +
-               " --epochs 2 --batch-size 32 --lr 2e-3 --eval-batch-size 50 --threads 2 " + extra;
-    }
-
-    static TrainResult train(const TrainConfig& cfg, int64_t crash_after = 0,
-                             const Checkpoint* from = nullptr) {
-        CrashingProgress progress(crash_after);
-        return run_training(cfg, progress, from);
+        return run_flags(out, 50, extra);
     }
 
     /// Crashes a run after `crash_after` steps, then resumes it (the flags as given plus
@@ -51,15 +44,13 @@ class Resume : public ::testing::Test {
     TrainResult crash_and_resume(const std::string& out, const std::string& extra,
                                  int64_t crash_after) {
         const TrainConfig cfg = test::parse_train(args(out, extra));
-        EXPECT_THROW(train(cfg, crash_after), Crash);
+        EXPECT_THROW(train_run(cfg, crash_after), Crash);
         const Checkpoint ck = read_checkpoint(dir_ / out);
         std::vector<std::string> given;
         const TrainConfig again =
             test::parse_train_given(args(out, extra) + " --resume " + dir_ / out, given);
-        return train(resume_config(ck, again, given), 0, &ck);
+        return train_run(resume_config(ck, again, given), 0, &ck);
     }
-
-    test::TempDir dir_;
 };
 
 TEST_F(Resume, ResumedRunEqualsTheUninterruptedOneInEveryDeterministicMode) {
@@ -68,7 +59,7 @@ TEST_F(Resume, ResumedRunEqualsTheUninterruptedOneInEveryDeterministicMode) {
     for (const char* impl : impls) {
         SCOPED_TRACE(impl);
         const std::string flags = std::string("--impl ") + impl + " --checkpoint-every 4";
-        const TrainResult whole = train(test::parse_train(args("whole", flags)));
+        const TrainResult whole = train_run(test::parse_train(args("whole", flags)));
         // After step 5 the last checkpoint is step 4 (inside epoch 1); after step 7 it is
         // step 4 as well, and after step 9 it is step 8 (inside epoch 2).
         for (int64_t crash : {5, 9}) {
@@ -81,7 +72,7 @@ TEST_F(Resume, ResumedRunEqualsTheUninterruptedOneInEveryDeterministicMode) {
 TEST_F(Resume, CheckpointAtAnEpochsEndResumesWithItsEvaluation) {
     // Every 6 steps = at the end of epoch 1, before its evaluation; batch-norm statistics too.
     const std::string flags = "--model smallcnn-bn --checkpoint-every 6 --seed-shuffle 3";
-    const TrainResult whole = train(test::parse_train(args("whole", flags)));
+    const TrainResult whole = train_run(test::parse_train(args("whole", flags)));
     const TrainResult resumed = crash_and_resume("crashed", flags, 8);
     expect_same_run(whole, resumed);
     const Checkpoint ck = read_checkpoint(dir_ / "crashed");
@@ -91,7 +82,7 @@ TEST_F(Resume, CheckpointAtAnEpochsEndResumesWithItsEvaluation) {
 TEST_F(Resume, RandomSeedsAreResumedAsDrawn) {
     const std::string flags = "--seed random --checkpoint-every 4";
     const TrainConfig first = test::parse_train(args("crashed", flags));
-    EXPECT_THROW(train(first, 6), Crash);
+    EXPECT_THROW(train_run(first, 6), Crash);
     const Checkpoint ck = read_checkpoint(dir_ / "crashed");
     std::vector<std::string> given;
     const TrainConfig again =
@@ -102,12 +93,12 @@ TEST_F(Resume, RandomSeedsAreResumedAsDrawn) {
     EXPECT_EQ(resumed.shuffle_seed(), first.shuffle_seed());
     TrainConfig whole = first;
     whole.out = dir_ / "whole";
-    expect_same_run(train(whole), train(resumed, 0, &ck));
+    expect_same_run(train_run(whole), train_run(resumed, 0, &ck));
 }
 
 TEST_F(Resume, DifferingFlagsAreListedAndRefusedUnlessForced) {
     const std::string flags = "--seed 5 --checkpoint-every 2";
-    EXPECT_THROW(train(test::parse_train(args("run", flags)), 3), Crash);
+    EXPECT_THROW(train_run(test::parse_train(args("run", flags)), 3), Crash);
     const Checkpoint ck = read_checkpoint(dir_ / "run");
     std::vector<std::string> given;
     auto differences = [&](const std::string& cmd) {
@@ -155,7 +146,7 @@ TEST_F(Resume, DivergenceKeepsTheLastGoodCheckpoint) {
     const TrainConfig cfg = test::parse_train(
         args("nan", "--optimizer sgd --momentum 0 --lr 1e4 --checkpoint-every 1"));
     try {
-        train(cfg);
+        train_run(cfg);
         FAIL() << "training did not diverge";
     } catch (const TrainingDiverged& e) {
         const std::string what = e.what();
@@ -171,12 +162,12 @@ TEST_F(Resume, StopAfterEndsWithACheckpointAndTheResumedRunIsTheWholeOne) {
     // 2 epochs of 6 steps. Step 3: inside epoch 1; step 6: its last, before its evaluation;
     // step 8: inside epoch 2. At or past the run's end (12), the run simply finishes.
     const std::string flags = "--impl deterministic";
-    const TrainResult whole = train(test::parse_train(args("whole", flags)));
+    const TrainResult whole = train_run(test::parse_train(args("whole", flags)));
     for (int64_t stop : {3, 6, 8}) {
         SCOPED_TRACE(stop);
         const std::string out = "stopped-" + std::to_string(stop);
         const std::string stopping = flags + " --stop-after " + std::to_string(stop);
-        const TrainResult first = train(test::parse_train(args(out, stopping)));
+        const TrainResult first = train_run(test::parse_train(args(out, stopping)));
         EXPECT_EQ(first.stopped_after, stop);
         EXPECT_TRUE(first.history.empty() && first.weights_sha256.empty());  // no results yet
         const Checkpoint ck = read_checkpoint(dir_ / out);
@@ -185,24 +176,24 @@ TEST_F(Resume, StopAfterEndsWithACheckpointAndTheResumedRunIsTheWholeOne) {
         std::vector<std::string> given;
         const TrainConfig again =
             test::parse_train_given(args(out, flags) + " --resume " + dir_ / out, given);
-        const TrainResult rest = train(resume_config(ck, again, given), 0, &ck);
+        const TrainResult rest = train_run(resume_config(ck, again, given), 0, &ck);
         EXPECT_EQ(rest.stopped_after, 0);
         expect_same_run(whole, rest);
     }
-    const TrainResult past = train(test::parse_train(args("past", flags + " --stop-after 12")));
+    const TrainResult past = train_run(test::parse_train(args("past", flags + " --stop-after 12")));
     EXPECT_EQ(past.stopped_after, 0);
     expect_same_run(whole, past);
 }
 
 TEST_F(Resume, AResumedRunStopsAgainOnlyWhenToldAndNeverBeforeItsPosition) {
-    const TrainResult whole = train(test::parse_train(args("whole", "")));
-    EXPECT_EQ(train(test::parse_train(args("run", "--stop-after 4"))).stopped_after, 4);
+    const TrainResult whole = train_run(test::parse_train(args("whole", "")));
+    EXPECT_EQ(train_run(test::parse_train(args("run", "--stop-after 4"))).stopped_after, 4);
     auto resumed = [&](const std::string& extra) {
         const Checkpoint ck = read_checkpoint(dir_ / "run");
         std::vector<std::string> given;
         const TrainConfig again =
             test::parse_train_given(args("run", extra) + " --resume " + dir_ / "run", given);
-        return train(resume_config(ck, again, given), 0, &ck);
+        return train_run(resume_config(ck, again, given), 0, &ck);
     };
     try {
         resumed("--stop-after 4");
