@@ -18,6 +18,7 @@
 #include "kernels/exact_round.h"
 #include "kernels/finite.h"
 #include "kernels/gelu.h"
+#include "kernels/grad_norm.h"
 #include "kernels/init.h"
 #include "kernels/linear.h"
 #include "kernels/pool2d.h"

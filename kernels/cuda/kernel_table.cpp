@@ -24,6 +24,8 @@ const KernelTable& kernel_table() {
         t.init_uniform = &cuda::init_uniform;
         t.sgd_update_each = &cuda::sgd_update_each;
         t.adam_update_each = &cuda::adam_update_each;
+        t.grad_norm_sq_each = &cuda::grad_norm_sq_each;  // grad_norm.cu
+        t.grad_clip_each = &cuda::grad_clip_each;
         t.first_non_finite_each = &cuda::first_non_finite_each;
         t.exact_round = &cuda::exact_round;
         // conv2d (kernels/cuda/conv2d.cu, conv2d_wgrad.cu)

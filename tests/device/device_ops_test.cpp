@@ -31,6 +31,7 @@
 #include "engine/ops/pool2d.h"
 #include "engine/ops/relu.h"
 #include "engine/ops/softmax_xent.h"
+#include "engine/optim/clip.h"
 #include "engine/optim/optimizer.h"
 #include "engine/runtime/cuda_device.h"
 #include "engine/runtime/exact_round.h"
@@ -58,6 +59,35 @@ TEST_P(DeviceOps, Elementwise) {
     expect_device_equals_cpu([](const auto& in) { return bias_add(in[0], in[1]); }, {x, bias});
     DropoutKey key{5, 2, 1, {9, 3, 100, 7}};
     expect_device_equals_cpu([&](const auto& in) { return dropout(in[0], 0.3f, true, key); }, {x});
+}
+
+TEST_P(DeviceOps, GradNormClipping) {
+    // Three gradients over 1024-element chunks (the last partial), clipped to norm 2.
+    const std::vector<Shape> shapes = {{3000}, {7, 5}, {1}};
+    for (const AccumSpec& spec : test::all_mode_specs(13)) {
+        SCOPED_TRACE(test::accum_mode_name(spec.mode));
+        std::vector<std::vector<float>> grads[2];
+        float norms[2] = {0, 0};
+        for (int d = 0; d < 2; ++d) {
+            const ScopedReduceConfig modes(spec);
+            std::vector<Tensor> params;
+            for (std::size_t k = 0; k < shapes.size(); ++k) {
+                Tensor p = uniform(shapes[k], 40 + static_cast<uint32_t>(k))
+                               .to(d == 0 ? Device::kCpu : Device::kCuda);
+                p.set_grad(uniform(shapes[k], 50 + static_cast<uint32_t>(k)).to(p.device()));
+                params.push_back(p);
+            }
+            norms[d] = clip_grad_norm(params, 2.0f);
+            for (const Tensor& p : params) grads[d].push_back(p.grad().to_vector());
+        }
+        if (spec.mode == AccumMode::kAtomic) {
+            EXPECT_NEAR(norms[1], norms[0], 1e-5 * norms[0]);
+            continue;
+        }
+        EXPECT_EQ(test::bits(norms[1]), test::bits(norms[0]));
+        for (std::size_t k = 0; k < shapes.size(); ++k)
+            EXPECT_TRUE(test::bitwise_equal(grads[1][k], grads[0][k])) << "gradient " << k;
+    }
 }
 
 TEST_P(DeviceOps, WeightInit) {

@@ -26,6 +26,7 @@
 #include "engine/ops/pool2d.h"
 #include "engine/ops/relu.h"
 #include "engine/ops/softmax_xent.h"
+#include "engine/optim/clip.h"
 #include "engine/optim/optimizer.h"
 #include "engine/runtime/cuda_device.h"
 #include "engine/runtime/exact_round.h"
@@ -70,10 +71,18 @@ void run_op(OpKind op) {
         test::weighted_sum(y, test::uniform_floats(y.numel(), -1, 1, 3, 9)).backward();
     };
     switch (op) {
-        case OpKind::add: backward_of(add(x4, param(x4.shape(), 2))); break;
-        case OpKind::relu: backward_of(relu(x4)); break;
-        case OpKind::gelu: backward_of(gelu(x4)); break;
-        case OpKind::bias_add: backward_of(bias_add(x4, param({3}, 3))); break;
+        case OpKind::add:
+            backward_of(add(x4, param(x4.shape(), 2)));
+            break;
+        case OpKind::relu:
+            backward_of(relu(x4));
+            break;
+        case OpKind::gelu:
+            backward_of(gelu(x4));
+            break;
+        case OpKind::bias_add:
+            backward_of(bias_add(x4, param({3}, 3)));
+            break;
         case OpKind::dropout: {
             DropoutKey key;
             key.sample_ids = {4, 9};
@@ -94,21 +103,29 @@ void run_op(OpKind op) {
         case OpKind::batchnorm2d: {
             Tensor mean = Tensor::zeros({3}), var = Tensor::full({3}, 1.0f);
             backward_of(batchnorm2d(x4, param({3}, 9), param({3}, 10), mean, var, {}));
-            backward_of(batchnorm2d(x4, param({3}, 9), param({3}, 10), mean, var,
-                                    {.training = false}));
+            backward_of(
+                batchnorm2d(x4, param({3}, 9), param({3}, 10), mean, var, {.training = false}));
             break;
         }
-        case OpKind::maxpool2d: backward_of(maxpool2d(x4)); break;
-        case OpKind::relu_maxpool2d: backward_of(relu_maxpool2d(x4)); break;
+        case OpKind::maxpool2d:
+            backward_of(maxpool2d(x4));
+            break;
+        case OpKind::relu_maxpool2d:
+            backward_of(relu_maxpool2d(x4));
+            break;
         case OpKind::avgpool2d:
             backward_of(avgpool2d(x4, {.kernel = 3, .stride = 2, .padding = 1}));
             break;
-        case OpKind::global_avgpool: backward_of(global_avgpool(x4)); break;
+        case OpKind::global_avgpool:
+            backward_of(global_avgpool(x4));
+            break;
         case OpKind::softmax_cross_entropy:
             softmax_cross_entropy(param({2, 4}, 11), Tensor::from_vector_i64({2}, {3, 0}))
                 .backward();
             break;
-        case OpKind::argmax_rows: EXPECT_EQ(argmax_rows(param({3, 4}, 12)).size(), 3u); break;
+        case OpKind::argmax_rows:
+            EXPECT_EQ(argmax_rows(param({3, 4}, 12)).size(), 3u);
+            break;
         case OpKind::sgd:
         case OpKind::adam: {
             Tensor p = test::param({1.0f, -2.0f, 3.0f});
@@ -117,6 +134,12 @@ void run_op(OpKind op) {
             cfg.kind = op == OpKind::sgd ? "sgd" : "adamw";
             cfg.momentum = 0.9f;
             make_optimizer(cfg, {p})->step(0.1f);
+            break;
+        }
+        case OpKind::grad_norm: {
+            Tensor p = test::param({3.0f, -4.0f});
+            test::set_grad(p, {3.0f, -4.0f});
+            EXPECT_EQ(clip_grad_norm({p}, 1.0f), 5.0f);
             break;
         }
         case OpKind::exact_round: {
@@ -166,8 +189,8 @@ TEST(KernelTable, EveryOpCallsItsKernelsThroughTheTableOfItsDevice) {
     // Ops that list no entry of their own use others': relu_maxpool2d, and conv2d/linear's bias.
     g_calls.fill(0);
     run_op(OpKind::relu_maxpool2d);
-    for (KernelId k : {KernelId::maxpool2d_forward, KernelId::relu_forward,
-                       KernelId::relu_backward, KernelId::maxpool2d_backward})
+    for (KernelId k : {KernelId::maxpool2d_forward, KernelId::relu_forward, KernelId::relu_backward,
+                       KernelId::maxpool2d_backward})
         EXPECT_GT(g_calls[static_cast<std::size_t>(k)], 0) << kernels::kernel_name(k);
     g_calls.fill(0);
     run_op(OpKind::conv2d);
@@ -205,8 +228,9 @@ TEST(KernelTable, AnEntryTheTableLacksIsADeviceErrorNamingIt) {
 
 TEST(KernelTable, ADeviceWithoutABackendIsADeviceError) {
     if (cuda_device::available()) GTEST_SKIP() << "this machine has a CUDA device";
-    const std::string msg = test::message_of<DeviceError>(
-        [] { Tensor::empty({2, 3}, DType::kF32, Device::kCuda); });
+    const std::string msg = test::message_of<DeviceError>([] {
+        Tensor::empty({2, 3}, DType::kF32, Device::kCuda);
+    });
     // A build without CUDA says so; a CUDA build on a machine without a device says what is
     // missing (the driver, the device).
     EXPECT_NE(msg.find(cuda_device::built() ? "no usable CUDA device" : "no cuda backend"),

@@ -119,5 +119,6 @@ ModesEntry batchnorm2d_backward_entry();
 ModesEntry maxpool2d_backward_entry();
 ModesEntry avgpool2d_backward_entry();
 ModesEntry softmax_xent_forward_entry();
+ModesEntry grad_norm_sq_each_entry();
 
 }  // namespace dt::test
