@@ -16,6 +16,7 @@
 #include "kernels/common/accum_exact.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
+#include "tests/support/tree_slices.h"
 
 namespace dt::kernels::common {
 namespace {
@@ -27,8 +28,10 @@ float neumaier_textbook(const std::vector<float>& x, float* comp_out = nullptr) 
     float sum = 0.0f, c = 0.0f;
     for (float v : x) {
         float t = sum + v;
-        if (std::fabs(sum) >= std::fabs(v)) c += (sum - t) + v;
-        else c += (v - t) + sum;
+        if (std::fabs(sum) >= std::fabs(v))
+            c += (sum - t) + v;
+        else
+            c += (v - t) + sum;
         sum = t;
     }
     if (comp_out) *comp_out = c;
@@ -37,7 +40,8 @@ float neumaier_textbook(const std::vector<float>& x, float* comp_out = nullptr) 
 
 std::vector<float> wide(int64_t n, uint32_t tag) {
     std::vector<float> x = test::uniform_floats(n, -1.0f, 1.0f, test::test_seed(), tag);
-    for (int64_t i = 0; i < n; ++i) x[i] = x[i] * std::ldexp(1.0f, static_cast<int>(i * 7 % 41) - 20);
+    for (int64_t i = 0; i < n; ++i)
+        x[i] = x[i] * std::ldexp(1.0f, static_cast<int>(i * 7 % 41) - 20);
     return x;
 }
 
@@ -123,7 +127,8 @@ TEST(AccumKahan, TreeMatchesRecursiveDefinition) {
     std::vector<KahanSum> leaves(300);
     for (int64_t c = 0; c < 300; ++c) leaves[c] = kahan_sum(x.data() + 5 * c, 5);
     for (int64_t n = 1; n <= 300; ++n) {
-        KahanSum got = kahan_tree_combine(leaves.data(), n), want = tree_recursive(leaves.data(), n);
+        KahanSum got = kahan_tree_combine(leaves.data(), n),
+                 want = tree_recursive(leaves.data(), n);
         ASSERT_EQ(bits(got.sum), bits(want.sum)) << "n = " << n;
         ASSERT_EQ(bits(got.comp), bits(want.comp)) << "n = " << n;
     }
@@ -170,16 +175,11 @@ TEST(AccumKahan, ChunkedRecipe) {
 TEST(AccumKahan, SliceStackEqualsScalarTree) {
     const int64_t n = 37, len = 5;
     std::vector<float> x = wide(n * len, 11);
-    std::vector<KahanSum> leaves(n * len), slots(static_cast<std::size_t>(tree_slots(n) * len));
-    for (int64_t i = 0; i < n * len; ++i) leaves[i] = KahanSum{x[i], x[(i * 13) % (n * len)] * 1e-8f};
-    for (int64_t c = 0; c < n; ++c) {
-        KahanSum* slot = slots.data() + tree_leaf_slot(c) * len;
-        for (int64_t i = 0; i < len; ++i) slot[i] = leaves[c * len + i];
-        kahan_tree_push(slots.data(), len, 0, 2, c);
-        kahan_tree_push(slots.data(), len, 2, len, c);
-    }
-    kahan_tree_finish(slots.data(), len, 0, 3, n);
-    kahan_tree_finish(slots.data(), len, 3, len, n);
+    std::vector<KahanSum> leaves(n * len);
+    for (int64_t i = 0; i < n * len; ++i)
+        leaves[i] = KahanSum{x[i], x[(i * 13) % (n * len)] * 1e-8f};
+    const std::vector<KahanSum> slots =
+        test::slice_stack(leaves, n, len, kahan_tree_push, kahan_tree_finish);
     std::vector<float> out(len);
     kahan_value_row(slots.data(), out.data(), len);
     for (int64_t i = 0; i < len; ++i) {
@@ -226,15 +226,19 @@ TEST(AccumKahan, MoreAccurateThanPlainSummation) {
 
 TEST(AccumKahan, SpecialValuesBehaveLikePlainSum) {
     const float big = 3.0e38f;
-    std::vector<std::vector<float>> cases = {
-        {1.0f, INFINITY}, {INFINITY, -INFINITY}, {big, big}, {-big, -big, 1.0f},
-        {1.0f, std::numeric_limits<float>::quiet_NaN()}};
+    std::vector<std::vector<float>> cases = {{1.0f, INFINITY},
+                                             {INFINITY, -INFINITY},
+                                             {big, big},
+                                             {-big, -big, 1.0f},
+                                             {1.0f, std::numeric_limits<float>::quiet_NaN()}};
     for (const auto& x : cases) {
         const int64_t n = static_cast<int64_t>(x.size());
         const float plain = sum_sequential(x.data(), n);
         const float got = kahan_value(kahan_sum(x.data(), n));
-        if (std::isnan(plain)) EXPECT_TRUE(std::isnan(got));
-        else EXPECT_EQ(bits(got), bits(plain));
+        if (std::isnan(plain))
+            EXPECT_TRUE(std::isnan(got));
+        else
+            EXPECT_EQ(bits(got), bits(plain));
     }
     EXPECT_EQ(bits(kahan_value(kahan_sum(nullptr, 0))), 0u);
 }

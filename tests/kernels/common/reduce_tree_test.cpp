@@ -12,6 +12,7 @@
 
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
+#include "tests/support/tree_slices.h"
 
 namespace dt::kernels::common {
 namespace {
@@ -52,16 +53,8 @@ TEST(ReduceTree, MatchesRecursiveDefinition) {
 TEST(ReduceTree, SliceStackEqualsScalarTree) {
     const int64_t n = 37, len = 5;
     std::vector<float> leaves = test::uniform_floats(n * len, -3.0f, 3.0f, test::test_seed(), 1);
-    std::vector<float> slots(static_cast<std::size_t>(tree_slots(n) * len));
     // Two slices processed separately must give the same as one pass per element.
-    for (int64_t c = 0; c < n; ++c) {
-        float* slot = slots.data() + tree_leaf_slot(c) * len;
-        for (int64_t i = 0; i < len; ++i) slot[i] = leaves[c * len + i];
-        tree_push(slots.data(), len, 0, 2, c);
-        tree_push(slots.data(), len, 2, len, c);
-    }
-    tree_finish(slots.data(), len, 0, 3, n);
-    tree_finish(slots.data(), len, 3, len, n);
+    const std::vector<float> slots = test::slice_stack(leaves, n, len, tree_push, tree_finish);
     for (int64_t i = 0; i < len; ++i) {
         EXPECT_EQ(test::bits(slots[i]), test::bits(reduce_tree_combine(leaves.data() + i, n, len)));
     }
