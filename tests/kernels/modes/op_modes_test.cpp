@@ -172,6 +172,7 @@ TEST_P(Bound, WithinTheModesDerivedBound) {
 }
 DT_MODES_SUITE(Bound, kAll);
 
+#if !DT_MODES_ON_CUDA  // OpenMP threads and ISA paths are the cpu's
 using Threads = ModesCheck;
 TEST_P(Threads, ThreadCountAndIsaChangeNoBit) {
     const ModesEntry& e = entry();
@@ -190,7 +191,6 @@ TEST_P(Threads, ThreadCountAndIsaChangeNoBit) {
         });
     }
 }
-#if !DT_MODES_ON_CUDA  // OpenMP threads and ISA paths are the cpu's
 DT_MODES_SUITE(Threads, kFixed);
 #endif
 
