@@ -34,6 +34,7 @@ std::string schedule_text(const TrainConfig& c) {
 
 std::string optimizer_text(const TrainConfig& c) {
     std::string s = str(c.optimizer, ", lr ", c.lr, ", weight-decay ", c.weight_decay);
+    if (c.clip_grad_norm > 0) s += str(", clip-grad-norm ", c.clip_grad_norm);
     if (c.optimizer == "sgd") s += str(", momentum ", c.momentum, c.nesterov ? " (nesterov)" : "");
     return s;
 }

@@ -205,6 +205,10 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
     app.add_option("--weight-decay", cfg.weight_decay,
                    "Weight decay (sgd/adam: L2 on the gradient; adamw: decoupled)")
         ->capture_default_str();
+    app.add_option("--clip-grad-norm", cfg.clip_grad_norm,
+                   "Scale the gradients when their global L2 norm exceeds this (0: off; site "
+                   "grad.norm sums the squares)")
+        ->capture_default_str();
     app.add_option("--schedule", cfg.schedule,
                    "Learning-rate schedule" + flag_choices(schedule_names()))
         ->capture_default_str();
@@ -296,6 +300,8 @@ void validate_train_config(const TrainConfig& c) {
         reject("--nesterov with --momentum", c.momentum, "a momentum > 0");
     }
     check_at_least("--weight-decay", c.weight_decay, 0);
+    if (!(std::isfinite(c.clip_grad_norm) && c.clip_grad_norm >= 0))
+        reject("--clip-grad-norm", c.clip_grad_norm, "a norm > 0 (e.g. 1), or 0 for none");
     check_member("--schedule", c.schedule, schedule_names());
     check_positive("--step-epochs", c.step_epochs, "30");
     if (!(c.gamma > 0 && c.gamma <= 1)) reject("--gamma", c.gamma, "a factor in (0, 1]");

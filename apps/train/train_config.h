@@ -59,6 +59,7 @@ struct TrainRecipe {
     double momentum = 0.9;           // sgd only
     bool nesterov = false;           // sgd only
     double weight_decay = 0.0;
+    double clip_grad_norm = 0.0;        // 0: off; else the gradients' global norm limit
     std::string schedule = "constant";  // one of schedule_names() (engine/optim/schedule.h)
     double step_epochs = 30;            // step
     double gamma = 0.1;                 // step

@@ -62,6 +62,7 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
     j["momentum"] = c.momentum;
     j["nesterov"] = c.nesterov;
     j["weight-decay"] = c.weight_decay;
+    j["clip-grad-norm"] = c.clip_grad_norm;
     j["schedule"] = c.schedule;
     j["step-epochs"] = c.step_epochs;
     j["gamma"] = c.gamma;
@@ -111,6 +112,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     read(j, "momentum", c.momentum);
     read(j, "nesterov", c.nesterov);
     read(j, "weight-decay", c.weight_decay);
+    if (j.contains("clip-grad-norm")) read(j, "clip-grad-norm", c.clip_grad_norm);  // older plans
     read(j, "schedule", c.schedule);
     read(j, "step-epochs", c.step_epochs);
     read(j, "gamma", c.gamma);

@@ -27,6 +27,7 @@
 #include "engine/core/pending_item.h"
 #include "engine/io/atomic_file.h"
 #include "engine/ops/softmax_xent.h"
+#include "engine/optim/clip.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
 #include "engine/runtime/collective.h"
@@ -195,6 +196,8 @@ void train_epoch(const StepLoop& L) {
                                        loss_value, " ", step_text(e, b, steps),
                                        "; try a smaller --lr (now ", cfg.lr, ")"));
         }
+        if (cfg.clip_grad_norm > 0)  // the whole batch's gradient: after the processes' sum
+            clip_grad_norm(L.model.trainable(), static_cast<float>(cfg.clip_grad_norm));
         trace_parameters(L.model, /*gradients=*/true);
         L.optimizer.step(
             static_cast<float>(learning_rate(L.schedule, cfg.lr, step, steps, steps * cfg.epochs)));

@@ -10,7 +10,7 @@
 
 namespace dt {
 
-float clip_grad_norm(const std::vector<Tensor>& params, float max_norm) {
+Tensor clip_grad_norm(const std::vector<Tensor>& params, float max_norm) {
     DT_CHECK_VALUE(std::isfinite(max_norm) && max_norm > 0.0f,
                    "clip_grad_norm: max_norm must be a finite value > 0, got ", max_norm);
     const std::vector<Tensor> grads = optim_detail::grads_of(params, "clip_grad_norm");
@@ -24,14 +24,14 @@ float clip_grad_norm(const std::vector<Tensor>& params, float max_norm) {
         device = g.device();
         buffers.push_back({const_cast<float*>(g.f32()), g.numel()});
     }
-    if (buffers.empty()) return 0.0f;
+    if (buffers.empty()) return Tensor();
     Tensor total = Tensor::zeros({1}, DType::kF32, device);
     const kernels::KernelTable& k = device_kernels(device);
     const auto count = static_cast<int64_t>(buffers.size());
     k.grad_norm_sq_each(buffers.data(), count, total.f32(),
                         {accum_spec_for_call(ReduceSite::kGradNorm)});
     k.grad_clip_each(buffers.data(), count, total.f32(), max_norm);
-    return std::sqrt(total.to_vector()[0]);
+    return total;
 }
 
 }  // namespace dt

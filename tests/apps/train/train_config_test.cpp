@@ -143,7 +143,7 @@ TEST(TrainConfig, JsonHasEveryFlagAndResolvedSeeds) {
     EXPECT_EQ(j.at("seed-shuffle").get<uint64_t>(), 4u);
     for (const char* key : {"kernel-size",   "dataset",         "data-dir",    "epochs",
                             "batch-size",    "optimizer",       "momentum",    "nesterov",
-                            "weight-decay",  "schedule",        "step-epochs", "gamma",
+                            "weight-decay",  "clip-grad-norm", "schedule",        "step-epochs", "gamma",
                             "warmup-epochs", "min-lr",          "init",        "dropout",
                             "augment",       "crop-padding",    "normalize",   "threads",
                             "seed-augment",  "seed-dropout",    "shuffle",     "limit-train",
