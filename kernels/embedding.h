@@ -26,6 +26,9 @@
 //             threads blocks of rows m (one thread: +0 + dy[m1] + dy[m2] + ..., m ascending);
 //             the GPU a thread per element (m, c). Nondeterministic with 2+ threads.
 //   Rows v that no id hits are +0 in every mode.
+//   A part of a split batch (exact mode, p.exact_out set): each element's unrounded exact sum is
+//   added to exact_out[v * C + c] instead (normalised first: one unit per element and call), and
+//   dtable is not written. The parts' merged sums, rounded once, are the whole batch's bits.
 // Absent leaves cost nothing. The tree, kahan and permuted modes skip every merge or add whose
 // operand is an absent leaf (+0, or (+0, +0)): EmbedTree below. That is bitwise the recipe:
 // x + (+0) = x for every x except -0, and no leaf or partial sum is -0, since each starts at +0
@@ -35,6 +38,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_mode.h"
 #include "kernels/common/hd.h"
 
@@ -44,6 +48,10 @@ struct EmbeddingParams {
     int64_t V = 0, C = 0;  // table (V, C)
     int64_t M = 0, T = 1;  // ids (M), M = B * T: B sequences of T positions
     common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);  // embed.grad
+    // embed.grad in the exact mode only: the caller's accumulators (layout of dtable,
+    // initialised by the caller) that a part of a split batch adds its sums to; dtable is then
+    // not written (engine/runtime/batch_split.h). On cuda, device memory.
+    common::ExactAcc* exact_out = nullptr;
 };
 
 /// B, the sequences of the rows (0 without rows).

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // dt::embedding: validation (ids int64 in [0, V), checked on the host, then on the table's
 // device), the autograd record and the kernels of kernels/embedding.h through the device's kernel
-// table. Saved for backward: the ids on the table's device and the sizes. Backward:
-// dtable via the embed.grad site; the ids get no gradient.
+// table. Saved for backward: the ids on the table's device, the sizes and the table (the key of
+// a split batch's accumulators). Backward: dtable via the embed.grad site; the ids get no
+// gradient.
 #include "engine/ops/embedding.h"
 
 #include <limits>
@@ -11,13 +12,20 @@
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/dispatch.h"
+#include "engine/runtime/batch_split.h"
 
 namespace dt {
 
 namespace {
 
-Tensor embedding_grad(const Tensor& ids, const Tensor& dy, kernels::EmbeddingParams p) {
+Tensor embedding_grad(const Tensor& ids, const Tensor& dy, const Tensor& table,
+                      kernels::EmbeddingParams p) {
     p.accum = accum_spec_for_call(ReduceSite::kEmbedGrad);  // one spec per call
+    p.exact_out = split_exact_grad(table, p.accum);
+    if (p.exact_out != nullptr) {  // a part of a split batch: unrounded sums, no float gradient
+        device_kernels(dy.device()).embedding_backward(ids.data<int64_t>(), dy.f32(), nullptr, p);
+        return Tensor();
+    }
     Tensor dtable = ops_detail::empty_like_device({p.V, p.C}, dy);
     const kernels::KernelTable& k = device_kernels(dy.device());
     k.embedding_backward(ids.data<int64_t>(), dy.f32(), dtable.f32(), p);
@@ -57,8 +65,8 @@ Tensor embedding(const Tensor& ids, const Tensor& table, int64_t seq_len) {
     device_kernels(table.device())
         .embedding_forward(ids_dev.data<int64_t>(), table.f32(), y.f32(), p);
     if (autograd::needs_grad({table})) {
-        autograd::record(y, "embedding", {table}, [ids_dev, p](const Tensor& dy) {
-            return std::vector<Tensor>{embedding_grad(ids_dev, dy, p)};
+        autograd::record(y, "embedding", {table}, [ids_dev, table, p](const Tensor& dy) {
+            return std::vector<Tensor>{embedding_grad(ids_dev, dy, table, p)};
         });
     }
     return y;

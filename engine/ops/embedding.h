@@ -11,8 +11,7 @@ namespace dt {
 /// sequences of `seq_len` positions each (ids.numel() = B * seq_len): token embeddings take the
 /// tokens, learned positions take ids = t. Gradient to the table only. Reduction site: embed.grad
 /// (kernels/embedding.h: every row sums the rows of its id, one leaf per sequence). In a split
-/// batch (engine/runtime/batch_split.h) the gradient is each part's own, combined like a
-/// parameter without exact accumulators.
+/// batch (engine/runtime/batch_split.h) its exact sums go to the table's accumulators.
 Tensor embedding(const Tensor& ids, const Tensor& table, int64_t seq_len);
 
 }  // namespace dt

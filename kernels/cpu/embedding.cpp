@@ -147,7 +147,12 @@ void grad_exact(const float* dy, const RowsById& r, const Task& t, float* out,
         if (((k - k0) & ((int64_t{1} << 30) - 1)) == (int64_t{1} << 30) - 1)  // headroom 2^31
             for (int64_t j = 0; j < t.w; ++j) common::exact_normalise(acc[j]);
     }
-    common::exact_value_row(acc, out, t.w);
+    if (p.exact_out == nullptr) return common::exact_value_row(acc, out, t.w);
+    common::ExactAcc* part = p.exact_out + t.v * p.C + t.c0;  // a part of a split batch
+    for (int64_t j = 0; j < t.w; ++j) {
+        common::exact_normalise(acc[j]);
+        common::exact_merge(part[j], acc[j]);
+    }
 }
 
 // ---- permuted: the present sequences' leaves in the order of their rank in pi ----
@@ -203,9 +208,10 @@ void embedding_backward(const int64_t* ids, const float* dy, float* dtable,
     for (int64_t i = 0; i < tasks; ++i) {
         const int64_t v = i / chunks, c0 = (i % chunks) * kChunk;
         const Task t{v, c0, std::min(kChunk, p.C - c0)};
-        float* out = dtable + v * p.C + c0;
-        if (r.start[v] == r.start[v + 1]) {  // no id hits v: +0 in every mode
-            std::fill(out, out + t.w, 0.0f);
+        float* out = dtable != nullptr ? dtable + v * p.C + c0 : nullptr;  // a part: null
+        if (r.start[v] == r.start[v + 1]) {  // no id hits v: +0 in every mode (a part: no sum)
+            if (p.exact_out == nullptr || mode != common::AccumMode::kExact)
+                std::fill(out, out + t.w, 0.0f);
             continue;
         }
         switch (mode) {

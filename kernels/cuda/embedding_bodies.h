@@ -12,7 +12,8 @@
 //   grad   a thread per element (v, c) walks the runs of v, sequence by sequence: a leaf per
 //          present sequence (+0, positions ascending), combined as the mode says: EmbedTree
 //          (tree, kahan: the absent sequences skipped), the key's order (permuted: pi drawn by
-//          one thread, permutation_into), or one exact accumulator over all of v's rows.
+//          one thread, permutation_into), or one exact accumulator over all of v's rows
+//          (rounded, or added unrounded to the split batch's accumulator of the element).
 // The counts are integers, so the sort is the same whatever the threads do. The count and place
 // threads read their whole sequence: O(M * T) id reads, cheap for T up to a few thousand. The
 // sort takes V * B + 1 + M int32 of scratch (M < 2^31).
@@ -133,8 +134,9 @@ DT_HD void embedding_grad_body(const GridPos& t, const float* dy, EmbedSort s,
             for (int64_t k = st[b]; k < st[b + 1]; ++k) a = a + term(k);
             return a;
         };
-        if (st[0] == st[B]) {  // no id hits v: +0 in every mode
-            dtable[i] = 0.0f;
+        const bool part = p.exact_out != nullptr && p.accum.mode == common::AccumMode::kExact;
+        if (st[0] == st[B]) {  // no id hits v: +0 in every mode (a part: no sum to add)
+            if (!part) dtable[i] = 0.0f;
             return;
         }
         switch (p.accum.mode) {
@@ -162,7 +164,12 @@ DT_HD void embedding_grad_body(const GridPos& t, const float* dy, EmbedSort s,
                         common::exact_normalise(e);
                 }
                 common::exact_stream_flush(e, seg);
-                dtable[i] = common::exact_value(e);
+                if (!part) {
+                    dtable[i] = common::exact_value(e);
+                    return;
+                }
+                common::exact_normalise(e);  // a part of a split batch: its own element
+                common::exact_merge(p.exact_out[i], e);
                 return;
             }
             case common::AccumMode::kPermuted: {  // ORDER: +0 + leaf(pi[0]) + leaf(pi[1]) + ...

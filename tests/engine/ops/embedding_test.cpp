@@ -2,18 +2,22 @@
 // dt::embedding through autograd: y of shape ids + [C] holds the table's rows bit for bit; the
 // table's gradient equals the embed.grad kernel in every mode (the site's spec reaches it) and
 // the double reference within its bound; tokens and positions together (two tables, one sum);
-// bad ids, shapes and seq_len throw errors that name the values and say what to pass.
+// micro-batches in the exact mode give the whole batch's gradient bits; bad ids, shapes and
+// seq_len throw errors that name the values and say what to pass.
 #include "engine/ops/embedding.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/add.h"
+#include "engine/runtime/batch_split.h"
+#include "engine/runtime/collective.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/reduce_tree.h"
 #include "kernels/embedding.h"
@@ -97,6 +101,33 @@ TEST(EmbeddingOp, TokensAndPositionsShareOneSum) {
         EXPECT_EQ(test::bits(pe.grad().f32()[3 * C + c]),
                   test::bits(kernels::common::reduce_tree_combine(leaves.data(), B)));
     }
+}
+
+TEST(EmbeddingOp, MicroBatchesGiveTheWholeBatchsExactGradient) {
+    // embed.grad exact through a split batch (engine/runtime/batch_split.h): two micro-batches'
+    // unrounded sums in the table's accumulators, rounded once at finish: the whole batch's bits.
+    const ScopedReduceConfig exact(kernels::common::accum_spec(AccumMode::kExact));
+    const std::vector<int64_t> ids = tokens();
+    const auto tv = test::uniform_floats(V * C, -1, 1, test::test_seed(), 6);
+    const auto dyv = test::uniform_floats(B * T * C, -1, 1, test::test_seed(), 7);
+    Tensor whole = Tensor::from_vector({V, C}, tv), split_table = whole.clone();
+    whole.set_requires_grad(true);
+    split_table.set_requires_grad(true);
+    test::weighted_sum(embedding(Tensor::from_vector_i64({B, T}, ids), whole, T), dyv).backward();
+    BatchSplit split({split_table}, world(), false);
+    split.begin_step(B);
+    for (const auto& [b0, b1] : {std::pair<int64_t, int64_t>{0, 2}, {2, B}}) {
+        split.begin_micro(b1 - b0);
+        const ScopedBatchSplit scoped(split);
+        const Tensor part = Tensor::from_vector_i64(
+            {b1 - b0, T}, std::vector<int64_t>(ids.begin() + b0 * T, ids.begin() + b1 * T));
+        test::weighted_sum(embedding(part, split_table, T),
+                           std::vector<float>(dyv.begin() + b0 * T * C, dyv.begin() + b1 * T * C))
+            .backward();
+        EXPECT_FALSE(split_table.grad().defined()) << "the part's sums went to a float gradient";
+    }
+    split.finish(kernels::common::accum_spec(AccumMode::kExact));
+    EXPECT_TRUE(test::bitwise_equal(split_table.grad().to_vector(), whole.grad().to_vector()));
 }
 
 TEST(EmbeddingOp, RejectsBadArguments) {

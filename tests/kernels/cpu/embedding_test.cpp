@@ -14,8 +14,10 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/reduce_tree.h"
@@ -164,6 +166,26 @@ TEST(EmbeddingKernel, SkippedLeavesGiveTheDenseBitsOnSpecialValues) {
             EXPECT_TRUE(test::bitwise_equal(run_backward(ids, dy, p), dense_recipe(ids, dy, p)));
         }
     }
+}
+
+TEST(EmbeddingKernel, ExactPartsOfASplitBatchAddUpToTheWholeBatch) {
+    // Sequences [0, 3), [3, 7), [7, 11) as three parts adding to one set of accumulators, dtable
+    // unwritten (null): rounded once, the whole batch's exact bits, unused rows +0.
+    const Case k{40, 19, 11, 13, Ids::kSkewed};
+    const std::vector<int64_t> ids = ids_of(k, 9);
+    const auto dy = test::uniform_floats(k.B * k.T * k.C, -1, 1, test::test_seed(), 10);
+    const common::AccumSpec exact = common::accum_spec(AccumMode::kExact);
+    const std::vector<float> whole = run_backward(ids, dy, params_of(k, exact));
+    std::vector<common::ExactAcc> accs(static_cast<std::size_t>(k.V * k.C));
+    for (common::ExactAcc& a : accs) common::exact_init(a);
+    for (const auto& [b0, b1] : {std::pair{0, 3}, std::pair{3, 7}, std::pair{7, 11}}) {
+        EmbeddingParams p = params_of(Case{k.V, k.C, b1 - b0, k.T, k.ids}, exact);
+        p.exact_out = accs.data();
+        cpu::embedding_backward(ids.data() + b0 * k.T, dy.data() + b0 * k.T * k.C, nullptr, p);
+    }
+    std::vector<float> got;
+    for (const common::ExactAcc& a : accs) got.push_back(common::exact_value(a));
+    EXPECT_TRUE(test::bitwise_equal(got, whole));
 }
 
 TEST(EmbeddingKernel, ThreadCountChangesNoBit) {

@@ -6,15 +6,18 @@
 // block program it is (real barriers, tests/support/block_runner.h). Each launch runs on the
 // launcher's grid and on a small one (3 blocks of 32), whose threads stride over many elements.
 // Shapes: V = 1, C odd, every id equal, skewed ids with unused rows, V > 256 with more keys
-// (V * B) than the scan's threads, positions, no rows.
+// (V * B) than the scan's threads, positions, no rows. A split batch's exact parts add up to the
+// whole batch's bits.
 #include "kernels/cuda/embedding_bodies.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/cuda/launch_shape.h"
 #include "tests/support/block_runner.h"
@@ -174,6 +177,32 @@ TEST(CudaEmbeddingBodies, EveryModeEqualsTheCpu) {
             }
         }
     }
+}
+
+TEST(CudaEmbeddingBodies, ExactPartsOfASplitBatchAddUpToTheWholeBatch) {
+    // Sequences [0, 2), [2, 5), [5, 9): each part's grad threads add their elements' unrounded
+    // sums to the accumulators and write no dtable element (it stays 9).
+    const Case k{256, 33, 9, 31, 0};
+    const std::vector<int64_t> ids = ids_of(k);
+    const auto dy = test::uniform_floats(k.B * k.T * k.C, -1, 1, test::test_seed(), 14);
+    EmbeddingParams whole{.V = k.V, .C = k.C, .M = k.B * k.T, .T = k.T};
+    whole.accum = common::accum_spec(common::AccumMode::kExact);
+    std::vector<float> want(static_cast<std::size_t>(k.V * k.C));
+    cpu::embedding_backward(ids.data(), dy.data(), want.data(), whole);
+    std::vector<common::ExactAcc> accs(want.size());
+    for (common::ExactAcc& a : accs) common::exact_init(a);
+    for (const auto& [b0, b1] : {std::pair{0, 2}, std::pair{2, 5}, std::pair{5, 9}}) {
+        EmbeddingParams p = whole;
+        p.M = (b1 - b0) * k.T;
+        p.exact_out = accs.data();
+        const std::vector<int64_t> part(ids.begin() + b0 * k.T, ids.begin() + b1 * k.T);
+        const std::vector<float> dpart(dy.begin() + b0 * k.T * k.C, dy.begin() + b1 * k.T * k.C);
+        const std::vector<float> untouched = backward_on_grid(part, dpart, p, b0 == 2);
+        EXPECT_TRUE(test::bitwise_equal(untouched, std::vector<float>(want.size(), 9.0f)));
+    }
+    std::vector<float> got;
+    for (const common::ExactAcc& a : accs) got.push_back(common::exact_value(a));
+    EXPECT_TRUE(test::bitwise_equal(got, want));
 }
 
 }  // namespace
