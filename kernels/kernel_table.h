@@ -15,6 +15,7 @@
 #include "kernels/bias_add.h"
 #include "kernels/conv2d.h"
 #include "kernels/dropout.h"
+#include "kernels/embedding.h"
 #include "kernels/exact_round.h"
 #include "kernels/finite.h"
 #include "kernels/gelu.h"

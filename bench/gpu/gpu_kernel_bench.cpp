@@ -38,6 +38,7 @@
 #include "engine/ops/batchnorm2d.h"
 #include "engine/ops/conv2d.h"
 #include "engine/ops/dropout.h"
+#include "engine/ops/embedding.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/pool2d.h"
 #include "engine/ops/relu.h"
@@ -113,6 +114,18 @@ std::vector<Case> cases(int64_t n) {
     const Tensor labels = Tensor::from_vector_i64({n}, lab).to(Device::kCuda);
     c.push_back({"softmax_cross_entropy", dims({n, 10}),
                  [=] { return dt::softmax_cross_entropy(logits, labels); }});
+    // The GPT model's token embedding: n / 4 sequences of 256 bytes (32 at the default batch),
+    // V = 256, C = 192, ids skewed like text (floor(256 u^3)).
+    const int64_t seqs = std::max<int64_t>(n / 4, 1), T = 256;
+    std::vector<int64_t> tok(static_cast<std::size_t>(seqs * T));
+    for (std::size_t m = 0; m < tok.size(); ++m) {
+        const double u = static_cast<double>((m * 2654435761u) % 1000003u) / 1000003.0;
+        tok[m] = static_cast<int64_t>(256.0 * u * u * u);
+    }
+    const Tensor tokens = Tensor::from_vector_i64({seqs, T}, tok).to(Device::kCuda);
+    const Tensor table = uniform({256, 192}, 17);
+    c.push_back({"embedding", dims({seqs, T}) + " V256 C192",
+                 [=] { return dt::embedding(tokens, table, T); }});
     return c;
 }
 

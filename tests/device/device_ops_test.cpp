@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/autograd/tape.h"
@@ -24,6 +25,7 @@
 #include "engine/ops/bias_add.h"
 #include "engine/ops/conv2d.h"
 #include "engine/ops/dropout.h"
+#include "engine/ops/embedding.h"
 #include "engine/ops/gelu.h"
 #include "engine/ops/init.h"
 #include "engine/ops/linear.h"
@@ -152,6 +154,24 @@ TEST_P(DeviceOps, BatchNormInTrainingAndEvaluation) {
             EXPECT_EQ(stats[i], stats[i + 2]);
             EXPECT_EQ(stats[i + 1], stats[i + 3]);
         }
+    }
+}
+
+TEST_P(DeviceOps, EmbeddingOfTokensAndPositions) {
+    // Byte-like tokens (a few ids take most rows, many none) and learned positions (ids = t):
+    // B = 16 sequences of T = 24, C = 12. The ids go to the table's device, or stay on the host.
+    const int64_t B = 16, T = 24, C = 12;
+    std::vector<int64_t> tok, pos;
+    for (float u : test::uniform_floats(B * T, 0, 1, test::test_seed(), 26))
+        tok.push_back(static_cast<int64_t>(256.0f * u * u * u));
+    for (int64_t m = 0; m < B * T; ++m) pos.push_back(m % T);
+    for (const auto& [ids, V] : {std::pair{tok, int64_t{256}}, std::pair{pos, T}}) {
+        const Tensor host_ids = Tensor::from_vector_i64({B, T}, ids);
+        expect_device_equals_cpu(
+            [&](const auto& in) { return embedding(host_ids.to(in[0].device()), in[0], T); },
+            {uniform({V, C}, 27)});
+        expect_device_equals_cpu([&](const auto& in) { return embedding(host_ids, in[0], T); },
+                                 {uniform({V, C}, 28)});
     }
 }
 

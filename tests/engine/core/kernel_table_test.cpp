@@ -19,6 +19,7 @@
 #include "engine/ops/bias_add.h"
 #include "engine/ops/conv2d.h"
 #include "engine/ops/dropout.h"
+#include "engine/ops/embedding.h"
 #include "engine/ops/gelu.h"
 #include "engine/ops/init.h"
 #include "engine/ops/linear.h"
@@ -107,6 +108,10 @@ void run_op(OpKind op) {
                 batchnorm2d(x4, param({3}, 9), param({3}, 10), mean, var, {.training = false}));
             break;
         }
+        case OpKind::embedding:
+            backward_of(embedding(Tensor::from_vector_i64({2, 3}, {4, 0, 4, 1, 1, 2}),
+                                  param({5, 4}, 16), 3));
+            break;
         case OpKind::maxpool2d:
             backward_of(maxpool2d(x4));
             break;
