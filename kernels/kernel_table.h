@@ -18,6 +18,7 @@
 #include "kernels/exact_round.h"
 #include "kernels/finite.h"
 #include "kernels/init.h"
+#include "kernels/layer_norm.h"
 #include "kernels/linear.h"
 #include "kernels/pool2d.h"
 #include "kernels/relu.h"

@@ -38,6 +38,9 @@ const KernelTable& kernel_table() {
         t.batchnorm2d_apply = &cuda::batchnorm2d_apply;
         t.batchnorm2d_update_running = &cuda::batchnorm2d_update_running;
         t.batchnorm2d_backward = &cuda::batchnorm2d_backward;
+        // layer normalisation (kernels/cuda/layer_norm.cu)
+        t.layer_norm_forward = &cuda::layer_norm_forward;
+        t.layer_norm_backward = &cuda::layer_norm_backward;
         // pooling (kernels/cuda/pool2d.cu)
         t.maxpool2d_forward = &cuda::maxpool2d_forward;
         t.maxpool2d_backward = &cuda::maxpool2d_backward;

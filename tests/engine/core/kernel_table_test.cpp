@@ -20,6 +20,7 @@
 #include "engine/ops/conv2d.h"
 #include "engine/ops/dropout.h"
 #include "engine/ops/init.h"
+#include "engine/ops/layer_norm.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/non_finite_scan.h"
 #include "engine/ops/pool2d.h"
@@ -96,6 +97,9 @@ void run_op(OpKind op) {
                                     {.training = false}));
             break;
         }
+        case OpKind::layer_norm:
+            backward_of(layer_norm(param({2, 3, 5}, 13), param({5}, 14), param({5}, 15), 3));
+            break;
         case OpKind::maxpool2d: backward_of(maxpool2d(x4)); break;
         case OpKind::relu_maxpool2d: backward_of(relu_maxpool2d(x4)); break;
         case OpKind::avgpool2d:
