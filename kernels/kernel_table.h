@@ -21,6 +21,7 @@
 #include "kernels/gelu.h"
 #include "kernels/grad_norm.h"
 #include "kernels/init.h"
+#include "kernels/layer_norm.h"
 #include "kernels/linear.h"
 #include "kernels/pool2d.h"
 #include "kernels/relu.h"

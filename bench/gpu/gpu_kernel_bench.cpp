@@ -39,6 +39,7 @@
 #include "engine/ops/conv2d.h"
 #include "engine/ops/dropout.h"
 #include "engine/ops/embedding.h"
+#include "engine/ops/layer_norm.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/pool2d.h"
 #include "engine/ops/relu.h"
@@ -86,6 +87,9 @@ std::vector<Case> cases(int64_t n) {
                      Tensor rv = Tensor::full({32}, 1.0f, Device::kCuda);
                      return dt::batchnorm2d(xb, g, be, rm, rv, {true, 0.1f, 1e-5f});
                  }});
+    // A GPT block's layer norm: n sequences of 64 tokens, C = 192 (8192 tokens at n = 128).
+    const Tensor xn = uniform({n, 64, 192}, 17), gn = uniform({192}, 18), bn = uniform({192}, 19);
+    c.push_back({"layer_norm", dims({n, 64, 192}), [=] { return dt::layer_norm(xn, gn, bn, 64); }});
     const Tensor xp = uniform({n, 16, 28, 28}, 12);
     const std::string xp_dims = dims({n, 16, 28, 28});
     c.push_back({"maxpool2d", xp_dims + " 2x2", [=] { return dt::maxpool2d(xp, {2, 2, 0}); }});

@@ -10,7 +10,8 @@
 // leaves rounded once (e.g. conv.wgrad: of the per-sample leaves), the reference every other
 // mode rounds away from. Sites measured: every site except grad.allreduce (one process).
 // Outputs compared: conv/linear wgrad and dgrad, bias.grad, pool.backward: the gradient;
-// bn.stats: mean and variance; bn.backward: dgamma and dbeta; loss: the mean loss.
+// bn.stats: mean and variance; bn.backward: dgamma and dbeta; ln.stats: mean and rstd;
+// ln.grad: dgamma and dbeta; loss: the mean loss.
 #pragma once
 #include <array>
 #include <cstdint>

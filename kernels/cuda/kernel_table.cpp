@@ -45,6 +45,9 @@ const KernelTable& kernel_table() {
         // embedding (kernels/cuda/embedding.cu)
         t.embedding_forward = &cuda::embedding_forward;
         t.embedding_backward = &cuda::embedding_backward;
+        // layer normalisation (kernels/cuda/layer_norm.cu)
+        t.layer_norm_forward = &cuda::layer_norm_forward;
+        t.layer_norm_backward = &cuda::layer_norm_backward;
         // pooling (kernels/cuda/pool2d.cu)
         t.maxpool2d_forward = &cuda::maxpool2d_forward;
         t.maxpool2d_backward = &cuda::maxpool2d_backward;

@@ -8,6 +8,7 @@
 // on a GPU with the DeviceError naming it: the list of what is missing is this test's output.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -28,6 +29,7 @@
 #include "engine/ops/embedding.h"
 #include "engine/ops/gelu.h"
 #include "engine/ops/init.h"
+#include "engine/ops/layer_norm.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/non_finite_scan.h"
 #include "engine/ops/pool2d.h"
@@ -172,6 +174,19 @@ TEST_P(DeviceOps, EmbeddingOfTokensAndPositions) {
             {uniform({V, C}, 27)});
         expect_device_equals_cpu([&](const auto& in) { return embedding(host_ids, in[0], T); },
                                  {uniform({V, C}, 28)});
+    }
+}
+
+TEST_P(DeviceOps, LayerNorm) {
+    // C = 1; odd C below 32 over sequences of 5 tokens; GPT-2's C (32 leaves of 24) with a last
+    // block of tokens the row programs take partly.
+    for (const auto& [B, T, C] : {std::array<int64_t, 3>{2, 3, 1}, std::array<int64_t, 3>{3, 5, 7},
+                                  std::array<int64_t, 3>{3, 7, 768}}) {
+        SCOPED_TRACE(testing::Message() << B << "x" << T << "x" << C);
+        const Tensor x = uniform({B, T, C}, 26, -3.0f, 5.0f), g = uniform({C}, 27, 0.5f, 1.5f),
+                     be = uniform({C}, 28);
+        expect_device_equals_cpu(
+            [T = T](const auto& in) { return layer_norm(in[0], in[1], in[2], T); }, {x, g, be});
     }
 }
 

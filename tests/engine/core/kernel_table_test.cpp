@@ -22,6 +22,7 @@
 #include "engine/ops/embedding.h"
 #include "engine/ops/gelu.h"
 #include "engine/ops/init.h"
+#include "engine/ops/layer_norm.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/non_finite_scan.h"
 #include "engine/ops/pool2d.h"
@@ -111,6 +112,9 @@ void run_op(OpKind op) {
         case OpKind::embedding:
             backward_of(embedding(Tensor::from_vector_i64({2, 3}, {4, 0, 4, 1, 1, 2}),
                                   param({5, 4}, 16), 3));
+            break;
+        case OpKind::layer_norm:
+            backward_of(layer_norm(param({2, 3, 5}, 13), param({5}, 14), param({5}, 15), 3));
             break;
         case OpKind::maxpool2d:
             backward_of(maxpool2d(x4));

@@ -24,6 +24,7 @@ const std::vector<ModesEntry>& modes_entries() {
         linear_backward_weight_entry(), conv2d_backward_data_entry(),
         conv2d_backward_weight_entry(), batchnorm2d_stats_entry(),
         batchnorm2d_backward_entry(),   embedding_backward_entry(),
+        layer_norm_forward_entry(),     layer_norm_backward_entry(),
         maxpool2d_backward_entry(),     avgpool2d_backward_entry(),
         softmax_xent_forward_entry(),   grad_norm_sq_each_entry()};
     return entries;

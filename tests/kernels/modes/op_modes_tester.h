@@ -117,6 +117,8 @@ ModesEntry conv2d_backward_weight_entry();
 ModesEntry batchnorm2d_stats_entry();
 ModesEntry batchnorm2d_backward_entry();
 ModesEntry embedding_backward_entry();
+ModesEntry layer_norm_forward_entry();
+ModesEntry layer_norm_backward_entry();
 ModesEntry maxpool2d_backward_entry();
 ModesEntry avgpool2d_backward_entry();
 ModesEntry softmax_xent_forward_entry();
