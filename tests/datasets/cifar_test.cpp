@@ -7,12 +7,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "engine/core/error.h"
+#include "tests/support/data_files.h"
 #include "tests/support/errors.h"
 #include "tests/support/temp_dir.h"
 
@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using test::has, test::message_of, test::TempDir;
+using test::has, test::message_of, test::TempDir, test::write_file;
 
 // Record r of file `file_id`: label bytes, then pixel i = (file_id * 31 + r * 7 + i) mod 256.
 std::vector<uint8_t> records(int file_id, const std::vector<std::vector<uint8_t>>& labels) {
@@ -33,13 +33,6 @@ std::vector<uint8_t> records(int file_id, const std::vector<std::vector<uint8_t>
         }
     }
     return out;
-}
-
-void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
-    fs::create_directories(fs::path(path).parent_path());
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
 }
 
 // Writes a complete CIFAR-10 set under `folder`: file b (1..5) holds labels {b-1, b}, test {9}.

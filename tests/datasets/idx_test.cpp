@@ -6,15 +6,14 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
-#include <zlib.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "datasets/dataset.h"
 #include "engine/core/error.h"
+#include "tests/support/data_files.h"
 #include "tests/support/errors.h"
 #include "tests/support/temp_dir.h"
 
@@ -23,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using test::has, test::message_of, test::TempDir;
+using test::has, test::message_of, test::TempDir, test::write_file;
 
 std::vector<uint8_t> idx_bytes(uint32_t magic, const std::vector<uint32_t>& dims,
                                const std::vector<uint8_t>& data) {
@@ -35,19 +34,6 @@ std::vector<uint8_t> idx_bytes(uint32_t magic, const std::vector<uint32_t>& dims
     for (uint32_t d : dims) put(d);
     out.insert(out.end(), data.begin(), data.end());
     return out;
-}
-
-void write_file(const std::string& path, const std::vector<uint8_t>& bytes, bool gzip) {
-    if (gzip) {
-        gzFile f = gzopen(path.c_str(), "wb");
-        ASSERT_NE(f, nullptr);
-        if (!bytes.empty()) gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
-        gzclose(f);
-    } else {
-        std::ofstream(path, std::ios::binary)
-            .write(reinterpret_cast<const char*>(bytes.data()),
-                   static_cast<std::streamsize>(bytes.size()));
-    }
 }
 
 std::vector<uint8_t> ramp(std::size_t n, int mul = 7) {

@@ -5,7 +5,6 @@
 #include "datasets/text_corpus.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,28 +17,16 @@
 
 #include "datasets/sampler.h"
 #include "engine/core/error.h"
+#include "tests/support/data_files.h"
 #include "tests/support/errors.h"
 #include "tests/support/temp_dir.h"
 
 namespace dt {
 namespace {
 
-using test::has, test::message_of, test::TempDir;
+using test::has, test::message_of, test::TempDir, test::write_file;
 
 std::vector<uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
-
-void write_file(const std::string& path, const std::vector<uint8_t>& bytes, bool gzip) {
-    if (gzip) {
-        gzFile f = gzopen(path.c_str(), "wb");
-        ASSERT_NE(f, nullptr);
-        if (!bytes.empty()) gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
-        gzclose(f);
-    } else {
-        std::ofstream(path, std::ios::binary)
-            .write(reinterpret_cast<const char*>(bytes.data()),
-                   static_cast<std::streamsize>(bytes.size()));
-    }
-}
 
 // n bytes of lower-case letters: "abc...zabc..."
 std::vector<uint8_t> letters(std::size_t n) {
