@@ -44,14 +44,20 @@ inline void gelu_forward(const double* x, double* y, int64_t n);
 inline void gelu_backward(const double* x, const double* dy, double* dx, int64_t n);
 }  // namespace ref
 
+// The float kernels, one list for both backends: cpu:: (kernels/cpu/gelu.cpp) and cuda::
+// (kernels/cuda/elementwise.cu: device pointers, the engine's stream). (n) -> (n).
+#define DT_GELU_KERNELS                                     \
+    void gelu_forward(const float* x, float* y, int64_t n); \
+    void gelu_backward(const float* x, const float* dy, float* dx, int64_t n);
+
 namespace cpu {
-void gelu_forward(const float* x, float* y, int64_t n);                     // (n) -> (n)
-void gelu_backward(const float* x, const float* dy, float* dx, int64_t n);  // (n),(n) -> (n)
+DT_GELU_KERNELS
 }  // namespace cpu
 
-namespace cuda {  // kernels/cuda/elementwise.cu (device pointers; the engine's stream)
-void gelu_forward(const float* x, float* y, int64_t n);
-void gelu_backward(const float* x, const float* dy, float* dx, int64_t n);
+namespace cuda {
+DT_GELU_KERNELS
 }  // namespace cuda
+
+#undef DT_GELU_KERNELS
 
 }  // namespace dt::kernels

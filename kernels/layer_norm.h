@@ -86,22 +86,25 @@ inline void layer_norm_backward(const double* dy, const double* x, const double*
                                 double* dbeta, const LayerNormParams& p);
 }  // namespace ref
 
+// The float kernels, one list for both backends: cpu:: (kernels/cpu/layer_norm.cpp) and cuda::
+// (kernels/cuda/layer_norm.cu: device pointers, the engine's stream).
+//   layer_norm_forward   y, and each token's mean and rstd (site ln.stats).
+//   layer_norm_backward  dx, dgamma, dbeta from the forward's mean and rstd (site ln.grad).
+#define DT_LAYER_NORM_KERNELS                                                                 \
+    void layer_norm_forward(const float* x, const float* gamma, const float* beta, float* y,  \
+                            float* mean, float* rstd, const LayerNormParams& p);              \
+    void layer_norm_backward(const float* dy, const float* x, const float* mean,              \
+                             const float* rstd, const float* gamma, float* dx, float* dgamma, \
+                             float* dbeta, const LayerNormParams& p);
+
 namespace cpu {
-/// y, and each token's mean and rstd (site ln.stats).
-void layer_norm_forward(const float* x, const float* gamma, const float* beta, float* y,
-                        float* mean, float* rstd, const LayerNormParams& p);
-/// dx, dgamma, dbeta from the forward's mean and rstd (site ln.grad).
-void layer_norm_backward(const float* dy, const float* x, const float* mean, const float* rstd,
-                         const float* gamma, float* dx, float* dgamma, float* dbeta,
-                         const LayerNormParams& p);
+DT_LAYER_NORM_KERNELS
 }  // namespace cpu
 
-namespace cuda {  // kernels/cuda/layer_norm.cu (device pointers, the engine's stream)
-void layer_norm_forward(const float* x, const float* gamma, const float* beta, float* y,
-                        float* mean, float* rstd, const LayerNormParams& p);
-void layer_norm_backward(const float* dy, const float* x, const float* mean, const float* rstd,
-                         const float* gamma, float* dx, float* dgamma, float* dbeta,
-                         const LayerNormParams& p);
+namespace cuda {
+DT_LAYER_NORM_KERNELS
 }  // namespace cuda
+
+#undef DT_LAYER_NORM_KERNELS
 
 }  // namespace dt::kernels

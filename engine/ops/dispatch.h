@@ -3,6 +3,7 @@
 // their kernels through the kernel table of their tensors' device (device_kernels,
 // engine/core/backend.h), in forward and in backward; outputs live on the inputs' device.
 #pragma once
+#include "engine/autograd/tape.h"
 #include "engine/core/backend.h"
 #include "engine/core/error.h"
 #include "engine/core/tensor.h"
@@ -41,6 +42,23 @@ inline void check_same_device(const Tensor& x, const Tensor& w, const Tensor& b,
 /// An uninitialised float32 tensor on x's device (an op's output or gradient).
 inline Tensor empty_like_device(const Shape& shape, const Tensor& x) {
     return Tensor::empty(shape, DType::kF32, x.device());
+}
+
+/// y = forward(x) elementwise, any shape, with autograd: dx = backward(x, dy). `forward` and
+/// `backward` are the kernel-table entries (&KernelTable::relu_forward, ...).
+template <auto Forward, auto Backward>
+Tensor unary_elementwise(const Tensor& x, const char* op) {
+    check_f32(x, op, "input");
+    Tensor y = empty_like_device(x.shape(), x);
+    (device_kernels(x.device()).*Forward)(x.f32(), y.f32(), x.numel());
+    if (autograd::needs_grad({x})) {
+        autograd::record(y, op, {x}, [x](const Tensor& dy) {
+            Tensor dx = empty_like_device(x.shape(), x);
+            (device_kernels(x.device()).*Backward)(x.f32(), dy.f32(), dx.f32(), x.numel());
+            return std::vector<Tensor>{dx};
+        });
+    }
+    return y;
 }
 
 /// True when a rounding-error probe is current (engine/noise/site_probe.h) and can rerun this

@@ -1,23 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "engine/ops/relu.h"
 
-#include "engine/autograd/tape.h"
 #include "engine/ops/dispatch.h"
 
 namespace dt {
 
 Tensor relu(const Tensor& x) {
-    ops_detail::check_f32(x, "relu", "input");
-    Tensor y = ops_detail::empty_like_device(x.shape(), x);
-    device_kernels(x.device()).relu_forward(x.f32(), y.f32(), x.numel());
-    if (autograd::needs_grad({x})) {
-        autograd::record(y, "relu", {x}, [x](const Tensor& dy) {
-            Tensor dx = ops_detail::empty_like_device(x.shape(), x);
-            device_kernels(x.device()).relu_backward(x.f32(), dy.f32(), dx.f32(), x.numel());
-            return std::vector<Tensor>{dx};
-        });
-    }
-    return y;
+    return ops_detail::unary_elementwise<&kernels::KernelTable::relu_forward,
+                                         &kernels::KernelTable::relu_backward>(x, "relu");
 }
 
 }  // namespace dt

@@ -269,16 +269,23 @@ void grad_totals(const LayerNormParams& p, const GradTerm& term, float* dgamma, 
     }
 }
 
+/// f(m, count, order) for every token m (a token's row sums belong to one thread), the tokens
+/// split statically over the threads; nothing for an empty input.
+template <class F>
+void for_each_token(const LayerNormParams& p, F&& f) {
+    if (p.M <= 0 || p.C <= 0) return;
+    const float count = static_cast<float>(p.C);
+    const RowOrder order = row_order(p);
+#pragma omp parallel for schedule(static) if (p.M * p.C >= kParallelMin)
+    for (int64_t m = 0; m < p.M; ++m) f(m, count, order);
+}
+
 }  // namespace
 
 void layer_norm_forward(const float* x, const float* gamma, const float* beta, float* y,
                         float* mean, float* rstd, const LayerNormParams& p) {
-    if (p.M <= 0 || p.C <= 0) return;
     const int64_t C = p.C;
-    const float count = static_cast<float>(C);
-    const RowOrder order = row_order(p);
-#pragma omp parallel for schedule(static) if (p.M * C >= kParallelMin)
-    for (int64_t m = 0; m < p.M; ++m) {
+    for_each_token(p, [&](int64_t m, float count, const RowOrder& order) {
         const float* xr = x + m * C;
         float s;
         row_sums<1>(
@@ -297,7 +304,7 @@ void layer_norm_forward(const float* x, const float* gamma, const float* beta, f
         float* yr = y + m * C;
         for (int64_t i = 0; i < C; ++i)
             yr[i] = layer_norm_y(layer_norm_xhat(xr[i], mu, rs), gamma[i], beta[i]);
-    }
+    });
 }
 
 void layer_norm_backward(const float* dy, const float* x, const float* mean, const float* rstd,
@@ -305,10 +312,7 @@ void layer_norm_backward(const float* dy, const float* x, const float* mean, con
                          const LayerNormParams& p) {
     if (p.M <= 0 || p.C <= 0) return;
     const int64_t C = p.C;
-    const float count = static_cast<float>(C);
-    const RowOrder order = row_order(p);
-#pragma omp parallel for schedule(static) if (p.M * C >= kParallelMin)
-    for (int64_t m = 0; m < p.M; ++m) {
+    for_each_token(p, [&](int64_t m, float count, const RowOrder& order) {
         const float *xr = x + m * C, *dyr = dy + m * C;
         const float mu = mean[m], rs = rstd[m];
         float s[2];
@@ -324,7 +328,7 @@ void layer_norm_backward(const float* dy, const float* x, const float* mean, con
         float* d = dx + m * C;
         for (int64_t i = 0; i < C; ++i)
             d[i] = layer_norm_dx(dyr[i] * gamma[i], layer_norm_xhat(xr[i], mu, rs), m1, m2, rs);
-    }
+    });
     grad_totals(p, GradTerm{dy, x, mean, rstd, C}, dgamma, dbeta);
 }
 

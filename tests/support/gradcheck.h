@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <sstream>
 #include <vector>
@@ -65,6 +66,23 @@ void expect_layer_gradients(void (*forward)(const double*, const double*, const 
     EXPECT_TRUE(gradcheck([&](const auto& v) { return y(v, w, b); }, x, dy, dx)) << "dx";
     EXPECT_TRUE(gradcheck([&](const auto& v) { return y(x, v, b); }, w, dy, dw)) << "dw";
     EXPECT_TRUE(gradcheck([&](const auto& v) { return y(x, w, v); }, b, dy, db)) << "db";
+}
+
+/// gradcheck of an elementwise reference pair forward(x, y, n), backward(x, dy, dx, n).
+inline ::testing::AssertionResult unary_gradcheck(void (*forward)(const double*, double*, int64_t),
+                                                  void (*backward)(const double*, const double*,
+                                                                   double*, int64_t),
+                                                  const std::vector<double>& x,
+                                                  const std::vector<double>& dy) {
+    const auto n = static_cast<int64_t>(x.size());
+    std::vector<double> dx(x.size());
+    backward(x.data(), dy.data(), dx.data(), n);
+    const auto f = [&](const std::vector<double>& in) {
+        std::vector<double> y(in.size());
+        forward(in.data(), y.data(), n);
+        return y;
+    };
+    return gradcheck(f, x, dy, dx);
 }
 
 }  // namespace dt::test

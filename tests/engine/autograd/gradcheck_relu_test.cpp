@@ -9,18 +9,11 @@
 namespace {
 
 TEST(GradcheckRelu, ReferenceBackward) {
-    const int64_t n = 37;
-    std::vector<double> x = dt::test::to_double(dt::test::uniform_floats(n, -1, 1, 7));
+    std::vector<double> x = dt::test::to_double(dt::test::uniform_floats(37, -1, 1, 7));
     for (double& v : x) v += v < 0 ? -0.01 : 0.01;
-    std::vector<double> dy = dt::test::to_double(dt::test::uniform_floats(n, -1, 1, 8));
-    std::vector<double> dx(n);
-    dt::kernels::ref::relu_backward(x.data(), dy.data(), dx.data(), n);
-    auto f = [n](const std::vector<double>& in) {
-        std::vector<double> y(n);
-        dt::kernels::ref::relu_forward(in.data(), y.data(), n);
-        return y;
-    };
-    EXPECT_TRUE(dt::test::gradcheck(f, x, dy, dx));
+    EXPECT_TRUE(
+        dt::test::unary_gradcheck(dt::kernels::ref::relu_forward, dt::kernels::ref::relu_backward,
+                                  x, dt::test::to_double(dt::test::uniform_floats(37, -1, 1, 8))));
 }
 
 }  // namespace

@@ -29,8 +29,6 @@ namespace dt::test {
 namespace {
 
 using kernels::EmbeddingParams;
-using kernels::common::AccumMode;
-using kernels::common::AccumSpec;
 namespace c = kernels::common;
 
 enum class Ids { kSkewed, kAllEqual, kPositions };

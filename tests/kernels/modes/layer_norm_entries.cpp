@@ -43,8 +43,6 @@ namespace dt::test {
 namespace {
 
 using kernels::LayerNormParams;
-using kernels::common::AccumMode;
-using kernels::common::AccumSpec;
 namespace c = kernels::common;
 using Vec = std::vector<float>;
 using VecD = std::vector<double>;
