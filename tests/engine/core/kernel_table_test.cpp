@@ -15,6 +15,7 @@
 #include "engine/autograd/tape.h"
 #include "engine/core/backend.h"
 #include "engine/ops/add.h"
+#include "engine/ops/attention.h"
 #include "engine/ops/batchnorm2d.h"
 #include "engine/ops/bias_add.h"
 #include "engine/ops/conv2d.h"
@@ -107,6 +108,9 @@ void run_op(OpKind op) {
                 batchnorm2d(x4, param({3}, 9), param({3}, 10), mean, var, {.training = false}));
             break;
         }
+        case OpKind::attention:
+            backward_of(causal_attention(param({2, 5, 12}, 13), 2));
+            break;
         case OpKind::maxpool2d:
             backward_of(maxpool2d(x4));
             break;

@@ -23,7 +23,8 @@ const std::vector<ModesEntry>& modes_entries() {
         bias_add_backward_entry(),      linear_backward_data_entry(),
         linear_backward_weight_entry(), conv2d_backward_data_entry(),
         conv2d_backward_weight_entry(), batchnorm2d_stats_entry(),
-        batchnorm2d_backward_entry(),   maxpool2d_backward_entry(),
+        batchnorm2d_backward_entry(),   attention_forward_entry(),
+        attention_backward_entry(),     maxpool2d_backward_entry(),
         avgpool2d_backward_entry(),     softmax_xent_forward_entry(),
         grad_norm_sq_each_entry()};
     return entries;

@@ -116,6 +116,8 @@ ModesEntry conv2d_backward_data_entry();
 ModesEntry conv2d_backward_weight_entry();
 ModesEntry batchnorm2d_stats_entry();
 ModesEntry batchnorm2d_backward_entry();
+ModesEntry attention_forward_entry();
+ModesEntry attention_backward_entry();
 ModesEntry maxpool2d_backward_entry();
 ModesEntry avgpool2d_backward_entry();
 ModesEntry softmax_xent_forward_entry();
