@@ -41,6 +41,8 @@
 // Batch invariance: every sum of a row runs over that sequence's tokens with blocks fixed by
 // index, so a row's bits depend only on its sequence's qkv (and dout), on the mode and key, and
 // for dK, dV on T; never on B, on other sequences, or on how a device cuts the work.
+// A KV-cache decode step gives row t's bits when it runs this recipe over keys 0..t: the max
+// first, then the sums, in the same key blocks (the last one cut at t), mode and key.
 #pragma once
 #include <cmath>
 #include <cstdint>

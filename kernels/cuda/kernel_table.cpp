@@ -42,6 +42,9 @@ const KernelTable& kernel_table() {
         t.batchnorm2d_apply = &cuda::batchnorm2d_apply;
         t.batchnorm2d_update_running = &cuda::batchnorm2d_update_running;
         t.batchnorm2d_backward = &cuda::batchnorm2d_backward;
+        // causal self-attention (kernels/cuda/attention.cu)
+        t.attention_forward = &cuda::attention_forward;
+        t.attention_backward = &cuda::attention_backward;
         // pooling (kernels/cuda/pool2d.cu)
         t.maxpool2d_forward = &cuda::maxpool2d_forward;
         t.maxpool2d_backward = &cuda::maxpool2d_backward;
