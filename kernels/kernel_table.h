@@ -11,6 +11,7 @@
 
 #include "kernels/adam.h"
 #include "kernels/add.h"
+#include "kernels/attention.h"
 #include "kernels/batchnorm2d.h"
 #include "kernels/bias_add.h"
 #include "kernels/conv2d.h"

@@ -48,6 +48,9 @@ const KernelTable& kernel_table() {
         // layer normalisation (kernels/cuda/layer_norm.cu)
         t.layer_norm_forward = &cuda::layer_norm_forward;
         t.layer_norm_backward = &cuda::layer_norm_backward;
+        // causal self-attention (kernels/cuda/attention.cu)
+        t.attention_forward = &cuda::attention_forward;
+        t.attention_backward = &cuda::attention_backward;
         // pooling (kernels/cuda/pool2d.cu)
         t.maxpool2d_forward = &cuda::maxpool2d_forward;
         t.maxpool2d_backward = &cuda::maxpool2d_backward;

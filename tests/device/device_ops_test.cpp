@@ -22,6 +22,7 @@
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/add.h"
+#include "engine/ops/attention.h"
 #include "engine/ops/batchnorm2d.h"
 #include "engine/ops/bias_add.h"
 #include "engine/ops/conv2d.h"
@@ -132,6 +133,12 @@ TEST_P(DeviceOps, PerChannelTotalsOverLongRows) {
         {x, g, be});
     const Tensor xb = uniform({3, 11, 13, 13}, 24), b = uniform({11}, 25);
     expect_device_equals_cpu([](const auto& in) { return bias_add(in[0], in[1]); }, {xb, b});
+}
+
+TEST_P(DeviceOps, CausalAttention) {
+    // T = 70: three key and query blocks, the last ones partial; two heads of 5.
+    const Tensor qkv = uniform({2, 70, 30}, 26, -2.0f, 2.0f);
+    expect_device_equals_cpu([](const auto& in) { return causal_attention(in[0], 2); }, {qkv});
 }
 
 TEST_P(DeviceOps, BatchNormInTrainingAndEvaluation) {

@@ -15,6 +15,7 @@
 #include "engine/autograd/tape.h"
 #include "engine/core/backend.h"
 #include "engine/ops/add.h"
+#include "engine/ops/attention.h"
 #include "engine/ops/batchnorm2d.h"
 #include "engine/ops/bias_add.h"
 #include "engine/ops/conv2d.h"
@@ -112,6 +113,9 @@ void run_op(OpKind op) {
         case OpKind::embedding:
             backward_of(embedding(Tensor::from_vector_i64({2, 3}, {4, 0, 4, 1, 1, 2}),
                                   param({5, 4}, 16), 3));
+            break;
+        case OpKind::attention:
+            backward_of(causal_attention(param({2, 5, 12}, 13), 2));
             break;
         case OpKind::layer_norm:
             backward_of(layer_norm(param({2, 3, 5}, 13), param({5}, 14), param({5}, 15), 3));

@@ -58,20 +58,15 @@ TEST(ReduceSites, NamesModesAndPerCallSpecs) {
 // Every site but grad.allreduce (summed in engine/runtime) is some kernel's, and
 // kernels/op_list.inc names each kernel's site with the engine's names: the tester needs an entry
 // for each such kernel (tests/kernels/modes/site_entries_test.cpp), so a new site reaches it
-// through that table. The transformer's sites exist before their kernels: each leaves the
-// pending list when its kernel lands (a pending site with a row fails too, so the list shrinks).
+// through that table.
 TEST(ReduceSites, EveryKernelSiteIsInTheOpList) {
     std::set<std::string> listed;
 #define DT_SITE(entry, site) listed.insert(site);
 #include "kernels/op_list.inc"
-    const std::set<std::string> pending = {"attn.fwd", "attn.grad"};
     for (ReduceSite s : all_reduce_sites()) {
         if (s == ReduceSite::kGradAllreduce) continue;
-        EXPECT_NE(listed.count(reduce_site_name(s)), pending.count(reduce_site_name(s)))
-            << reduce_site_name(s)
-            << (pending.count(reduce_site_name(s))
-                    ? " has its kernel's DT_SITE row now: take it off the pending list"
-                    : " has no DT_SITE row in kernels/op_list.inc");
+        EXPECT_TRUE(listed.count(reduce_site_name(s)))
+            << reduce_site_name(s) << " has no DT_SITE row in kernels/op_list.inc";
     }
     for (const std::string& name : listed)
         EXPECT_TRUE(reduce_site_from_name(name).has_value())

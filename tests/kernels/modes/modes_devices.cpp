@@ -25,6 +25,7 @@ const std::vector<ModesEntry>& modes_entries() {
         conv2d_backward_weight_entry(), batchnorm2d_stats_entry(),
         batchnorm2d_backward_entry(),   embedding_backward_entry(),
         layer_norm_forward_entry(),     layer_norm_backward_entry(),
+        attention_forward_entry(),      attention_backward_entry(),
         maxpool2d_backward_entry(),     avgpool2d_backward_entry(),
         softmax_xent_forward_entry(),   grad_norm_sq_each_entry()};
     return entries;

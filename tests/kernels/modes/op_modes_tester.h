@@ -119,6 +119,8 @@ ModesEntry batchnorm2d_backward_entry();
 ModesEntry embedding_backward_entry();
 ModesEntry layer_norm_forward_entry();
 ModesEntry layer_norm_backward_entry();
+ModesEntry attention_forward_entry();
+ModesEntry attention_backward_entry();
 ModesEntry maxpool2d_backward_entry();
 ModesEntry avgpool2d_backward_entry();
 ModesEntry softmax_xent_forward_entry();
