@@ -129,16 +129,30 @@ DT_HD void attention_rowmax_body(const GridPos& t, const float* qkv, float* rowm
     });
 }
 
-/// A thread per (query row, key block): item r * max blocks + kb.
+/// f(r, row, i) for every row r and its i-th block, i < blocks(row): a thread per item
+/// r * NB + i (NB = attention_max_blocks(T)); the items past a row's last block do nothing.
+template <class Blocks, class F>
+DT_HD void for_each_row_block(const GridPos& t, const AttentionParams& p, const Blocks& blocks,
+                              F&& f) {
+    const int64_t NB = attention_max_blocks(p.T);
+    common::grid_stride(t, attention_rows(p) * NB, [&](int64_t item) {
+        const int64_t r = item / NB, i = item % NB;
+        const AttnRow w = attention_row(p, r);
+        if (i < blocks(w)) f(r, w, i);
+    });
+}
+
+/// A query row's key blocks.
+struct KeyBlocksOf {
+    DT_HD int64_t operator()(const AttnRow& w) const { return attention_key_blocks(w.t); }
+};
+
+/// A thread per (query row, key block).
 DT_HD void attention_forward_leaves_body(const GridPos& t, const float* qkv, const float* rowmax,
                                          float* out, float* rowsum, const AttnLeaves& L,
                                          const AttentionParams& p) {
     const float scale = attention_scale(p.D);
-    const int64_t NB = attention_max_blocks(p.T);
-    common::grid_stride(t, attention_rows(p) * NB, [&](int64_t item) {
-        const int64_t r = item / NB, kb = item % NB;
-        const AttnRow w = attention_row(p, r);
-        if (kb >= attention_key_blocks(w.t)) return;
+    for_each_row_block(t, p, KeyBlocksOf{}, [&](int64_t r, const AttnRow& w, int64_t kb) {
         float pw[kAttnKeyBlock];
         const AttnBlock k =
             attention_forward_block(qkv, p, w.b, w.h, w.t, kb, rowmax[r], scale, pw);
@@ -181,11 +195,7 @@ DT_HD void attention_dq_leaves_body(const GridPos& t, const float* qkv, const fl
                                     const float* rowmax, const float* rowsum, const float* di,
                                     float* dqkv, const AttnLeaves& L, const AttentionParams& p) {
     const float scale = attention_scale(p.D);
-    const int64_t NB = attention_max_blocks(p.T);
-    common::grid_stride(t, attention_rows(p) * NB, [&](int64_t item) {
-        const int64_t r = item / NB, kb = item % NB;
-        const AttnRow w = attention_row(p, r);
-        if (kb >= attention_key_blocks(w.t)) return;
+    for_each_row_block(t, p, KeyBlocksOf{}, [&](int64_t r, const AttnRow& w, int64_t kb) {
         float ds[kAttnKeyBlock];
         const AttnBlock k = attention_dq_block(qkv, dout, p, w.b, w.h, w.t, kb, rowmax[r],
                                                rowsum[r], di[r], scale, ds);
@@ -199,11 +209,9 @@ DT_HD void attention_dkv_leaves_body(const GridPos& t, const float* qkv, const f
                                      const float* rowmax, const float* rowsum, const float* di,
                                      float* dqkv, const AttnLeaves& L, const AttentionParams& p) {
     const float scale = attention_scale(p.D);
-    const int64_t NB = attention_max_blocks(p.T), C = p.H * p.D;
-    common::grid_stride(t, attention_rows(p) * NB, [&](int64_t item) {
-        const int64_t r = item / NB, i = item % NB;
-        const AttnRow w = attention_row(p, r);
-        if (i >= attention_query_blocks(w.t, p.T)) return;
+    const int64_t C = p.H * p.D;
+    const auto query_blocks = [&p](const AttnRow& w) { return attention_query_blocks(w.t, p.T); };
+    for_each_row_block(t, p, query_blocks, [&](int64_t r, const AttnRow& w, int64_t i) {
         float wk[kAttnQueryBlock], wv[kAttnQueryBlock];
         const float* g = nullptr;
         const AttnBlock kq = attention_dkv_block(qkv, dout, rowmax, rowsum, di, p, w.b, w.h, w.t, i,

@@ -101,4 +101,18 @@ inline std::vector<double> eps_scaled(std::vector<double> mag, double c) {
     return mag;
 }
 
+/// A device's output against the cpu's: bitwise, or, when `close` (the atomic mode, whose bits
+/// are not fixed on either device), within 1e-3 * (|want| + 1) element by element.
+inline void expect_bits_or_close(const std::vector<float>& got, const std::vector<float>& want,
+                                 bool close, const char* what) {
+    SCOPED_TRACE(what);
+    ASSERT_EQ(got.size(), want.size());
+    if (!close) {
+        EXPECT_TRUE(bitwise_equal(got.data(), want.data(), static_cast<int64_t>(got.size())));
+        return;
+    }
+    for (std::size_t i = 0; i < got.size(); ++i)
+        EXPECT_NEAR(got[i], want[i], 1e-3f * (std::fabs(want[i]) + 1.0f)) << i;
+}
+
 }  // namespace dt::test

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/support/attention_bounds.h"
+#include "tests/support/attention_runs.h"
 #include "tests/support/compare.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
@@ -22,23 +23,13 @@ namespace {
 using common::AccumMode;
 using common::AccumSpec;
 
-struct Outs {
-    std::vector<float> out, rowmax, rowsum, dqkv;
-};
+using Outs = test::AttentionOuts;
 
 /// Forward in spec, then the backward in spec from its outputs.
 Outs run(const std::vector<float>& qkv, const std::vector<float>& dout, AttentionParams p,
          const AccumSpec& spec) {
     p.accum = spec;
-    Outs o;
-    o.out.assign(static_cast<std::size_t>(p.B * p.T * p.H * p.D), NAN);
-    o.rowmax.assign(static_cast<std::size_t>(attention_rows(p)), NAN);
-    o.rowsum = o.rowmax;
-    o.dqkv.assign(qkv.size(), NAN);
-    cpu::attention_forward(qkv.data(), o.out.data(), o.rowmax.data(), o.rowsum.data(), p);
-    cpu::attention_backward(qkv.data(), o.out.data(), o.rowmax.data(), o.rowsum.data(), dout.data(),
-                            o.dqkv.data(), p);
-    return o;
+    return test::attention_on_cpu(qkv, dout, p);
 }
 
 std::vector<float> qkv_of(const AttentionParams& p, uint32_t tag) {

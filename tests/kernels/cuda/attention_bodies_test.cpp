@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/cuda/launch_shape.h"
+#include "tests/support/attention_runs.h"
 #include "tests/support/compare.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
@@ -26,9 +27,7 @@ using common::AccumMode;
 using common::for_each_thread;
 using common::GridPos;
 
-struct Outs {
-    std::vector<float> out, rowmax, rowsum, dqkv;
-};
+using Outs = test::AttentionOuts;
 
 /// Host memory standing in for the launcher's scratch, and its grid: `blocks` x `threads`, or
 /// the launcher's shape for n items when blocks is 0.
@@ -103,19 +102,6 @@ Outs on_grid(const std::vector<float>& qkv, const std::vector<float>& dout,
     return o;
 }
 
-Outs on_cpu(const std::vector<float>& qkv, const std::vector<float>& dout,
-            const AttentionParams& p) {
-    Outs o;
-    o.out.assign(dout.size(), NAN);
-    o.rowmax.assign(static_cast<std::size_t>(attention_rows(p)), NAN);
-    o.rowsum = o.rowmax;
-    o.dqkv.assign(qkv.size(), NAN);
-    cpu::attention_forward(qkv.data(), o.out.data(), o.rowmax.data(), o.rowsum.data(), p);
-    cpu::attention_backward(qkv.data(), o.out.data(), o.rowmax.data(), o.rowsum.data(), dout.data(),
-                            o.dqkv.data(), p);
-    return o;
-}
-
 TEST(CudaAttentionBodies, ForwardAndBackwardEqualTheCpuInEveryMode) {
     for (AttentionParams p : {AttentionParams{.B = 2, .T = 1, .H = 2, .D = 3},
                               AttentionParams{.B = 1, .T = 32, .H = 2, .D = 4},
@@ -129,7 +115,7 @@ TEST(CudaAttentionBodies, ForwardAndBackwardEqualTheCpuInEveryMode) {
         for (const common::AccumSpec& spec : test::all_mode_specs(19)) {
             SCOPED_TRACE(test::accum_mode_name(spec.mode));
             p.accum = spec;
-            const Outs want = on_cpu(qkv, dout, p);
+            const Outs want = test::attention_on_cpu(qkv, dout, p);
             for (const Grid g : {Grid{}, Grid{3, 32}}) {
                 SCOPED_TRACE(g.blocks == 0 ? "launch shape" : "3 x 32");
                 const Outs got = on_grid(qkv, dout, p, g);

@@ -23,18 +23,6 @@ namespace {
 using common::for_each_thread;
 using common::GridPos;
 
-void expect_equal(const std::vector<float>& got, const std::vector<float>& want, bool atomic,
-                  const char* what) {
-    SCOPED_TRACE(what);
-    ASSERT_EQ(got.size(), want.size());
-    if (!atomic) {
-        EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), static_cast<int64_t>(got.size())));
-        return;
-    }
-    for (std::size_t i = 0; i < got.size(); ++i)
-        EXPECT_NEAR(got[i], want[i], 1e-3f * (std::fabs(want[i]) + 1.0f)) << i;
-}
-
 /// Every step and mode for `shape`, with the per-channel totals' leaves run the staged way (where
 /// the rows are long enough) or a thread per row.
 void every_step_and_mode(const BatchNorm2dParams& shape, bool staged) {
@@ -89,14 +77,14 @@ void every_step_and_mode(const BatchNorm2dParams& shape, bool staged) {
         if (!atomic) {
             std::vector<float> m2, v2, is2(C, NAN);
             stats(false, m2, v2, is2);
-            expect_equal(m2, wm, false, "mean, finished after");
-            expect_equal(v2, wv, false, "var, finished after");
-            expect_equal(is2, wis, false, "invstd, finished after");
+            test::expect_bits_or_close(m2, wm, false, "mean, finished after");
+            test::expect_bits_or_close(v2, wv, false, "var, finished after");
+            test::expect_bits_or_close(is2, wis, false, "invstd, finished after");
             // batchnorm2d_invstd's body (a split batch's completed var) over a small grid
             std::vector<float> is3(C, NAN);
             for_each_thread(
                 1, 2, [&](const GridPos& t) { cuda::bn_invstd_body(t, v2.data(), is3.data(), p); });
-            expect_equal(is3, wis, false, "invstd of var");
+            test::expect_bits_or_close(is3, wis, false, "invstd of var");
         }
         std::vector<float> y(n), rm = run0, rv = run0, dx(n), edx(n);
         for_each_thread(cuda::elementwise_blocks(n), threads, [&](const GridPos& t) {
@@ -120,16 +108,16 @@ void every_step_and_mode(const BatchNorm2dParams& shape, bool staged) {
                     common::make_channel_of(p.HW, p.C));
             });
         }
-        expect_equal(mean, wm, atomic, "mean");
-        expect_equal(var, wv, atomic, "var");
-        expect_equal(invstd, wis, atomic, "invstd");
-        expect_equal(y, wy, atomic, "y");
-        expect_equal(rm, wrm, atomic, "running_mean");
-        expect_equal(rv, wrv, atomic, "running_var");
-        expect_equal(db, wdb, atomic, "dbeta");
-        expect_equal(dg, wdg, atomic, "dgamma");
-        expect_equal(dx, wdx, atomic, "dx");
-        expect_equal(edx, wedx, atomic, "eval dx");
+        test::expect_bits_or_close(mean, wm, atomic, "mean");
+        test::expect_bits_or_close(var, wv, atomic, "var");
+        test::expect_bits_or_close(invstd, wis, atomic, "invstd");
+        test::expect_bits_or_close(y, wy, atomic, "y");
+        test::expect_bits_or_close(rm, wrm, atomic, "running_mean");
+        test::expect_bits_or_close(rv, wrv, atomic, "running_var");
+        test::expect_bits_or_close(db, wdb, atomic, "dbeta");
+        test::expect_bits_or_close(dg, wdg, atomic, "dgamma");
+        test::expect_bits_or_close(dx, wdx, atomic, "dx");
+        test::expect_bits_or_close(edx, wedx, atomic, "eval dx");
     }
 }
 

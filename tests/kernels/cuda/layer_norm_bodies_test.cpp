@@ -26,17 +26,6 @@ namespace {
 using common::GridPos;
 using Vec = std::vector<float>;
 
-void expect_equal(const Vec& got, const Vec& want, bool close, const char* what) {
-    SCOPED_TRACE(what);
-    ASSERT_EQ(got.size(), want.size());
-    if (!close) {
-        EXPECT_TRUE(test::bitwise_equal(got.data(), want.data(), static_cast<int64_t>(got.size())));
-        return;
-    }
-    for (std::size_t i = 0; i < got.size(); ++i)
-        EXPECT_NEAR(got[i], want[i], 1e-3f * (std::fabs(want[i]) + 1.0f)) << i;
-}
-
 /// Every mode for `shape`, the row programs on `blocks` blocks (0: the launcher's grid) and the
 /// per-channel totals' leaves the staged way or a thread per row.
 void every_mode(const LayerNormParams& shape, uint32_t blocks, bool staged) {
@@ -79,12 +68,12 @@ void every_mode(const LayerNormParams& shape, uint32_t blocks, bool staged) {
                                                         mean.data(), rstd.data(), gamma.data(),
                                                         dx.data(), p, order.data());
                          });
-        expect_equal(y, wy, false, "y");
-        expect_equal(mean, wm, false, "mean");
-        expect_equal(rstd, wr, false, "rstd");
-        expect_equal(dx, wdx, false, "dx");
-        expect_equal(dg, wdg, atomic, "dgamma");
-        expect_equal(db, wdb, atomic, "dbeta");
+        test::expect_bits_or_close(y, wy, false, "y");
+        test::expect_bits_or_close(mean, wm, false, "mean");
+        test::expect_bits_or_close(rstd, wr, false, "rstd");
+        test::expect_bits_or_close(dx, wdx, false, "dx");
+        test::expect_bits_or_close(dg, wdg, atomic, "dgamma");
+        test::expect_bits_or_close(db, wdb, atomic, "dbeta");
     }
 }
 
