@@ -149,7 +149,10 @@ using Recipe = ModesCheck;
 TEST_P(Recipe, EqualsTheModesRecipeBitwise) {
     const ModesEntry& e = entry();
     if (mode() == AccumMode::kAtomic) omp_set_num_threads(1);  // partials in index order
-    for (const auto& [s, kind] : all_inputs(e)) {
+    for (const auto& shape_inputs : all_inputs(e)) {
+        // Plain variables, not a structured binding: lambdas below capture s (clang 14).
+        const int s = shape_inputs.first;
+        const Inputs kind = shape_inputs.second;
         SCOPED_TRACE(trace_of(e, s, kind));
         const Floats in = e.inputs(s, 30, kind);
         const Floats want = e.recipe(s, in, spec_of(mode()));
@@ -197,7 +200,10 @@ DT_MODES_SUITE(Threads, kFixed);
 using ModeFree = ModesCheck;
 TEST_P(ModeFree, OutputsNoModeChangesKeepTheTreesBits) {
     const ModesEntry& e = entry();
-    for (const auto& [s, kind] : all_inputs(e)) {
+    for (const auto& shape_inputs : all_inputs(e)) {
+        // Plain variables, not a structured binding: lambdas below capture s (clang 14).
+        const int s = shape_inputs.first;
+        const Inputs kind = shape_inputs.second;
         const std::vector<int> outs = e.mode_free(s);
         if (outs.empty()) continue;
         SCOPED_TRACE(trace_of(e, s, kind));
