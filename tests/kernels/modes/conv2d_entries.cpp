@@ -32,6 +32,7 @@
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/reduce_tree.h"
 #include "kernels/conv2d.h"
+#include "kernels/ref/conv2d_order_ref.h"
 #include "kernels/ref/conv2d_ref.h"
 #include "tests/kernels/modes/entry_helpers.h"
 #include "tests/kernels/modes/op_modes_tester.h"
@@ -99,28 +100,11 @@ std::vector<float> wgrad_leaves(const std::vector<float>& x, const std::vector<f
     return leaves;
 }
 
-/// dgrad's tree on conv2d_dgrad_is_forward shapes: the fma chain from +0 over o ascending, then
-/// taps (ki, kj) descending, of w[o,c,ki,kj] * dy[s,o,ih+pad-ki,iw+pad-kj] where that exists.
-float transposed_forward(const std::vector<float>& dy, const std::vector<float>& w,
-                         const Conv2dParams& p, int64_t s, int64_t ci, int64_t ih, int64_t iw) {
-    float acc = 0.0f;
-    for (int64_t o = 0; o < p.co; ++o)
-        for (int64_t ki = p.kh - 1; ki >= 0; --ki)
-            for (int64_t kj = p.kw - 1; kj >= 0; --kj) {
-                const int64_t oh = ih + p.pad - ki, ow = iw + p.pad - kj;
-                if (oh < 0 || ow < 0 || oh >= p.ho || ow >= p.wo) continue;
-                acc = std::fma(w[((o * p.ci + ci) * p.kh + ki) * p.kw + kj],
-                               dy[((s * p.co + o) * p.ho + oh) * p.wo + ow], acc);
-            }
-    return acc;
-}
-
-/// dx[s, c, ih, iw] by the mode's recipe (e.recipe below); pi: permute_order(Kh*Kw, key).
+/// dx[s, c, ih, iw] by the mode's recipe (e.recipe below; tree is the order reference's); pi:
+/// permute_order(Kh*Kw, key).
 float dgrad_element(const std::vector<float>& dy, const std::vector<float>& w,
                     const Conv2dParams& p, AccumMode mode, const std::vector<uint32_t>& pi,
                     int64_t s, int64_t ci, int64_t ih, int64_t iw) {
-    if (mode == AccumMode::kTree && kernels::conv2d_dgrad_is_forward(p))
-        return transposed_forward(dy, w, p, s, ci, ih, iw);
     const int64_t kk = p.kh * p.kw;
     std::vector<float> tap(static_cast<std::size_t>(kk)), t;
     std::vector<char> has(static_cast<std::size_t>(kk));
@@ -176,16 +160,20 @@ ModesEntry conv2d_backward_data_entry() {
         d.table().conv2d_backward_data(d.in(in[0]), d.in(in[1]), d.out(xsize(p)), p);
     };
     // Per element (s, c, ih, iw), the per-tap values t (an fma chain over o ascending, the same
-    // in every mode) of the taps whose output position exists: tree +0 + t ascending (on
-    // conv2d_dgrad_is_forward shapes the transposed forward's one chain instead), kahan
+    // in every mode) of the taps whose output position exists: tree as conv2d_order_ref.h
+    // states it (+0 + t ascending, or the transposed forward's one chain), kahan
     // kahan_add ascending, exact, permuted +0 + t in permute_order(Kh*Kw, key); atomic the
     // kernel rows' partials (+0 + t, kj ascending) added from +0 in ascending ki (the order the
     // items (sample, ki) take at one thread).
     e.recipe = [](int s, const Floats& in, AccumSpec spec) {
         const Conv2dParams& p = at(s);
+        std::vector<float> dx(static_cast<std::size_t>(xsize(p)));
+        if (spec.mode == AccumMode::kTree) {  // the one statement of its order
+            kernels::ref::conv2d_backward_data_order(in[0].data(), in[1].data(), dx.data(), p);
+            return Floats{dx};
+        }
         std::vector<uint32_t> pi(static_cast<std::size_t>(p.kh * p.kw));
         c::permute_order(pi.data(), p.kh * p.kw, spec.permute_key);
-        std::vector<float> dx(static_cast<std::size_t>(xsize(p)));
         for (int64_t n = 0; n < p.n; ++n)
             for (int64_t ci = 0; ci < p.ci; ++ci)
                 for (int64_t ih = 0; ih < p.h; ++ih)
@@ -247,27 +235,25 @@ ModesEntry conv2d_backward_weight_entry() {
         d.table().conv2d_backward_weight(d.in(in[0]), d.in(in[1]), d.out(wsize(p)), p);
     };
     // Leaves per sample (the fma chain over positions ascending of dy * xpad) combined over
-    // samples: tree, leaves of conv2d_tree_group(P) samples (one chain continued over the group)
-    // by the left-complete tree in group order; kahan, the kahan tree of (leaf, +0) pairs;
+    // samples: tree as conv2d_order_ref.h states it (leaves of conv2d_tree_group(P) samples,
+    // the left-complete tree in group order); kahan, the kahan tree of (leaf, +0) pairs;
     // exact; permuted, +0 + leaf in permute_order(N, key); atomic, leaves of kConv2dAtomicGroup
     // samples added from +0 in ascending order (the groups' order at one thread).
     e.recipe = [](int s, const Floats& in, AccumSpec spec) {
         const Conv2dParams& p = at(s);
         const int64_t L = wsize(p);
-        const int64_t group = spec.mode == AccumMode::kTree
-                                  ? kernels::conv2d_tree_group(p.ho * p.wo)
-                              : spec.mode == AccumMode::kAtomic ? kernels::kConv2dAtomicGroup
-                                                                : 1;
+        std::vector<float> dw(static_cast<std::size_t>(L));
+        if (spec.mode == AccumMode::kTree) {  // the one statement of its order
+            kernels::ref::conv2d_backward_weight_order(in[0].data(), in[1].data(), dw.data(), p);
+            return Floats{dw};
+        }
+        const int64_t group = spec.mode == AccumMode::kAtomic ? kernels::kConv2dAtomicGroup : 1;
         const std::vector<float> leaves = wgrad_leaves(in[0], in[1], p, group);
         const int64_t count = static_cast<int64_t>(leaves.size()) / L;
         std::vector<uint32_t> order(static_cast<std::size_t>(p.n));
         c::permute_order(order.data(), p.n, spec.permute_key);
-        std::vector<float> dw(static_cast<std::size_t>(L)), t(static_cast<std::size_t>(count));
+        std::vector<float> t(static_cast<std::size_t>(count));
         for (int64_t el = 0; el < L; ++el) {
-            if (spec.mode == AccumMode::kTree) {
-                dw[el] = c::reduce_tree_combine(&leaves[el], count, L);
-                continue;
-            }
             for (int64_t k = 0; k < count; ++k)
                 t[k] = leaves[(spec.mode == AccumMode::kPermuted ? order[k] : k) * L + el];
             dw[el] = sum_in_order(t, spec.mode, true);
