@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/common/atomic_add.h"
+#include "kernels/cpu/isa_variants.h"
 
 namespace dt::kernels::cpu {
 
@@ -43,8 +44,8 @@ struct RowOut {
 /// The totals of one row over its n blocks (block(i) gives block i's terms) in mode a.mode,
 /// written to `out`. W = parts * D (+ 1 with the sum) elements per leaf.
 template <class Block>
-void row_totals(const Block& block, int64_t n, int64_t D, int parts, const RowOut& out,
-                const common::AccumSpec& a, const uint32_t* orders, Scratch& s) {
+DT_ISA_BODY void row_totals(const Block& block, int64_t n, int64_t D, int parts, const RowOut& out,
+                            const common::AccumSpec& a, const uint32_t* orders, Scratch& s) {
     const bool with_sum = out.sum != nullptr;
     const int64_t W = parts * D + (with_sum ? 1 : 0);
     auto dst = [&](int64_t e) -> float& {
@@ -130,64 +131,112 @@ void for_each_item(const AttentionParams& p, F&& f) {
     }
 }
 
+// One item's rows of each pass, compiled per instruction-set path (isa_variants.h): the fma
+// chains of kernels/attention.h become fused instructions on the AVX2 and AVX-512 paths (a
+// library call on the baseline), with the same bits.
+struct Pass {
+    const float* qkv;
+    const float* out;     // backward
+    const float* rowmax;  // backward
+    const float* rowsum;  // backward
+    const float* dout;    // backward
+    float* di;            // backward: Di of every row
+    const AttentionParams* p;
+    const uint32_t* orders;
+    float scale;
+};
+
+DT_ISA_BODY void forward_rows_body(const Pass& a, float* out, float* rowmax, float* rowsum,
+                                   int64_t b, int64_t h, int64_t t0, int64_t t1, Scratch& s) {
+    const AttentionParams& p = *a.p;
+    for (int64_t t = t0; t < t1; ++t) {
+        const int64_t r = (b * p.H + h) * p.T + t;
+        const float m = attention_row_max(a.qkv, p, b, h, t, a.scale);
+        float* o = out + (b * p.T + t) * p.H * p.D + h * p.D;
+        const auto block = [&](int64_t kb) {
+            return Terms{{s.w[0], nullptr},
+                         {attention_forward_block(a.qkv, p, b, h, t, kb, m, a.scale, s.w[0]), {}}};
+        };
+        row_totals(block, attention_key_blocks(t), p.D, 1, RowOut{{o, nullptr}, rowsum + r},
+                   p.accum, a.orders, s);
+        for (int64_t d = 0; d < p.D; ++d) o[d] = o[d] / rowsum[r];  // ORDER: o / l
+        rowmax[r] = m;
+    }
+}
+DT_ISA_FLAT_VARIANTS(void, forward_rows,
+                     (const Pass& a, float* out, float* rowmax, float* rowsum, int64_t b, int64_t h,
+                      int64_t t0, int64_t t1, Scratch& s),
+                     (a, out, rowmax, rowsum, b, h, t0, t1, s))
+
+// Query rows: Di_t, then dQ_t over key blocks.
+DT_ISA_BODY void dq_rows_body(const Pass& a, float* dqkv, int64_t b, int64_t h, int64_t t0,
+                              int64_t t1, Scratch& s) {
+    const AttentionParams& p = *a.p;
+    const int64_t pitch = attention_pitch(p);
+    for (int64_t t = t0; t < t1; ++t) {
+        const int64_t r = (b * p.H + h) * p.T + t;
+        a.di[r] = attention_di(a.dout, a.out, p, b, h, t);
+        const auto block = [&](int64_t kb) {
+            const AttnBlock k = attention_dq_block(a.qkv, a.dout, p, b, h, t, kb, a.rowmax[r],
+                                                   a.rowsum[r], a.di[r], a.scale, s.w[0]);
+            return Terms{{s.w[0], nullptr}, {k, {}}};
+        };
+        float* dq = dqkv + (b * p.T + t) * pitch + h * p.D;
+        row_totals(block, attention_key_blocks(t), p.D, 1, RowOut{{dq, nullptr}, nullptr}, p.accum,
+                   a.orders, s);
+    }
+}
+DT_ISA_FLAT_VARIANTS(void, dq_rows,
+                     (const Pass& a, float* dqkv, int64_t b, int64_t h, int64_t t0, int64_t t1,
+                      Scratch& s),
+                     (a, dqkv, b, h, t0, t1, s))
+
+// Key rows: dK_j and dV_j over query blocks (every Di is known).
+DT_ISA_BODY void dkv_rows_body(const Pass& a, float* dqkv, int64_t b, int64_t h, int64_t j0,
+                               int64_t j1, Scratch& s) {
+    const AttentionParams& p = *a.p;
+    const int64_t C = p.H * p.D, pitch = attention_pitch(p);
+    for (int64_t j = j0; j < j1; ++j) {
+        const auto block = [&](int64_t i) {
+            const float* g = nullptr;
+            const AttnBlock kq = attention_dkv_block(a.qkv, a.dout, a.rowmax, a.rowsum, a.di, p, b,
+                                                     h, j, i, a.scale, s.w[0], s.w[1], &g);
+            return Terms{{s.w[0], s.w[1]}, {kq, AttnBlock{kq.n, g, C}}};
+        };
+        float* dk = dqkv + (b * p.T + j) * pitch + C + h * p.D;
+        row_totals(block, attention_query_blocks(j, p.T), p.D, 2, RowOut{{dk, dk + C}, nullptr},
+                   p.accum, a.orders, s);
+    }
+}
+DT_ISA_FLAT_VARIANTS(void, dkv_rows,
+                     (const Pass& a, float* dqkv, int64_t b, int64_t h, int64_t j0, int64_t j1,
+                      Scratch& s),
+                     (a, dqkv, b, h, j0, j1, s))
+
 }  // namespace
 
 void attention_forward(const float* qkv, float* out, float* rowmax, float* rowsum,
                        const AttentionParams& p) {
-    const float scale = attention_scale(p.D);
     const std::vector<uint32_t> orders = orders_of(p);
+    const Pass a{
+        qkv, nullptr, nullptr, nullptr, nullptr, nullptr, &p, orders.data(), attention_scale(p.D)};
     for_each_item(p, [&](int64_t b, int64_t h, int64_t t0, int64_t t1, Scratch& s) {
-        for (int64_t t = t0; t < t1; ++t) {
-            const int64_t r = (b * p.H + h) * p.T + t;
-            const float m = attention_row_max(qkv, p, b, h, t, scale);
-            float* o = out + (b * p.T + t) * p.H * p.D + h * p.D;
-            const auto block = [&](int64_t kb) {
-                return Terms{{s.w[0], nullptr},
-                             {attention_forward_block(qkv, p, b, h, t, kb, m, scale, s.w[0]), {}}};
-            };
-            row_totals(block, attention_key_blocks(t), p.D, 1, RowOut{{o, nullptr}, rowsum + r},
-                       p.accum, orders.data(), s);
-            for (int64_t d = 0; d < p.D; ++d) o[d] = o[d] / rowsum[r];  // ORDER: o / l
-            rowmax[r] = m;
-        }
+        forward_rows(a, out, rowmax, rowsum, b, h, t0, t1, s);
     });
 }
 
 void attention_backward(const float* qkv, const float* out, const float* rowmax,
                         const float* rowsum, const float* dout, float* dqkv,
                         const AttentionParams& p) {
-    const float scale = attention_scale(p.D);
     const std::vector<uint32_t> orders = orders_of(p);
-    const int64_t C = p.H * p.D, pitch = attention_pitch(p);
     std::vector<float> di(static_cast<std::size_t>(attention_rows(p)));
-    // Query rows: Di_t, then dQ_t over key blocks.
+    const Pass a{
+        qkv, out, rowmax, rowsum, dout, di.data(), &p, orders.data(), attention_scale(p.D)};
     for_each_item(p, [&](int64_t b, int64_t h, int64_t t0, int64_t t1, Scratch& s) {
-        for (int64_t t = t0; t < t1; ++t) {
-            const int64_t r = (b * p.H + h) * p.T + t;
-            di[r] = attention_di(dout, out, p, b, h, t);
-            const auto block = [&](int64_t kb) {
-                const AttnBlock k = attention_dq_block(qkv, dout, p, b, h, t, kb, rowmax[r],
-                                                       rowsum[r], di[r], scale, s.w[0]);
-                return Terms{{s.w[0], nullptr}, {k, {}}};
-            };
-            float* dq = dqkv + (b * p.T + t) * pitch + h * p.D;
-            row_totals(block, attention_key_blocks(t), p.D, 1, RowOut{{dq, nullptr}, nullptr},
-                       p.accum, orders.data(), s);
-        }
+        dq_rows(a, dqkv, b, h, t0, t1, s);
     });
-    // Key rows: dK_j and dV_j over query blocks (every Di is known now).
     for_each_item(p, [&](int64_t b, int64_t h, int64_t j0, int64_t j1, Scratch& s) {
-        for (int64_t j = j0; j < j1; ++j) {
-            const auto block = [&](int64_t i) {
-                const float* g = nullptr;
-                const AttnBlock kq = attention_dkv_block(qkv, dout, rowmax, rowsum, di.data(), p, b,
-                                                         h, j, i, scale, s.w[0], s.w[1], &g);
-                return Terms{{s.w[0], s.w[1]}, {kq, AttnBlock{kq.n, g, C}}};
-            };
-            float* dk = dqkv + (b * p.T + j) * pitch + C + h * p.D;
-            row_totals(block, attention_query_blocks(j, p.T), p.D, 2, RowOut{{dk, dk + C}, nullptr},
-                       p.accum, orders.data(), s);
-        }
+        dkv_rows(a, dqkv, b, h, j0, j1, s);
     });
 }
 
