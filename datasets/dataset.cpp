@@ -7,6 +7,7 @@
 
 #include "datasets/cifar.h"
 #include "datasets/idx.h"
+#include "datasets/text_corpus.h"
 #include "engine/core/error.h"
 #include "engine/core/named_table.h"
 
@@ -44,11 +45,11 @@ struct KnownDataset {
 };
 
 /// Every data set load_dataset knows, in the order of dataset_names().
-constexpr KnownDataset kKnownDatasets[] = {
-    {"fashion-mnist", {1, 28, 28, 10}},
-    {"mnist", {1, 28, 28, 10}},
-    {"cifar10", {3, 32, 32, 10}},
-    {"cifar100", {3, 32, 32, 100}},
+constexpr KnownDataset kKnownDatasets[] =
+    {
+        {"fashion-mnist", {1, 28, 28, 10}}, {"mnist", {1, 28, 28, 10}},
+        {"cifar10", {3, 32, 32, 10}},       {"cifar100", {3, 32, 32, 100}},
+        {"text", {1, 1, 0, 256}},  // width: context + 1, the run's (text_dataset)
 };
 
 [[noreturn]] void reject_unknown(const std::string& name) {
@@ -71,6 +72,7 @@ DatasetGeometry dataset_geometry(const std::string& name) {
 
 std::string default_data_dir(const std::string& name) {
     // Public install locations of Debian's dataset packages (dataset-fashion-mnist, ...).
+    if (name == "text") return default_corpus_path();
     return "/usr/share/datasets/" + name;
 }
 
@@ -79,6 +81,11 @@ DatasetSplits load_dataset(const std::string& name, const std::string& dir) {
     if (name == "mnist") return load_mnist(dir);
     if (name == "cifar10") return load_cifar10(dir);
     if (name == "cifar100") return load_cifar100(dir);
+    if (name == "text") {
+        throw ValueError(
+            "load_dataset: text needs a context (hint: call text_dataset, "
+            "datasets/text_corpus.h)");
+    }
     reject_unknown(name);
 }
 

@@ -23,6 +23,10 @@ struct Dataset {
     std::vector<uint8_t> pixels;  // size * channels * height * width, NCHW
     std::vector<int32_t> labels;  // size, each in [0, num_classes)
     std::vector<std::string> class_names;
+    // Text (datasets/text_corpus.h): > 0 when every example is a window of context + 1 bytes of a
+    // corpus (channels = height = 1, width = context + 1, labels 0): tokens are its first context
+    // bytes, targets its last context bytes. 0 for images.
+    int64_t context = 0;
 
     int64_t sample_pixels() const { return int64_t{channels} * height * width; }
     DatasetGeometry geometry() const { return {channels, height, width, num_classes}; }
@@ -37,13 +41,15 @@ struct DatasetSplits {
     Dataset test;
 };
 
-/// Names accepted by load_dataset: fashion-mnist, mnist, cifar10, cifar100.
+/// Names accepted by load_dataset: fashion-mnist, mnist, cifar10, cifar100; and text, the byte
+/// windows of a corpus, which text_dataset (datasets/text_corpus.h) builds for a context.
 const std::vector<std::string>& dataset_names();
 /// The geometry of a data set of dataset_names(), known without loading it (what load_dataset
 /// gives for the published files): fashion-mnist, mnist 1x28x28 and 10 classes; cifar10 3x32x32
 /// and 10; cifar100 3x32x32 and 100 (fine labels). Throws ValueError listing the known names.
 DatasetGeometry dataset_geometry(const std::string& name);
-/// Where a data set lives when --data-dir is not given (Debian package install locations).
+/// Where a data set lives when --data-dir is not given (Debian package install locations); for
+/// text, the corpus file (default_corpus_path()).
 std::string default_data_dir(const std::string& name);
 /// Loads both splits; throws IoError naming the file and the fault.
 DatasetSplits load_dataset(const std::string& name, const std::string& dir);

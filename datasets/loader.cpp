@@ -36,6 +36,15 @@ BatchLoader::BatchLoader(const Dataset& ds, LoaderConfig cfg)
                    " outside [0, ", std::max(ds.height, ds.width),
                    "] (hint: CIFAR recipes use 4; 0 disables cropping)");
 
+    if (ds.context > 0) {  // text: tokens are bytes as they are
+        DT_CHECK_VALUE(!cfg_.augment.enabled() && cfg_.norm.kind != NormKind::kStandardize,
+                       "loader for ", ds.name,
+                       ": text windows take no augmentation or standardisation (hint: "
+                       "--augment none --normalize unit)");
+        DT_CHECK_VALUE(ds.channels == 1 && ds.height == 1 && ds.width == ds.context + 1,
+                       "loader for ", ds.name, ": text windows must be 1 x 1 x ", ds.context + 1,
+                       ", got ", ds.channels, " x ", ds.height, " x ", ds.width);
+    }
     // ORDER: the table holds exactly the documented formula for every byte value, so a lookup
     // equals evaluating it per pixel.
     const int C = ds.channels;
@@ -100,12 +109,13 @@ Batch BatchLoader::batch(uint64_t epoch, int64_t index, const std::vector<int64_
     const int64_t in_batch = batch_rows(index), rows = static_cast<int64_t>(picks.size());
     for (std::size_t r = 0; r < picks.size(); ++r) {
         DT_CHECK_VALUE(picks[r] >= 0 && picks[r] < in_batch, "loader for ", ds_->name, ": row ",
-                       picks[r], " at position ", r, " is outside batch ", index, " of ",
-                       in_batch, " rows");
+                       picks[r], " at position ", r, " is outside batch ", index, " of ", in_batch,
+                       " rows");
     }
     DT_CHECK_VALUE(epoch <= 0xFFFFFFFFull, "loader for ", ds_->name, ": epoch ", epoch,
                    " does not fit the 32-bit Philox sub-counter (expected < 2^32)");
     std::shared_ptr<const std::vector<int64_t>> perm = permutation(epoch);
+    if (ds_->context > 0) return text_batch(*perm, index, picks);
     const int C = ds_->channels, H = ds_->height, W = ds_->width;
     const int64_t P = ds_->sample_pixels(), HW = int64_t{H} * W;
 
@@ -142,25 +152,60 @@ Batch BatchLoader::batch(uint64_t epoch, int64_t index, const std::vector<int64_
     return out;
 }
 
+Batch BatchLoader::text_batch(const std::vector<int64_t>& perm, int64_t index,
+                              const std::vector<int64_t>& picks) const {
+    const auto rows = static_cast<int64_t>(picks.size());
+    const int64_t T = ds_->context;
+    Batch out;
+    out.images = Tensor::empty({rows, T}, DType::kI64);
+    out.labels = Tensor::empty({rows * T}, DType::kI64);
+    out.sample_ids.resize(picks.size());
+    int64_t* tokens = out.images.data<int64_t>();
+    int64_t* targets = out.labels.data<int64_t>();
+    for (int64_t r = 0; r < rows; ++r) {
+        const int64_t id = perm[static_cast<std::size_t>(index * cfg_.batch_size +
+                                                         picks[static_cast<std::size_t>(r)])];
+        out.sample_ids[static_cast<std::size_t>(r)] = id;
+        const uint8_t* w = ds_->pixels.data() + id * (T + 1);  // window id: tokens, then one more
+        for (int64_t t = 0; t < T; ++t) {
+            tokens[r * T + t] = w[t];
+            targets[r * T + t] = w[t + 1];
+        }
+    }
+    return out;
+}
+
+namespace {
+
+// Row `from` of src's n rows (of numel / n elements each) to row `to` of dst.
+template <typename T>
+void copy_row(const Tensor& src, Tensor& dst, int64_t n, int64_t from, int64_t to) {
+    const int64_t len = src.numel() / n;
+    const T* s = src.data<T>() + from * len;
+    std::copy(s, s + len, dst.data<T>() + to * len);
+}
+
+}  // namespace
+
 Batch permute_rows(const Batch& b, const std::vector<int64_t>& perm) {
     const int64_t n = b.size();
     DT_CHECK_VALUE(static_cast<int64_t>(perm.size()) == n, "permute_rows: ", perm.size(),
                    " indices for a batch of ", n, " rows (expected one index per row)");
-    const int64_t row = n > 0 ? b.images.numel() / n : 0;
+    // Images (float32 pixels or int64 tokens) and labels (one, or a target per token) move
+    // with their row.
     Batch out;
-    out.images = Tensor::empty(b.images.shape());
+    out.images = Tensor::empty(b.images.shape(), b.images.dtype());
     out.labels = Tensor::empty(b.labels.shape(), DType::kI64);
     out.sample_ids.resize(static_cast<std::size_t>(n));
-    const float* src = b.images.f32();
-    float* dst = out.images.f32();
-    const int64_t* lab = b.labels.data<int64_t>();
-    int64_t* out_lab = out.labels.data<int64_t>();
     for (int64_t r = 0; r < n; ++r) {
         const int64_t from = perm[static_cast<std::size_t>(r)];
         DT_CHECK_VALUE(from >= 0 && from < n, "permute_rows: index ", from, " at position ", r,
                        " is outside the batch's rows [0, ", n, ")");
-        std::copy(src + from * row, src + (from + 1) * row, dst + r * row);
-        out_lab[r] = lab[from];
+        if (b.images.dtype() == DType::kI64)
+            copy_row<int64_t>(b.images, out.images, n, from, r);
+        else
+            copy_row<float>(b.images, out.images, n, from, r);
+        copy_row<int64_t>(b.labels, out.labels, n, from, r);
         out.sample_ids[static_cast<std::size_t>(r)] = b.sample_ids[static_cast<std::size_t>(from)];
     }
     return out;

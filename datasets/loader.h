@@ -5,7 +5,8 @@
 // is off; the last batch is smaller unless drop_last. Each sample is augmented (uint8, augment.h,
 // keyed by its dataset index and e) and then normalised to float32 (normalization.h); both depend
 // only on the sample, so batch(e, b) is a pure function of (dataset, config, e, b) at any thread
-// count. permute_rows reorders a batch's rows (--shuffle-within-batch).
+// count. permute_rows reorders a batch's rows (--shuffle-within-batch). A text data set
+// (Dataset::context > 0) gives its windows' bytes as int64 tokens and targets, nothing applied.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -28,8 +29,8 @@ struct LoaderConfig {
 };
 
 struct Batch {
-    Tensor images;                    // (B, C, H, W) float32
-    Tensor labels;                    // (B) int64
+    Tensor images;                    // (B, C, H, W) float32; text: (B, T) int64 tokens
+    Tensor labels;                    // (B) int64; text: (B * T) int64 targets, row-major
     std::vector<int64_t> sample_ids;  // (B) dataset index of each row
     int64_t size() const { return static_cast<int64_t>(sample_ids.size()); }
 };
@@ -58,6 +59,8 @@ class BatchLoader {
 
  private:
     struct Cache;  // the last epoch's permutation, shared by concurrent batch() calls
+    Batch text_batch(const std::vector<int64_t>& perm, int64_t index,
+                     const std::vector<int64_t>& picks) const;
     std::shared_ptr<const std::vector<int64_t>> permutation(uint64_t epoch) const;
 
     const Dataset* ds_;

@@ -180,6 +180,37 @@ void corpus_window(const std::vector<uint8_t>& split, int64_t index, int64_t con
     }
 }
 
+namespace {
+
+Dataset windows_of(const std::vector<uint8_t>& split, const std::string& name, int64_t context) {
+    Dataset d;
+    d.name = name;
+    d.size = corpus_windows(static_cast<int64_t>(split.size()), context);
+    DT_CHECK_VALUE(d.size > 0, name, ": ", split.size(), " bytes hold no window of context ",
+                   context, " (hint: a smaller --context)");
+    d.channels = 1, d.height = 1;
+    d.width = static_cast<int>(context + 1);
+    d.num_classes = kTextVocabSize;
+    d.context = context;
+    d.pixels.resize(static_cast<std::size_t>(d.size * (context + 1)));
+    for (int64_t i = 0; i < d.size; ++i) {
+        const auto* w = split.data() + i * context;
+        std::copy(w, w + context + 1,
+                  d.pixels.begin() + static_cast<std::ptrdiff_t>(i * (context + 1)));
+    }
+    d.labels.assign(static_cast<std::size_t>(d.size), 0);
+    return d;
+}
+
+}  // namespace
+
+DatasetSplits text_dataset(const TextCorpus& corpus, int64_t context) {
+    DT_CHECK_VALUE(context >= 1 && context < (int64_t{1} << 30), "text_dataset: context ", context,
+                   " is out of range (expected 1 to 2^30 - 1 bytes)");
+    return {windows_of(corpus.train, corpus.name + "/train", context),
+            windows_of(corpus.validation, corpus.name + "/validation", context)};
+}
+
 double unigram_entropy_bits(const std::vector<uint8_t>& bytes) {
     std::array<int64_t, kTextVocabSize> count{};
     for (uint8_t b : bytes) ++count[b];

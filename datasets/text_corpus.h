@@ -40,6 +40,8 @@
 #include <string>
 #include <vector>
 
+#include "datasets/dataset.h"
+
 namespace dt {
 
 constexpr int kTextVocabSize = 256;                   // a token is a byte
@@ -70,6 +72,12 @@ int64_t corpus_windows(int64_t bytes, int64_t context);
 /// context < 1 or index outside [0, corpus_windows(split.size(), context)).
 void corpus_window(const std::vector<uint8_t>& split, int64_t index, int64_t context,
                    int32_t* tokens, int32_t* targets);
+
+/// The corpus's windows as data sets for BatchLoader (Dataset::context = context): example i of a
+/// split is window i, its context + 1 bytes (tokens then the last target), label 0. Names
+/// "<corpus name>/train" and "<corpus name>/validation" (the validation windows are the test
+/// split). Throws ValueError when a split holds no window.
+DatasetSplits text_dataset(const TextCorpus& corpus, int64_t context);
 
 /// Unigram entropy in bits per byte, -sum_b p_b log2 p_b with p_b = count_b / n: what a model
 /// that knows only the byte frequencies of the text pays per byte of it. The terms are summed in
