@@ -12,6 +12,7 @@
 
 namespace dt {
 
+/// kBnGamma and kBnBeta: the scale and shift of a batch norm or a layer norm.
 enum class ParamRole { kWeight, kBias, kBnGamma, kBnBeta, kBnRunningMean, kBnRunningVar };
 
 /// One named tensor of a model. Trainable ones get gradients and optimizer updates; buffers
@@ -46,13 +47,22 @@ struct ModelConfig {
     int width = 28;
     int num_classes = 10;
     float dropout = 0.0f;  // probability before the classifier (0 = no dropout layer)
+    // gpt only (models/gpt.h): blocks, attention heads, features per token, tokens per sequence.
+    int layers = 4;
+    int heads = 4;
+    int embed = 128;
+    int64_t context = 128;
 };
 
 class Model {
  public:
     virtual ~Model() = default;
-    /// x (N, C, H, W) float32 -> logits (N, num_classes).
+    /// x (N, C, H, W) float32 -> logits (N, num_classes); a language model (gpt): tokens (N, T)
+    /// int64 -> logits (N * T, vocabulary).
     virtual Tensor forward(const Tensor& x, const ForwardContext& ctx) = 0;
+    /// Rows of logits per sample: 1 for a classifier, T for a language model (a loss row per
+    /// token; a split batch's loss divides by the whole batch's rows).
+    virtual int64_t rows_per_sample() const { return 1; }
 
     const std::string& name() const { return name_; }
     /// Every parameter and buffer in canonical order.
@@ -83,7 +93,7 @@ class Model {
 
 /// Builds one of the reference models; throws ValueError for an unknown name or bad size.
 std::unique_ptr<Model> make_model(const ModelConfig& cfg);
-/// The names make_model knows, in order: smallcnn, smallcnn-bn, mediumcnn, resnet18
+/// The names make_model knows, in order: smallcnn, smallcnn-bn, mediumcnn, resnet18, gpt
 /// (models/registry.cpp, the one list of models).
 const std::vector<std::string>& model_names();
 

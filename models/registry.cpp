@@ -5,6 +5,7 @@
 
 #include "engine/core/named_table.h"
 #include "engine/core/text.h"
+#include "models/gpt.h"
 #include "models/medium_cnn.h"
 #include "models/resnet.h"
 #include "models/small_cnn.h"
@@ -31,6 +32,8 @@ const ModelEntry kModels[] = {
      [](const ModelConfig& c) -> std::unique_ptr<Model> { return std::make_unique<MediumCNN>(c); }},
     {"resnet18",
      [](const ModelConfig& c) -> std::unique_ptr<Model> { return std::make_unique<ResNet18>(c); }},
+    {"gpt",
+     [](const ModelConfig& c) -> std::unique_ptr<Model> { return std::make_unique<GPT>(c); }},
 };
 
 }  // namespace

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+// GPT, the reference language model (GPT-2's layout, byte-level): tokens (B, T) int64 in [0, 256)
+//   x = wte[tokens] + wpe[t]                                    (B*T, C)
+//   L x block:  x = x + proj(attention(qkv(ln_1(x))))           causal, `heads` heads
+//               x = x + mlp.proj(gelu(mlp.fc(ln_2(x))))         hidden 4C
+//   logits = ln_f(x) wte^T                                      (B*T, 256): the tied head
+// Pre-LN blocks, learned positions, every linear layer with a bias but the head.
+//
+// Canonical order: wte.weight (256, C), wpe.weight (T, C), then per block h.<i>: ln_1.{weight,
+// bias}, attn.qkv.{weight,bias} (3C, C), attn.proj.{weight,bias} (C, C), ln_2.{weight,bias},
+// mlp.fc.{weight,bias} (4C, C), mlp.proj.{weight,bias} (C, 4C); last ln_f.{weight,bias}.
+// Trainable: 256C + TC + L(12C^2 + 13C) + 2C; the default (L 4, C 128, T 128) has 840,960.
+// Init (Model::init): the tables are weights with fan_in = rows (256 or T) and fan_out = C, so
+// Glorot's bound is sqrt(6 / (rows + C)); layer-norm gains 1 and shifts 0, biases 0.
+//
+// The table wte gets two gradients in every step. ORDER: the tape runs the head's backward first
+// (linear.wgrad: wte.grad = head's), then the embedding's (embed.grad: wte.grad = head's +
+// embedding's, one float add per element). Under a split batch with both sites exact, both add
+// to the table's one set of exact accumulators, rounded once (engine/runtime/batch_split.h).
+#pragma once
+#include <vector>
+
+#include "models/layers.h"
+
+namespace dt {
+
+constexpr int64_t kGptVocab = 256;  // a token is a byte (datasets/text_corpus.h)
+
+/// Layer normalisation over the features of every token, weight (gamma) and bias (beta) (C).
+class LayerNorm {
+ public:
+    LayerNorm() = default;
+    LayerNorm(const ParamAdder& add, const std::string& name, int channels);
+    /// x (B*T, C) -> (B*T, C); seq_len = T.
+    Tensor forward(const Tensor& x, int64_t seq_len) const;
+
+    Tensor gamma, beta;
+};
+
+class GPT : public Model {
+ public:
+    /// Throws ValueError for sizes out of range (the message names the flag).
+    explicit GPT(const ModelConfig& cfg);
+    /// tokens (B, T) int64 with T = cfg.context -> logits (B*T, 256), row b*T + t for the
+    /// prediction of the byte after token t of sequence b.
+    Tensor forward(const Tensor& tokens, const ForwardContext& ctx) override;
+    int64_t rows_per_sample() const override { return cfg_.context; }
+
+ private:
+    struct Block {
+        LayerNorm ln_1;
+        Linear qkv, proj;
+        LayerNorm ln_2;
+        Linear fc, mlp_proj;
+    };
+    ModelConfig cfg_;
+    Tensor wte_, wpe_;
+    std::vector<Block> blocks_;
+    LayerNorm ln_f_;
+};
+
+}  // namespace dt
