@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "apps/study/study_config.h"
 #include "apps/study/study_data.h"
@@ -40,8 +40,9 @@ using study::Variant;
 TrainConfig parse_train_flags(const std::vector<std::string>& flags) {
     for (const char* refused : {"--replay", "--out"}) {
         if (std::find(flags.begin(), flags.end(), refused) != flags.end()) {
-            throw ValueError(str(refused, " is not a study flag: a study chooses every replica's "
-                                          "output directory under its own --out"));
+            throw ValueError(str(refused,
+                                 " is not a study flag: a study chooses every replica's "
+                                 "output directory under its own --out"));
         }
     }
     return parse_train_flag_list(flags, "study");
@@ -61,6 +62,7 @@ study::StudyTrainSetup train_setup(const TrainConfig& cfg) {
     mc.height = g.height;
     mc.width = g.width;
     mc.num_classes = g.num_classes;
+    mc.layers = cfg.layers, mc.heads = cfg.heads, mc.embed = cfg.width, mc.context = cfg.context;
     const std::unique_ptr<Model> model = make_model(mc);
     for (const NamedParam& p : model->params()) {
         if (p.trainable && p.role == ParamRole::kWeight) {
@@ -93,8 +95,9 @@ std::vector<study::Subgroup> parse_subgroups(const std::vector<std::string>& tex
             }
         }
         if (!ok) {
-            throw ValueError(str("--subgroup '", t, "': expected NAME=C1,C2,... with class "
-                                                    "indices >= 0, e.g. tops=0,2,4,6"));
+            throw ValueError(str("--subgroup '", t,
+                                 "': expected NAME=C1,C2,... with class "
+                                 "indices >= 0, e.g. tops=0,2,4,6"));
         }
         out.push_back(std::move(g));
     }
@@ -116,8 +119,10 @@ void check_plan(const fs::path& dir, const std::vector<std::string>& train_flags
         }
         const auto before = j.value("train_flags", std::vector<std::string>{});
         if (before != train_flags) {
-            throw ValueError(str("--out ", dir.string(), " holds a study trained with the train "
-                                 "flags\n  ", join_text(before, " "), "\nbut this command gives\n  ",
+            throw ValueError(str("--out ", dir.string(),
+                                 " holds a study trained with the train "
+                                 "flags\n  ",
+                                 join_text(before, " "), "\nbut this command gives\n  ",
                                  join_text(train_flags, " "),
                                  "\nA study's replicas must share their train flags: use another "
                                  "--out, or repeat the earlier flags to continue that study"));
@@ -125,7 +130,8 @@ void check_plan(const fs::path& dir, const std::vector<std::string>& train_flags
         return;
     }
     if (!record) {
-        throw ValueError(str("--report-only: ", dir.string(), " holds no study (no study-plan.json)"));
+        throw ValueError(
+            str("--report-only: ", dir.string(), " holds no study (no study-plan.json)"));
     }
     io::write_file_atomically(plan.string(),
                               nlohmann::json{{"train_flags", train_flags}}.dump(2) + "\n");
@@ -217,8 +223,9 @@ DoneMap train_replicas(const std::vector<study::ReplicaJob>& jobs, int parallel,
         const std::size_t left = jobs.size() - done.size();
         std::string eta;
         if (trained > 0 && left > 0) {
-            eta = ", about " + fmt_seconds(elapsed / static_cast<double>(trained) *
-                                           static_cast<double>(left)) + " left";
+            eta = ", about " +
+                  fmt_seconds(elapsed / static_cast<double>(trained) * static_cast<double>(left)) +
+                  " left";
         }
         const std::string what =
             d.reused ? "(finished earlier, kept)" : "done in " + fmt_seconds(d.seconds);
@@ -246,13 +253,13 @@ void measure(const std::vector<Variant>& variants, int replicas,
             study::LoadedReplica r = study::load_replica(j.dir, v.name, i);
             classes = r.num_classes;
             if (report.class_names.empty()) {
-                report.class_names = r.result.at("dataset").value("class_names",
-                                                                  std::vector<std::string>{});
+                report.class_names =
+                    r.result.at("dataset").value("class_names", std::vector<std::string>{});
             }
             const auto d = done.find(j.dir);
-            vr.replicas.push_back(study::replica_record(
-                r.result, i, j.dir, d == done.end() ? 0.0 : d->second.seconds,
-                d == done.end() || d->second.reused));
+            vr.replicas.push_back(study::replica_record(r.result, i, j.dir,
+                                                        d == done.end() ? 0.0 : d->second.seconds,
+                                                        d == done.end() || d->second.reused));
             data.push_back(std::move(r.data));
         }
         if (data.size() < 2) {
@@ -271,8 +278,8 @@ void measure(const std::vector<Variant>& variants, int replicas,
                                 : str("partial report (--report-only): ", finished, " of ",
                                       jobs.size(), " replicas finished"));
         if (report.variants.empty()) {
-            throw ValueError(str("--report-only: no variant has 2 finished replicas yet in ",
-                                 report.out_dir));
+            throw ValueError(
+                str("--report-only: no variant has 2 finished replicas yet in ", report.out_dir));
         }
     }
 }
@@ -283,8 +290,10 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
                       const std::vector<std::string>& command_line) {
     const std::vector<std::string> train_flags = study_app.remaining();
     const TrainConfig cfg = parse_train_flags(train_flags);
-    if (f.replicas < 2) throw ValueError(str("--replicas ", f.replicas, ": need at least 2 (the "
-                                             "metrics compare pairs of replicas)"));
+    if (f.replicas < 2)
+        throw ValueError(str("--replicas ", f.replicas,
+                             ": need at least 2 (the "
+                             "metrics compare pairs of replicas)"));
     if (f.jobs < 1 || f.jobs > 256) throw ValueError(str("--jobs ", f.jobs, ": need 1..256"));
     if (f.progress != "auto" && f.progress != "plain" && f.progress != "none") {
         throw ValueError("--progress '" + f.progress + "': one of auto, plain, none");
@@ -334,11 +343,14 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
         std::fprintf(stderr, "detrain study --report-only: the finished replicas in %s\n",
                      dir.string().c_str());
     } else if (verbose) {
-        std::fprintf(stderr, "detrain study: %zu variant(s) x %d replicas = %zu runs, %d at once, "
-                             "in %s%s\n", variants.size(), f.replicas, jobs.size(), f.jobs,
-                     dir.string().c_str(),
+        std::fprintf(stderr,
+                     "detrain study: %zu variant(s) x %d replicas = %zu runs, %d at once, "
+                     "in %s%s\n",
+                     variants.size(), f.replicas, jobs.size(), f.jobs, dir.string().c_str(),
                      ranks.size() > 1 ? str(" (rank ", ranks.rank(), " of ", ranks.size(), ": ",
-                                            mine.size(), " of them)").c_str() : "");
+                                            mine.size(), " of them)")
+                                            .c_str()
+                                      : "");
         for (const std::string& n : notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
     }
     report.notes = notes;

@@ -3,6 +3,7 @@
 #include "apps/train/checkpoint.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -34,12 +35,17 @@ std::string hex_double(double v) {
 nlohmann::json history_json(const std::vector<EpochStats>& history) {
     nlohmann::json a = nlohmann::json::array();
     for (const EpochStats& s : history) {
-        a.push_back({{"epoch", s.epoch},
-                     {"train_loss", hex_double(s.train_loss)},
-                     {"test_accuracy", hex_double(s.test_accuracy)},
-                     {"seconds", s.seconds},
-                     {"train_seconds", s.train_seconds},
-                     {"images_per_second", s.images_per_second}});
+        nlohmann::json e{{"epoch", s.epoch},
+                         {"train_loss", hex_double(s.train_loss)},
+                         {"test_accuracy", hex_double(s.test_accuracy)},
+                         {"seconds", s.seconds},
+                         {"train_seconds", s.train_seconds},
+                         {"images_per_second", s.images_per_second}};
+        if (std::isfinite(s.validation_loss)) {  // a language model's
+            e["validation_loss"] = hex_double(s.validation_loss);
+            e["bits_per_byte"] = hex_double(s.bits_per_byte);
+        }
+        a.push_back(e);
     }
     return a;
 }
@@ -103,6 +109,11 @@ std::vector<EpochStats> read_history(const MetaReader& r) {
             s.seconds = e.at("seconds").get<double>();
             s.train_seconds = e.at("train_seconds").get<double>();
             s.images_per_second = e.at("images_per_second").get<double>();
+            if (e.contains("validation_loss")) {
+                s.validation_loss =
+                    r.real_text("history", e.at("validation_loss").get<std::string>());
+                s.bits_per_byte = r.real_text("history", e.at("bits_per_byte").get<std::string>());
+            }
             out.push_back(s);
         }
     } catch (const nlohmann::json::exception& e) {
@@ -171,8 +182,11 @@ Checkpoint read_checkpoint(const std::string& dir) {
     const std::string recipe =
         ck.file.metadata.count("recipe") ? r.text("recipe") : std::string("1");
     DT_CHECK_IO(recipe == std::to_string(kRecipeVersion), "checkpoint ", ck.path,
-                " was written by a detrain with training recipe ", recipe, ", this one trains "
-                "recipe ", kRecipeVersion, ": the resumed run would give the bits of neither "
+                " was written by a detrain with training recipe ", recipe,
+                ", this one trains "
+                "recipe ",
+                kRecipeVersion,
+                ": the resumed run would give the bits of neither "
                 "(hint: finish the run with the detrain that started it, or start it anew)");
     ck.config = r.json("config");
     ck.noise = r.json("noise");

@@ -10,13 +10,32 @@
 
 namespace dt {
 
+namespace {
+
+// -ln softmax(row)[target] in double. ORDER: the max, then sum exp(l - max) over the classes in
+// index order, in double; log1p-free: ln(sum) + max - l[target].
+double row_nll(const float* row, std::size_t K, int64_t target) {
+    double mx = row[0];
+    for (std::size_t k = 1; k < K; ++k) mx = std::max(mx, static_cast<double>(row[k]));
+    double sum = 0;
+    for (std::size_t k = 0; k < K; ++k) sum += std::exp(static_cast<double>(row[k]) - mx);
+    return std::log(sum) + mx - static_cast<double>(row[static_cast<std::size_t>(target)]);
+}
+
+}  // namespace
+
 Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test, uint64_t epoch,
                     uint64_t dropout_seed) {
     autograd::NoGradGuard no_grad;
     Evaluation ev;
-    ev.predictions.assign(static_cast<std::size_t>(test.size), -1);
+    const auto R = static_cast<std::size_t>(model.rows_per_sample());
+    const bool per_token = R > 1;
+    const std::size_t rows = static_cast<std::size_t>(test.size) * R;
+    ev.predictions.assign(rows, -1);
     const auto K = static_cast<std::size_t>(test.num_classes);
-    ev.logits.assign(static_cast<std::size_t>(test.size) * K, 0.0f);
+    ev.logits.assign(rows * K, 0.0f);
+    if (per_token) ev.targets.assign(rows, -1);
+    std::vector<double> nll(per_token ? rows : 0);
     BatchesAhead batches(
         loader.num_batches(), [&loader](int64_t b) { return loader.batch(0, b); },
         model.device() != Device::kCpu);
@@ -31,11 +50,26 @@ Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test
         const Tensor logits = model.forward(batch.images.to(model.device()), ctx).to(Device::kCpu);
         const std::vector<int64_t> pred = argmax_rows(logits);
         const float* lp = logits.data<float>();
-        for (std::size_t i = 0; i < pred.size(); ++i) {
-            const auto id = static_cast<std::size_t>(batch.sample_ids[i]);
+        const int64_t* lab = batch.labels.data<int64_t>();
+        for (std::size_t i = 0; i < pred.size(); ++i) {  // row i: token i % R of sample i / R
+            const std::size_t id = static_cast<std::size_t>(batch.sample_ids[i / R]) * R + i % R;
             ev.predictions[id] = pred[i];
             std::copy_n(lp + i * K, K, ev.logits.begin() + static_cast<std::ptrdiff_t>(id * K));
+            if (per_token) {
+                ev.targets[id] = static_cast<int32_t>(lab[i]);
+                nll[id] = row_nll(lp + i * K, K, lab[i]);
+            }
         }
+    }
+    if (per_token) {
+        double total = 0, correct = 0;
+        for (std::size_t i = 0; i < rows; ++i) {  // ORDER: rows in index order, in double
+            total += nll[i];
+            correct += ev.predictions[i] == ev.targets[i] ? 1 : 0;
+        }
+        ev.loss = rows > 0 ? total / static_cast<double>(rows) : std::nan("");
+        ev.accuracy = rows > 0 ? correct / static_cast<double>(rows) : 0.0;
+        return ev;
     }
     std::vector<int64_t> correct(static_cast<std::size_t>(test.num_classes), 0);
     std::vector<int64_t> total(static_cast<std::size_t>(test.num_classes), 0);

@@ -9,6 +9,7 @@
 
 #include "apps/train/train_config.h"
 #include "engine/core/error.h"
+#include "engine/core/text.h"
 #include "engine/runtime/cuda_device.h"
 #include "engine/runtime/isa.h"
 
@@ -75,10 +76,22 @@ void Progress::start(const TrainConfig& c, const RunInfo& info) {
     steps_per_epoch_ = info.steps_per_epoch;
     run_start_ = last_draw_ = Clock::now();
     if (mode_ == Mode::kNone) return;
+    const bool text = c.dataset == "text";
+    const long long n_train = info.train_size, n_test = info.test_size;
+    const std::string model =
+        text ? str(c.model, " (", info.num_parameters, " parameters), ", c.layers, " layers, ",
+                   c.heads, " heads, width ", c.width, ", context ", c.context, ", init ", c.init)
+             : str(c.model, " (", info.num_parameters, " parameters), init ", c.init, ", dropout ",
+                   c.dropout, ", kernel-size ", c.kernel_size);
+    const std::string data = text ? str("text from ", c.data_dir, ": ", n_train, " train / ",
+                                        n_test, " validation windows of ", c.context + 1, " bytes")
+                                  : str(c.dataset, " from ", c.data_dir, ": ", n_train, " train / ",
+                                        n_test, " test, ", info.channels, "x", info.height, "x",
+                                        info.width, ", ", info.num_classes, " classes");
     std::fprintf(out_,
                  "detrain train\n"
-                 "  model      %s (%lld parameters), init %s, dropout %g, kernel-size %d\n"
-                 "  data       %s from %s: %lld train / %lld test, %dx%dx%d, %d classes\n"
+                 "  model      %s\n"
+                 "  data       %s\n"
                  "             normalize %s, augment %s (crop-padding %d), shuffle %s, "
                  "limit-train %lld, limit-test %lld%s%s\n"
                  "  training   %d epoch(s) x %lld steps, batch %d, eval batch %d\n"
@@ -87,10 +100,7 @@ void Progress::start(const TrainConfig& c, const RunInfo& info) {
                  "  threads    %d, isa %s\n"
                  "  device     %s\n"
                  "  out        %s\n",
-                 c.model.c_str(), static_cast<long long>(info.num_parameters), c.init.c_str(),
-                 c.dropout, c.kernel_size, c.dataset.c_str(), c.data_dir.c_str(),
-                 static_cast<long long>(info.train_size), static_cast<long long>(info.test_size),
-                 info.channels, info.height, info.width, info.num_classes, c.normalize.c_str(),
+                 model.c_str(), data.c_str(), c.normalize.c_str(),
                  c.augment_on() ? c.augment.c_str() : "none", c.crop_padding,
                  c.shuffle_on() ? "on" : "off", static_cast<long long>(c.limit_train),
                  static_cast<long long>(c.limit_test), c.imbalance.empty() ? "" : ", imbalance ",
@@ -165,10 +175,19 @@ void Progress::epoch_end(const EpochStats& s) {
     clear_bar();
     const double elapsed = seconds_between(run_start_, Clock::now());
     const double eta = elapsed / s.epoch * (epochs_ - s.epoch);
-    std::fprintf(
-        out_, "epoch %d/%d  train loss %.4f  test accuracy %.2f%%  %.1f s  %.0f img/s%s%s\n",
-        s.epoch, epochs_, s.train_loss, 100.0 * s.test_accuracy, s.seconds, s.images_per_second,
-        s.epoch < epochs_ ? "  ETA " : "", s.epoch < epochs_ ? format_duration(eta).c_str() : "");
+    const std::string eta_text = s.epoch < epochs_ ? "  ETA " + format_duration(eta) : "";
+    if (std::isfinite(s.bits_per_byte)) {  // a language model: per validation token
+        std::fprintf(out_,
+                     "epoch %d/%d  train loss %.4f  val loss %.4f  %.3f bits/byte  next-byte "
+                     "accuracy %.2f%%  %.1f s  %.1f seq/s%s\n",
+                     s.epoch, epochs_, s.train_loss, s.validation_loss, s.bits_per_byte,
+                     100.0 * s.test_accuracy, s.seconds, s.images_per_second, eta_text.c_str());
+    } else {
+        std::fprintf(out_,
+                     "epoch %d/%d  train loss %.4f  test accuracy %.2f%%  %.1f s  %.0f img/s%s\n",
+                     s.epoch, epochs_, s.train_loss, 100.0 * s.test_accuracy, s.seconds,
+                     s.images_per_second, eta_text.c_str());
+    }
     std::fflush(out_);
 }
 

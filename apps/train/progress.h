@@ -10,6 +10,7 @@
 // virtual so a later `detrain study` can collect the same events.
 #pragma once
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -26,6 +27,10 @@ struct EpochStats {
     double seconds = 0;            // training + evaluation wall time
     double train_seconds = 0;      // training steps only
     double images_per_second = 0;  // training images / train_seconds
+    // Language models (gpt): the mean cross-entropy per validation token, in nats, and in bits
+    // per byte (loss / ln 2). NaN for classifiers.
+    double validation_loss = std::nan("");
+    double bits_per_byte = std::nan("");
 };
 
 /// Facts about a run that are known only once data and model are loaded.

@@ -90,12 +90,17 @@ nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
     j["steps_per_epoch"] = r.info.steps_per_epoch;
     Json history = Json::array();
     for (const EpochStats& e : r.history) {
-        history.push_back(Json{{"epoch", e.epoch},
-                               {"train_loss", e.train_loss},
-                               {"test_accuracy", e.test_accuracy},
-                               {"seconds", e.seconds},
-                               {"train_seconds", e.train_seconds},
-                               {"images_per_second", e.images_per_second}});
+        Json h{{"epoch", e.epoch},
+               {"train_loss", e.train_loss},
+               {"test_accuracy", e.test_accuracy},
+               {"seconds", e.seconds},
+               {"train_seconds", e.train_seconds},
+               {"images_per_second", e.images_per_second}};
+        if (std::isfinite(e.validation_loss)) {  // a language model: per validation token
+            h["validation_loss"] = e.validation_loss;
+            h["bits_per_byte"] = e.bits_per_byte;
+        }
+        history.push_back(h);
     }
     j["history"] = history;
     j["final_train_loss"] = r.final_train_loss;
@@ -153,11 +158,11 @@ RunFiles write_run_outputs(const TrainConfig& cfg, const TrainResult& r,
     DT_CHECK(static_cast<int64_t>(r.test_logits.size()) == test_size * classes,
              "write_run_outputs: ", r.test_logits.size(), " logits for ", test_size,
              " test examples and ", classes, " classes");
-    set.add(files.test_logits,
-            io::encode_safetensors(
-                {{"logits", Tensor::from_vector({test_size, classes}, r.test_logits)}},
-                {{"detrain_version", version_string()},
-                 {"order", "test examples in data-set order"}}));
+    set.add(
+        files.test_logits,
+        io::encode_safetensors(
+            {{"logits", Tensor::from_vector({test_size, classes}, r.test_logits)}},
+            {{"detrain_version", version_string()}, {"order", "test examples in data-set order"}}));
     set.add(files.result_json, result_json(cfg, r, command_line).dump(2) + "\n");
     set.commit();
     return files;

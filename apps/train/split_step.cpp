@@ -67,7 +67,7 @@ float split_step(BatchSplit& split, const TrainConfig& cfg, const BatchLoader& l
                                          static_cast<uint64_t>(e), b);
     }
     const SplitPlan plan = split_plan(B, ranks.rank(), ranks.size(), cfg.micro_batch);
-    split.begin_step(B);
+    split.begin_step(B * model.rows_per_sample());  // the loss's rows: a token's, for gpt
     for (std::size_t j = 0; j < plan.rows.size(); ++j) {
         std::vector<int64_t> rows;
         for (int64_t r : plan.rows[j]) rows.push_back(order[static_cast<std::size_t>(r)]);

@@ -14,6 +14,7 @@
 #include "apps/train/progress.h"
 #include "apps/train/run_outputs.h"
 #include "apps/train/train_config.h"
+#include "apps/train/train_data.h"
 #include "apps/train/train_record.h"
 #include "apps/train/train_resume.h"
 #include "apps/train/trainer.h"
@@ -44,7 +45,8 @@ CLI::App* add_train_command(CLI::App& app, TrainConfig& cfg) {
     train->footer(
         "Defaults follow Zhuang et al. 2021: Adam, lr 4e-4, batch 128, Glorot-uniform init, "
         "inputs in [0,1].\nThe same flags and seeds give bitwise identical weights on any "
-        "--threads (except with atomic accumulation).\nmpirun -np P detrain train trains on P processes "
+        "--threads (except with atomic accumulation).\nmpirun -np P detrain train trains on P "
+        "processes "
         "with the same global batch (under --impl exact: the same weights for any P; "
         "docs/distributed.md).\nNoise switches: docs/noise.md. "
         "Precedence: --noise preset < --seed < --seed-<source>; --noise < --impl < --impl-site.");
@@ -58,7 +60,8 @@ int run_train_command(const CLI::App& train, TrainConfig& cfg,
     std::optional<Checkpoint> checkpoint;
     bool finalized = false;  // resume_config finalizes what it returns
     if (!cfg.resume.empty()) {
-        DT_CHECK_VALUE(cfg.replay.empty(), "--resume and --replay cannot be combined: --replay "
+        DT_CHECK_VALUE(cfg.replay.empty(),
+                       "--resume and --replay cannot be combined: --replay "
                        "starts a run anew, --resume continues one");
         std::vector<std::string> forced;  // differences refused unless --force
         if (resume_has_checkpoint(cfg.resume)) {
@@ -81,10 +84,11 @@ int run_train_command(const CLI::App& train, TrainConfig& cfg,
         notes = replay_notes(cfg, record);
     }
     if (!finalized) finalize_train_config(cfg);
+    check_text_corpus(cfg, cfg.data_dir);  // a bad corpus fails before anything is written
     // A data-parallel run (mpirun -np P): every process trains, rank 0 alone reports and writes.
     const bool writer = world().rank() == 0;
     if (writer) {
-        io::prepare_output_dir(cfg.out);  // an unusable --out fails now, not after training
+        io::prepare_output_dir(cfg.out);    // an unusable --out fails now, not after training
         write_run_plan(cfg, command_line);  // before the first step: --resume DIR alone restarts
     }
     Progress progress(Progress::parse_mode(writer ? cfg.progress : "none", stderr), stderr);
@@ -95,10 +99,11 @@ int run_train_command(const CLI::App& train, TrainConfig& cfg,
     autograd::TraceSink trace;
     std::optional<autograd::ScopedTrace> tracing;
     if (!cfg.trace.empty() && writer) {
-        trace_file.emplace(cfg.trace, nlohmann::json{{"detrain_trace", 1},
-                                                     {"detrain_version", version_string()},
-                                                     {"command_line", command_line},
-                                                     {"config", nlohmann::json::parse(to_json(cfg).dump())}});
+        trace_file.emplace(cfg.trace,
+                           nlohmann::json{{"detrain_trace", 1},
+                                          {"detrain_version", version_string()},
+                                          {"command_line", command_line},
+                                          {"config", nlohmann::json::parse(to_json(cfg).dump())}});
         trace.on_entry([&](const autograd::TraceEntry& e) { trace_file->write(e); },
                        /*store=*/false);
         tracing.emplace(trace);

@@ -151,6 +151,23 @@ struct NoiseFlag {
 
 // ---- registration ----
 
+const char* const kGptDefaults =
+    "--dataset text --batch-size 16 --eval-batch-size 64 --epochs 3 --optimizer adamw --lr 1e-3 "
+    "--weight-decay 0.01 --schedule cosine --warmup-epochs 0.2 --min-lr 1e-4";
+
+void apply_gpt_defaults(TrainRecipe& c) {
+    c.dataset = "text";
+    c.batch_size = 16;
+    c.eval_batch_size = 64;
+    c.epochs = 3;
+    c.optimizer = "adamw";
+    c.lr = 1e-3;
+    c.weight_decay = 0.01;
+    c.schedule = "cosine";
+    c.warmup_epochs = 0.2;
+    c.min_lr = 1e-4;
+}
+
 std::string flag_choices(const std::vector<std::string>& values) {
     return " (" + join_text(values, "|") + ")";
 }
@@ -159,8 +176,15 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
     // A flag given twice: the last one wins (scripts append overrides to a base command).
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
-    app.add_option("--model", cfg.model, "Model" + flag_choices(model_names()))
-        ->capture_default_str();
+    // A callback of an option runs after parsing, in registration order: --model's sets gpt's
+    // recipe before the flags registered later (every other one) set the values given.
+    app.add_option(
+           "--model", cfg.model,
+           "Model" + flag_choices(model_names()) + "; gpt changes the defaults to " + kGptDefaults)
+        ->capture_default_str()
+        ->each([&cfg](const std::string& m) {
+            if (m == "gpt") apply_gpt_defaults(cfg);
+        });
     app.add_option("--kernel-size", cfg.kernel_size,
                    "Convolution kernel size of mediumcnn (1|3|5|7)")
         ->capture_default_str();
@@ -168,11 +192,21 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
         ->capture_default_str();
     app.add_option("--dropout", cfg.dropout, "Dropout probability before the classifier, [0, 1)")
         ->capture_default_str();
+    app.add_option("--layers", cfg.layers, "gpt: transformer blocks")->capture_default_str();
+    app.add_option("--heads", cfg.heads, "gpt: attention heads (they divide --width)")
+        ->capture_default_str();
+    app.add_option("--width", cfg.width, "gpt: features per token")->capture_default_str();
+    app.add_option("--context", cfg.context, "gpt: tokens (bytes) per training sequence")
+        ->capture_default_str();
 
     app.add_option("--dataset", cfg.dataset, "Data set (" + join_text(dataset_names(), "|") + ")")
         ->capture_default_str();
     app.add_option("--data-dir", cfg.data_dir,
                    "Directory with the data set's files (default: /usr/share/datasets/<dataset>)");
+    app.add_option("--data-file", cfg.data_dir,
+                   "--dataset text: the UTF-8 text file, plain or gzip (default: " +
+                       default_data_dir("text") + ", The Devil's Dictionary)")
+        ->type_name("FILE");
     app.add_option("--augment", cfg.augment,
                    "Training augmentation" + flag_choices(augment_names()))
         ->capture_default_str();
@@ -276,6 +310,23 @@ void validate_train_config(const TrainConfig& c) {
         reject("--dropout", c.dropout, "a probability in [0, 1)");
 
     check_member("--dataset", c.dataset, dataset_names());
+    if ((c.model == "gpt") != (c.dataset == "text")) {
+        reject("--dataset", c.dataset,
+               c.model == "gpt"
+                   ? "text for --model gpt (a byte-level language model)"
+                   : "an image data set for --model " + c.model + " (text: --model gpt)");
+    }
+    if (c.model == "gpt") {
+        if (c.layers < 1 || c.layers > 256) reject("--layers", c.layers, "1 to 256 (e.g. 4)");
+        if (c.heads < 1 || c.heads > 1024) reject("--heads", c.heads, "1 to 1024 (e.g. 4)");
+        if (c.width < 1 || c.width > 65536 || c.width % c.heads != 0)
+            reject("--width", c.width, str("1 to 65536, a multiple of --heads (", c.heads, ")"));
+        if (c.context < 1 || c.context > 65536)
+            reject("--context", c.context, "1 to 65536 bytes (e.g. 128)");
+        if (c.augment != "none") reject("--augment", c.augment, "none for text");
+        if (!c.imbalance.empty()) reject("--imbalance", c.imbalance, "none for text");
+        if (c.normalize != "unit") reject("--normalize", c.normalize, "unit for text (unused)");
+    }
     check_member("--augment", c.augment, augment_names());
     if (c.crop_padding < 0 || c.crop_padding > 64) {
         reject("--crop-padding", c.crop_padding, "a pixel count in [0, 64]");

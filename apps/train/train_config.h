@@ -35,13 +35,19 @@ struct TrainRecipe {
     int kernel_size = 3;             // mediumcnn only: 1, 3, 5 or 7
     std::string init = "glorot";     // glorot | he
     double dropout = 0.0;            // in [0, 1)
+    // gpt only (models/gpt.h): blocks, heads, features per token, tokens per sequence.
+    int layers = 4;
+    int heads = 4;
+    int width = 128;
+    int context = 128;
 
     // ---- data (which files: RunOptions::data_dir) ----
-    std::string dataset = "fashion-mnist";  // one of dataset_names() (datasets/dataset.h)
-    std::string augment = "none";           // none | crop | flip | crop+flip
+    // One of dataset_names() (datasets/dataset.h); --model gpt sets text unless --dataset follows.
+    std::string dataset = "fashion-mnist";
+    std::string augment = "none";  // none | crop | flip | crop+flip
     int crop_padding = 4;
     std::string normalize = "unit";  // unit: x/255; standard: per-channel mean/std of train split
-    int64_t limit_train = 0;  // first N examples; 0 = all
+    int64_t limit_train = 0;         // first N examples; 0 = all
     int64_t limit_test = 0;
     // --imbalance CLASS:FRACTION: keep only the first ceil(FRACTION x count) training examples of
     // CLASS (data-set order), after --limit-train; "" = balanced. Studies of under-represented
@@ -103,10 +109,10 @@ struct RunOptions {
     // part of the batch (the single-process bits under exact), off = each process its own part.
     std::string sync_bn = "on";
     std::string progress = "auto";  // auto | bar | plain | none
-    std::string data_dir;           // "" -> default_data_dir(dataset)
-    std::string out;                // "" -> runs/<model>-<dataset>
-    int64_t checkpoint_every = 0;   // write --out/checkpoint.safetensors every N steps; 0 = never
-    std::string trace;              // --trace FILE: the per-op hash trail (apps/audit/trace_file.h)
+    std::string data_dir;  // "" -> default_data_dir(dataset); text: the corpus (--data-file)
+    std::string out;       // "" -> runs/<model>-<dataset>
+    int64_t checkpoint_every = 0;  // write --out/checkpoint.safetensors every N steps; 0 = never
+    std::string trace;             // --trace FILE: the per-op hash trail (apps/audit/trace_file.h)
     // --stop-after N: end this invocation after global step N with a checkpoint, before the end
     // of the run (0: run to the end). Not recorded: a resumed run goes on unless given it again.
     int64_t stop_after = 0;
@@ -132,8 +138,13 @@ const std::vector<std::string>& init_names();
 const std::vector<std::string>& augment_names();
 const std::vector<std::string>& normalize_names();
 const std::vector<std::string>& progress_names();
-const std::vector<std::string>& isa_names();  // auto, scalar, avx2, avx512
+const std::vector<std::string>& isa_names();     // auto, scalar, avx2, avx512
 const std::vector<std::string>& device_names();  // cpu, cuda
+
+/// The recipe of `--model gpt` where its flags are not given (a transformer's usual training:
+/// the text corpus, small batches, AdamW, cosine decay after a warm-up), as flags, and applied.
+extern const char* const kGptDefaults;
+void apply_gpt_defaults(TrainRecipe& cfg);
 
 /// Registers every flag of `detrain train` on `app`, writing into `cfg` (which must outlive the
 /// parse). Defaults shown in --help are the current values of `cfg`.

@@ -30,8 +30,8 @@ void read(const nlohmann::json& j, const char* key, T& out) {
     try {
         out = j.at(key).get<T>();
     } catch (const nlohmann::json::exception& e) {
-        throw ValueError(str("replay: the recorded \"config\".\"", key, "\" is ",
-                             j.at(key).dump(), ": ", e.what()));
+        throw ValueError(str("replay: the recorded \"config\".\"", key, "\" is ", j.at(key).dump(),
+                             ": ", e.what()));
     }
 }
 
@@ -45,6 +45,10 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
     j["kernel-size"] = c.kernel_size;
     j["init"] = c.init;
     j["dropout"] = c.dropout;
+    j["layers"] = c.layers;
+    j["heads"] = c.heads;
+    j["width"] = c.width;
+    j["context"] = c.context;
     j["dataset"] = c.dataset;
     j["data-dir"] = c.data_dir;
     j["augment"] = c.augment;
@@ -96,6 +100,10 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     read(j, "kernel-size", c.kernel_size);
     read(j, "init", c.init);
     read(j, "dropout", c.dropout);
+    for (auto [key, field] : {std::pair{"layers", &c.layers}, std::pair{"heads", &c.heads},
+                              std::pair{"width", &c.width}, std::pair{"context", &c.context}}) {
+        if (j.contains(key)) read(j, key, *field);  // records before gpt: the defaults
+    }
     read(j, "dataset", c.dataset);
     read(j, "data-dir", c.data_dir);
     read(j, "augment", c.augment);

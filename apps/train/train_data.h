@@ -15,4 +15,8 @@ namespace dt {
 /// --imbalance.
 DatasetSplits load_splits(const TrainRecipe& cfg, const std::string& data_dir);
 
+/// For --dataset text: reads and checks the corpus at `data_file` for --context as load_splits
+/// would (IoError naming the file: missing, empty, binary, too short); nothing for images.
+void check_text_corpus(const TrainRecipe& cfg, const std::string& data_file);
+
 }  // namespace dt

@@ -100,6 +100,7 @@ std::unique_ptr<Model> make_initialised_model(const TrainRecipe& cfg, const Data
     mc.height = ds.height;
     mc.width = ds.width;
     mc.num_classes = ds.num_classes;
+    mc.layers = cfg.layers, mc.heads = cfg.heads, mc.embed = cfg.width, mc.context = cfg.context;
     // --seed-dropout off: no dropout layer at all (dropout has no parameters, so the weights and
     // their canonical order are those of the model with dropout).
     mc.dropout = cfg.dropout_on() ? static_cast<float>(cfg.dropout) : 0.0f;
@@ -123,8 +124,8 @@ struct StepLoop {
     Progress& progress;
     TrainPosition& pos;
     int64_t& last_checkpoint;  // global step of the last checkpoint in cfg.out (0: none)
-    int64_t stop_at;  // --stop-after before the run's end: the step to stop after (0: none)
-    BatchSplit* split;         // processes / micro-batches (split_step.h); null: whole batches
+    int64_t stop_at;    // --stop-after before the run's end: the step to stop after (0: none)
+    BatchSplit* split;  // processes / micro-batches (split_step.h); null: whole batches
 };
 
 /// Batch b of epoch e as a whole-batch step takes it: the loader's, with the within-batch shuffle.
@@ -332,6 +333,8 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
         s.epoch = e + 1;
         s.train_loss = pos.epoch_loss_sum / static_cast<double>(train_loader.num_batches());
         s.test_accuracy = ev.accuracy;
+        s.validation_loss = ev.loss;
+        s.bits_per_byte = ev.loss / std::log(2.0);  // NaN for a classifier
         s.train_seconds = pos.epoch_train_seconds;
         s.seconds = pos.epoch_train_seconds + seconds_since(train_end);
         s.images_per_second = static_cast<double>(pos.epoch_images) / s.train_seconds;
@@ -355,7 +358,7 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     r.per_class_accuracy = std::move(ev.per_class);
     r.predictions = std::move(ev.predictions);
     r.test_logits = std::move(ev.logits);
-    r.test_labels = data.test.labels;
+    r.test_labels = r.model->rows_per_sample() > 1 ? std::move(ev.targets) : data.test.labels;
     r.weights_sha256 = weights_sha256(*r.model);
     r.wall_time_seconds = seconds_since(run_start);
     r.peak_rss_bytes = peak_rss_bytes();

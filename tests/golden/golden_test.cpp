@@ -2,10 +2,11 @@
 // Golden weights: which weights a recipe gives. Every reference model under the presets
 // deterministic, exact, exact-all and kahan, and SmallCNN with every optimizer, schedule and
 // noise switch, each trained for a few steps on a small synthetic data set (64 images of 28x28,
-// or 80 CIFAR-shaped images) through the real `detrain` executable; each run's weights_sha256
-// must equal the hash written below. Every other determinism test compares runs with each other,
-// so a change of bits that is the same on every thread count passes there unseen; here it fails,
-// on whatever x86-64 machine the suite runs (docs/noise.md, "What you can rely on").
+// 80 CIFAR-shaped images, or 64 windows of a synthetic text for GPT) through the real `detrain`
+// executable; each run's weights_sha256 must equal the hash written below. Every other determinism
+// test compares runs with each other, so a change of bits that is the same on every thread count
+// passes there unseen; here it fails, on whatever x86-64 machine the suite runs (docs/noise.md,
+// "What you can rely on").
 //
 // A change that alters these bits on purpose bumps kRecipeVersion (apps/common/version.h) and this
 // file's kGoldenRecipe and hashes in the same commit, with the reason in the commit message.
@@ -20,6 +21,7 @@
 
 #include "tests/support/synthetic_cifar.h"
 #include "tests/support/synthetic_idx.h"
+#include "tests/support/synthetic_text.h"
 
 namespace fs = std::filesystem;
 
@@ -121,8 +123,9 @@ const GoldenCase kCases[] = {
      "9e7582251960cdc7d97f3b8b35e2687fa21f17a58b0bf58e6038c23920086495"},
     {"no_shuffle", "--seed-shuffle off",
      "30b636fb1ef2bb7789687d92dd1eb3e7faed55d8bedc4408d43beb6756013428"},
-    {"separate_seeds", "--seed-init 3 --seed-shuffle 4 --seed-augment 5 --seed-dropout 6 "
-                       "--dropout 0.2 --augment flip",
+    {"separate_seeds",
+     "--seed-init 3 --seed-shuffle 4 --seed-augment 5 --seed-dropout 6 "
+     "--dropout 0.2 --augment flip",
      "0f5f08d7c62d259ff3093a1ac76c982821271cdfd3be7e45a655aa3553d9fa8a"},
     {"init_perturb", "--init-perturb conv1.weight:0:up",
      "a8b46cafd5a48ac9a6a2f91c515031dd80a68d1e0491c8e9a65a5b721a2494bf"},
@@ -135,22 +138,40 @@ const GoldenCase kCases[] = {
     // ---- implementation noise that replays (SmallCNN-BN: every site is used) ----
     {"permuted", "--model smallcnn-bn --impl permuted:7",
      "0ff8766f422b828fca8a6f6b7a255d00ed2d835ff775c1594638fb389d703668"},
-    {"mixed_sites", "--model smallcnn-bn --impl-site conv.wgrad=exact,bn.stats=kahan,"
-                    "loss=permuted:2,pool.backward=exact",
+    {"mixed_sites",
+     "--model smallcnn-bn --impl-site conv.wgrad=exact,bn.stats=kahan,"
+     "loss=permuted:2,pool.backward=exact",
      "bc60c2b1ad6dd57e07365a0b5930af7f33aa488ee202dc04d7b1f7c85c3d2f5b"},
+    // ---- GPT on a synthetic text (tests/support/synthetic_text.h): the presets ----
+    {"gpt_deterministic", "text --impl deterministic",
+     "215230680c246dfdc0d9d8f73c10f0155020c1d3243ec03bd4b1ea99785c21ba"},
+    {"gpt_exact", "text --impl exact",
+     "2095ff1957a577e4047f1f62cec798bd87fb5c66631fc460f2c4e66c8e6a1448"},
+    {"gpt_exact_all", "text --impl exact-all",
+     "df0607753bb8fb2f17ca0e5b4b95233d9af87fc623e07a77b0181f226b5f45b0"},
+    {"gpt_kahan", "text --impl kahan",
+     "df0607753bb8fb2f17ca0e5b4b95233d9af87fc623e07a77b0181f226b5f45b0"},
     // ---- CIFAR-shaped data: three channels, 32x32 ----
     {"cifar_smallcnn_bn", "cifar --model smallcnn-bn --normalize standard --augment crop+flip",
      "5e96c15e901b178484fad0430a1f672cdb5c0732a5d38ab282b9fb5735fb38a9"},
-    {"cifar_resnet18", "cifar --model resnet18 --normalize standard --augment crop+flip "
-                       "--dropout 0.2 --optimizer sgd --lr 0.02 --momentum 0.9",
+    {"cifar_resnet18",
+     "cifar --model resnet18 --normalize standard --augment crop+flip "
+     "--dropout 0.2 --optimizer sgd --lr 0.02 --momentum 0.9",
      "9ca16e4735227858cc488c48ece6193f412353b935b4943b1c5cf6d1bc5f549b"},
 };
+
+// The GPT cases' model and recipe ("text" cases; their data flag is --data-file).
+constexpr const char* kGptFlags =
+    "--model gpt --layers 2 --heads 2 --width 32 --context 32 --limit-train 64 --limit-test 8 "
+    "--eval-batch-size 8 --optimizer adamw --lr 1e-3 --weight-decay 0.01 --schedule cosine "
+    "--warmup-epochs 0.5 --min-lr 1e-4";
 
 class Golden : public ::testing::TestWithParam<GoldenCase> {
  protected:
     static void SetUpTestSuite() {
         root_ = dt::test::make_synthetic_root("detrain-golden", 64, 32);
         dt::test::write_synthetic_cifar10(root_ / "cifar", 16, 32);
+        dt::test::write_synthetic_text((root_ / "text.txt").string(), 12000, 4);
     }
     static void TearDownTestSuite() { dt::test::remove_synthetic_root(root_); }
     static inline fs::path root_;
@@ -163,6 +184,10 @@ TEST_P(Golden, WeightsMatchTheRecipe) {
     if (args.rfind("cifar ", 0) == 0) {
         args = args.substr(6);
         data = "--dataset cifar10 --data-dir " + (root_ / "cifar").string();
+    }
+    if (args.rfind("text ", 0) == 0) {  // 64 windows of 32 bytes, a 2-block GPT
+        args = kGptFlags + args.substr(4);
+        data = "--data-file " + (root_ / "text.txt").string();
     }
     const fs::path out = root_ / c.name;
     // Later flags win, so a case's own --epochs / --batch-size override the common ones.

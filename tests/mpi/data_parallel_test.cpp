@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // `mpirun -np P detrain train` end to end (issue 21), each test starting mpiexec itself: under
 // exact accumulation P = 1..4 processes give the weights (and epoch losses) of the run without
-// mpirun, for SmallCNN and SmallCNN-BN (batch-norm statistics synchronised), with micro-batches
-// too; tree is identical run to run for a fixed P (and differs between P: not a given); rank 0
-// alone writes; a killed rank ends the whole job, and the restart command resumes it at another
-// process count with the uninterrupted run's weights.
+// mpirun, for SmallCNN, SmallCNN-BN (batch-norm statistics synchronised) and GPT, with
+// micro-batches too; tree is identical run to run for a fixed P (and differs between P: not a
+// given); rank 0 alone writes; a killed rank ends the whole job, and the restart command resumes it
+// at another process count with the uninterrupted run's weights.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "tests/support/detrain_suite.h"
+#include "tests/support/synthetic_text.h"
 
 namespace {
 
@@ -82,6 +83,25 @@ TEST_F(DataParallel, ExactGivesTheSingleProcessWeightsForOneToFourProcesses) {
             EXPECT_EQ(reports, 1u) << r.out;
         }
     }
+}
+
+TEST_F(DataParallel, GptUnderExactGivesTheSingleProcessWeightsForOneToFourProcesses) {
+    const fs::path text = root_ / "text.txt";
+    dt::test::write_synthetic_text(text.string(), 12000, 6);
+    // Later flags win: the GPT's batch and data replace train_args's.
+    const std::string flags = "--model gpt --data-file " + text.string() +
+                              " --layers 2 --heads 2 --width 32 --context 32 --limit-train 60 "
+                              "--limit-test 8 --batch-size 16 --eval-batch-size 8 --lr 1e-3 "
+                              "--shuffle-within-batch 5 --impl exact";
+    expect_ok(train(0, "gpt-single", flags));
+    for (int P = 1; P <= 4; ++P) {
+        SCOPED_TRACE("P = " + std::to_string(P));
+        const std::string out = "gpt-np" + std::to_string(P);
+        expect_ok(train(P, out, flags));
+        expect_same("gpt-single", out);
+    }
+    expect_ok(train(2, "gpt-np2-mb", flags + " --micro-batch 3"));
+    expect_same("gpt-single", "gpt-np2-mb");
 }
 
 TEST_F(DataParallel, ExactMicroBatchesOnSeveralProcessesGiveTheSameWeights) {
