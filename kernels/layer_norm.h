@@ -32,7 +32,10 @@
 //   kTree      G(c) = T(leaf(0, c), ..., leaf(B - 1, c))                                   // ORDER
 //   kKahan     kahan leaves over t ascending from (+0, +0), combined by T_k, then kahan_value
 //   kExact     G(c) = the exact sum of all M terms rounded once (ExactAcc): independent of
-//              order, so permuting the sequences changes no bit of dgamma or dbeta
+//              order, so permuting the sequences changes no bit of dgamma or dbeta. A part of
+//              a split batch (p.exact_dgamma / p.exact_dbeta set) adds its unrounded G(c) to
+//              those accumulators instead and leaves that output unwritten: the parts' merged
+//              sums, rounded once, are the whole batch's bits
 //   kPermuted  G(c) = +0 + leaf(pi[0], c) + leaf(pi[1], c) + ..., pi = permute_order(B, key):
 //              the same key as R's order, drawn over B items
 //   kAtomic    each leaf atomic-added into the zeroed G(c) (atomic_add.h): nondeterministic with
@@ -43,6 +46,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/common/accum_exact.h"
 #include "kernels/common/accum_mode.h"
 #include "kernels/common/hd.h"
 
@@ -54,6 +58,14 @@ struct LayerNormParams {
     float eps = 1e-5f;
     // ln.stats (layer_norm_forward) or ln.grad (layer_norm_backward), one spec per call.
     common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);
+    // ln.grad in the exact mode only (ignored in the others): where set, this part's unrounded
+    // G(dy * xhat) and G(dy) are ADDED to exact_dgamma[c] and exact_dbeta[c] (layout of dgamma
+    // and dbeta, initialised by the caller; at most B = M / T units per element and call), and
+    // dgamma or dbeta is not written (it may then be null). Each pointer on its own: a frozen
+    // gamma or beta keeps its float output. A part of a split batch (engine/runtime/batch_split.h);
+    // on cuda, device memory.
+    common::ExactAcc* exact_dgamma = nullptr;
+    common::ExactAcc* exact_dbeta = nullptr;
 };
 
 /// The row sums' leaves: lane j of a row folds features j, j + 32, ... (the header comment).
@@ -89,7 +101,8 @@ inline void layer_norm_backward(const double* dy, const double* x, const double*
 // The float kernels, one list for both backends: cpu:: (kernels/cpu/layer_norm.cpp) and cuda::
 // (kernels/cuda/layer_norm.cu: device pointers, the engine's stream).
 //   layer_norm_forward   y, and each token's mean and rstd (site ln.stats).
-//   layer_norm_backward  dx, dgamma, dbeta from the forward's mean and rstd (site ln.grad).
+//   layer_norm_backward  dx, dgamma, dbeta from the forward's mean and rstd (site ln.grad);
+//                        in exact, dgamma or dbeta not written where exact_dgamma/dbeta is set.
 #define DT_LAYER_NORM_KERNELS                                                                 \
     void layer_norm_forward(const float* x, const float* gamma, const float* beta, float* y,  \
                             float* mean, float* rstd, const LayerNormParams& p);              \

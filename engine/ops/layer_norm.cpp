@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // dt::layer_norm: validation, the autograd record and the kernels of kernels/layer_norm.h through
 // the device's kernel table. Saved for backward: x, gamma and each token's mean and rstd from the
-// forward; the backward recomputes xhat from them bit for bit. A split batch's exact
-// accumulators (engine/runtime/batch_split.h) are not fed: dgamma and dbeta are each part's
-// rounded sums, combined as grad.allreduce says.
+// forward; the backward recomputes xhat from them bit for bit; beta too, the key of a split
+// batch's accumulators. In a split batch at exact ln.grad (engine/runtime/batch_split.h),
+// dgamma and dbeta are the part's unrounded sums added to the split's accumulators: no float
+// gradient, rounded once at the step's end to the whole batch's bits. dx is per token.
 #include "engine/ops/layer_norm.h"
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/dispatch.h"
+#include "engine/runtime/batch_split.h"
 
 namespace dt {
 
@@ -61,15 +63,19 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int6
         });
     if (autograd::needs_grad({x, gamma, beta})) {
         autograd::record(
-            y, "layer_norm", {x, gamma, beta}, [x, gamma, mean, rstd, p](const Tensor& dy) {
+            y, "layer_norm", {x, gamma, beta}, [x, gamma, beta, mean, rstd, p](const Tensor& dy) {
                 kernels::LayerNormParams q = p;
                 q.accum = accum_spec_for_call(ReduceSite::kLnGrad);
-                Tensor dx = ops_detail::empty_like_device(x.shape(), x);
-                Tensor dgamma = ops_detail::empty_like_device({q.C}, x);
-                Tensor dbeta = ops_detail::empty_like_device({q.C}, x);
+                // A split batch at an exact site: this part's unrounded sums go to the split.
+                q.exact_dgamma = split_exact_grad(gamma, q.accum);
+                q.exact_dbeta = split_exact_grad(beta, q.accum);
+                Tensor dx = ops_detail::empty_like_device(x.shape(), x), dgamma, dbeta;
+                if (q.exact_dgamma == nullptr) dgamma = ops_detail::empty_like_device({q.C}, x);
+                if (q.exact_dbeta == nullptr) dbeta = ops_detail::empty_like_device({q.C}, x);
                 const kernels::KernelTable& kb = device_kernels(x.device());
                 kb.layer_norm_backward(dy.f32(), x.f32(), mean.f32(), rstd.f32(), gamma.f32(),
-                                       dx.f32(), dgamma.f32(), dbeta.f32(), q);
+                                       dx.f32(), dgamma.defined() ? dgamma.f32() : nullptr,
+                                       dbeta.defined() ? dbeta.f32() : nullptr, q);
                 // The probe compares dgamma and dbeta per mode.
                 ops_detail::probe_rerun(
                     x, ReduceSite::kLnGrad, 2 * q.C, q,

@@ -12,9 +12,10 @@
 //                          the backward's totals are those of the current micro-step over every
 //                          process (batchnorm_parts: completed through the collective in the
 //                          bn.stats / bn.backward mode; exact sums stay exact)
-//   backward at an exact site (conv.wgrad, linear.wgrad, bias.grad, bn.backward):
-//                          exact_grad(param) gives the parameter's unrounded accumulators, the
-//                          kernel adds its part's sums there and no float gradient is made
+//   backward at an exact site (conv.wgrad, linear.wgrad, bias.grad, bn.backward, embed.grad,
+//                          ln.grad): exact_grad(param) gives the parameter's unrounded
+//                          accumulators, the kernel adds its part's sums there and no float
+//                          gradient is made
 // finish() then ends the step identically on every process:
 //   parameters with accumulators: grad.allreduce exact -> the accumulators of every process
 //     added and rounded ONCE (allreduce_exact_rounded); other modes -> rounded here, then as below

@@ -5,7 +5,7 @@
 // chain). dgamma and dbeta: work items (sequence b, block of features) own their leaves, summed
 // over the sequence's tokens in ascending order, then each feature's B leaves are combined as
 // the mode says (tree, kahan tree, permuted order, atomic adds); exact adds every term to
-// per-item superaccumulators, merged per feature.
+// per-item superaccumulators, merged per feature (into a split batch's, where given).
 #include "kernels/layer_norm.h"
 
 #include <algorithm>
@@ -175,7 +175,8 @@ std::vector<KahanSum> grad_kahan_leaves(const LayerNormParams& p, const GradTerm
 }
 
 /// kExact: an ExactAcc per (item, sum, feature) fed through exact segments (exact_stream_add),
-/// merged per feature, rounded once. ORDER: none (integer sums).
+/// merged per feature, rounded once; or, for a part of a split batch, added unrounded to
+/// p.exact_dgamma / p.exact_dbeta (B units). ORDER: none (integer sums).
 void grad_exact(const LayerNormParams& p, const GradTerm& term, float* dgamma, float* dbeta) {
     const int64_t B = p.M / p.T, C = p.C;
     std::vector<ExactAcc> accs(static_cast<std::size_t>(2 * B * C));
@@ -213,8 +214,16 @@ void grad_exact(const LayerNormParams& p, const GradTerm& term, float* dgamma, f
             common::exact_merge(d, accs[static_cast<std::size_t>(b * C + c)]);
             common::exact_merge(g, accs[static_cast<std::size_t>((B + b) * C + c)]);
         }
-        dbeta[c] = common::exact_value(d);
-        dgamma[c] = common::exact_value(g);
+        if (p.exact_dbeta != nullptr) {
+            common::exact_merge(p.exact_dbeta[c], d);
+        } else {
+            dbeta[c] = common::exact_value(d);
+        }
+        if (p.exact_dgamma != nullptr) {
+            common::exact_merge(p.exact_dgamma[c], g);
+        } else {
+            dgamma[c] = common::exact_value(g);
+        }
     }
 }
 

@@ -2,8 +2,9 @@
 // Layer normalisation on the GPU: the launchers of layer_norm_bodies.h on the engine's stream.
 // Forward: one launch of the row block program (both row sums, mean, rstd and y). Backward:
 // dgamma and dbeta as the per-channel totals of channel_totals.cuh (a row per sequence and
-// feature), then dx by the row block program. kPermuted draws its orders on the device: the
-// sequences' inside channel_totals, the leaves' (L items, same key) into scratch after it.
+// feature; a split batch's part hands its exact totals on), then dx by the row block program.
+// kPermuted draws its orders on the device: the sequences' inside channel_totals, the leaves' (L
+// items, same key) into scratch after it.
 #include "kernels/cuda/channel_totals.cuh"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/layer_norm_bodies.h"
@@ -50,11 +51,20 @@ void layer_norm_backward(const float* dy, const float* x, const float* mean, con
                          const float* gamma, float* dx, float* dgamma, float* dbeta,
                          const LayerNormParams& p) {
     if (p.M <= 0 || p.C <= 0) return;
+    // A part of a split batch (exact mode): its unrounded totals added to exact_dbeta/dgamma
+    // (channel_part_body), and where one is set that output is not written.
+    ChannelPart split;
+    if (p.accum.mode == common::AccumMode::kExact)
+        split.sink.sum[0] = p.exact_dbeta, split.sink.sum[1] = p.exact_dgamma;
+    const bool is_part = split.sink.sum[0] != nullptr || split.sink.sum[1] != nullptr;
+    const ChannelSums out{{split.sink.sum[0] != nullptr ? nullptr : dbeta,
+                           split.sink.sum[1] != nullptr ? nullptr : dgamma},
+                          {}};
     // ORDER: dbeta = G(dy), dgamma = G(dy * xhat) (channel_totals: slot 0 of the scratch, done
     // with before the leaves' order below takes it, in stream order).
     channel_totals<2>("layer_norm_backward (dgamma, dbeta)",
-                      LnGradTerm{x, dy, mean, rstd, p.T, p.C}, ln_grad_totals(p),
-                      ChannelSums{{dbeta, dgamma}, {}});
+                      LnGradTerm{x, dy, mean, rstd, p.T, p.C}, ln_grad_totals(p), out,
+                      is_part ? &split : nullptr);
     const uint32_t* order = nullptr;
     if (!row_order(p, &order)) return;
     dx_kernel<<<ln_grid(p.M), kLnThreads, 0, stream()>>>(dy, x, mean, rstd, gamma, dx, p, order);

@@ -2,16 +2,20 @@
 // dt::layer_norm through autograd: forward and backward against the double reference (within
 // 1e-5 of the largest reference magnitude), (M, C) and (B, T, C) inputs giving the same bits,
 // the sites' specs taken once per call (ln.stats in the forward, ln.grad in the backward: a
-// permuted run's keys are those of the calls' counters), and bad-input errors.
+// permuted run's keys are those of the calls' counters), micro-batches in the exact mode giving
+// the whole batch's dgamma and dbeta bits (and dx's), and bad-input errors.
 #include "engine/ops/layer_norm.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/autograd/tape.h"
 #include "engine/noise/reduce_sites.h"
+#include "engine/runtime/batch_split.h"
+#include "engine/runtime/collective.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/ref/layer_norm_ref.h"
 #include "tests/support/autograd_util.h"
@@ -113,6 +117,44 @@ TEST(LayerNormOp, TheSitesSpecsAreTakenPerCall) {
     EXPECT_TRUE(test::bitwise_equal(grads[0].to_vector(), dx));
     EXPECT_TRUE(test::bitwise_equal(grads[1].to_vector(), dg));
     EXPECT_TRUE(test::bitwise_equal(grads[2].to_vector(), db));
+}
+
+/// Elements [b0 * row, b1 * row) of v: sequences b0 .. b1 - 1 of rows of `row` floats.
+std::vector<float> sequences(const std::vector<float>& v, int64_t b0, int64_t b1, int64_t row) {
+    return std::vector<float>(v.begin() + b0 * row, v.begin() + b1 * row);
+}
+
+TEST(LayerNormOp, MicroBatchesGiveTheWholeBatchsExactGradient) {
+    // ln.grad exact through a split batch (engine/runtime/batch_split.h): three micro-batches'
+    // unrounded sums in gamma's and beta's accumulators, rounded once at finish: the whole
+    // batch's bits. dx is per token: each part's rows are the whole batch's.
+    const int64_t B = 7, T = 16, C = 45, row = T * C;
+    const ScopedReduceConfig exact(kernels::common::accum_spec(AccumMode::kExact));
+    const Fixture f = make(B, T, C);
+    const Tensor y = layer_norm(f.x, f.gamma, f.beta, T);
+    const std::vector<Tensor> whole = backward_of(y, f.dy);
+    const std::vector<float> xv = f.x.to_vector(), dyv = f.dy.to_vector();
+    Tensor gamma = f.gamma.clone(), beta = f.beta.clone();
+    gamma.set_requires_grad(true);
+    beta.set_requires_grad(true);
+    BatchSplit split({gamma, beta}, world(), false);
+    split.begin_step(B);
+    std::vector<float> dx;
+    for (const auto& [b0, b1] : {std::pair<int64_t, int64_t>{0, 1}, {1, 4}, {4, B}}) {
+        split.begin_micro(b1 - b0);
+        const ScopedBatchSplit scoped(split);
+        Tensor x = Tensor::from_vector({b1 - b0, T, C}, sequences(xv, b0, b1, row));
+        x.set_requires_grad(true);
+        test::weighted_sum(layer_norm(x, gamma, beta, T), sequences(dyv, b0, b1, row)).backward();
+        EXPECT_FALSE(gamma.grad().defined()) << "the part's dgamma went to a float gradient";
+        EXPECT_FALSE(beta.grad().defined()) << "the part's dbeta went to a float gradient";
+        const std::vector<float> part = x.grad().to_vector();
+        dx.insert(dx.end(), part.begin(), part.end());
+    }
+    split.finish(kernels::common::accum_spec(AccumMode::kExact));
+    EXPECT_TRUE(test::bitwise_equal(dx, whole[0].to_vector()));
+    EXPECT_TRUE(test::bitwise_equal(gamma.grad().to_vector(), whole[1].to_vector()));
+    EXPECT_TRUE(test::bitwise_equal(beta.grad().to_vector(), whole[2].to_vector()));
 }
 
 TEST(LayerNormOp, WithoutGradNothingIsRecorded) {

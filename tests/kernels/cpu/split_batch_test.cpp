@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The kernels' outputs for a batch split into parts (engine/runtime/batch_split.h): in the exact
-// mode conv.wgrad, linear.wgrad, bias.grad and bn.backward add their unrounded sums to the
-// caller's accumulators (exact_out, exact_dgamma/dbeta), and batch norm completes its totals
+// mode conv.wgrad, linear.wgrad, bias.grad, bn.backward and ln.grad add their unrounded sums to
+// the caller's accumulators (exact_out, exact_dgamma/dbeta), and batch norm completes its totals
 // over concurrently running parts through the BatchNormParts hook. Cutting a batch anywhere and
 // rounding the merged accumulators gives the whole batch's bits; the parts run here as threads
 // that meet in a barrier, as processes meet in an all-reduce.
@@ -15,6 +15,7 @@
 #include "kernels/bias_add.h"
 #include "kernels/common/accum_exact.h"
 #include "kernels/conv2d.h"
+#include "kernels/layer_norm.h"
 #include "kernels/linear.h"
 #include "tests/support/modes.h"
 #include "tests/support/rng.h"
@@ -89,6 +90,47 @@ TEST(SplitBatch, LinearWgradAndBiasGradPartsAddUpToTheWholeBatch) {
     }
     EXPECT_EQ(bits_of(rounded(acc)), bits_of(whole));
     EXPECT_EQ(bits_of(rounded(acc_b)), bits_of(whole_b));
+}
+
+TEST(SplitBatch, LayerNormGradPartsAddUpToTheWholeBatch) {
+    // Sequences [0, 1), [1, 5), [5, 9) of 13 tokens; C = 70: two feature blocks and a tail. The
+    // x offset makes each part's rounding differ from the whole's. dgamma and dbeta unwritten
+    // (null); dx per token, so the parts' rows are the whole's.
+    const LayerNormParams p{.M = 9 * 13, .C = 70, .T = 13, .accum = kExact};
+    const int64_t row = p.T * p.C, C = p.C;
+    const auto x = test::uniform_floats(p.M * C, 99, 101, test::test_seed(), 8);
+    const auto dy = test::uniform_floats(p.M * C, -1, 1, test::test_seed(), 9);
+    const auto gamma = test::uniform_floats(C, 0.5f, 1.5f, test::test_seed(), 10);
+    const auto beta = test::uniform_floats(C, -1, 1, test::test_seed(), 11);
+    std::vector<float> y(x.size()), mean(p.M), rstd(p.M), dx(x.size()), dgamma(C), dbeta(C);
+    cpu::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(),
+                            p);
+    cpu::layer_norm_backward(dy.data(), x.data(), mean.data(), rstd.data(), gamma.data(), dx.data(),
+                             dgamma.data(), dbeta.data(), p);
+    std::vector<ExactAcc> acc_g = zero_accs(C), acc_b = zero_accs(C);
+    std::vector<float> part_dx(x.size());
+    for (auto [lo, hi] : {std::pair{0, 1}, std::pair{1, 5}, std::pair{5, 9}}) {
+        LayerNormParams q = p;
+        q.M = (hi - lo) * p.T, q.exact_dgamma = acc_g.data(), q.exact_dbeta = acc_b.data();
+        cpu::layer_norm_backward(dy.data() + lo * row, x.data() + lo * row, mean.data() + lo * p.T,
+                                 rstd.data() + lo * p.T, gamma.data(), part_dx.data() + lo * row,
+                                 nullptr, nullptr, q);
+    }
+    EXPECT_EQ(bits_of(rounded(acc_g)), bits_of(dgamma));
+    EXPECT_EQ(bits_of(rounded(acc_b)), bits_of(dbeta));
+    EXPECT_EQ(bits_of(part_dx), bits_of(dx));
+    // One pointer alone (a frozen beta): dgamma's sums go on, dbeta is this part's float total.
+    LayerNormParams q = p;
+    q.M = 4 * p.T;
+    std::vector<float> want_g(C), want_b(C), got_b(C), scratch(q.M * C);
+    cpu::layer_norm_backward(dy.data(), x.data(), mean.data(), rstd.data(), gamma.data(),
+                             scratch.data(), want_g.data(), want_b.data(), q);
+    std::vector<ExactAcc> only_g = zero_accs(C);
+    q.exact_dgamma = only_g.data();
+    cpu::layer_norm_backward(dy.data(), x.data(), mean.data(), rstd.data(), gamma.data(),
+                             scratch.data(), nullptr, got_b.data(), q);
+    EXPECT_EQ(bits_of(rounded(only_g)), bits_of(want_g));
+    EXPECT_EQ(bits_of(got_b), bits_of(want_b));
 }
 
 /// Two parts of a batch meeting in the hook: each deposits its accumulators, both get the sum.

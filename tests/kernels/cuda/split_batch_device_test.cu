@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The CUDA launchers for a part of a split batch (engine/runtime/batch_split.h) against the CPU
 // kernels given the same part, on a GPU: the exact sites' unrounded sums added to accumulators
-// in device memory (conv.wgrad, linear.wgrad, bias.grad, bn.backward's exact_dgamma/dbeta), and
+// in device memory (conv.wgrad, linear.wgrad, bias.grad, the exact_dgamma/dbeta of bn.backward
+// and ln.grad; ln.grad's parts, rounded once, give the whole batch's bits), and
 // batch norm's hook, whose completion goes through the host (channel_totals.cuh): a stand-in
 // hook adds another part's totals, taken from the CPU, so that both devices complete the same
 // totals. Every output bit for bit, in the exact and tree modes. Skips without a CUDA device.
@@ -17,6 +18,7 @@
 #include "kernels/common/philox.h"
 #include "kernels/conv2d.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/layer_norm.h"
 #include "kernels/linear.h"
 #include "tests/support/gpu_test.h"
 
@@ -122,6 +124,38 @@ TEST(SplitBatchDevice, ExactSumsOfAPartAddToDeviceAccumulators) {
         else
             cpu::bias_add_backward(dy.data(), nullptr, q);
     });
+    EXPECT_EQ(dc::take_error(), "");
+}
+
+TEST(SplitBatchDevice, LayerNormPartsAddUpToTheWholeBatch) {
+    // ln.grad exact: sequences [0, 1), [1, 4), [4, 7) of 5 tokens, C = 45, as parts adding to
+    // one pair of device accumulators, dgamma and dbeta unwritten (null): rounded, the whole
+    // batch's CPU bits. dx per token: the parts' rows are the whole's.
+    DT_SKIP_WITHOUT_CUDA_DEVICE();
+    LayerNormParams p{.M = 35, .C = 45, .T = 5};
+    p.accum = c::accum_spec(c::AccumMode::kExact);
+    const int64_t C = p.C, row = p.T * C;
+    std::vector<float> x = uniform(p.M * C, 5);
+    for (float& v : x) v += 100.0f;  // a large offset: each part's rounding is not the whole's
+    const std::vector<float> dy = uniform(p.M * C, 6), gamma = uniform(C, 7), beta = uniform(C, 8);
+    std::vector<float> y(x.size()), mean(p.M), rstd(p.M), dx(x.size()), dgamma(C), dbeta(C);
+    cpu::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(),
+                            p);
+    cpu::layer_norm_backward(dy.data(), x.data(), mean.data(), rstd.data(), gamma.data(), dx.data(),
+                             dgamma.data(), dbeta.data(), p);
+    const Dev<float> dev_x(x), dev_dy(dy), dev_gamma(gamma), dev_mean(mean), dev_rstd(rstd),
+        dev_dx(std::vector<float>(x.size(), 9.0f));
+    const Dev<c::ExactAcc> acc_g(zero_accs(C)), acc_b(zero_accs(C));
+    for (const auto& [lo, hi] : {std::pair{0, 1}, std::pair{1, 4}, std::pair{4, 7}}) {
+        LayerNormParams q = p;
+        q.M = (hi - lo) * p.T, q.exact_dgamma = acc_g.p, q.exact_dbeta = acc_b.p;
+        dc::layer_norm_backward(dev_dy.p + lo * row, dev_x.p + lo * row, dev_mean.p + lo * p.T,
+                                dev_rstd.p + lo * p.T, dev_gamma.p, dev_dx.p + lo * row, nullptr,
+                                nullptr, q);
+    }
+    EXPECT_TRUE(same_bits(rounded(acc_g.host()), dgamma)) << "dgamma";
+    EXPECT_TRUE(same_bits(rounded(acc_b.host()), dbeta)) << "dbeta";
+    EXPECT_TRUE(same_bits(dev_dx.host(), dx)) << "dx";
     EXPECT_EQ(dc::take_error(), "");
 }
 
