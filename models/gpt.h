@@ -15,8 +15,9 @@
 //
 // The table wte gets two gradients in every step. ORDER: the tape runs the head's backward first
 // (linear.wgrad: wte.grad = head's), then the embedding's (embed.grad: wte.grad = head's +
-// embedding's, one float add per element). Under a split batch with both sites exact, both add
-// to the table's one set of exact accumulators, rounded once (engine/runtime/batch_split.h).
+// embedding's, one float add per element). A split batch under exact keeps one set of exact
+// accumulators per use and adds the two rounded sums the same way (engine/runtime/batch_split.h),
+// so micro-batches and processes keep the whole batch's bits.
 #pragma once
 #include <vector>
 

@@ -20,8 +20,8 @@ namespace {
 
 Tensor embedding_grad(const Tensor& ids, const Tensor& dy, const Tensor& table,
                       kernels::EmbeddingParams p) {
-    p.accum = accum_spec_for_call(ReduceSite::kEmbedGrad);  // one spec per call
-    p.exact_out = split_exact_grad(table, p.accum);
+    p.accum = accum_spec_for_call(ReduceSite::kEmbedGrad);             // one spec per call
+    p.exact_out = split_exact_grad(table, p.accum, ExactUse::kTable);  // a tied head's table
     if (p.exact_out != nullptr) {  // a part of a split batch: unrounded sums, no float gradient
         device_kernels(dy.device()).embedding_backward(ids.data<int64_t>(), dy.f32(), nullptr, p);
         return Tensor();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "engine/core/backend.h"
 #include "engine/core/error.h"
 #include "engine/runtime/exact_pack.h"
 #include "engine/runtime/exact_round.h"
@@ -50,8 +51,8 @@ void BatchSplit::bn_floats(void* ctx, float* totals, int64_t n, const c::AccumSp
 BatchSplit::BatchSplit(std::vector<Tensor> params, Collective& ranks, bool sync_batchnorm)
     : params_(std::move(params)), ranks_(ranks), sync_batchnorm_(sync_batchnorm) {
     for (std::size_t i = 0; i < params_.size(); ++i) index_[params_[i].impl_ptr().get()] = i;
-    accs_.resize(params_.size());
-    acc_used_.assign(params_.size(), false);
+    accs_.resize(params_.size() * kExactUses);
+    acc_used_.assign(params_.size() * kExactUses, false);
     bn_parts_.ctx = this;
     bn_parts_.exact = bn_exact;
     bn_parts_.floats = bn_floats;
@@ -61,7 +62,8 @@ void BatchSplit::begin_step(int64_t whole) {
     DT_CHECK_VALUE(whole > 0, "BatchSplit: a step of ", whole, " samples");
     whole_ = whole;
     for (std::size_t i = 0; i < accs_.size(); ++i) {
-        if (acc_used_[i]) accs_[i] = zero_accs(params_[i].numel(), params_[i].device());
+        if (acc_used_[i])
+            accs_[i] = zero_accs(params_[i / kExactUses].numel(), params_[i / kExactUses].device());
         acc_used_[i] = false;
     }
     c::exact_init(loss_acc_);
@@ -71,11 +73,11 @@ void BatchSplit::begin_step(int64_t whole) {
 
 void BatchSplit::begin_micro(int64_t concurrent) { bn_parts_.n_total = concurrent; }
 
-c::ExactAcc* BatchSplit::exact_grad(const Tensor& param, const c::AccumSpec& spec) {
+c::ExactAcc* BatchSplit::exact_grad(const Tensor& param, const c::AccumSpec& spec, ExactUse use) {
     if (spec.mode != c::AccumMode::kExact) return nullptr;
     const auto it = index_.find(param.impl_ptr().get());
     if (it == index_.end()) return nullptr;
-    const std::size_t i = it->second;
+    const std::size_t i = it->second * kExactUses + static_cast<std::size_t>(use);
     if (!accs_[i].defined()) accs_[i] = zero_accs(param.numel(), param.device());
     acc_used_[i] = true;
     return reinterpret_cast<c::ExactAcc*>(accs_[i].data<int64_t>());
@@ -104,12 +106,19 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
     // gradients below.
     std::vector<c::ExactAcc>& ex = exchange_;  // kept across steps (no fresh pages each step)
     ex.clear();
+    const auto slot_used = [this](std::size_t i, std::size_t u) {
+        return static_cast<bool>(acc_used_[i * kExactUses + u]);
+    };
+    const auto any_used = [&](std::size_t i) { return slot_used(i, 0) || slot_used(i, 1); };
     for (std::size_t i = 0; i < params_.size(); ++i) {
-        if (!acc_used_[i]) continue;
-        DT_CHECK(!params_[i].grad().defined(), "BatchSplit: parameter ", i,
-                 " has both exact-site sums and a float gradient (used at two kinds of site)");
-        if (exchange_accs) {
-            const Tensor host = accs_[i].to(Device::kCpu);  // (on the cpu: the tensor itself)
+        if (!any_used(i)) continue;
+        DT_CHECK_VALUE(!params_[i].grad().defined(), "a split batch: trainable tensor ", i, " ",
+                       params_[i].str(),
+                       " gets exact sums at one reduction site and a rounded gradient at another "
+                       "(hint: give the sites that reach it the same mode, e.g. --impl exact)");
+        for (std::size_t u = 0; u < kExactUses; ++u) {
+            if (!exchange_accs || !slot_used(i, u)) continue;
+            const Tensor host = accs_[i * kExactUses + u].to(Device::kCpu);  // (cpu: itself)
             ex.insert(ex.end(), acc_data(host), acc_data(host) + params_[i].numel());
         }
     }
@@ -121,22 +130,35 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
     }
     std::size_t at = 0;
     for (std::size_t i = 0; i < params_.size(); ++i) {
-        if (!acc_used_[i]) continue;
-        if (!exchange_accs) {  // one rounding each, on the accumulators' device
-            params_[i].set_grad(round_exact(accs_[i], params_[i].shape()));
-            continue;
+        Tensor g;
+        for (std::size_t u = 0; u < kExactUses; ++u) {
+            if (!slot_used(i, u)) continue;
+            Tensor r;
+            if (!exchange_accs) {  // one rounding each, on the accumulators' device
+                r = round_exact(accs_[i * kExactUses + u], params_[i].shape());
+            } else {
+                Tensor h = Tensor::empty(params_[i].shape());
+                const auto first = rounded.begin() + static_cast<std::ptrdiff_t>(at);
+                std::copy(first, first + h.numel(), h.f32());
+                at += static_cast<std::size_t>(h.numel());
+                r = h.to(params_[i].device());
+            }
+            // ORDER: a tensor with two uses (a tied table) gets layer's + table's, one add per
+            // element, as the whole batch's tape adds the two rounded gradients.
+            if (g.defined()) {
+                Tensor sum = Tensor::empty(g.shape(), DType::kF32, g.device());
+                device_kernels(g.device()).add_forward(g.f32(), r.f32(), sum.f32(), g.numel());
+                r = sum;
+            }
+            g = r;
         }
-        Tensor g = Tensor::empty(params_[i].shape());
-        const auto first = rounded.begin() + static_cast<std::ptrdiff_t>(at);
-        std::copy(first, first + g.numel(), g.f32());
-        at += static_cast<std::size_t>(g.numel());
-        params_[i].set_grad(g.to(params_[i].device()));
+        if (g.defined()) params_[i].set_grad(g);
     }
     // Float gradients (and rounded shares) over the processes, in one collective.
     if (P > 1) {
         std::vector<float> buf;
         for (std::size_t i = 0; i < params_.size(); ++i) {
-            if (exchange_accs && acc_used_[i]) continue;
+            if (exchange_accs && any_used(i)) continue;
             const Tensor g = params_[i].grad();
             if (!g.defined()) continue;
             const Tensor h = g.to(Device::kCpu);  // (on the cpu: g itself)
@@ -148,7 +170,7 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
         }
         std::size_t pos = 0;
         for (std::size_t i = 0; i < params_.size(); ++i) {
-            if (exchange_accs && acc_used_[i]) continue;
+            if (exchange_accs && any_used(i)) continue;
             Tensor g = params_[i].grad();
             if (!g.defined()) continue;
             const auto first = buf.begin() + static_cast<std::ptrdiff_t>(pos);
@@ -183,9 +205,9 @@ BatchSplit* current_batch_split() { return t_current; }
 ScopedBatchSplit::ScopedBatchSplit(BatchSplit& split) : previous_(t_current) { t_current = &split; }
 ScopedBatchSplit::~ScopedBatchSplit() { t_current = previous_; }
 
-c::ExactAcc* split_exact_grad(const Tensor& param, const c::AccumSpec& spec) {
+c::ExactAcc* split_exact_grad(const Tensor& param, const c::AccumSpec& spec, ExactUse use) {
     BatchSplit* s = current_batch_split();
-    return s != nullptr ? s->exact_grad(param, spec) : nullptr;
+    return s != nullptr ? s->exact_grad(param, spec, use) : nullptr;
 }
 
 }  // namespace dt

@@ -45,6 +45,13 @@
 
 namespace dt {
 
+/// Which use of a trainable tensor an exact site's sums are for. A tensor used twice in a step
+/// (GPT's tied table: the head's linear.wgrad and the embedding's embed.grad) keeps one set of
+/// accumulators per use, rounded apart and then added, as the whole batch's tape adds its two
+/// rounded gradients: the split batch keeps the whole batch's bits.
+enum class ExactUse { kLayer = 0, kTable = 1 };
+constexpr std::size_t kExactUses = 2;
+
 class BatchSplit {
  public:
     /// `params`: the trainable tensors (their .grad is completed by finish), on any device.
@@ -63,7 +70,8 @@ class BatchSplit {
     /// The unrounded accumulators (param.numel() of them, zero at begin_step) for the gradient
     /// of `param` when `spec` is exact and param is one of the trainable tensors; else null.
     kernels::common::ExactAcc* exact_grad(const Tensor& param,
-                                          const kernels::common::AccumSpec& spec);
+                                          const kernels::common::AccumSpec& spec,
+                                          ExactUse use = ExactUse::kLayer);
     /// The batch-norm hook of the current micro-step, or null (one process, or sync off).
     const kernels::BatchNormParts* batchnorm_parts() const;
     /// A part's loss: its total over its samples in the loss site's mode `spec` (undivided) and,
@@ -93,9 +101,11 @@ class BatchSplit {
     int64_t whole_ = 0;
     kernels::BatchNormParts bn_parts_{};
     std::unordered_map<const TensorImpl*, std::size_t> index_;  // param -> position in params_
-    std::vector<Tensor> accs_;  // per param, ExactAccs as int64 words on its device; or undefined
-    std::vector<bool> acc_used_;                                // this step
-    std::vector<kernels::common::ExactAcc> exchange_;           // finish()'s buffers
+    // Per param and use (index param * kExactUses + use): ExactAccs as int64 words on the
+    // param's device, or undefined; and whether this step used them.
+    std::vector<Tensor> accs_;
+    std::vector<bool> acc_used_;
+    std::vector<kernels::common::ExactAcc> exchange_;  // finish()'s buffers
     std::vector<float> rounded_;
     kernels::common::ExactAcc loss_acc_{};
     bool loss_exact_ = false;
@@ -121,6 +131,7 @@ class ScopedBatchSplit {
 
 /// exact_grad of the current split, or null when there is none.
 kernels::common::ExactAcc* split_exact_grad(const Tensor& param,
-                                            const kernels::common::AccumSpec& spec);
+                                            const kernels::common::AccumSpec& spec,
+                                            ExactUse use = ExactUse::kLayer);
 
 }  // namespace dt

@@ -82,4 +82,13 @@ TEST_F(GptGuarantees, ExactIsInvariantToSequenceOrderInsideBatches) {
               train_hash("order-tree", "--threads 2"));
 }
 
+TEST_F(GptGuarantees, ExactMicroBatchesGiveTheWholeBatchBits) {
+    const std::string exact = train_hash("mb-exact", "--impl exact --threads 2");
+    EXPECT_EQ(train_hash("mb-exact3", "--impl exact --threads 2 --micro-batch 3"), exact);
+    EXPECT_EQ(train_hash("mb-exact8", "--impl exact-all --threads 2 --micro-batch 8"),
+              train_hash("mb-exact-all", "--impl exact-all --threads 2"));
+    EXPECT_NE(train_hash("mb-tree3", "--threads 2 --micro-batch 3"),
+              train_hash("mb-tree", "--threads 2"));
+}
+
 }  // namespace
