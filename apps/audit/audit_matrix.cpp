@@ -44,14 +44,26 @@ std::optional<ReduceSite> entry_site(const TraceEntry& e) {
         (e.op == "maxpool2d" || e.op == "relu_maxpool2d" || e.op == "avgpool2d"))
         return ReduceSite::kPoolBackward;
     if (e.phase == "forward" && e.op == "softmax_cross_entropy") return ReduceSite::kLoss;
+    // GPT's: the embedding's table gradients; layer norm's and attention's every entry.
+    if (e.phase == "backward" && e.op == "embedding" && grad) return ReduceSite::kEmbedGrad;
+    if (e.op == "layer_norm")
+        return e.phase == "forward" ? ReduceSite::kLnStats : ReduceSite::kLnGrad;
+    if (e.op == "causal_attention")
+        return e.phase == "forward" ? ReduceSite::kAttnFwd : ReduceSite::kAttnGrad;
+    if (e.op == "clip_grad_norm") return ReduceSite::kGradNorm;
     return std::nullopt;
 }
 
-/// The batch size of each step (from its images entry).
-std::map<int64_t, int64_t> batch_sizes(const std::vector<TraceEntry>& t) {
-    std::map<int64_t, int64_t> n;
+/// The batch size of each step and the rows per sample of its per-token tensors (from its
+/// images entry: images (N, C, H, W), one row each; a language model's tokens (N, T), T rows).
+struct StepBatch {
+    int64_t n = -1, rows = 1;
+};
+std::map<int64_t, StepBatch> batch_sizes(const std::vector<TraceEntry>& t) {
+    std::map<int64_t, StepBatch> n;
     for (const TraceEntry& e : t)
-        if (e.phase == "data" && e.tensor == "images" && !n.count(e.step)) n[e.step] = e.shape[0];
+        if (e.phase == "data" && e.tensor == "images" && !n.count(e.step))
+            n[e.step] = {e.shape[0], e.shape.size() == 2 ? e.shape[1] : 1};
     return n;
 }
 
@@ -60,7 +72,7 @@ std::map<int64_t, int64_t> batch_sizes(const std::vector<TraceEntry>& t) {
 MatrixCell compare_site(ReduceSite site, const std::vector<TraceEntry>& a,
                         const std::vector<TraceEntry>& b, bool permuted, int64_t steps_per_epoch) {
     MatrixCell c;
-    const std::map<int64_t, int64_t> n = batch_sizes(a);
+    const std::map<int64_t, StepBatch> n = batch_sizes(a);
     std::map<std::pair<int64_t, int64_t>, const TraceEntry*> in_b;
     for (const TraceEntry& e : b) in_b[{e.step, e.index}] = &e;
     for (const TraceEntry& e : a) {
@@ -72,9 +84,12 @@ MatrixCell compare_site(ReduceSite site, const std::vector<TraceEntry>& a,
             continue;
         }
         const TraceEntry& o = *it->second;
-        const int64_t N = n.count(e.step) ? n.at(e.step) : -1;
+        const StepBatch sb = n.count(e.step) ? n.at(e.step) : StepBatch{};
+        const int64_t N = sb.n;
+        // Rows per sample R: a sample's rows, or a sequence's T token rows ((N*T, C) tensors).
+        const int64_t R = e.shape.size() >= 2 && N > 0 && e.shape[0] == N * sb.rows ? sb.rows : 1;
         const bool per_sample = (e.tensor == "output" || starts_with(e.tensor, "grad input")) &&
-                                e.shape.size() >= 2 && e.shape[0] == N;
+                                e.shape.size() >= 2 && e.shape[0] == N * R;
         if (!permuted || !per_sample) {
             c.differing += e.hash != o.hash;
             continue;
@@ -82,11 +97,12 @@ MatrixCell compare_site(ReduceSite site, const std::vector<TraceEntry>& a,
         const std::vector<int64_t> perm = within_batch_permutation(
             N, kShuffleSeed, static_cast<uint64_t>(e.step / steps_per_epoch),
             e.step % steps_per_epoch);
-        bool same = e.row_hashes.size() == static_cast<std::size_t>(N) &&
+        bool same = e.row_hashes.size() == static_cast<std::size_t>(N * R) &&
                     o.row_hashes.size() == e.row_hashes.size();
-        for (int64_t r = 0; same && r < N; ++r)
+        for (int64_t r = 0; same && r < N * R; ++r)  // row r of B: row t of sample r / R
             same = o.row_hashes[static_cast<std::size_t>(r)] ==
-                   e.row_hashes[static_cast<std::size_t>(perm[static_cast<std::size_t>(r)])];
+                   e.row_hashes[static_cast<std::size_t>(perm[static_cast<std::size_t>(r / R)] * R +
+                                                         r % R)];
         c.differing += !same;
     }
     return c;
@@ -114,31 +130,45 @@ std::vector<Column> columns(bool on_device) {
     return c;
 }
 
-/// Bits of row r of a (N, K) logits tensor.
-std::vector<float> row(const Tensor& logits, int64_t r) {
+/// Bits of sample r's rows of a (N * R, K) logits tensor (R rows per sample).
+std::vector<float> rows_of(const Tensor& logits, int64_t r, int64_t R) {
     const std::vector<float> v = logits.to_vector();
     const int64_t K = logits.dim(1);
-    return {v.begin() + r * K, v.begin() + (r + 1) * K};
+    return {v.begin() + r * R * K, v.begin() + (r + 1) * R * K};
 }
 
 /// Evaluation logits of 16 inputs of the model's shape in their batch, against the reversed
 /// batch (rerun and permuted rows), half the batch (threads 1: at one thread), each ISA, and for
-/// a model on a device the same batch on the cpu (the model moved there and back).
+/// a model on a device the same batch on the cpu (the model moved there and back). A language
+/// model's inputs are 16 sequences of random bytes, its T logit rows per sequence compared.
 MatrixRow evaluation_row(const TrainResult& r, const std::vector<Column>& cols) {
-    const int64_t N = 16;
+    const int64_t N = 16, R = r.model->rows_per_sample();
     const RunInfo& info = r.info;
     std::mt19937 gen(7);
     std::uniform_real_distribution<float> u(0.0f, 1.0f);
-    std::vector<float> xs(static_cast<std::size_t>(N * info.channels * info.height * info.width));
+    const Shape one = R > 1 ? Shape{R} : Shape{info.channels, info.height, info.width};
+    const int64_t per = shape_numel(one);
+    std::vector<float> xs(static_cast<std::size_t>(N * per));
     for (float& v : xs) v = u(gen);
-    const Tensor x = Tensor::from_vector({N, info.channels, info.height, info.width}, xs);
     autograd::NoGradGuard no_grad;
     auto eval = [&](const std::vector<int64_t>& rows) {
-        const int64_t per = x.numel() / N;
-        Tensor in = Tensor::empty(
-            {static_cast<int64_t>(rows.size()), info.channels, info.height, info.width});
-        for (std::size_t i = 0; i < rows.size(); ++i)
-            std::copy_n(x.f32() + rows[i] * per, per, in.f32() + static_cast<int64_t>(i) * per);
+        Shape shape = one;
+        shape.insert(shape.begin(), static_cast<int64_t>(rows.size()));
+        Tensor in;
+        if (R > 1) {  // bytes: u * 256, truncated
+            std::vector<int64_t> tokens;
+            for (int64_t i : rows)
+                for (int64_t t = 0; t < per; ++t)
+                    tokens.push_back(
+                        static_cast<int64_t>(xs[static_cast<std::size_t>(i * per + t)] * 256.0f) %
+                        256);
+            in = Tensor::from_vector_i64(shape, tokens);
+        } else {
+            in = Tensor::empty(shape);
+            for (std::size_t i = 0; i < rows.size(); ++i)
+                std::copy_n(xs.data() + rows[i] * per, per,
+                            in.f32() + static_cast<int64_t>(i) * per);
+        }
         ForwardContext ctx;
         ctx.training = false;
         ctx.sample_ids = rows;
@@ -172,7 +202,7 @@ MatrixRow evaluation_row(const TrainResult& r, const std::vector<Column>& cols) 
         set_cpu_isa(isa);
         for (std::size_t i = 0; i < map.size(); ++i) {
             ++cell.compared;
-            cell.differing += row(got, static_cast<int64_t>(i)) != row(base, map[i]);
+            cell.differing += rows_of(got, static_cast<int64_t>(i), R) != rows_of(base, map[i], R);
         }
         row_out.cells.push_back(cell);
     }

@@ -48,7 +48,7 @@ DatasetSplits load_splits(const TrainRecipe& cfg, const std::string& data_dir) {
         }
     } catch (const IoError& e) {
         throw IoError(
-            text ? str("cannot read the text of --data-file ", data_dir, ": ", e.what())
+            text ? str("--data-file: ", e.what())
                  : str("cannot load ", cfg.dataset, " from --data-dir ", data_dir, ": ", e.what()));
     }
     limit_dataset(data.train, cfg.limit_train);
@@ -70,7 +70,7 @@ void check_text_corpus(const TrainRecipe& cfg, const std::string& data_file) {
     try {
         (void)text_dataset(load_text_corpus(data_file, cfg.context), cfg.context);
     } catch (const IoError& e) {
-        throw IoError(str("cannot read the text of --data-file ", data_file, ": ", e.what()));
+        throw IoError(str("--data-file: ", e.what()));  // e names the file
     }
 }
 

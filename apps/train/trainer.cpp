@@ -197,8 +197,10 @@ void train_epoch(const StepLoop& L) {
                                        loss_value, " ", step_text(e, b, steps),
                                        "; try a smaller --lr (now ", cfg.lr, ")"));
         }
-        if (cfg.clip_grad_norm > 0)  // the whole batch's gradient: after the processes' sum
-            clip_grad_norm(L.model.trainable(), static_cast<float>(cfg.clip_grad_norm));
+        if (cfg.clip_grad_norm > 0) {  // the whole batch's gradient: after the processes' sum
+            trace_grad_norm(
+                clip_grad_norm(L.model.trainable(), static_cast<float>(cfg.clip_grad_norm)));
+        }
         trace_parameters(L.model, /*gradients=*/true);
         L.optimizer.step(
             static_cast<float>(learning_rate(L.schedule, cfg.lr, step, steps, steps * cfg.epochs)));

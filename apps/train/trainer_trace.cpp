@@ -47,4 +47,10 @@ void trace_parameters(const Model& model, bool gradients) {
     }
 }
 
+void trace_grad_norm(const Tensor& sum_of_squares) {
+    TraceSink* sink = current_trace();
+    if (sink == nullptr || !sum_of_squares.defined()) return;
+    sink->add("gradients", "clip_grad_norm", "sum of squares", sum_of_squares);
+}
+
 }  // namespace dt

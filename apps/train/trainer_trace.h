@@ -18,6 +18,8 @@ void trace_name_model(const Model& model);
 void trace_begin_step(int64_t step);
 /// The batch (or a process's micro-batch) as the model gets it: images and labels.
 void trace_batch(const Batch& batch);
+/// --clip-grad-norm's sum of squares (site grad.norm), after the processes' sum.
+void trace_grad_norm(const Tensor& sum_of_squares);
 /// Every trainable tensor's gradient (phase gradients) or value (phase update), in order.
 void trace_parameters(const Model& model, bool gradients);
 

@@ -6,6 +6,7 @@
 #include "engine/core/backend.h"
 #include "engine/core/error.h"
 #include "engine/noise/reduce_sites.h"
+#include "engine/ops/dispatch.h"
 #include "engine/optim/optimizer.h"
 
 namespace dt {
@@ -28,8 +29,13 @@ Tensor clip_grad_norm(const std::vector<Tensor>& params, float max_norm) {
     Tensor total = Tensor::zeros({1}, DType::kF32, device);
     const kernels::KernelTable& k = device_kernels(device);
     const auto count = static_cast<int64_t>(buffers.size());
-    k.grad_norm_sq_each(buffers.data(), count, total.f32(),
-                        {accum_spec_for_call(ReduceSite::kGradNorm)});
+    const kernels::GradNormParams p{accum_spec_for_call(ReduceSite::kGradNorm)};
+    k.grad_norm_sq_each(buffers.data(), count, total.f32(), p);
+    // `detrain audit --error`: the same sum in every mode (engine/noise/site_probe.h).
+    ops_detail::probe_rerun(total, ReduceSite::kGradNorm, 1, p,
+                            [&](const kernels::GradNormParams& r, float* out) {
+                                k.grad_norm_sq_each(buffers.data(), count, out, r);
+                            });
     k.grad_clip_each(buffers.data(), count, total.f32(), max_norm);
     return total;
 }

@@ -4,15 +4,18 @@
 // switched to permuted or kahan) is named exactly, at its op, tensor and step, with element
 // statistics; exact accumulation with shuffled rows differs only in per-sample tensors and ends
 // with the same weights; two trace files are compared the same way; the guarantee matrix agrees
-// with docs/noise.md; bad input fails clearly.
+// with docs/noise.md; bad input fails clearly. GPT: a planted embed.grad order is named at step 0,
+// and the matrix and --error cover its sites.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "tests/support/detrain_suite.h"
+#include "tests/support/synthetic_text.h"
 
 namespace {
 
@@ -164,6 +167,59 @@ TEST_F(AuditCli, RoundingErrorPerSiteAndModeAgainstExact) {
     // ... while non-overlapping 2x2 pooling windows have one term per input cell: no rounding.
     for (const char* mode : {"tree", "kahan", "atomic", "permuted"})
         EXPECT_EQ(sites.at("pool.backward").at(mode).at("differing_elements"), 0) << mode;
+}
+
+/// A one-block GPT on a synthetic text: " --model gpt ..." (its data flag included).
+std::string gpt_flags(const fs::path& root) {
+    const fs::path text = root / "text.txt";
+    if (!fs::exists(text)) dt::test::write_synthetic_text(text.string(), 8000, 2);
+    return " --model gpt --data-file " + text.string() +
+           " --layers 1 --heads 2 --width 16 --context 16 --limit-train 32 --limit-test 8 "
+           "--batch-size 16 --eval-batch-size 8 --threads 2";
+}
+
+TEST_F(AuditCli, APlantedEmbeddingOrderIsNamedAtTheFirstStep) {
+    const CliRun r = detrain("audit --json --steps 2" + gpt_flags(root_) +
+                             " --impl exact --vs \"--impl-site embed.grad=permuted:1\"");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json f = json::parse(r.out).at("first_difference");
+    ASSERT_FALSE(f.is_null());
+    EXPECT_EQ(f.at("step"), 0);
+    EXPECT_EQ(f.at("phase"), "backward");
+    EXPECT_EQ(f.at("op"), "embedding");
+    const std::string tensor = f.at("tensor");
+    EXPECT_TRUE(tensor == "grad wte.weight" || tensor == "grad wpe.weight") << tensor;
+    EXPECT_FALSE(f.at("structural").get<bool>());
+}
+
+TEST_F(AuditCli, TheGptMatrixAndErrorCoverItsSites) {
+    const std::string flags = gpt_flags(root_) + " --clip-grad-norm 1";
+    CliRun r = detrain("audit --matrix --json --steps 1" + flags);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json m = json::parse(r.out);
+    std::set<std::string> sites;
+    for (const json& row : m.at("rows")) {
+        const std::string site = row.at("site"), mode = row.at("mode");
+        sites.insert(site);
+        for (const auto& [change, c] : row.at("changes").items()) {
+            EXPECT_GT(c.at("compared").get<int>(), 0) << site << " " << mode << " " << change;
+            if (mode == "exact" || site == "evaluation" ||
+                (mode != "atomic" && change != "permuted rows"))
+                EXPECT_TRUE(c.at("stable").get<bool>()) << site << " " << mode << " " << change;
+        }
+    }
+    r = detrain("audit --error --json --steps 1" + flags);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json e = json::parse(r.out).at("sites");
+    for (const char* site :
+         {"embed.grad", "ln.stats", "ln.grad", "attn.fwd", "attn.grad", "grad.norm"}) {
+        EXPECT_TRUE(sites.count(site)) << site << " has no row in the matrix";
+        ASSERT_TRUE(e.contains(site)) << site << " is not in audit --error";
+        EXPECT_GT(e.at(site).at("tree").at("elements").get<int64_t>(), 0) << site;
+        EXPECT_EQ(e.at(site).at("kahan").at("elements"), e.at(site).at("tree").at("elements"));
+    }
+    // Attention's sums of many float terms round away from the exact sums under tree.
+    EXPECT_GT(e.at("attn.fwd").at("tree").at("differing_elements").get<int64_t>(), 0);
 }
 
 TEST_F(AuditCli, BadInputFailsWithTheReason) {

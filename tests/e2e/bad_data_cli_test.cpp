@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// End to end, hostile files (issue 6): truncated and corrupt IDX and CIFAR data, a checkpoint of
-// another model (safetensors with other names and shapes), and a run that diverges with
+// End to end, hostile files (issue 6): truncated and corrupt IDX and CIFAR data, a bad text
+// corpus (missing, empty, binary, too short: refused before the output folder exists), a checkpoint
+// of another model (safetensors with other names and shapes), and a run that diverges with
 // checkpoints on. Each must exit 1 with "detrain: error:" and a message naming the file and the
 // fault, write no result.json, and leave a previous run's files alone. The flags' bad values
 // have their own suites (train_cli_test.cpp, noise_cli_test.cpp), a bad --resume and a full
@@ -61,6 +62,28 @@ TEST_F(BadDataCli, TruncatedOrCorruptIdxFiles) {
     expect_failure(train(d, "out-label", ""), "out-label", {(d / labels).string(), "42"});
     d = broken_idx("idx-count", labels, [](std::string& b) { b[7] = 1; });  // 1 label, 96 images
     expect_failure(train(d, "out-count", ""), "out-count", {"1"});
+}
+
+TEST_F(BadDataCli, AMissingEmptyBinaryOrShortCorpusIsRefusedBeforeAnythingIsWritten) {
+    const fs::path dir = root_ / "corpora";
+    fs::create_directories(dir);
+    std::ofstream(dir / "empty.txt").close();
+    std::string binary(4000, '\0');
+    for (std::size_t i = 0; i < binary.size(); ++i) binary[i] = static_cast<char>(i * 37 % 251);
+    std::ofstream(dir / "binary.bin", std::ios::binary) << binary;
+    std::ofstream(dir / "short.txt") << "A short text of a few words.\n";
+    const std::pair<std::string, std::string> cases[] = {{"missing.txt", "not found"},
+                                                         {"empty.txt", "empty"},
+                                                         {"binary.bin", "text"},
+                                                         {"short.txt", "too short"}};
+    for (const auto& [file, fault] : cases) {
+        SCOPED_TRACE(file);
+        const std::string out = "corpus-" + file;
+        const CliRun r = detrain("train --model gpt --data-file " + (dir / file).string() +
+                                 " --out " + (root_ / out).string() + " --progress none");
+        expect_failure(r, out, {(dir / file).string(), fault, "--data-file"});
+        EXPECT_FALSE(fs::exists(root_ / out)) << "the run wrote " << out << " before failing";
+    }
 }
 
 TEST_F(BadDataCli, TruncatedOrCorruptCifarFiles) {
