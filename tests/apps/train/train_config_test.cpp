@@ -45,6 +45,41 @@ TEST(TrainConfig, DerivedDefaultsFollowModelAndDataset) {
     EXPECT_EQ(d.out, "/tmp/y");
 }
 
+TEST(TrainConfig, GptHasItsOwnDefaultsAndGivenFlagsWin) {
+    const TrainConfig c = parse_train("--model gpt");
+    EXPECT_EQ(c.dataset, "text");
+    EXPECT_EQ(c.data_dir, "/usr/share/dictd/devil.dict.dz");
+    EXPECT_EQ(c.out, "runs/gpt-text");
+    EXPECT_EQ(c.optimizer, "adamw");
+    EXPECT_EQ(c.schedule, "cosine");
+    EXPECT_EQ(c.layers, 4);
+    EXPECT_EQ(c.heads, 4);
+    EXPECT_EQ(c.width, 128);
+    EXPECT_EQ(c.context, 128);
+    // A flag given before --model or after it keeps its value.
+    for (const char* args : {"--batch-size 4 --lr 0.01 --model gpt --data-file x.txt",
+                             "--model gpt --batch-size 4 --lr 0.01 --data-file x.txt"}) {
+        const TrainConfig g = parse_train(args);
+        EXPECT_EQ(g.batch_size, 4) << args;
+        EXPECT_EQ(g.lr, 0.01) << args;
+        EXPECT_EQ(g.data_dir, "x.txt") << args;
+    }
+    // The image models keep the Zhuang recipe.
+    EXPECT_EQ(parse_train("--model smallcnn").optimizer, "adam");
+}
+
+TEST(TrainConfig, GptFlagsAreChecked) {
+    EXPECT_NE(parse_train_error("--model gpt --dataset mnist").find("--dataset"),
+              std::string::npos);
+    EXPECT_NE(parse_train_error("--dataset text").find("--model gpt"), std::string::npos);
+    EXPECT_NE(parse_train_error("--model gpt --heads 3").find("--width"), std::string::npos);
+    EXPECT_NE(parse_train_error("--model gpt --layers 0").find("--layers"), std::string::npos);
+    EXPECT_NE(parse_train_error("--model gpt --context 0").find("--context"), std::string::npos);
+    EXPECT_NE(parse_train_error("--model gpt --augment flip").find("--augment"), std::string::npos);
+    EXPECT_NE(parse_train_error("--model gpt --imbalance 3:0.5").find("--imbalance"),
+              std::string::npos);
+}
+
 TEST(TrainConfig, LastOfARepeatedFlagWins) {
     const TrainConfig c = parse_train("--epochs 3 --lr 0.1 --epochs 5");
     EXPECT_EQ(c.epochs, 5);
@@ -141,13 +176,14 @@ TEST(TrainConfig, JsonHasEveryFlagAndResolvedSeeds) {
     EXPECT_EQ(j.at("seed").get<uint64_t>(), 4u);
     EXPECT_EQ(j.at("seed-init").get<uint64_t>(), 2u);
     EXPECT_EQ(j.at("seed-shuffle").get<uint64_t>(), 4u);
-    for (const char* key : {"kernel-size",   "dataset",         "data-dir",    "epochs",
-                            "batch-size",    "optimizer",       "momentum",    "nesterov",
-                            "weight-decay",  "clip-grad-norm", "schedule",        "step-epochs", "gamma",
-                            "warmup-epochs", "min-lr",          "init",        "dropout",
-                            "augment",       "crop-padding",    "normalize",   "threads",
-                            "seed-augment",  "seed-dropout",    "shuffle",     "limit-train",
-                            "limit-test",    "eval-batch-size", "progress",    "out"}) {
+    for (const char* key : {"kernel-size",  "dataset",        "data-dir",        "epochs",
+                            "batch-size",   "optimizer",      "momentum",        "nesterov",
+                            "weight-decay", "clip-grad-norm", "schedule",        "step-epochs",
+                            "gamma",        "warmup-epochs",  "min-lr",          "init",
+                            "dropout",      "augment",        "crop-padding",    "normalize",
+                            "threads",      "seed-augment",   "seed-dropout",    "shuffle",
+                            "limit-train",  "limit-test",     "eval-batch-size", "progress",
+                            "out"}) {
         EXPECT_TRUE(j.contains(key)) << key;
     }
 }
