@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // What the training-step benchmarks share (bench/train_step_bench.cpp on the CPU,
 // bench/gpu/gpu_step_bench.cpp on a GPU): a model with its Adam optimizer and a fixed synthetic
-// batch (Philox pixels, labels i % 10), all from seed 0, and the reduce-site specs of a preset.
+// batch (Philox pixels, labels i % 10; for gpt Philox bytes, each target the next byte), all
+// from seed 0, and the reduce-site specs of a preset.
 // One step = forward (training mode) -> softmax cross-entropy -> zero_grad -> backward -> Adam;
 // with trainer_checks, also what the trainer's step adds (apps/train/trainer.cpp): the tape's
 // finite check of every gradient and the loss read on the host (issued after the forward, taken
@@ -31,8 +32,8 @@ using dt::Tensor;
 struct Shape {
     const char* model;
     int kernel_size;
-    int channels, hw, batch;
-    int iterations;  // adjacent step pairs per case (the slow models get few)
+    int channels, hw, batch;  // gpt: hw is the context, channels unused
+    int iterations;           // adjacent step pairs per case (the slow models get few)
 };
 
 /// A model, its optimizer and the fixed batch, all from seed 0.
@@ -51,6 +52,7 @@ struct Trainee {
         mc.in_channels = s.channels;
         mc.height = mc.width = s.hw;
         mc.num_classes = 10;
+        mc.context = s.hw;  // gpt: the default blocks, heads and width; hw bytes per sequence
         model = dt::make_model(mc);
         model->place_for_init(device);
         model->init(dt::InitScheme::kGlorotUniform, 0);  // on the device, as the trainer does
@@ -67,8 +69,18 @@ struct Trainee {
         }
         std::vector<int64_t> lab(static_cast<std::size_t>(s.batch));
         for (int i = 0; i < s.batch; ++i) lab[static_cast<std::size_t>(i)] = i % 10;
-        images = Tensor::from_vector({s.batch, s.channels, s.hw, s.hw}, px).to(device);
-        labels = Tensor::from_vector_i64({s.batch}, lab);
+        if (mc.name == "gpt") {  // (batch, hw) bytes; targets: the next byte of each
+            std::vector<int64_t> tokens(static_cast<std::size_t>(s.batch * s.hw));
+            for (std::size_t i = 0; i < tokens.size(); ++i)
+                tokens[i] = static_cast<int64_t>((px[i] + 1.0f) * 128.0f) % 256;
+            std::vector<int64_t> next(tokens.begin() + 1, tokens.end());
+            next.push_back(tokens.front());
+            images = Tensor::from_vector_i64({s.batch, s.hw}, tokens).to(device);
+            labels = Tensor::from_vector_i64({s.batch * s.hw}, next);
+        } else {
+            images = Tensor::from_vector({s.batch, s.channels, s.hw, s.hw}, px).to(device);
+            labels = Tensor::from_vector_i64({s.batch}, lab);
+        }
         ctx.training = true;
         for (int i = 0; i < s.batch; ++i) ctx.sample_ids.push_back(i);
     }

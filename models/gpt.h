@@ -9,7 +9,7 @@
 // Canonical order: wte.weight (256, C), wpe.weight (T, C), then per block h.<i>: ln_1.{weight,
 // bias}, attn.qkv.{weight,bias} (3C, C), attn.proj.{weight,bias} (C, C), ln_2.{weight,bias},
 // mlp.fc.{weight,bias} (4C, C), mlp.proj.{weight,bias} (C, 4C); last ln_f.{weight,bias}.
-// Trainable: 256C + TC + L(12C^2 + 13C) + 2C; the default (L 4, C 128, T 128) has 840,960.
+// Trainable: 256C + TC + L(12C^2 + 13C) + 2C; the default (L 4, C 128, T 128) has 842,496.
 // Init (Model::init): the tables are weights with fan_in = rows (256 or T) and fan_out = C, so
 // Glorot's bound is sqrt(6 / (rows + C)); layer-norm gains 1 and shifts 0, biases 0.
 //

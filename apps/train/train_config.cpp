@@ -152,16 +152,16 @@ struct NoiseFlag {
 // ---- registration ----
 
 const char* const kGptDefaults =
-    "--dataset text --batch-size 16 --eval-batch-size 64 --epochs 3 --optimizer adamw --lr 1e-3 "
+    "--dataset text --batch-size 8 --eval-batch-size 64 --epochs 6 --optimizer adamw --lr 3e-3 "
     "--weight-decay 0.01 --schedule cosine --warmup-epochs 0.2 --min-lr 1e-4";
 
 void apply_gpt_defaults(TrainRecipe& c) {
     c.dataset = "text";
-    c.batch_size = 16;
+    c.batch_size = 8;
     c.eval_batch_size = 64;
-    c.epochs = 3;
+    c.epochs = 6;
     c.optimizer = "adamw";
-    c.lr = 1e-3;
+    c.lr = 3e-3;
     c.weight_decay = 0.01;
     c.schedule = "cosine";
     c.warmup_epochs = 0.2;
