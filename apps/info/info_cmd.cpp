@@ -58,7 +58,7 @@ Info gather() {
     for (const std::string& name : dataset_names()) {
         const std::string dir = default_data_dir(name);
         std::error_code ec;
-        i.data.push_back({name, dir, std::filesystem::is_directory(dir, ec)});
+        i.data.push_back({name, dir, std::filesystem::exists(dir, ec)});  // text: a file
     }
     return i;
 }

@@ -40,8 +40,8 @@ std::vector<std::string> given_flags(const CLI::App& app) {
 CLI::App* add_train_command(CLI::App& app, TrainConfig& cfg) {
     CLI::App* train = app.add_subcommand(
         "train",
-        "Train a model on an image classification data set and write result.json, "
-        "predictions.csv and weights.safetensors into --out");
+        "Train an image classifier, or a language model on a text (--model gpt), and write "
+        "result.json, predictions.csv and weights.safetensors into --out");
     train->footer(
         "Defaults follow Zhuang et al. 2021: Adam, lr 4e-4, batch 128, Glorot-uniform init, "
         "inputs in [0,1].\nThe same flags and seeds give bitwise identical weights on any "
