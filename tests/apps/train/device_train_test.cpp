@@ -8,6 +8,7 @@
 // themselves are checked on a GPU (tests/kernels/cuda/, scripts/gpu_check.sh).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -22,6 +23,7 @@
 #include "engine/runtime/cuda_device.h"
 #include "tests/support/fake_cuda.h"
 #include "tests/support/synthetic_idx.h"
+#include "tests/support/synthetic_text.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/train_args.h"
 #include "tests/support/train_runs.h"
@@ -137,6 +139,30 @@ TEST_F(DeviceTraining, MicroBatchesOnTheDeviceGiveTheWholeBatchCpuBits) {
         const TrainResult dev = train_run(config("dev", flags, "cuda"));
         EXPECT_EQ(dev.device, "cuda");
         expect_same_run(cpu, dev);
+    }
+}
+
+TEST_F(DeviceTraining, GptOnTheDeviceGivesTheCpuBits) {
+    // Token ids and per-token targets, the embedding's scatter, layer norm, attention and the
+    // tied head on the device; whole batches under tree, and exact micro-batches (the table's
+    // two accumulator sets on the device) against the cpu's whole batches.
+    const std::string text = test::write_synthetic_text(dir_ / "text.txt", 12000, 5);
+    const std::string gpt = " --model gpt --data-file " + text +
+                            " --layers 2 --heads 2 --width 16 --context 16 --limit-train 64 "
+                            "--limit-test 8 --batch-size 16 --eval-batch-size 8";
+    for (const char* mode : {" --impl deterministic", " --impl exact"}) {
+        SCOPED_TRACE(mode);
+        const TrainResult cpu = train_run(config("cpu", gpt + mode, "cpu"));
+        const test::ScopedFakeCuda device;
+        const TrainResult dev = train_run(config("dev", gpt + mode, "cuda"));
+        expect_same_run(cpu, dev);
+        EXPECT_TRUE(std::isfinite(dev.history.back().bits_per_byte));
+        EXPECT_EQ(dev.history.back().bits_per_byte, cpu.history.back().bits_per_byte);
+        if (std::string(mode) == " --impl exact") {
+            const TrainResult micro =
+                train_run(config("micro", gpt + mode + " --micro-batch 5", "cuda"));
+            expect_same_run(cpu, micro);
+        }
     }
 }
 
