@@ -11,10 +11,12 @@
 #include <string>
 
 #include "datasets/cifar.h"
+#include "datasets/text_corpus.h"
 #include "engine/core/error.h"
 #include "tests/support/errors.h"
 #include "tests/support/synthetic_cifar.h"
 #include "tests/support/synthetic_idx.h"
+#include "tests/support/synthetic_text.h"
 #include "tests/support/temp_dir.h"
 
 namespace dt {
@@ -60,6 +62,17 @@ TEST(DatasetGeometry, EqualsWhatTheLoadersRead) {
     for (const std::string& name : dataset_names()) {
         SCOPED_TRACE(name);
         TempDir dir;
+        if (name == "text") {  // the windows' width is the run's context + 1 (geometry: 0)
+            const std::string path =
+                test::write_synthetic_text((dir.path / "t.txt").string(), 3000, 1);
+            const DatasetSplits s = text_dataset(load_text_corpus(path, 16), 16);
+            DatasetGeometry g = dataset_geometry(name);
+            EXPECT_EQ(g.width, 0);
+            g.width = 17;
+            EXPECT_EQ(s.train.geometry(), g);
+            EXPECT_EQ(s.test.geometry(), g);
+            continue;
+        }
         const DatasetSplits s = load_synthetic(name, dir.path);
         EXPECT_EQ(s.train.geometry(), dataset_geometry(name));
         EXPECT_EQ(s.test.geometry(), dataset_geometry(name));
