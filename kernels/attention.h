@@ -59,6 +59,11 @@ namespace dt::kernels {
 
 struct AttentionParams {
     int64_t B = 0, T = 0, H = 0, D = 0;
+    // attention_forward only: queries t < q0 are not computed (a KV cache's tokens, whose rows
+    // are known). out then holds only the rows computed, (B, T - q0, C) (attention_out_row);
+    // rowmax and rowsum keep their (B, H, T) layout, rows t < q0 left as they are (kAtomic
+    // zeroes every row of rowsum first). Rows t >= q0 get the bits of a call with q0 = 0.
+    int64_t q0 = 0;
     // attn.fwd in attention_forward, attn.grad in attention_backward; see above.
     common::AccumSpec accum = common::accum_spec(common::AccumMode::kTree);
 };
@@ -80,6 +85,12 @@ DT_HD int64_t attention_rows(const AttentionParams& p) { return p.B * p.H * p.T;
 DT_HD const float* attention_qkv(const float* qkv, const AttentionParams& p, int part, int64_t b,
                                  int64_t h, int64_t t) {
     return qkv + (b * p.T + t) * attention_pitch(p) + part * p.H * p.D + h * p.D;
+}
+
+/// The forward's output of head h at query (b, t >= q0): out is (B, T - q0, C).
+DT_HD float* attention_out_row(float* out, const AttentionParams& p, int64_t b, int64_t h,
+                               int64_t t) {
+    return out + (b * (p.T - p.q0) + t - p.q0) * p.H * p.D + h * p.D;
 }
 
 DT_HD int64_t attention_key_blocks(int64_t t) { return t / kAttnKeyBlock + 1; }

@@ -149,10 +149,10 @@ struct Pass {
 DT_ISA_BODY void forward_rows_body(const Pass& a, float* out, float* rowmax, float* rowsum,
                                    int64_t b, int64_t h, int64_t t0, int64_t t1, Scratch& s) {
     const AttentionParams& p = *a.p;
-    for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t t = t0 < p.q0 ? p.q0 : t0; t < t1; ++t) {  // rows below q0: cached
         const int64_t r = (b * p.H + h) * p.T + t;
         const float m = attention_row_max(a.qkv, p, b, h, t, a.scale);
-        float* o = out + (b * p.T + t) * p.H * p.D + h * p.D;
+        float* o = attention_out_row(out, p, b, h, t);
         const auto block = [&](int64_t kb) {
             return Terms{{s.w[0], nullptr},
                          {attention_forward_block(a.qkv, p, b, h, t, kb, m, a.scale, s.w[0]), {}}};

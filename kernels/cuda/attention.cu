@@ -102,7 +102,7 @@ void attention_forward(const float* qkv, float* out, float* rowmax, float* rowsu
     if (s.head == nullptr) return;
     if (p.accum.mode == common::AccumMode::kExact) device_zero(s.leaves.exact, s.leaf_bytes);
     if (p.accum.mode == common::AccumMode::kAtomic) {  // the leaves are added into the outputs
-        device_zero(out, sizeof(float) * static_cast<std::size_t>(rows * p.D));
+        device_zero(out, sizeof(float) * static_cast<std::size_t>(p.B * (p.T - p.q0) * p.H * p.D));
         device_zero(rowsum, sizeof(float) * static_cast<std::size_t>(rows));
     }
     launch_elementwise("attention_forward (row max)", rowmax_kernel, rows, qkv, rowmax, p);

@@ -125,6 +125,7 @@ DT_HD void attention_rowmax_body(const GridPos& t, const float* qkv, float* rowm
     const float scale = attention_scale(p.D);
     common::grid_stride(t, attention_rows(p), [&](int64_t r) {
         const AttnRow w = attention_row(p, r);
+        if (w.t < p.q0) return;  // a cached row
         rowmax[r] = attention_row_max(qkv, p, w.b, w.h, w.t, scale);
     });
 }
@@ -153,10 +154,11 @@ DT_HD void attention_forward_leaves_body(const GridPos& t, const float* qkv, con
                                          const AttentionParams& p) {
     const float scale = attention_scale(p.D);
     for_each_row_block(t, p, KeyBlocksOf{}, [&](int64_t r, const AttnRow& w, int64_t kb) {
+        if (w.t < p.q0) return;  // a cached row
         float pw[kAttnKeyBlock];
         const AttnBlock k =
             attention_forward_block(qkv, p, w.b, w.h, w.t, kb, rowmax[r], scale, pw);
-        float* o = out + (w.b * p.T + w.t) * p.H * p.D + w.h * p.D;
+        float* o = attention_out_row(out, p, w.b, w.h, w.t);
         float* const dst[2] = {o, nullptr};
         attention_leaf_to(AttnTerms{{pw, nullptr}, {k, k}, 1, true}, p, L, r, kb, dst, rowsum + r);
     });
@@ -170,7 +172,8 @@ DT_HD void attention_forward_combine_body(const GridPos& t, const AttnLeaves& L,
     const int64_t W = p.D + 1;
     common::grid_stride(t, attention_rows(p), [&](int64_t r) {
         const AttnRow w = attention_row(p, r);
-        float* o = out + (w.b * p.T + w.t) * p.H * p.D + w.h * p.D;
+        if (w.t < p.q0) return;  // a cached row
+        float* o = attention_out_row(out, p, w.b, w.h, w.t);
         if (p.accum.mode != common::AccumMode::kAtomic) {
             const int64_t n = attention_key_blocks(w.t);
             for (int64_t d = 0; d < p.D; ++d) o[d] = attention_total_of(L, p, r, W, n, d, orders);

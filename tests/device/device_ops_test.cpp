@@ -141,6 +141,31 @@ TEST_P(DeviceOps, CausalAttention) {
     expect_device_equals_cpu([](const auto& in) { return causal_attention(in[0], 2); }, {qkv});
 }
 
+TEST_P(DeviceOps, CausalAttentionRowsOfAKvCache) {
+    // One sequence in a buffer of 70 tokens: queries 33 .. 59 over keys 0 .. t, against the rows
+    // of the whole forward on the cpu (tokens 60 .. 69 are not read: garbage there changes
+    // nothing). Every mode but atomic, whose leaves race on a GPU.
+    Tensor qkv = uniform({1, 70, 30}, 27, -2.0f, 2.0f);
+    const autograd::NoGradGuard no_grad;
+    for (const AccumSpec& spec : test::all_mode_specs(11)) {
+        if (spec.mode == AccumMode::kAtomic) continue;
+        SCOPED_TRACE(test::accum_mode_name(spec.mode));
+        std::vector<float> want;
+        {
+            const ScopedReduceConfig config(spec);
+            const std::vector<float> all = causal_attention(qkv, 2).to_vector();
+            want.assign(all.begin() + 33 * 10, all.begin() + 60 * 10);
+        }
+        std::vector<float> dirty = qkv.to_vector();
+        for (std::size_t i = 60 * 30; i < dirty.size(); ++i) dirty[i] = 1e30f;
+        const ScopedReduceConfig config(spec);
+        const Tensor got = causal_attention_rows(
+            Tensor::from_vector({1, 70, 30}, dirty).to(Device::kCuda), 2, 33, 60);
+        ASSERT_EQ(got.shape(), (Shape{1, 27, 10}));
+        EXPECT_EQ(got.to_vector(), want);
+    }
+}
+
 TEST_P(DeviceOps, BatchNormInTrainingAndEvaluation) {
     const Tensor x = uniform({5, 4, 6, 6}, 11, -3.0f, 5.0f), g = uniform({4}, 12),
                  be = uniform({4}, 13);
