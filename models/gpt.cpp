@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "models/gpt.h"
 
+#include "engine/autograd/tape.h"
 #include "engine/ops/add.h"
 #include "engine/ops/attention.h"
 #include "engine/ops/embedding.h"
@@ -62,12 +63,12 @@ GPT::GPT(const ModelConfig& cfg) : Model("gpt"), cfg_(cfg) {
 }
 
 Tensor GPT::forward(const Tensor& tokens, const ForwardContext& /*ctx: no dropout*/) {
-    const int64_t T = cfg_.context, C = cfg_.embed;
-    DT_CHECK_SHAPE(
-        tokens.defined() && tokens.ndim() == 2 && tokens.dim(1) == T && tokens.dim(0) >= 1,
-        "gpt: tokens must be (B, ", T, ") int64 for --context ", T, ", got ",
-        tokens.defined() ? tokens.str() : std::string("undefined"));
-    const int64_t B = tokens.dim(0), M = B * T;
+    const int64_t C = cfg_.embed;
+    DT_CHECK_SHAPE(tokens.defined() && tokens.ndim() == 2 && tokens.dim(0) >= 1 &&
+                       tokens.dim(1) >= 1 && tokens.dim(1) <= cfg_.context,
+                   "gpt: tokens must be (B, T) int64 with T at most --context ", cfg_.context,
+                   ", got ", tokens.defined() ? tokens.str() : std::string("undefined"));
+    const int64_t B = tokens.dim(0), T = tokens.dim(1), M = B * T;
     std::vector<int64_t> positions(static_cast<std::size_t>(M));
     for (int64_t m = 0; m < M; ++m) positions[static_cast<std::size_t>(m)] = m % T;
     const Tensor pos_ids = Tensor::from_vector_i64({B, T}, positions);
@@ -80,6 +81,39 @@ Tensor GPT::forward(const Tensor& tokens, const ForwardContext& /*ctx: no dropou
         x = add(x, b.mlp_proj.forward(gelu(b.fc.forward(b.ln_2.forward(x, T)))));
     }
     return linear(ln_f_.forward(x, T), wte_, Tensor());  // the tied head, no bias
+}
+
+GptCache GPT::new_cache() const {
+    GptCache c;
+    for (std::size_t i = 0; i < blocks_.size(); ++i)
+        c.qkv.push_back(
+            Tensor::zeros({cfg_.context, 3 * int64_t{cfg_.embed}}, DType::kF32, device()));
+    return c;
+}
+
+Tensor GPT::forward_cached(const std::vector<int64_t>& tokens, GptCache& cache) {
+    const auto n = static_cast<int64_t>(tokens.size());
+    const int64_t C = cfg_.embed, T = cfg_.context, t0 = cache.length, t1 = t0 + n;
+    DT_CHECK_VALUE(n >= 1 && t1 <= T && cache.qkv.size() == blocks_.size(), "gpt: ", n,
+                   " new tokens after ", t0, " cached ones do not fit the context of ", T,
+                   " (hint: start a new cache from the last tokens)");
+    autograd::NoGradGuard no_grad;
+    std::vector<int64_t> positions(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) positions[static_cast<std::size_t>(i)] = t0 + i;
+    // The rows of forward()'s x for these tokens: (n, C).
+    Tensor x = reshape(add(embedding(Tensor::from_vector_i64({1, n}, tokens), wte_, n),
+                           embedding(Tensor::from_vector_i64({1, n}, positions), wpe_, n)),
+                       {n, C});
+    for (std::size_t l = 0; l < blocks_.size(); ++l) {
+        const Block& b = blocks_[l];
+        write_rows(cache.qkv[l], t0, b.qkv.forward(b.ln_1.forward(x, n)));
+        const Tensor all = cache.qkv[l].view({1, T, 3 * C});
+        const Tensor att = reshape(causal_attention_rows(all, cfg_.heads, t0, t1), {n, C});
+        x = add(x, b.proj.forward(att));
+        x = add(x, b.mlp_proj.forward(gelu(b.fc.forward(b.ln_2.forward(x, n)))));
+    }
+    cache.length = t1;
+    return linear(ln_f_.forward(x, n), wte_, Tensor());
 }
 
 }  // namespace dt

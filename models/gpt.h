@@ -38,13 +38,30 @@ class LayerNorm {
     Tensor gamma, beta;
 };
 
+/// A KV cache of one sequence for GPT::forward_cached: per block, the qkv rows of the tokens
+/// seen so far, in a buffer of `context` tokens on the model's device.
+struct GptCache {
+    int64_t length = 0;       // tokens cached
+    std::vector<Tensor> qkv;  // per block: (context, 3C)
+};
+
 class GPT : public Model {
  public:
     /// Throws ValueError for sizes out of range (the message names the flag).
     explicit GPT(const ModelConfig& cfg);
-    /// tokens (B, T) int64 with T = cfg.context -> logits (B*T, 256), row b*T + t for the
+    /// tokens (B, T) int64 with 1 <= T <= cfg.context -> logits (B*T, 256), row b*T + t for the
     /// prediction of the byte after token t of sequence b.
     Tensor forward(const Tensor& tokens, const ForwardContext& ctx) override;
+
+    /// An empty cache for forward_cached, on the model's device.
+    GptCache new_cache() const;
+    /// Inference with a KV cache: the logits (n, 256) of n new tokens of one sequence, at
+    /// positions cache.length .. cache.length + n - 1, which are then cached. Each row has the
+    /// bits of forward()'s row for the same prefix (every op's row is its own: batch invariant),
+    /// and a step costs the new tokens' work, attention over the cached keys included.
+    /// ValueError past cfg.context tokens. No gradient.
+    Tensor forward_cached(const std::vector<int64_t>& tokens, GptCache& cache);
+    const ModelConfig& config() const { return cfg_; }
     int64_t rows_per_sample() const override { return cfg_.context; }
 
  private:

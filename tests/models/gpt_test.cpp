@@ -116,7 +116,7 @@ TEST(GPT, BadSizesAreRefused) {
     EXPECT_THROW(make_model(gpt_config(2, 2, 16, 0)), ValueError);
     auto m = tiny_gpt();
     EXPECT_THROW(
-        m->forward(Tensor::from_vector_i64({1, 7}, std::vector<int64_t>(7, 1)), ForwardContext{}),
+        m->forward(Tensor::from_vector_i64({1, 9}, std::vector<int64_t>(9, 1)), ForwardContext{}),
         ShapeError);
 }
 
