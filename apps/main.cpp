@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // detrain: command-line entry point. Subcommands: train (apps/train/train_cmd.cpp), study
-// (apps/study/study_cmd.cpp), audit (apps/audit/audit_cmd.cpp), info (apps/info/info_cmd.cpp).
+// (apps/study/study_cmd.cpp), audit (apps/audit/audit_cmd.cpp), info (apps/info/info_cmd.cpp),
+// generate (apps/generate/generate_cmd.cpp).
 // Exit status: 0 success, 1 a dt::Error (bad data, bad value, I/O failure, diverged training),
 // 2 a command-line parse error (unknown flag, missing value, ...).
 #include <unistd.h>
@@ -13,6 +14,7 @@
 
 #include "apps/audit/audit_cmd.h"
 #include "apps/common/version.h"
+#include "apps/generate/generate_cmd.h"
 #include "apps/info/info_cmd.h"
 #include "apps/study/study_cmd.h"
 #include "apps/train/train_cmd.h"
@@ -24,9 +26,10 @@ namespace {
 
 const char* kDescription =
     "detrain: a deterministic deep-learning training engine.\n"
-    "Trains image classifiers (small CNNs, ResNet-18) on MNIST, Fashion-MNIST and CIFAR with\n"
-    "bitwise reproducible results: the same flags and seeds give the same weights on any thread "
-    "count.\nEvery source of training noise has its own switch (docs/noise.md).";
+    "Trains image classifiers (small CNNs, ResNet-18) on MNIST, Fashion-MNIST and CIFAR, and a\n"
+    "byte-level GPT on a text, with bitwise reproducible results: the same flags and seeds give\n"
+    "the same weights on any thread count. Every source of training noise has its own switch "
+    "(docs/noise.md).";
 
 // Erases a live progress bar that an error interrupts (a terminal only).
 const char* end_of_bar() { return isatty(fileno(stderr)) ? "\r\033[K" : ""; }
@@ -47,6 +50,8 @@ int main(int argc, char** argv) {
     CLI::App* audit = dt::add_audit_command(app, audit_flags);
     dt::InfoFlags info_flags;
     CLI::App* info = dt::add_info_command(app, info_flags);
+    dt::GenerateFlags generate_flags;
+    CLI::App* generate = dt::add_generate_command(app, generate_flags);
 
     try {
         app.parse(argc, argv);
@@ -69,6 +74,7 @@ int main(int argc, char** argv) {
         }
         if (audit->parsed()) return dt::run_audit_command(*audit, audit_flags);
         if (info->parsed()) return dt::run_info_command(info_flags);
+        if (generate->parsed()) return dt::run_generate_command(generate_flags);
         return 2;  // unreachable: require_subcommand(1)
     } catch (const dt::Error& e) {
         // A data-parallel run: the other processes may wait in a collective; end them all.

@@ -7,22 +7,9 @@
 #include "apps/train/batches_ahead.h"
 #include "engine/autograd/tape.h"
 #include "engine/ops/softmax_xent.h"
+#include "models/generate.h"
 
 namespace dt {
-
-namespace {
-
-// -ln softmax(row)[target] in double. ORDER: the max, then sum exp(l - max) over the classes in
-// index order, in double; log1p-free: ln(sum) + max - l[target].
-double row_nll(const float* row, std::size_t K, int64_t target) {
-    double mx = row[0];
-    for (std::size_t k = 1; k < K; ++k) mx = std::max(mx, static_cast<double>(row[k]));
-    double sum = 0;
-    for (std::size_t k = 0; k < K; ++k) sum += std::exp(static_cast<double>(row[k]) - mx);
-    return std::log(sum) + mx - static_cast<double>(row[static_cast<std::size_t>(target)]);
-}
-
-}  // namespace
 
 Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test, uint64_t epoch,
                     uint64_t dropout_seed) {
@@ -57,7 +44,7 @@ Evaluation evaluate(Model& model, const BatchLoader& loader, const Dataset& test
             std::copy_n(lp + i * K, K, ev.logits.begin() + static_cast<std::ptrdiff_t>(id * K));
             if (per_token) {
                 ev.targets[id] = static_cast<int32_t>(lab[i]);
-                nll[id] = row_nll(lp + i * K, K, lab[i]);
+                nll[id] = -token_log_prob(lp + i * K, static_cast<int64_t>(K), lab[i]);
             }
         }
     }

@@ -18,6 +18,7 @@ enum class RngStream : uint32_t {
     kDropout = 4,
     kPermute = 5,      // the `permuted` accumulation order
     kWithinBatch = 6,  // --shuffle-within-batch
+    kGenerate = 7,     // detrain generate's sampling (models/generate.h)
     kTest = 99,
 };
 
