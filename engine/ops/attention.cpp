@@ -28,13 +28,13 @@ Tensor causal_attention(const Tensor& qkv, int64_t heads) {
 Tensor causal_attention_rows(const Tensor& qkv, int64_t heads, int64_t q0, int64_t q1) {
     ops_detail::check_f32(qkv, "causal_attention", "qkv", 3);
     const int64_t B = qkv.dim(0), C3 = qkv.dim(2);
+    DT_CHECK_VALUE(heads > 0, "causal_attention: heads must be positive, got ", heads);
+    DT_CHECK_SHAPE(B > 0 && qkv.dim(1) > 0 && C3 > 0, "causal_attention: qkv ", qkv.str(),
+                   " must have a sequence, a token and a channel (B, T, 3C all > 0)");
     DT_CHECK_VALUE(q1 >= 1 && q1 <= qkv.dim(1) && (q1 == qkv.dim(1) || B == 1),
                    "causal_attention: tokens up to ", q1, " of qkv ", qkv.str(),
                    " (hint: at most its T; fewer only for one sequence, a cache buffer)");
     const int64_t T = q1;  // the kernel's T: for one sequence, the buffer's first q1 tokens
-    DT_CHECK_VALUE(heads > 0, "causal_attention: heads must be positive, got ", heads);
-    DT_CHECK_SHAPE(B > 0 && T > 0 && C3 > 0, "causal_attention: qkv ", qkv.str(),
-                   " must have a sequence, a token and a channel (B, T, 3C all > 0)");
     DT_CHECK_SHAPE(C3 % (3 * heads) == 0, "causal_attention: qkv's last dimension ", C3,
                    " is not 3 * C with C divisible by ", heads, " heads (qkv ", qkv.str(),
                    "; hint: qkv is (B, T, 3C), C = heads * head size)");

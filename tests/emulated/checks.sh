@@ -62,6 +62,32 @@ shuffled_atomics() {  # the fast preset's float atomics: other weights from anot
     return 1
   fi
 }
+gpt_generate() {  # a small GPT on both devices: the same weights; then generate's KV-cache
+  # steps on the emulated cuda give the cpu's bytes and log-probabilities
+  local text=$work/gpt-text.txt
+  python3 - "$text" <<'PY' || return 1
+import random, sys
+words = "the devil is a word of wit and to that which man his with not by one who".split()
+rng = random.Random(1)
+open(sys.argv[1], "w").write(" ".join(rng.choice(words) for _ in range(3000)))
+PY
+  local gpt=(--model gpt --data-file "$text" --layers 2 --heads 2 --width 32 --context 48
+    --limit-train 64 --limit-test 8 --batch-size 16 --eval-batch-size 8 --impl exact)
+  train gpt-cpu --device cpu "${gpt[@]}" && train gpt-cuda --device cuda "${gpt[@]}" &&
+    same_bits gpt-cpu gpt-cuda || return 1
+  local g=("$build/detrain" generate --from "$work/gpt-cpu" --prompt "The " --tokens 120 --seed 3
+    --json)
+  "${g[@]}" --device cpu >"$work/generate-cpu.json" &&
+    "${g[@]}" --device cuda >"$work/generate-cuda.json" || return 1
+  python3 - "$work/generate-cpu.json" "$work/generate-cuda.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+same = a["tokens"] == b["tokens"] and a["log_probs"] == b["log_probs"]
+print("  generate: cpu and cuda", "agree" if same else "DIFFER",
+      "on", len(a["tokens"]), "bytes,", a["context_restarts"], "cache restarts")
+sys.exit(0 if same and a["context_restarts"] >= 1 else 1)
+PY
+}
 mpi_runs() {  # mpirun with the emulated cuda: exact sums make the process count irrelevant
   if ! command -v mpirun >/dev/null || ! "$build/detrain" info | grep -q '^  mpi  *compiled in'
   then
