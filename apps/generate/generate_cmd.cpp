@@ -63,10 +63,7 @@ int run_generate_command(const GenerateFlags& f) {
     if (f.threads > 0) set_num_threads(f.threads);
     const Device device = device_from_name(f.device);
     if (device != Device::kCpu) require_device(device);
-    ModelConfig mc;
-    mc.name = "gpt";
-    mc.layers = c.layers, mc.heads = c.heads, mc.embed = c.width, mc.context = c.context;
-    GPT model(mc);
+    GPT model(model_config(c, dataset_geometry(c.dataset)));
     load_model_safetensors(model, (fs::path(f.from) / "weights.safetensors").string());
     model.to(device);
     // The run's modes at every site, counters from 0 (permuted keys count calls).

@@ -54,16 +54,9 @@ study::StudyTrainSetup train_setup(const TrainConfig& cfg) {
     s.model = cfg.model;
     s.augment_on = cfg.augment != "none";
     s.dropout_on = cfg.dropout > 0;
-    ModelConfig mc;
-    mc.name = cfg.model;
-    mc.kernel_size = cfg.kernel_size;
-    const DatasetGeometry g = dataset_geometry(cfg.dataset);  // the model's shape, without loading
-    mc.in_channels = g.channels;
-    mc.height = g.height;
-    mc.width = g.width;
-    mc.num_classes = g.num_classes;
-    mc.layers = cfg.layers, mc.heads = cfg.heads, mc.embed = cfg.width, mc.context = cfg.context;
-    const std::unique_ptr<Model> model = make_model(mc);
+    // The model's shape, without loading the data.
+    const std::unique_ptr<Model> model =
+        make_model(model_config(cfg, dataset_geometry(cfg.dataset)));
     for (const NamedParam& p : model->params()) {
         if (p.trainable && p.role == ParamRole::kWeight) {
             s.first_weight = p.name;
@@ -372,6 +365,11 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
         std::printf("%-22s %10.2f %8.3f %9.3f %10.4g\n", v.variant.name.c_str(),
                     100 * v.metrics.acc_mean, 100 * v.metrics.acc_std, 100 * v.metrics.churn.mean,
                     v.metrics.weight_distance.mean);
+    }
+    for (const study::VariantResult& v : report.variants) {
+        if (!std::isfinite(v.metrics.val_loss_mean)) continue;  // a language model's
+        std::printf("%-22s validation loss %.4f, sd %.4f nats\n", v.variant.name.c_str(),
+                    v.metrics.val_loss_mean, v.metrics.val_loss_std);
     }
     std::printf("report: %s\n", report_path.c_str());
     return 0;

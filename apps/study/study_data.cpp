@@ -40,8 +40,8 @@ void read_predictions(const fs::path& p, ReplicaData& d) {
         char c1 = 0, c2 = 0;
         std::istringstream f(line);
         if (!(f >> index >> c1 >> label >> c2 >> pred) || c1 != ',' || c2 != ',' || index != row) {
-            throw IoError(str(p.string(), ": line ", row + 2, " is '", line,
-                              "', expected ", row, ",LABEL,PREDICTED"));
+            throw IoError(str(p.string(), ": line ", row + 2, " is '", line, "', expected ", row,
+                              ",LABEL,PREDICTED"));
         }
         d.labels.push_back(static_cast<int32_t>(label));
         d.predictions.push_back(pred);
@@ -69,16 +69,12 @@ std::vector<float> softmax_rows(const Tensor& logits) {
 
 /// Names of the trainable tensors of the model `result` describes, canonical order.
 std::vector<std::string> trainable_names(const nlohmann::json& result) {
-    const nlohmann::json& cfg = result.at("config");
     const nlohmann::json& ds = result.at("dataset");
-    ModelConfig mc;
-    mc.name = cfg.at("model").get<std::string>();
-    mc.kernel_size = cfg.at("kernel-size").get<int>();
-    mc.in_channels = ds.at("image_shape").at(0).get<int>();
-    mc.height = ds.at("image_shape").at(1).get<int>();
-    mc.width = ds.at("image_shape").at(2).get<int>();
-    mc.num_classes = ds.at("num_classes").get<int>();
-    const std::unique_ptr<Model> model = make_model(mc);
+    const DatasetGeometry g{ds.at("image_shape").at(0).get<int>(),
+                            ds.at("image_shape").at(1).get<int>(),
+                            ds.at("image_shape").at(2).get<int>(), ds.at("num_classes").get<int>()};
+    const std::unique_ptr<Model> model =
+        make_model(model_config(train_config_from_json(result.at("config")), g));
     std::vector<std::string> names;
     for (const NamedParam& p : model->params()) {
         if (p.trainable) names.push_back(p.name);
@@ -98,17 +94,22 @@ LoadedReplica load_replica(const std::string& dir, const std::string& variant, i
         r.result = nlohmann::json::parse(read_all(result_path));
         r.data.accuracy = r.result.at("test_accuracy").get<double>();
         r.num_classes = r.result.at("dataset").at("num_classes").get<int>();
+        const nlohmann::json& h = r.result.at("history");
+        if (!h.empty() && h.back().contains("validation_loss"))
+            r.data.validation_loss = h.back().at("validation_loss").get<double>();
     } catch (const nlohmann::json::exception& e) {
         throw IoError(str(result_path.string(), ": not a detrain result.json (", e.what(), ")"));
     }
     read_predictions(d / "predictions.csv", r.data);
 
-    const io::SafetensorsFile logits = io::load_safetensors((d / "test_logits.safetensors").string());
+    const io::SafetensorsFile logits =
+        io::load_safetensors((d / "test_logits.safetensors").string());
     const Tensor* l = logits.find("logits");
     if (l == nullptr || l->ndim() != 2 || l->shape()[1] != r.num_classes ||
         l->shape()[0] != static_cast<int64_t>(r.data.labels.size())) {
-        throw IoError(str((d / "test_logits.safetensors").string(), ": expected a tensor 'logits' of ",
-                          r.data.labels.size(), " x ", r.num_classes));
+        throw IoError(str((d / "test_logits.safetensors").string(),
+                          ": expected a tensor 'logits' of ", r.data.labels.size(), " x ",
+                          r.num_classes));
     }
     r.data.probabilities = softmax_rows(*l);
 

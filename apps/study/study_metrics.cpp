@@ -323,6 +323,10 @@ VariantMetrics compute_variant_metrics(const std::vector<ReplicaData>& replicas,
     }
     m.acc_mean = mean(recorded);
     m.acc_std = sample_stddev(recorded);
+    std::vector<double> losses;  // ORDER: replicas in the given order
+    for (const ReplicaData& x : r) losses.push_back(x.validation_loss);
+    m.val_loss_mean = mean(losses);  // NaN for classifiers: every loss is NaN
+    m.val_loss_std = sample_stddev(losses);
     m.churn = over_pairs(r.size(), [&](std::size_t i, std::size_t j) {
         return churn(r[i].predictions, r[j].predictions);
     });
@@ -352,6 +356,10 @@ nlohmann::ordered_json to_json(const VariantMetrics& m) {
     j["replicas"] = m.replicas;
     j["acc_mean"] = number(m.acc_mean);
     j["acc_std"] = number(m.acc_std);
+    if (std::isfinite(m.val_loss_mean)) {
+        j["validation_loss_mean"] = number(m.val_loss_mean);
+        j["validation_loss_std"] = number(m.val_loss_std);
+    }
     j["churn"] = spread_json(m.churn);
     j["weight_distance"] = spread_json(m.weight_distance);
     j["per_class_acc_mean"] = numbers(m.per_class_acc_mean);

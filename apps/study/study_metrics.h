@@ -28,6 +28,9 @@ struct ReplicaData {
     // All trainable parameters concatenated in canonical order (no BN running statistics); may
     // be empty in every replica of a variant, and then no weight distance is reported.
     std::vector<float> weights;
+    // A language model's last validation loss (nats per token, result.json history); NaN for a
+    // classifier.
+    double validation_loss = kNaN;
 };
 
 /// A named group of classes (e.g. "tops" = {0, 2, 4, 6} on Fashion-MNIST).
@@ -54,9 +57,10 @@ struct SubgroupStats {
 struct VariantMetrics {
     std::string variant;
     int replicas = 0;
-    double acc_mean = kNaN, acc_std = kNaN;  // recorded accuracies; std n-1
-    Spread churn;                            // fraction of test examples predicted differently
-    Spread weight_distance;                  // NaN/count 0 when weights are missing
+    double acc_mean = kNaN, acc_std = kNaN;            // recorded accuracies; std n-1
+    double val_loss_mean = kNaN, val_loss_std = kNaN;  // language models: validation loss, n-1
+    Spread churn;            // fraction of test examples predicted differently
+    Spread weight_distance;  // NaN/count 0 when weights are missing
     std::vector<double> per_class_acc_mean, per_class_acc_std;  // per class over replicas (std n-1)
     double per_class_std_max = kNaN;  // max over classes of per_class_acc_std (NaN entries skipped)
     int per_class_std_argmax = -1;    // first class attaining the max; -1 when none is defined

@@ -72,14 +72,21 @@ plot::BarChart per_class_chart(const StudyReport& r) {
     return c;
 }
 
+/// A language model's study: its replicas record validation losses.
+bool language_model(const StudyReport& r) {
+    for (const VariantResult& v : r.variants)
+        if (std::isfinite(v.metrics.val_loss_mean)) return true;
+    return false;
+}
+
 void write_text(const fs::path& p, const std::string& s) {
     io::write_file_atomically(p.string(), s);
 }
 
 }  // namespace
 
-Json replica_record(const nlohmann::json& result, int index, const std::string& dir,
-                    double seconds, bool reused) {
+Json replica_record(const nlohmann::json& result, int index, const std::string& dir, double seconds,
+                    bool reused) {
     Json j;
     j["index"] = index;
     j["dir"] = dir;
@@ -98,14 +105,16 @@ std::string summary_csv(const StudyReport& r) {
     std::string s =
         "variant,replicas,accuracy_mean,accuracy_stddev,churn_mean,churn_stddev,"
         "weight_distance_mean,weight_distance_stddev,per_class_stddev_max,per_class_stddev_ratio,"
-        "prediction_correlation_mean,ensemble_gain_mean\n";
+        "prediction_correlation_mean,ensemble_gain_mean,validation_loss_mean,"
+        "validation_loss_stddev\n";
     for (const VariantResult& v : r.variants) {
         const VariantMetrics& m = v.metrics;
         s += v.variant.name + "," + std::to_string(m.replicas) + "," + csv_num(m.acc_mean) + "," +
              csv_num(m.acc_std) + "," + csv_num(m.churn.mean) + "," + csv_num(m.churn.stddev) +
              "," + csv_num(m.weight_distance.mean) + "," + csv_num(m.weight_distance.stddev) + "," +
              csv_num(m.per_class_std_max) + "," + csv_num(m.per_class_std_ratio) + "," +
-             csv_num(m.prediction_correlation.mean) + "," + csv_num(m.ensemble_gain.mean) + "\n";
+             csv_num(m.prediction_correlation.mean) + "," + csv_num(m.ensemble_gain.mean) + "," +
+             csv_num(m.val_loss_mean) + "," + csv_num(m.val_loss_std) + "\n";
     }
     return s;
 }
@@ -113,9 +122,11 @@ std::string summary_csv(const StudyReport& r) {
 std::string report_markdown(const StudyReport& r) {
     std::string s = "# detrain study\n\n";
     s += "Command: `" + join_text(r.command_line, " ") + "`\n\n";
-    s += "Every replica trains with: `" + join_text(r.train_flags, " ") + "` plus its variant's "
+    s += "Every replica trains with: `" + join_text(r.train_flags, " ") +
+         "` plus its variant's "
          "flags (study.json lists each replica's seeds and noise block). " +
-         std::to_string(r.replicas) + " replicas per variant. Metrics: docs/study-metrics.md "
+         std::to_string(r.replicas) +
+         " replicas per variant. Metrics: docs/study-metrics.md "
          "(churn = fraction of test examples on which two models disagree, averaged over pairs; "
          "weight distance = ‖w₁/‖w₁‖ − w₂/‖w₂‖‖ over trainable parameters, BN running statistics "
          "excluded; stddev with n−1).\n\n";
@@ -126,20 +137,22 @@ std::string report_markdown(const StudyReport& r) {
     for (const VariantResult& v : r.variants) {
         const VariantMetrics& m = v.metrics;
         s += "| " + v.variant.name + " | " + pct(m.acc_mean) + " ± " + pct(m.acc_std) + " | " +
-             pct(m.churn.mean) + " ± " + pct(m.churn.stddev) + " | " +
-             num(m.weight_distance.mean) + " | " + pct(m.per_class_std_max) + " | " +
-             num(m.per_class_std_ratio, "%.2f") + " | " + num(m.prediction_correlation.mean, "%.5f") +
-             " | " + pct(m.ensemble_gain.mean) + " |\n";
+             pct(m.churn.mean) + " ± " + pct(m.churn.stddev) + " | " + num(m.weight_distance.mean) +
+             " | " + pct(m.per_class_std_max) + " | " + num(m.per_class_std_ratio, "%.2f") + " | " +
+             num(m.prediction_correlation.mean, "%.5f") + " | " + pct(m.ensemble_gain.mean) +
+             " |\n";
     }
     s += "\nVariants:\n\n";
     for (const VariantResult& v : r.variants) {
         s += "- `" + v.variant.name + "`: " + v.variant.description + "\n";
     }
     bool any_subgroup = false;
-    for (const VariantResult& v : r.variants) any_subgroup = any_subgroup || !v.metrics.subgroups.empty();
+    for (const VariantResult& v : r.variants)
+        any_subgroup = any_subgroup || !v.metrics.subgroups.empty();
     if (any_subgroup) {
-        s += "\n## Subgroups\n\n| variant | subgroup | accuracy % (mean ± sd) | FPR % (mean ± sd) | "
-             "FNR % (mean ± sd) |\n|---|---|---|---|---|\n";
+        s +=
+            "\n## Subgroups\n\n| variant | subgroup | accuracy % (mean ± sd) | FPR % (mean ± sd) | "
+            "FNR % (mean ± sd) |\n|---|---|---|---|---|\n";
         for (const VariantResult& v : r.variants) {
             for (const SubgroupStats& g : v.metrics.subgroups) {
                 s += "| " + v.variant.name + " | " + g.name + " | " + pct(g.acc_mean) + " ± " +
@@ -148,10 +161,25 @@ std::string report_markdown(const StudyReport& r) {
             }
         }
     }
+    if (language_model(r)) {
+        s += "\n## Validation loss per variant (a language model)\n\n"
+             "Accuracy and churn above are per validation token: the next byte predicted, and "
+             "the fraction of tokens whose predicted byte differs between two replicas.\n\n"
+             "| variant | validation loss, nats (mean ± sd) | bits per byte (mean ± sd) |\n"
+             "|---|---|---|\n";
+        const double ln2 = std::log(2.0);
+        for (const VariantResult& v : r.variants) {
+            const VariantMetrics& m = v.metrics;
+            s += "| " + v.variant.name + " | " + num(m.val_loss_mean, "%.4f") + " ± " +
+                 num(m.val_loss_std, "%.4f") + " | " + num(m.val_loss_mean / ln2, "%.4f") + " ± " +
+                 num(m.val_loss_std / ln2, "%.4f") + " |\n";
+        }
+    }
     s += "\n## Plots\n\n";
     s += "![accuracy stddev](plots/accuracy_stddev.svg)\n\n![churn](plots/churn.svg)\n\n"
-         "![weight distance](plots/weight_distance.svg)\n\n"
-         "![per-class stddev](plots/per_class_stddev.svg)\n";
+         "![weight distance](plots/weight_distance.svg)\n";
+    if (!r.class_names.empty()) s += "\n![per-class stddev](plots/per_class_stddev.svg)\n";
+    if (language_model(r)) s += "\n![validation loss stddev](plots/validation_loss_stddev.svg)\n";
     if (!r.notes.empty()) {
         s += "\n## Notes\n\n";
         for (const std::string& n : r.notes) s += "- " + n + "\n";
@@ -167,7 +195,8 @@ Json study_json(const StudyReport& r) {
     j["replicas_per_variant"] = r.replicas;
     j["class_names"] = r.class_names;
     Json groups = Json::array();
-    for (const Subgroup& g : r.subgroups) groups.push_back(Json{{"name", g.name}, {"classes", g.classes}});
+    for (const Subgroup& g : r.subgroups)
+        groups.push_back(Json{{"name", g.name}, {"classes", g.classes}});
     j["subgroups"] = groups;
     j["notes"] = r.notes;
     Json variants = Json::array();
@@ -200,7 +229,14 @@ std::string write_study_outputs(const StudyReport& r) {
                    r, "Normalised weight distance between two replicas (mean over pairs, +-sd)",
                    "weight distance", [](const M& m) { return m.weight_distance.mean; },
                    [](const M& m) { return m.weight_distance.stddev; })));
-    write_text(dir / "plots" / "per_class_stddev.svg", plot::bar_chart_svg(per_class_chart(r)));
+    if (!r.class_names.empty())  // a language model has no classes to chart
+        write_text(dir / "plots" / "per_class_stddev.svg", plot::bar_chart_svg(per_class_chart(r)));
+    if (language_model(r)) {
+        write_text(dir / "plots" / "validation_loss_stddev.svg",
+                   plot::bar_chart_svg(per_variant_chart(
+                       r, "Validation loss stddev over replicas", "validation loss stddev (nats)",
+                       [](const M& m) { return m.val_loss_std; }, nullptr)));
+    }
     write_text(dir / "summary.csv", summary_csv(r));
     write_text(dir / "report.md", report_markdown(r));
     write_text(dir / "study.json", study_json(r).dump(2) + "\n");  // last: the study is complete

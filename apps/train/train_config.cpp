@@ -155,6 +155,18 @@ const char* const kGptDefaults =
     "--dataset text --batch-size 8 --eval-batch-size 64 --epochs 6 --optimizer adamw --lr 3e-3 "
     "--weight-decay 0.01 --schedule cosine --warmup-epochs 0.2 --min-lr 1e-4";
 
+ModelConfig model_config(const TrainRecipe& c, const DatasetGeometry& g) {
+    ModelConfig mc;
+    mc.name = c.model;
+    mc.kernel_size = c.kernel_size;
+    mc.in_channels = g.channels;
+    mc.height = g.height;
+    mc.width = g.width;
+    mc.num_classes = g.num_classes;
+    mc.layers = c.layers, mc.heads = c.heads, mc.embed = c.width, mc.context = c.context;
+    return mc;
+}
+
 void apply_gpt_defaults(TrainRecipe& c) {
     c.dataset = "text";
     c.batch_size = 8;

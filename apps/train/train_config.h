@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "apps/common/noise_flags.h"
+#include "datasets/dataset.h"
+#include "models/model.h"
 
 namespace CLI {
 class App;
@@ -140,6 +142,11 @@ const std::vector<std::string>& normalize_names();
 const std::vector<std::string>& progress_names();
 const std::vector<std::string>& isa_names();     // auto, scalar, avx2, avx512
 const std::vector<std::string>& device_names();  // cpu, cuda
+
+/// The ModelConfig of the recipe's --model for data of geometry `g` (image shape and classes;
+/// gpt: --layers, --heads, --width, --context), without dropout, which the trainer sets from
+/// the noise switches. The one place the flags become a model's shape.
+ModelConfig model_config(const TrainRecipe& cfg, const DatasetGeometry& g);
 
 /// The recipe of `--model gpt` where its flags are not given (a transformer's usual training:
 /// the text corpus, small batches, AdamW, cosine decay after a warm-up), as flags, and applied.

@@ -93,14 +93,7 @@ ScheduleConfig schedule_config(const TrainRecipe& cfg) {
 /// what the perturbation changed.
 std::unique_ptr<Model> make_initialised_model(const TrainRecipe& cfg, const Dataset& ds,
                                               Device device, std::string& perturb_note) {
-    ModelConfig mc;
-    mc.name = cfg.model;
-    mc.kernel_size = cfg.kernel_size;
-    mc.in_channels = ds.channels;
-    mc.height = ds.height;
-    mc.width = ds.width;
-    mc.num_classes = ds.num_classes;
-    mc.layers = cfg.layers, mc.heads = cfg.heads, mc.embed = cfg.width, mc.context = cfg.context;
+    ModelConfig mc = model_config(cfg, ds.geometry());
     // --seed-dropout off: no dropout layer at all (dropout has no parameters, so the weights and
     // their canonical order are those of the model with dropout).
     mc.dropout = cfg.dropout_on() ? static_cast<float>(cfg.dropout) : 0.0f;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "tests/support/detrain_suite.h"
+#include "tests/support/synthetic_text.h"
 
 namespace {
 
@@ -73,6 +74,30 @@ TEST_F(StudyCli, ControlReplicasAreIdenticalAndRandomSeedsAreNot) {
     const std::string csv = dt::test::slurp(root_ / "s1" / "summary.csv");
     EXPECT_EQ(csv.rfind("variant,replicas,", 0), 0u) << csv;
     EXPECT_NE(csv.find("\ncontrol,3,"), std::string::npos) << csv;
+}
+
+TEST_F(StudyCli, AGptStudyReportsTheValidationLossAndTokenChurn) {
+    const std::string text = dt::test::write_synthetic_text((root_ / "text.txt").string(), 8000, 7);
+    const dt::test::CliRun r =
+        detrain("study --out " + (root_ / "gpt").string() +
+                " --variants control,algo --replicas 2 " + "--model gpt --data-file " + text +
+                " --layers 1 --heads 2 --width 16 --context 16 --limit-train 64 --limit-test 16 "
+                "--epochs 1 --threads 1");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("validation loss"), std::string::npos) << r.out;
+    const json s = study_json("gpt");
+    const json& control = variant(s, "control").at("metrics");
+    EXPECT_EQ(control.at("validation_loss_std").get<double>(), 0.0);
+    EXPECT_EQ(control.at("churn").at("mean").get<double>(), 0.0);
+    const json& algo = variant(s, "algo").at("metrics");
+    EXPECT_GT(algo.at("validation_loss_std").get<double>(), 0.0);
+    EXPECT_GT(algo.at("churn").at("mean").get<double>(), 0.0);  // per validation token
+    EXPECT_GT(algo.at("validation_loss_mean").get<double>(), 0.0);
+    EXPECT_TRUE(fs::exists(root_ / "gpt" / "plots" / "validation_loss_stddev.svg"));
+    EXPECT_FALSE(fs::exists(root_ / "gpt" / "plots" / "per_class_stddev.svg"));
+    const std::string report = dt::test::slurp(root_ / "gpt" / "report.md");
+    EXPECT_NE(report.find("bits per byte"), std::string::npos);
+    EXPECT_EQ(report.find("per_class_stddev.svg"), std::string::npos);
 }
 
 TEST_F(StudyCli, KilledStudyResumesWithoutRepeatingReplicas) {
