@@ -32,37 +32,26 @@ const std::vector<const IsaVariantUse*>& isa_variant_uses();
 #define DT_ISA_BODY __attribute__((always_inline)) inline
 
 #if defined(__x86_64__)
-#define DT_ISA_VARIANTS(ret, name, params, args)                                            \
-    __attribute__((target("avx512f,avx512dq,avx2,fma"))) ret name##_avx512 params {         \
-        return name##_body args;                                                            \
-    }                                                                                       \
-    __attribute__((target("avx2,fma"))) ret name##_avx2 params { return name##_body args; } \
-    ::dt::kernels::cpu::IsaVariantUse name##_use(#name);                                    \
-    ret name params {                                                                       \
-        const ::dt::kernels::CpuIsa isa = ::dt::kernels::cpu::cpu_isa();                    \
-        name##_use.took(isa);                                                               \
-        if (isa == ::dt::kernels::CpuIsa::kAvx512) return name##_avx512 args;               \
-        if (isa == ::dt::kernels::CpuIsa::kAvx2) return name##_avx2 args;                   \
-        return name##_body args;                                                            \
+// DT_ISA_VARIANTS_WITH(attrs, ...): the paths' functions get `attrs` (e.g. flatten) too.
+#define DT_ISA_VARIANTS_WITH(attrs, ret, name, params, args)                                      \
+    __attribute__((target("avx512f,avx512dq,avx2,fma"))) attrs ret name##_avx512 params {         \
+        return name##_body args;                                                                  \
+    }                                                                                             \
+    __attribute__((target("avx2,fma"))) attrs ret name##_avx2 params { return name##_body args; } \
+    ::dt::kernels::cpu::IsaVariantUse name##_use(#name);                                          \
+    ret name params {                                                                             \
+        const ::dt::kernels::CpuIsa isa = ::dt::kernels::cpu::cpu_isa();                          \
+        name##_use.took(isa);                                                                     \
+        if (isa == ::dt::kernels::CpuIsa::kAvx512) return name##_avx512 args;                     \
+        if (isa == ::dt::kernels::CpuIsa::kAvx2) return name##_avx2 args;                         \
+        return name##_body args;                                                                  \
     }
+#define DT_ISA_VARIANTS(ret, name, params, args) DT_ISA_VARIANTS_WITH(, ret, name, params, args)
 // The same with every call inside each path's function inlined into it (GCC's flatten), so
 // inline helpers shared with the CUDA kernels (their fmaf among them) compile for that path too:
 // for bodies whose work is in such helpers and lambdas.
-#define DT_ISA_FLAT_VARIANTS(ret, name, params, args)                                        \
-    __attribute__((target("avx512f,avx512dq,avx2,fma"), flatten)) ret name##_avx512 params { \
-        return name##_body args;                                                             \
-    }                                                                                        \
-    __attribute__((target("avx2,fma"), flatten)) ret name##_avx2 params {                    \
-        return name##_body args;                                                             \
-    }                                                                                        \
-    ::dt::kernels::cpu::IsaVariantUse name##_use(#name);                                     \
-    ret name params {                                                                        \
-        const ::dt::kernels::CpuIsa isa = ::dt::kernels::cpu::cpu_isa();                     \
-        name##_use.took(isa);                                                                \
-        if (isa == ::dt::kernels::CpuIsa::kAvx512) return name##_avx512 args;                \
-        if (isa == ::dt::kernels::CpuIsa::kAvx2) return name##_avx2 args;                    \
-        return name##_body args;                                                             \
-    }
+#define DT_ISA_FLAT_VARIANTS(ret, name, params, args) \
+    DT_ISA_VARIANTS_WITH(__attribute__((flatten)), ret, name, params, args)
 #else
 #define DT_ISA_FLAT_VARIANTS(ret, name, params, args) DT_ISA_VARIANTS(ret, name, params, args)
 #define DT_ISA_VARIANTS(ret, name, params, args)         \
