@@ -62,25 +62,33 @@ GPT::GPT(const ModelConfig& cfg) : Model("gpt"), cfg_(cfg) {
     ln_f_ = LayerNorm(add, "ln_f", C);
 }
 
+Tensor GPT::run(const Tensor& ids, int64_t first, const Attend& attend) {
+    const int64_t B = ids.dim(0), T = ids.dim(1);
+    const int64_t C = cfg_.embed, M = B * T;
+    std::vector<int64_t> positions(static_cast<std::size_t>(M));
+    for (int64_t m = 0; m < M; ++m) positions[static_cast<std::size_t>(m)] = first + m % T;
+    const Tensor pos_ids = Tensor::from_vector_i64({B, T}, positions);
+    // (B, T, C) each, as (M, C): token m = b*T + t.
+    Tensor x = reshape(add(embedding(ids, wte_, T), embedding(pos_ids, wpe_, T)), {M, C});
+    for (std::size_t l = 0; l < blocks_.size(); ++l) {
+        const Block& b = blocks_[l];
+        const Tensor att = attend(l, b.qkv.forward(b.ln_1.forward(x, T)));  // (M, C)
+        x = add(x, b.proj.forward(att));
+        x = add(x, b.mlp_proj.forward(gelu(b.fc.forward(b.ln_2.forward(x, T)))));
+    }
+    return linear(ln_f_.forward(x, T), wte_, Tensor());  // the tied head, no bias
+}
+
 Tensor GPT::forward(const Tensor& tokens, const ForwardContext& /*ctx: no dropout*/) {
     const int64_t C = cfg_.embed;
     DT_CHECK_SHAPE(tokens.defined() && tokens.ndim() == 2 && tokens.dim(0) >= 1 &&
                        tokens.dim(1) >= 1 && tokens.dim(1) <= cfg_.context,
                    "gpt: tokens must be (B, T) int64 with T at most --context ", cfg_.context,
                    ", got ", tokens.defined() ? tokens.str() : std::string("undefined"));
-    const int64_t B = tokens.dim(0), T = tokens.dim(1), M = B * T;
-    std::vector<int64_t> positions(static_cast<std::size_t>(M));
-    for (int64_t m = 0; m < M; ++m) positions[static_cast<std::size_t>(m)] = m % T;
-    const Tensor pos_ids = Tensor::from_vector_i64({B, T}, positions);
-    // (B, T, C) each, as (M, C): token m = b*T + t.
-    Tensor x = reshape(add(embedding(tokens, wte_, T), embedding(pos_ids, wpe_, T)), {M, C});
-    for (const Block& b : blocks_) {
-        const Tensor qkv = reshape(b.qkv.forward(b.ln_1.forward(x, T)), {B, T, 3 * C});
-        const Tensor att = reshape(causal_attention(qkv, cfg_.heads), {M, C});
-        x = add(x, b.proj.forward(att));
-        x = add(x, b.mlp_proj.forward(gelu(b.fc.forward(b.ln_2.forward(x, T)))));
-    }
-    return linear(ln_f_.forward(x, T), wte_, Tensor());  // the tied head, no bias
+    const int64_t B = tokens.dim(0), T = tokens.dim(1);
+    return run(tokens, 0, [&](std::size_t, const Tensor& qkv) {
+        return reshape(causal_attention(reshape(qkv, {B, T, 3 * C}), cfg_.heads), {B * T, C});
+    });
 }
 
 GptCache GPT::new_cache() const {
@@ -98,22 +106,14 @@ Tensor GPT::forward_cached(const std::vector<int64_t>& tokens, GptCache& cache) 
                    " new tokens after ", t0, " cached ones do not fit the context of ", T,
                    " (hint: start a new cache from the last tokens)");
     autograd::NoGradGuard no_grad;
-    std::vector<int64_t> positions(static_cast<std::size_t>(n));
-    for (int64_t i = 0; i < n; ++i) positions[static_cast<std::size_t>(i)] = t0 + i;
-    // The rows of forward()'s x for these tokens: (n, C).
-    Tensor x = reshape(add(embedding(Tensor::from_vector_i64({1, n}, tokens), wte_, n),
-                           embedding(Tensor::from_vector_i64({1, n}, positions), wpe_, n)),
-                       {n, C});
-    for (std::size_t l = 0; l < blocks_.size(); ++l) {
-        const Block& b = blocks_[l];
-        write_rows(cache.qkv[l], t0, b.qkv.forward(b.ln_1.forward(x, n)));
+    const Tensor ids = Tensor::from_vector_i64({1, n}, tokens);
+    const Tensor logits = run(ids, t0, [&](std::size_t l, const Tensor& qkv) {
+        write_rows(cache.qkv[l], t0, qkv);
         const Tensor all = cache.qkv[l].view({1, T, 3 * C});
-        const Tensor att = reshape(causal_attention_rows(all, cfg_.heads, t0, t1), {n, C});
-        x = add(x, b.proj.forward(att));
-        x = add(x, b.mlp_proj.forward(gelu(b.fc.forward(b.ln_2.forward(x, n)))));
-    }
+        return reshape(causal_attention_rows(all, cfg_.heads, t0, t1), {n, C});
+    });
     cache.length = t1;
-    return linear(ln_f_.forward(x, n), wte_, Tensor());
+    return logits;
 }
 
 }  // namespace dt

@@ -19,6 +19,7 @@
 // accumulators per use and adds the two rounded sums the same way (engine/runtime/batch_split.h),
 // so micro-batches and processes keep the whole batch's bits.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "models/layers.h"
@@ -65,6 +66,12 @@ class GPT : public Model {
     int64_t rows_per_sample() const override { return cfg_.context; }
 
  private:
+    /// Attention of block l from its qkv rows (M, 3C) -> (M, C).
+    using Attend = std::function<Tensor(std::size_t l, const Tensor& qkv)>;
+    /// The model on ids (B, T) at positions first .. first + T - 1, attention by `attend`: the
+    /// one layout forward() and forward_cached() share.
+    Tensor run(const Tensor& ids, int64_t first, const Attend& attend);
+
     struct Block {
         LayerNorm ln_1;
         Linear qkv, proj;
