@@ -13,6 +13,7 @@
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
 #include "engine/noise/reduce_sites.h"
+#include "tests/support/models.h"
 
 namespace dt {
 namespace {
@@ -21,12 +22,7 @@ using kernels::common::accum_spec;
 using kernels::common::AccumMode;
 
 std::unique_ptr<GPT> tiny_gpt(int64_t context = 48) {
-    ModelConfig c;
-    c.name = "gpt";
-    c.layers = 2, c.heads = 2, c.embed = 16, c.context = context;
-    auto m = std::make_unique<GPT>(c);
-    m->init(InitScheme::kGlorotUniform, 9);
-    return m;
+    return test::gpt_model(2, 2, 16, context, 9);
 }
 
 const std::vector<int64_t> kPrompt = {'T', 'h', 'e', ' '};

@@ -15,6 +15,7 @@
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/attention.h"
 #include "models/gpt.h"
+#include "tests/support/models.h"
 #include "tests/support/rng.h"
 
 namespace dt {
@@ -25,14 +26,7 @@ using kernels::common::AccumMode;
 
 constexpr int64_t kContext = 40;  // more than one key block of 32
 
-std::unique_ptr<GPT> tiny_gpt() {
-    ModelConfig c;
-    c.name = "gpt";
-    c.layers = 2, c.heads = 2, c.embed = 16, c.context = kContext;
-    auto m = std::make_unique<GPT>(c);
-    m->init(InitScheme::kGlorotUniform, 3);
-    return m;
-}
+std::unique_ptr<GPT> tiny_gpt() { return test::gpt_model(2, 2, 16, kContext, 3); }
 
 std::vector<int64_t> random_tokens(int64_t n, uint64_t seed) {
     const std::vector<float> u = test::uniform_floats(n, 0.0f, 256.0f, seed, 2);

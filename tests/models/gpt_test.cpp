@@ -14,6 +14,7 @@
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
 #include "engine/ops/softmax_xent.h"
+#include "tests/support/models.h"
 #include "tests/support/rng.h"
 
 namespace dt {
@@ -34,11 +35,7 @@ std::vector<int64_t> random_tokens(int64_t B, int64_t T, uint64_t seed) {
     return t;
 }
 
-std::unique_ptr<Model> tiny_gpt(uint64_t seed = 5) {
-    auto m = make_model(gpt_config(2, 2, 16, 8));
-    m->init(InitScheme::kGlorotUniform, seed);
-    return m;
-}
+std::unique_ptr<GPT> tiny_gpt(uint64_t seed = 5) { return test::gpt_model(2, 2, 16, 8, seed); }
 
 TEST(GPT, ParamNamesShapesAndCount) {
     const auto m = make_model(gpt_config(4, 4, 128, 128));

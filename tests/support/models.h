@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
-// What the model tests build and check alike: a ModelConfig for an image geometry, random input
-// images, and a forward + backward pass that must give every trainable parameter a gradient.
+// What the model tests build and check alike: a ModelConfig for an image geometry, a small GPT,
+// random input images, and a forward + backward pass that must give every trainable parameter a
+// gradient.
 #pragma once
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/ops/softmax_xent.h"
+#include "models/gpt.h"
 #include "models/model.h"
 #include "tests/support/rng.h"
 
@@ -24,6 +27,17 @@ inline ModelConfig model_config(const std::string& name, int c, int h, int w, in
     cfg.width = w;
     cfg.num_classes = classes;
     return cfg;
+}
+
+/// A GPT of these sizes, initialised Glorot-uniform from `seed` (the model tests' small ones).
+inline std::unique_ptr<GPT> gpt_model(int layers, int heads, int embed, int64_t context,
+                                      uint64_t seed) {
+    ModelConfig c;
+    c.name = "gpt";
+    c.layers = layers, c.heads = heads, c.embed = embed, c.context = context;
+    auto m = std::make_unique<GPT>(c);
+    m->init(InitScheme::kGlorotUniform, seed);
+    return m;
 }
 
 /// n images (c, h, w) of uniform values in [-1, 1) keyed by (seed, tag).

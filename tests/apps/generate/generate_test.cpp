@@ -14,6 +14,7 @@
 #include "engine/noise/reduce_sites.h"
 #include "tests/support/detrain_suite.h"
 #include "tests/support/fake_cuda.h"
+#include "tests/support/models.h"
 #include "tests/support/synthetic_text.h"
 
 namespace {
@@ -86,11 +87,8 @@ TEST_F(GenerateCli, WhatIsNotAGptRunIsRefused) {
 
 TEST(GenerateDevice, TheCachesStepsOnTheDeviceGiveTheCpusBytes) {
     using namespace dt;
-    ModelConfig mc;
-    mc.name = "gpt";
-    mc.layers = 2, mc.heads = 2, mc.embed = 16, mc.context = 40;
-    GPT m(mc);
-    m.init(InitScheme::kGlorotUniform, 4);
+    const std::unique_ptr<GPT> model = test::gpt_model(2, 2, 16, 40, 4);
+    GPT& m = *model;
     const std::vector<int64_t> prompt = {'A', ' ', 'w'};
     for (auto mode : {kernels::common::AccumMode::kTree, kernels::common::AccumMode::kExact}) {
         const ScopedReduceConfig config(kernels::common::accum_spec(mode));
