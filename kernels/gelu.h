@@ -25,14 +25,24 @@ inline constexpr float kGeluK1 = 0.044715f;
 /// u of the recipe.
 DT_HD float gelu_u(float x) { return kGeluK0 * (x + kGeluK1 * ((x * x) * x)); }
 
+/// e^x of the recipe: dt_expf, or with kSelect its branch-free twin dt_expf_select (the same
+/// bits; a CPU loop over it vectorizes).
+template <bool kSelect>
+DT_HD float gelu_exp(float x) {
+    if constexpr (kSelect) return common::dt_expf_select(x);
+    return common::dt_expf(x);
+}
+
 /// The recipe per element (host-device).
+template <bool kSelect = false>
 DT_HD float gelu_forward_element(float x) {
-    const float p = 2.0f / (1.0f + common::dt_expf(-2.0f * gelu_u(x)));
+    const float p = 2.0f / (1.0f + gelu_exp<kSelect>(-2.0f * gelu_u(x)));
     return (0.5f * x) * p;
 }
+template <bool kSelect = false>
 DT_HD float gelu_backward_element(float x, float dy) {
     const float u = gelu_u(x);
-    const float e = common::dt_expf(-2.0f * u), d = 1.0f + e;
+    const float e = gelu_exp<kSelect>(-2.0f * u), d = 1.0f + e;
     const float p = 2.0f / d;
     const float q = u >= 0.0f ? (2.0f * e) / d : 2.0f - p;
     const float du = kGeluK0 * (1.0f + (3.0f * kGeluK1) * (x * x));

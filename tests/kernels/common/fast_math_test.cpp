@@ -119,5 +119,29 @@ TEST(FastMath, ExpLogRoundTrip) {
     }
 }
 
+// dt_expf_select must give dt_expf's bits everywhere: every 17th float (all signs, NaNs and
+// infinities among them), and every float within 2^16 steps of each place where a branch of
+// dt_expf changes (0, the overflow bound, the clamp at 88.8, the subnormal range, -104).
+TEST(FastMath, ExpSelectHasExpBits) {
+    auto same = [](uint32_t b) {
+        const float x = bits_to_float(b);
+        return float_to_bits(dt_expf_select(x)) == float_to_bits(dt_expf(x));
+    };
+    int64_t bad = 0;
+    uint32_t first_bad = 0;
+    auto check = [&](uint32_t b) {
+        if (!same(b) && bad++ == 0) first_bad = b;
+    };
+    for (uint64_t b = 0; b <= 0xffffffffu; b += 17) check(static_cast<uint32_t>(b));
+    for (const float edge : {0.0f, -0.0f, 88.72283172607421875f, 88.8f, -87.33654f, -103.97f,
+                             -104.0f, 1e-30f, -1e-30f}) {
+        const auto c = static_cast<int64_t>(float_to_bits(edge));
+        for (int64_t d = -(1 << 16); d <= (1 << 16); ++d)
+            if (c + d >= 0 && c + d <= 0xffffffffLL) check(static_cast<uint32_t>(c + d));
+    }
+    EXPECT_EQ(bad, 0) << "first differing input bits 0x" << std::hex << first_bad << " ("
+                      << bits_to_float(first_bad) << ")";
+}
+
 }  // namespace
 }  // namespace dt::kernels::common

@@ -12,10 +12,12 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numbers>
 #include <vector>
 
+#include "kernels/cpu_isa.h"
 #include "kernels/ref/gelu_ref.h"
 #include "tests/support/compare.h"
 #include "tests/support/rng.h"
@@ -119,6 +121,42 @@ TEST(GeluKernel, ThreadCountDoesNotMatter) {
     omp_set_num_threads(omp_get_num_procs());
     EXPECT_TRUE(test::bitwise_equal(y1, y4));
     EXPECT_TRUE(test::bitwise_equal(d1, d4));
+}
+
+TEST(GeluKernel, EveryIsaPathGivesTheElementFunctionsBits) {
+    // The vectorised loops (branch-free exp) against the recipe's scalar element functions, on
+    // every 4099th float: all signs and magnitudes, infinities and NaNs among them.
+    std::vector<float> x, dy;
+    for (uint64_t b = 0; b <= 0xffffffffu; b += 4099) {
+        const auto u = static_cast<uint32_t>(b);
+        x.push_back(common::bits_to_float(u));
+        dy.push_back(common::bits_to_float(0x3f800000u ^ (u & 0x807fffffu)));  // +-[1, 2)
+    }
+    const auto n = static_cast<int64_t>(x.size());
+    std::vector<float> y_want(x.size()), dx_want(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        y_want[i] = gelu_forward_element(x[i]);
+        dx_want[i] = gelu_backward_element(x[i], dy[i]);
+    }
+    const CpuIsa saved = cpu::cpu_isa();
+    int paths = 0;
+    for (CpuIsa isa : kCpuIsas) {
+        if (!cpu::cpu_isa_set(isa)) continue;
+        std::vector<float> y(x.size()), dx(x.size());
+        cpu::gelu_forward(x.data(), y.data(), n);
+        cpu::gelu_backward(x.data(), dy.data(), dx.data(), n);
+        EXPECT_EQ(std::memcmp(y.data(), y_want.data(), 4 * y.size()), 0) << cpu::cpu_isa_name(isa);
+        EXPECT_EQ(std::memcmp(dx.data(), dx_want.data(), 4 * dx.size()), 0)
+            << cpu::cpu_isa_name(isa);
+        for (const cpu::IsaDispatch& d : cpu::isa_dispatches()) {
+            if (std::strcmp(d.name, "gelu_forward_range") == 0) {
+                EXPECT_EQ(d.last, static_cast<int>(isa));
+            }
+        }
+        ++paths;
+    }
+    cpu::cpu_isa_set(saved);
+    EXPECT_GE(paths, 1);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 // thread shape (its rows split over threads), five sequences (sample order: every mode's bits
 // move with the sequences, no sum crosses them), the ill-conditioned and key shapes, and the
 // contention shape (on the cpu one thread owns a row: atomic's leaves arrive in block order, so
-// every element has the recipe's bits).
+// every element has the recipe's bits), and one longer than the cpu keeps P and dS for.
 // Ill-conditioned inputs: q = 0 (every p_tj is 1, every P_tj is 1 / (t + 1)), values and dout
 // spread over 2^-20 .. 2^20 with alternating signs: out, dQ and dV cancel.
 // Bounds: tests/support/attention_bounds.h, derived from the recipe per element.
@@ -34,9 +34,10 @@ namespace c = kernels::common;
 const std::vector<AttentionParams> kShapes = {
     {.B = 1, .T = 1, .H = 1, .D = 1},   {.B = 2, .T = 5, .H = 2, .D = 3},
     {.B = 1, .T = 32, .H = 2, .D = 4},  {.B = 2, .T = 33, .H = 1, .D = 8},
-    {.B = 1, .T = 70, .H = 2, .D = 7},  {.B = 2, .T = 130, .H = 3, .D = 8},   // 5: threads
-    {.B = 5, .T = 40, .H = 2, .D = 4},  {.B = 1, .T = 256, .H = 1, .D = 4},   // 6: order, 7: ill
-    {.B = 2, .T = 200, .H = 2, .D = 4}, {.B = 2, .T = 160, .H = 2, .D = 8}};  // 8: key, 9: atomic
+    {.B = 1, .T = 70, .H = 2, .D = 7},  {.B = 2, .T = 130, .H = 3, .D = 8},  // 5: threads
+    {.B = 5, .T = 40, .H = 2, .D = 4},  {.B = 1, .T = 256, .H = 1, .D = 4},  // 6: order, 7: ill
+    {.B = 2, .T = 200, .H = 2, .D = 4}, {.B = 2, .T = 160, .H = 2, .D = 8},  // 8: key, 9: atomic
+    {.B = 1, .T = 1030, .H = 1, .D = 2}};  // 10: past the cpu's dense backward (kDenseMaxT)
 const AttentionParams& at(int s) { return kShapes[static_cast<std::size_t>(s)]; }
 int64_t width(int s) { return at(s).H * at(s).D; }  // C
 
