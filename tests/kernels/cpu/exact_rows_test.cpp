@@ -259,7 +259,7 @@ TEST(ExactRows, FollowsThePathInForceWithTheSameBits) {
     }
     cpu::cpu_isa_set(saved);
     EXPECT_GE(paths, 1);
-    for (const char* name : {"adam_range", "block_has_non_finite", "group_of_8",
+    for (const char* name : {"adam_range", "block_has_non_finite", "wgrad_tree_unit",
                              "kahan_group_of_8", "kahan_axpy", "block_sums_generic"})
         EXPECT_NE(last_path(name), -2) << name << " is not dispatched through cpu_isa.h";
 }
