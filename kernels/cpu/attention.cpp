@@ -51,13 +51,37 @@ struct RowOut {
 };
 
 /// attention_leaf's bits (out[d] = the fma chain from +0 of w[i] * row_i[d], i ascending), with
-/// the loop over d innermost so that it vectorizes.
+/// the loop over d innermost so that it vectorizes; for the common head sizes the D sums stay
+/// in registers (kD = D), otherwise in `out` (kD = 0).
+template <int64_t kD>
+DT_ISA_BODY void leaf_rows_of(const float* w, const AttnBlock& k, int64_t D, float* out) {
+    if constexpr (kD > 0) {
+        float acc[kD] = {};
+        for (int64_t i = 0; i < k.n; ++i) {
+            const float wi = w[i];
+            const float* row = k.rows + i * k.stride;
+            for (int64_t d = 0; d < kD; ++d) acc[d] = fmaf(wi, row[d], acc[d]);
+        }
+        for (int64_t d = 0; d < kD; ++d) out[d] = acc[d];
+    } else {
+        for (int64_t d = 0; d < D; ++d) out[d] = 0.0f;
+        for (int64_t i = 0; i < k.n; ++i) {
+            const float wi = w[i];
+            const float* row = k.rows + i * k.stride;
+            for (int64_t d = 0; d < D; ++d) out[d] = fmaf(wi, row[d], out[d]);
+        }
+    }
+}
 DT_ISA_BODY void leaf_rows(const float* w, const AttnBlock& k, int64_t D, float* out) {
-    for (int64_t d = 0; d < D; ++d) out[d] = 0.0f;
-    for (int64_t i = 0; i < k.n; ++i) {
-        const float wi = w[i];
-        const float* row = k.rows + i * k.stride;
-        for (int64_t d = 0; d < D; ++d) out[d] = fmaf(wi, row[d], out[d]);
+    switch (D) {
+        case 16:
+            return leaf_rows_of<16>(w, k, D, out);
+        case 32:
+            return leaf_rows_of<32>(w, k, D, out);
+        case 64:
+            return leaf_rows_of<64>(w, k, D, out);
+        default:
+            return leaf_rows_of<0>(w, k, D, out);
     }
 }
 
@@ -72,7 +96,24 @@ DT_ISA_BODY void row_totals(const Block& block, int64_t n, int64_t D, int parts,
         return e < parts * D ? out.part[e / D][e % D] : *out.sum;
     };
     switch (a.mode) {
-        case AccumMode::kTree:
+        case AccumMode::kTree: {
+            // Each leaf pushed on a tree stack of rows (reduce_tree.h): T of every element at
+            // once, the bits of attention_total's per-element tree.
+            s.leaves.resize(static_cast<std::size_t>(common::tree_slots(n) * W));
+            float* slots = s.leaves.data();
+            for (int64_t i = 0; i < n; ++i) {
+                const Terms x = block(i);
+                float* leaf = slots + common::tree_leaf_slot(i) * W;
+                for (int q = 0; q < parts; ++q) leaf_rows(x.w[q], x.k[q], D, leaf + q * D);
+                if (with_sum) leaf[parts * D] = common::sum_sequential(x.w[0], x.k[0].n);
+                common::tree_push(slots, W, 0, W, i);
+            }
+            common::tree_finish(slots, W, 0, W, n);
+            for (int q = 0; q < parts; ++q)
+                for (int64_t d = 0; d < D; ++d) out.part[q][d] = slots[q * D + d];
+            if (with_sum) *out.sum = slots[parts * D];
+            return;
+        }
         case AccumMode::kPermuted:
         case AccumMode::kAtomic: {
             s.leaves.resize(static_cast<std::size_t>(n * W));
@@ -88,8 +129,7 @@ DT_ISA_BODY void row_totals(const Block& block, int64_t n, int64_t D, int parts,
                     for (int64_t e = 0; e < W; ++e) common::atomic_add_float(&dst(e), leaf[e]);
             }
             if (a.mode == AccumMode::kAtomic) return;
-            const uint32_t* order =
-                a.mode == AccumMode::kPermuted ? orders + attention_order_at(n) : nullptr;
+            const uint32_t* order = orders + attention_order_at(n);
             for (int64_t e = 0; e < W; ++e)
                 dst(e) = attention_total(s.leaves.data(), n, W, e, a.mode, order);
             return;

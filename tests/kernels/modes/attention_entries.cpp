@@ -32,12 +32,14 @@ using kernels::AttentionParams;
 namespace c = kernels::common;
 
 const std::vector<AttentionParams> kShapes = {
-    {.B = 1, .T = 1, .H = 1, .D = 1},   {.B = 2, .T = 5, .H = 2, .D = 3},
-    {.B = 1, .T = 32, .H = 2, .D = 4},  {.B = 2, .T = 33, .H = 1, .D = 8},
-    {.B = 1, .T = 70, .H = 2, .D = 7},  {.B = 2, .T = 130, .H = 3, .D = 8},  // 5: threads
-    {.B = 5, .T = 40, .H = 2, .D = 4},  {.B = 1, .T = 256, .H = 1, .D = 4},  // 6: order, 7: ill
-    {.B = 2, .T = 200, .H = 2, .D = 4}, {.B = 2, .T = 160, .H = 2, .D = 8},  // 8: key, 9: atomic
-    {.B = 1, .T = 1030, .H = 1, .D = 2}};  // 10: past the cpu's dense backward (kDenseMaxT)
+    {.B = 1, .T = 1, .H = 1, .D = 1},    {.B = 2, .T = 5, .H = 2, .D = 3},
+    {.B = 1, .T = 32, .H = 2, .D = 4},   {.B = 2, .T = 33, .H = 1, .D = 8},
+    {.B = 1, .T = 70, .H = 2, .D = 7},   {.B = 2, .T = 130, .H = 3, .D = 8},  // 5: threads
+    {.B = 5, .T = 40, .H = 2, .D = 4},   {.B = 1, .T = 256, .H = 1, .D = 4},  // 6: order, 7: ill
+    {.B = 2, .T = 200, .H = 2, .D = 4},  {.B = 2, .T = 160, .H = 2, .D = 8},  // 8: key, 9: atomic
+    {.B = 1, .T = 1030, .H = 1, .D = 2},  // 10: past the cpu's dense backward (kDenseMaxT)
+    {.B = 2, .T = 40, .H = 2, .D = 16},  {.B = 1, .T = 35, .H = 2, .D = 32},  // 11-13: the
+    {.B = 1, .T = 33, .H = 1, .D = 64}};  // head sizes whose leaves the cpu keeps in registers
 const AttentionParams& at(int s) { return kShapes[static_cast<std::size_t>(s)]; }
 int64_t width(int s) { return at(s).H * at(s).D; }  // C
 
