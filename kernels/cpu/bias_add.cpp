@@ -5,6 +5,8 @@
 // parallelism, then pushed into the channel's tree in sample order. The kahan, exact and
 // permuted modes keep that structure (channel per iteration); the atomic mode has threads own
 // groups of samples instead (8 channels' partials as interleaved chains), atomic-added into db.
+// A (N, C) matrix's tree (P = 1) runs per chunk of channels instead: each sample's row of leaves
+// is pushed on a tree stack of rows, every channel's tree at once (the same bits).
 #include "kernels/bias_add.h"
 
 #include <omp.h>
@@ -17,6 +19,7 @@
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/atomic_add.h"
 #include "kernels/common/reduce_tree.h"
+#include "kernels/cpu/isa_variants.h"
 #include "kernels/exact_rows.h"
 
 namespace dt::kernels::cpu {
@@ -25,7 +28,40 @@ namespace {
 
 constexpr int64_t kGroup = 8;  // samples whose leaves are computed together (no effect on bits)
 
+constexpr int64_t kRowChunk = 64;   // channels per item of the P = 1 tree
+
+/// Channels c0 .. c0 + len - 1 of a (N, C) matrix: leaf_s = +0 + dy[s, c] pushed in sample
+/// order on a stack of rows (slots rows of kRowChunk); ORDER: the tree of reduce_tree.h.
+DT_ISA_BODY void bias_grad_rows_body(const float* dy, float* db, const BiasAddParams& p, int64_t c0,
+                                     int64_t len, float* stack) {
+    for (int64_t s = 0; s < p.n; ++s) {
+        float* leaf = stack + common::tree_leaf_slot(s) * kRowChunk;
+        const float* row = dy + s * p.c + c0;
+        for (int64_t i = 0; i < len; ++i) leaf[i] = 0.0f + row[i];  // ORDER: leaf from +0
+        common::tree_push(stack, kRowChunk, 0, len, s);
+    }
+    common::tree_finish(stack, kRowChunk, 0, len, p.n);
+    for (int64_t i = 0; i < len; ++i) db[c0 + i] = stack[i];
+}
+DT_ISA_FLAT_VARIANTS(void, bias_grad_rows,
+                     (const float* dy, float* db, const BiasAddParams& p, int64_t c0, int64_t len,
+                      float* stack),
+                     (dy, db, p, c0, len, stack))
+
 void bias_grad_tree(const float* dy, float* db, const BiasAddParams& p) {
+    if (p.p == 1 && p.n >= 1) {
+        const int64_t chunks = (p.c + kRowChunk - 1) / kRowChunk;
+        const int slots = common::tree_slots(p.n);
+#pragma omp parallel for schedule(static) if (chunks > 1 && p.n * p.c > 32768)
+        for (int64_t k = 0; k < chunks; ++k) {
+            thread_local std::vector<float> t_stack;
+            if (static_cast<int64_t>(t_stack.size()) < slots * kRowChunk)
+                t_stack.resize(static_cast<std::size_t>(slots * kRowChunk));
+            bias_grad_rows(dy, db, p, k * kRowChunk, std::min(kRowChunk, p.c - k * kRowChunk),
+                           t_stack.data());
+        }
+        return;
+    }
 #pragma omp parallel for schedule(static) if (p.n * p.c * p.p > 32768)
     for (int64_t c = 0; c < p.c; ++c) {
         common::TreeSum tree;

@@ -31,7 +31,7 @@ ModesEntry bias_add_backward_entry() {
         {.n = 37, .c = 16, .p = 196}, {.n = 5, .c = 3, .p = 784},    {.n = 129, .c = 33, .p = 196},
         {.n = 4099, .c = 64, .p = 1}, {.n = 37, .c = 16, .p = 49},   {.n = 64, .c = 12, .p = 9},
         {.n = 40, .c = 8, .p = 3},    {.n = 128, .c = 16, .p = 784}, {.n = 128, .c = 32, .p = 1},
-        {.n = 32, .c = 16, .p = 784}};
+        {.n = 32, .c = 16, .p = 784}, {.n = 70, .c = 150, .p = 1}};  // last: cpu chunks of 64
     const auto at = [](int s) { return shapes[static_cast<std::size_t>(s)]; };
     ModesEntry e;
     e.kernel = "bias_add_backward";
