@@ -29,7 +29,8 @@
 //             across threads; a group's partial of an element is +0 + the group's products in
 //             sample order, atomic-added into the zeroed dw: the order of the N / G partials of
 //             an element is whatever thread timing gives (two partials commute, so N <= G and
-//             G < N <= 2G are deterministic).
+//             G < N <= 2G are deterministic). The CPU adds a group's partials a block of dw rows
+//             at a time under the block's lock; CUDA adds each element with atomicAdd.
 // - bias.grad: the bias_add_backward kernel (kernels/bias_add.h) with C = O, P = 1.
 // Except in the atomic mode, threads own output rows/blocks or (row, column-chunk) pieces of dw;
 // no result depends on the thread count or the ISA path.

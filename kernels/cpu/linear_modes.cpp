@@ -3,7 +3,8 @@
 // kernels/linear.h; the tree mode is in linear.cpp).
 // - wgrad (kahan, exact, permuted): dw cut into (row o, column chunk) pieces as in the tree mode,
 //   each owned by one loop iteration with its own per-element state.
-// - wgrad atomic: (sample group, row) partials atomic-added into the zeroed dw.
+// - wgrad atomic: (sample group, block of rows) partials added into the zeroed dw under the
+//   block's lock.
 // - dgrad (kahan, exact): rows s owned by loop iterations, per-element state over the row.
 // - dgrad permuted: one GEMM over copies of dy's columns and w's rows in the permuted order
 //   (gemm_f32_k_fma then sums over o in exactly that order).
@@ -11,6 +12,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -143,31 +145,111 @@ void linear_wgrad_permuted(const float* x, const float* dy, float* dw, const Lin
     });
 }
 
-// No ORDER on purpose: split-K over groups of kLinearAtomicGroup samples, groups across threads;
-// a group's partial rows are atomic-added into the zeroed dw. A thread walks the rows starting at
-// its own row (t * O / T, then wraps) so threads do not fight over the same lines in lockstep.
+namespace {
+
+// No ORDER on purpose: split-K over groups of kLinearAtomicGroup samples, groups across threads.
+// A group's partials (+0, then the products in sample order, per element) are computed for a
+// block of kAtomicRows dw rows at a time and added into the zeroed dw under that block's lock:
+// an atomic add of the whole block, so the order of an element's partials is the order in
+// which threads took the lock (timing).
+constexpr int kAtomicRows = 4;
+
+/// Eight samples' products added to R partial rows (part, rows ldp apart) in sample order:
+/// part[r][i] = ((part[r][i] + g[r][0] * x0[i]) + g[r][1] * x1[i]) + ..., from +0 when kFirst.
+/// The loop over i is outermost, so that it vectorizes.
+template <int R, bool kFirst>
+DT_ISA_BODY void atomic_partials_8(const float (*g)[8], const float* x, int64_t ldx, int64_t len,
+                                   float* part, int64_t ldp) {
+    const float* x0 = x;
+    const float *x1 = x0 + ldx, *x2 = x1 + ldx, *x3 = x2 + ldx, *x4 = x3 + ldx;
+    const float *x5 = x4 + ldx, *x6 = x5 + ldx, *x7 = x6 + ldx;
+#pragma GCC ivdep  // part never overlaps x
+    for (int64_t i = 0; i < len; ++i) {
+        const float a0 = x0[i], a1 = x1[i], a2 = x2[i], a3 = x3[i];
+        const float a4 = x4[i], a5 = x5[i], a6 = x6[i], a7 = x7[i];
+        for (int r = 0; r < R; ++r) {
+            float acc = kFirst ? 0.0f : part[r * ldp + i];
+            acc = acc + g[r][0] * a0;
+            acc = acc + g[r][1] * a1;
+            acc = acc + g[r][2] * a2;
+            acc = acc + g[r][3] * a3;
+            acc = acc + g[r][4] * a4;
+            acc = acc + g[r][5] * a5;
+            acc = acc + g[r][6] * a6;
+            acc = acc + g[r][7] * a7;
+            part[r * ldp + i] = acc;
+        }
+    }
+}
+
+/// part[r * in + i] = +0 + dy[s0, o0 + r] * x[s0, i] + ... + dy[s1 - 1, o0 + r] * x[s1 - 1, i]
+/// for r < R: products rounded, then added in sample order (8 samples at a time, the rest one
+/// by one).
+template <int R>
+DT_ISA_BODY void atomic_partials(const float* x, const float* dy, const LinearParams& p,
+                                 int64_t s0, int64_t s1, int64_t o0, float* part) {
+    int64_t s = s0;
+    for (; s + 8 <= s1; s += 8) {
+        float g[R][8];
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < 8; ++t) g[r][t] = dy[(s + t) * p.out + o0 + r];
+        if (s == s0) {
+            atomic_partials_8<R, true>(g, x + s * p.in, p.in, p.in, part, p.in);
+        } else {
+            atomic_partials_8<R, false>(g, x + s * p.in, p.in, p.in, part, p.in);
+        }
+    }
+    if (s == s0)
+        for (int64_t i = 0; i < R * p.in; ++i) part[i] = 0.0f;
+    for (; s < s1; ++s)
+        for (int r = 0; r < R; ++r) {
+            const float g = dy[s * p.out + o0 + r];
+            for (int64_t i = 0; i < p.in; ++i)
+                part[r * p.in + i] = part[r * p.in + i] + g * x[s * p.in + i];
+        }
+}
+
+/// One (group, row block) unit: its partials, then dw's rows += them under the block's lock.
+DT_ISA_BODY void atomic_unit_body(const float* x, const float* dy, float* dw, const LinearParams& p,
+                                  int64_t s0, int64_t s1, int64_t o0, int rows, float* part,
+                                  std::atomic<bool>& lock) {
+    if (rows == kAtomicRows) {
+        atomic_partials<kAtomicRows>(x, dy, p, s0, s1, o0, part);
+    } else {
+        for (int r = 0; r < rows; ++r)
+            atomic_partials<1>(x, dy, p, s0, s1, o0 + r, part + r * p.in);
+    }
+    while (lock.exchange(true, std::memory_order_acquire))
+        while (lock.load(std::memory_order_relaxed)) {
+        }
+    float* out = dw + o0 * p.in;
+    for (int64_t i = 0; i < rows * p.in; ++i) out[i] = out[i] + part[i];
+    lock.store(false, std::memory_order_release);
+}
+DT_ISA_FLAT_VARIANTS(void, atomic_unit,
+                     (const float* x, const float* dy, float* dw, const LinearParams& p, int64_t s0,
+                      int64_t s1, int64_t o0, int rows, float* part, std::atomic<bool>& lock),
+                     (x, dy, dw, p, s0, s1, o0, rows, part, lock))
+
+}  // namespace
+
 void linear_wgrad_atomic(const float* x, const float* dy, float* dw, const LinearParams& p) {
     std::fill(dw, dw + p.out * p.in, 0.0f);
     const int64_t groups = (p.n + kLinearAtomicGroup - 1) / kLinearAtomicGroup;
+    const int64_t blocks = (p.out + kAtomicRows - 1) / kAtomicRows;
+    std::vector<std::atomic<bool>> locks(static_cast<std::size_t>(blocks));
 #pragma omp parallel if (groups > 1 && !omp_in_parallel())
     {
-        const int64_t rot = p.out * omp_get_thread_num() / omp_get_num_threads();
         thread_local std::vector<float> t_part;
-        float* part = scratch(t_part, p.in);
+        float* part = scratch(t_part, kAtomicRows * p.in);
+        // Group-major units: each thread's static share spans every row block, so partials of
+        // one element come from several threads.
 #pragma omp for schedule(static)
-        for (int64_t gi = 0; gi < groups; ++gi) {
-            const int64_t s0 = gi * kLinearAtomicGroup;
-            const int64_t s1 = std::min(p.n, s0 + kLinearAtomicGroup);
-            for (int64_t j = 0; j < p.out; ++j) {
-                const int64_t o = (j + rot) % p.out;
-                std::fill(part, part + p.in, 0.0f);
-                for (int64_t s = s0; s < s1; ++s) {  // +0, then the products in sample order
-                    const float g = dy[s * p.out + o];
-                    const float* xr = x + s * p.in;
-                    for (int64_t i = 0; i < p.in; ++i) part[i] = part[i] + g * xr[i];
-                }
-                common::atomic_add_row(dw + o * p.in, part, p.in);
-            }
+        for (int64_t u = 0; u < groups * blocks; ++u) {
+            const int64_t s0 = (u / blocks) * kLinearAtomicGroup, o0 = (u % blocks) * kAtomicRows;
+            atomic_unit(x, dy, dw, p, s0, std::min(p.n, s0 + kLinearAtomicGroup), o0,
+                        static_cast<int>(std::min<int64_t>(kAtomicRows, p.out - o0)), part,
+                        locks[static_cast<std::size_t>(u % blocks)]);
         }
     }
 }
