@@ -10,12 +10,12 @@
 #                             scripts/fuzz.sh and scripts/sanitize.sh tsan
 set -euo pipefail
 pkgs=(cmake ninja-build g++ zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
-      nlohmann-json3-dev python3 openmpi-bin libopenmpi-dev xz-utils)
+      nlohmann-json3-dev python3 python3-venv python3-dev openmpi-bin libopenmpi-dev xz-utils)
 if [[ "${1:-}" != "--build" ]]; then
   pkgs+=(dataset-fashion-mnist dict-devil)
 fi
 if [[ "${1:-}" == "--peers" ]]; then
-  pkgs+=(python3-torch python3-venv python3-dev libopenblas-dev)
+  pkgs+=(python3-torch libopenblas-dev)
 fi
 if [[ "${1:-}" == "--checks" ]]; then
   pkgs+=(clang-14 libclang-rt-14-dev libomp-14-dev)
@@ -26,7 +26,8 @@ for p in "${pkgs[@]}"; do
 done
 
 # The PyPI peers live in a virtual environment of Debian's python3 (PEP 668 forbids pip outside
-# one); python3-dev gives torch.compile's C++ code generator its headers.
+# one); python3-dev gives torch.compile's C++ code generator its headers, and the Python module
+# its own.
 peers_venv() {
   local venv
   venv="$(cd "$(dirname "$0")/.." && pwd)/.venv-peers"

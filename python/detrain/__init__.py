@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: MIT
+"""detrain from Python: the deterministic training engine in-process, NumPy in and out.
+
+    import detrain
+    run = detrain.train(model="smallcnn", impl="exact", epochs=1, out="runs/x")
+    print(run.test_accuracy, run.weights_sha256)
+
+Keyword arguments are the command line's flags (docs/README): ``limit_train=2048`` is
+``--limit-train 2048``, a switch such as ``no_shuffle=True`` is ``--no-shuffle``. The names,
+defaults and checks are the command line's own, so a run started here has the weights_sha256
+of the same run started with ``detrain train``. Runs happen in this process, one at a time.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from . import _detrain
+from ._weights import load_weights
+
+__all__ = ["train", "Run", "flags", "load_weights", "main", "UsageError", "NonFiniteError"]
+
+UsageError = _detrain.UsageError
+"""A refused argument (a ValueError): unknown name, bad value, conflicting flags."""
+NonFiniteError = _detrain.NonFiniteError
+"""Training stopped at a NaN or infinity (an ArithmeticError)."""
+
+
+def flags(command: str = "train") -> list[dict[str, Any]]:
+    """The flags of a command (train, study, audit, info, generate), in the command line's order.
+
+    Each is a dict: ``name`` (as a keyword argument, e.g. ``limit_train``), ``flag``
+    (``--limit-train``), ``default`` (text, "" where none), ``help``, ``takes_value`` and
+    ``repeatable``.
+    """
+    return [{"name": n.replace("-", "_"), "flag": "--" + n, "default": d, "help": h,
+             "takes_value": v, "repeatable": r}
+            for n, d, h, v, r in _detrain.flags(command)]
+
+
+def _argv(command: str, kwargs: dict[str, Any]) -> list[str]:
+    table = {f["name"]: f for f in flags(command)}
+    argv = ["detrain", command]
+    for key, value in kwargs.items():
+        f = table.get(key)
+        if f is None:
+            raise UsageError(f"{command}: unknown argument {key!r} (allowed: "
+                             f"{', '.join(sorted(table))})")
+        if not f["takes_value"]:
+            if not isinstance(value, bool):
+                raise UsageError(f"{command}: {key} is a switch: pass True or False, not "
+                                 f"{value!r}")
+            if value:
+                argv.append(f["flag"])
+            continue
+        values = value if isinstance(value, (list, tuple)) and f["repeatable"] else [value]
+        for v in values:
+            if isinstance(v, bool) or v is None:
+                raise UsageError(f"{command}: {key} takes a value, not {v!r}")
+            argv += [f["flag"], os.fspath(v) if isinstance(v, os.PathLike) else str(v)]
+    return argv
+
+
+class Run:
+    """A finished training run: what its directory holds (result.json, weights.safetensors)."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = os.fspath(path)
+        """The run's directory (``--out``)."""
+        result = os.path.join(self.path, "result.json")
+        with open(result, encoding="utf-8") as f:
+            self.result: dict[str, Any] = json.load(f)
+        """result.json as a dict (docs/formats.md)."""
+        self._weights: dict[str, Any] | None = None
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """One dict per epoch: epoch, train_loss, test_accuracy, seconds, ..."""
+        history: list[dict[str, Any]] = self.result["history"]
+        return history
+
+    @property
+    def test_accuracy(self) -> float:
+        """Fraction of test examples the final model classifies correctly."""
+        return float(self.result["test_accuracy"])
+
+    @property
+    def weights_sha256(self) -> str:
+        """SHA-256 of the trained weights in canonical order (docs/formats.md)."""
+        return str(self.result["weights_sha256"])
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """Every flag in effect, keyed by its name without dashes."""
+        config: dict[str, Any] = self.result["config"]
+        return config
+
+    @property
+    def weights(self) -> dict[str, Any]:
+        """The trained weights, {name: NumPy array}, read once from weights.safetensors."""
+        if self._weights is None:
+            self._weights = load_weights(os.path.join(self.path, "weights.safetensors"))
+        return self._weights
+
+    def __repr__(self) -> str:
+        return (f"Run({self.path!r}, test_accuracy={self.test_accuracy:.4f}, "
+                f"weights_sha256={self.weights_sha256[:12]}...)")
+
+
+def train(**kwargs: Any) -> Run:
+    """Trains a model in this process, as ``detrain train`` with these flags, and returns the Run.
+
+    Raises UsageError (a ValueError) naming a refused argument, OSError for a missing or bad
+    file, NonFiniteError where training meets a NaN; nothing is written when an argument is
+    refused. ``flags("train")`` lists the arguments.
+    """
+    status, out = _detrain.run(_argv("train", kwargs))
+    if status != 0:
+        raise RuntimeError(f"detrain train ended with status {status}")
+    return Run(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The detrain command line in this process (``python -m detrain``); returns its status."""
+    args = ["detrain", *(sys.argv[1:] if argv is None else argv)]
+    try:
+        status, _ = _detrain.run(args)
+        return status
+    except UsageError as e:
+        print(f"detrain: error: {e}\nRun 'detrain --help' or 'detrain <subcommand> --help' for "
+              "usage.", file=sys.stderr)
+        return 2
+    except (ValueError, OSError, ArithmeticError, RuntimeError) as e:
+        print(f"detrain: error: {e}", file=sys.stderr)
+        return 1

@@ -1,0 +1,11 @@
+# SPDX-License-Identifier: MIT
+"""Types of the extension module detrain._detrain (python/src/module.cpp)."""
+
+class UsageError(ValueError): ...
+class NonFiniteError(ArithmeticError): ...
+
+def run(argv: list[str]) -> tuple[int, str]:
+    """Runs a detrain command line in-process: (exit status, run directory)."""
+
+def flags(subcommand: str) -> list[tuple[str, str, str, bool, bool]]:
+    """The flags of a subcommand: (name, default, help, takes_value, repeatable) each."""
