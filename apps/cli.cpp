@@ -8,6 +8,7 @@
 #include "apps/generate/generate_cmd.h"
 #include "apps/info/info_cmd.h"
 #include "apps/study/study_cmd.h"
+#include "apps/study/study_runner.h"
 #include "apps/train/train_cmd.h"
 #include "apps/train/train_config.h"
 
@@ -61,12 +62,14 @@ int run_cli(const std::vector<std::string>& argv, std::string* out_dir) {
         if (out_dir != nullptr) *out_dir = cli.train_cfg.out;
         return status;
     }
-    if (cli.study->parsed()) return run_study_command(*cli.study, cli.study_flags, argv);
+    if (cli.study->parsed()) return run_study_command(*cli.study, cli.study_flags, argv, out_dir);
     if (cli.audit->parsed()) return run_audit_command(*cli.audit, cli.audit_flags);
     if (cli.info->parsed()) return run_info_command(cli.info_flags);
     if (cli.generate->parsed()) return run_generate_command(cli.generate_flags);
     return 2;  // unreachable: require_subcommand(1)
 }
+
+void set_detrain_executable(const std::string& path) { study::set_replica_executable(path); }
 
 std::vector<FlagInfo> cli_flags(const std::string& subcommand) {
     Cli cli;

@@ -17,9 +17,13 @@ class UsageError : public ValueError {
 
 /// Parses argv (argv[0] the program's name) and runs its subcommand, as `detrain` does:
 /// --help and --version print to stdout and return 0. Returns the subcommand's exit status;
-/// after a `train`, *out_dir (when given) is the run's directory, its default resolved.
+/// after a `train` or a `study`, *out_dir (when given) is its directory, defaults resolved.
 /// Throws UsageError for a bad command line and dt::Error from the run.
 int run_cli(const std::vector<std::string>& argv, std::string* out_dir = nullptr);
+
+/// The detrain executable that `study` starts for its replicas, when the process running the
+/// command line is not detrain itself (the Python module); "" = this process's executable.
+void set_detrain_executable(const std::string& path);
 
 /// One flag of a subcommand, as the table registers it.
 struct FlagInfo {

@@ -14,10 +14,17 @@
 #include "apps/train/train_config.h"
 #include "apps/train/trainer.h"
 #include "engine/core/error.h"
+#include "engine/io/atomic_file.h"
 
 namespace dt {
 
 namespace {
+
+/// The audit's JSON object: on stdout with --json, into --json-out's file (atomically) when set.
+void emit_json(const AuditFlags& f, const nlohmann::json& j) {
+    if (f.json) std::printf("%s\n", j.dump(2).c_str());
+    if (!f.json_out.empty()) io::write_file_atomically(f.json_out, j.dump(2) + "\n");
+}
 
 /// audit --error: one configuration, every reduction rerun in every mode (site_probe.h).
 int run_error_audit(const std::vector<std::string>& flags, const AuditFlags& f) {
@@ -32,13 +39,11 @@ int run_error_audit(const std::vector<std::string>& flags, const AuditFlags& f) 
         const ScopedSiteProbe scope(probe);
         (void)run_training(cfg, quiet);
     }
-    if (f.json) {
-        const nlohmann::json j = {{"flags", join_words(flags)},
-                                  {"steps", f.steps},
-                                  {"reference", "exact"},
-                                  {"sites", site_error_json(probe)}};
-        std::printf("%s\n", j.dump(2).c_str());
-    } else {
+    emit_json(f, {{"flags", join_words(flags)},
+                  {"steps", f.steps},
+                  {"reference", "exact"},
+                  {"sites", site_error_json(probe)}});
+    if (!f.json) {
         std::printf("run  %s, %lld steps\n",
                     flags.empty() ? "(defaults)" : join_words(flags).c_str(),
                     static_cast<long long>(f.steps));
@@ -68,6 +73,9 @@ CLI::App* add_audit_command(CLI::App& app, AuditFlags& f) {
     a->add_flag("--json", f.json,
                 "One JSON object on stdout (first_difference: null when the "
                 "runs are bitwise identical)");
+    a->add_option("--json-out", f.json_out,
+                  "Also write that JSON object to FILE (atomically); the table still prints "
+                  "unless --json");
     a->add_option("--traces", f.traces, "Compare two trace files instead of training")->expected(2);
     a->add_flag("--matrix", f.matrix,
                 "Check every reduction site x mode under a rerun, --threads 1, permuted rows and "
@@ -90,13 +98,10 @@ int run_audit_command(const CLI::App& audit, const AuditFlags& f) {
                        join_words(extra), f.vs, ")");
         const TraceFile a = read_trace(f.traces[0]), b = read_trace(f.traces[1]);
         const AuditResult r = compare_trails(a.entries, b.entries);
-        if (f.json) {
-            const nlohmann::json runs = {{"a", {{"trace", f.traces[0]}, {"header", a.header}}},
-                                         {"b", {{"trace", f.traces[1]}, {"header", b.header}}}};
-            std::printf("%s\n", audit_json(r, runs).dump(2).c_str());
-        } else {
-            print_audit(stdout, r, f.traces[0], f.traces[1]);
-        }
+        const nlohmann::json runs = {{"a", {{"trace", f.traces[0]}, {"header", a.header}}},
+                                     {"b", {{"trace", f.traces[1]}, {"header", b.header}}}};
+        emit_json(f, audit_json(r, runs));
+        if (!f.json) print_audit(stdout, r, f.traces[0], f.traces[1]);
         return 0;
     }
     if (f.error) return run_error_audit(extra, f);
@@ -105,13 +110,10 @@ int run_audit_command(const CLI::App& audit, const AuditFlags& f) {
         const AuditMatrix m = run_audit_matrix(extra, f.steps, [&](const std::string& what) {
             if (!f.json) std::fprintf(stderr, "audit --matrix: %s\n", what.c_str());
         });
-        if (f.json) {
-            nlohmann::json j = matrix_json(m);
-            j["flags"] = join_words(extra);
-            std::printf("%s\n", j.dump(2).c_str());
-        } else {
-            print_matrix(stdout, m);
-        }
+        nlohmann::json j = matrix_json(m);
+        j["flags"] = join_words(extra);
+        emit_json(f, j);
+        if (!f.json) print_matrix(stdout, m);
         return 0;
     }
     DT_CHECK_VALUE(!f.vs.empty(),
@@ -135,12 +137,8 @@ int run_audit_command(const CLI::App& audit, const AuditFlags& f) {
         add_value_differences(run_traced(a1, keep).kept, run_traced(b1, keep).kept, *r.first);
     }
     const std::string a_text = join_words(extra), b_text = join_words(b_flags);
-    if (f.json) {
-        const nlohmann::json runs = {{"a", {{"flags", a_text}}}, {"b", {{"flags", b_text}}}};
-        std::printf("%s\n", audit_json(r, runs).dump(2).c_str());
-    } else {
-        print_audit(stdout, r, a_text.empty() ? "(defaults)" : a_text, b_text);
-    }
+    emit_json(f, audit_json(r, {{"a", {{"flags", a_text}}}, {"b", {{"flags", b_text}}}}));
+    if (!f.json) print_audit(stdout, r, a_text.empty() ? "(defaults)" : a_text, b_text);
     return 0;
 }
 

@@ -29,6 +29,7 @@ struct AuditFlags {
     std::string vs;                   // flags of run B, appended to run A's
     int64_t steps = 3;                // training steps per run
     bool json = false;                // one JSON object on stdout instead of the table
+    std::string json_out;             // --json-out FILE: the JSON object written to FILE too
     std::vector<std::string> traces;  // --traces A B
     bool error = false;               // --error: rounding error per site and mode
     bool matrix = false;              // --matrix: which sites stay stable under which change

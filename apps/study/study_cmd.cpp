@@ -280,7 +280,7 @@ void measure(const std::vector<Variant>& variants, int replicas,
 }  // namespace
 
 int run_study_command(const CLI::App& study_app, const StudyFlags& f,
-                      const std::vector<std::string>& command_line) {
+                      const std::vector<std::string>& command_line, std::string* out_dir) {
     const std::vector<std::string> train_flags = study_app.remaining();
     const TrainConfig cfg = parse_train_flags(train_flags);
     if (f.replicas < 2)
@@ -304,6 +304,7 @@ int run_study_command(const CLI::App& study_app, const StudyFlags& f,
 
     study::StudyReport report;
     report.out_dir = f.out.empty() ? "runs/study-" + cfg.model + "-" + cfg.dataset : f.out;
+    if (out_dir != nullptr) *out_dir = report.out_dir;
     report.command_line = command_line;
     report.train_flags = train_flags;
     report.replicas = f.replicas;

@@ -27,8 +27,10 @@ struct StudyFlags {
 /// Adds the `study` subcommand (its own flags into `flags`; other flags are kept as extras).
 CLI::App* add_study_command(CLI::App& app, StudyFlags& flags);
 
-/// Runs a parsed `study`. `command_line` is argv (recorded in study.json). Throws dt::Error.
+/// Runs a parsed `study`. `command_line` is argv (recorded in study.json); *out_dir (when
+/// given) is set to the study's directory, its default resolved. Throws dt::Error.
 int run_study_command(const CLI::App& study, const StudyFlags& flags,
-                      const std::vector<std::string>& command_line);
+                      const std::vector<std::string>& command_line,
+                      std::string* out_dir = nullptr);
 
 }  // namespace dt

@@ -30,8 +30,11 @@ struct ReplicaDone {
 /// True when `dir` holds a finished replica (result.json present).
 bool replica_finished(const std::string& dir);
 
-/// The path of the running executable (/proc/self/exe), for spawning `train` children.
+/// The detrain executable that trains replicas: the running one (/proc/self/exe), unless
+/// set_replica_executable named another (a host process such as Python's).
 std::string self_executable();
+/// Names the executable self_executable returns from now on ("" = the running one again).
+void set_replica_executable(const std::string& path);
 
 /// Runs every unfinished job (at most `jobs` at once, in list order) with `exe`; a child's
 /// stdout and stderr go to <dir>.log. `on_done` is called (from this thread) for every job,

@@ -12,15 +12,31 @@ of the same run started with ``detrain train``. Runs happen in this process, one
 """
 from __future__ import annotations
 
+import csv
 import json
 import os
 import sys
+import tempfile
 from typing import Any
 
 from . import _detrain
 from ._weights import load_weights
 
-__all__ = ["train", "Run", "flags", "load_weights", "main", "UsageError", "NonFiniteError"]
+__all__ = ["train", "study", "audit", "Run", "Study", "flags", "load_weights", "main",
+           "UsageError", "NonFiniteError"]
+
+def _detrain_executable() -> str:
+    """The detrain program a study starts for its replicas: $DETRAIN_EXECUTABLE, the one in the
+    package (pip install .), or the one beside a CMake build's python/ folder."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in (os.environ.get("DETRAIN_EXECUTABLE", ""), os.path.join(here, "bin", "detrain"),
+                 os.path.join(here, os.pardir, os.pardir, "detrain")):
+        if path and os.access(path, os.X_OK):
+            return os.path.normpath(path)
+    return ""
+
+
+_detrain.set_executable(_detrain_executable())
 
 UsageError = _detrain.UsageError
 """A refused argument (a ValueError): unknown name, bad value, conflicting flags."""
@@ -41,7 +57,11 @@ def flags(command: str = "train") -> list[dict[str, Any]]:
 
 
 def _argv(command: str, kwargs: dict[str, Any]) -> list[str]:
+    """detrain COMMAND and the flags of kwargs: the command's own, then (study, audit) the
+    train flags that it hands on."""
     table = {f["name"]: f for f in flags(command)}
+    if command in ("study", "audit"):
+        table = {**{f["name"]: f for f in flags("train")}, **table}
     argv = ["detrain", command]
     for key, value in kwargs.items():
         f = table.get(key)
@@ -61,6 +81,16 @@ def _argv(command: str, kwargs: dict[str, Any]) -> list[str]:
                 raise UsageError(f"{command}: {key} takes a value, not {v!r}")
             argv += [f["flag"], os.fspath(v) if isinstance(v, os.PathLike) else str(v)]
     return argv
+
+
+def _number(text: str) -> Any:
+    """A CSV cell as int or float where it is one, else the text."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 class Run:
@@ -120,6 +150,76 @@ def train(**kwargs: Any) -> Run:
     if status != 0:
         raise RuntimeError(f"detrain train ended with status {status}")
     return Run(out)
+
+
+class Study:
+    """A finished study: what its directory holds (study.json, summary.csv, report.md, plots)."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = os.fspath(path)
+        """The study's directory (``--out``)."""
+        with open(os.path.join(self.path, "study.json"), encoding="utf-8") as f:
+            self.result: dict[str, Any] = json.load(f)
+        """study.json as a dict (docs/study.md)."""
+        with open(os.path.join(self.path, "summary.csv"), encoding="utf-8", newline="") as f:
+            self.summary: list[dict[str, Any]] = [
+                {k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+        """summary.csv: one dict per variant, numbers as int or float."""
+
+    @property
+    def report(self) -> str:
+        """The path of report.md."""
+        return os.path.join(self.path, "report.md")
+
+    def to_pandas(self) -> Any:
+        """The summary as a pandas DataFrame (pandas is an optional dependency)."""
+        try:
+            import pandas  # type: ignore[import-untyped, import-not-found, unused-ignore]
+        except ImportError:
+            raise ImportError("Study.to_pandas needs pandas (pip install pandas); "
+                              "Study.summary holds the same rows as dicts") from None
+        return pandas.DataFrame(self.summary)
+
+    def __repr__(self) -> str:
+        return f"Study({self.path!r}, variants={[r.get('variant') for r in self.summary]})"
+
+
+def study(**kwargs: Any) -> Study:
+    """Runs ``detrain study`` in this process and returns the Study.
+
+    Keywords are the study's flags (replicas, variants, out, ...) and the train flags it gives
+    every replica (model, epochs, limit_train, ...). ``jobs`` above 1 trains replicas in
+    child processes, as the command line does.
+    """
+    status, out = _detrain.run(_argv("study", kwargs))
+    if status != 0:
+        raise RuntimeError(f"detrain study ended with status {status}")
+    return Study(out)
+
+
+def audit(a: str | os.PathLike[str] | None = None, b: str | os.PathLike[str] | None = None,
+          **kwargs: Any) -> dict[str, Any] | None:
+    """Where two runs that should be identical part ways: the first difference, or None.
+
+    ``audit(a, b)`` compares two trace files (``detrain train --trace``). Otherwise it trains
+    run A with the train keywords and run B with ``vs`` (flags added, as one string) for
+    ``steps`` steps, e.g. ``audit(model="smallcnn", limit_train=512, vs="--threads 1")``.
+    The dict is audit --json's ``first_difference`` (docs/audit.md).
+    """
+    if (a is None) != (b is None):
+        raise UsageError("audit: give two trace files (a and b), or neither")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "audit.json")
+        args = dict(kwargs, json_out=out)
+        argv = _argv("audit", args)
+        if a is not None and b is not None:
+            argv += ["--traces", os.fspath(a), os.fspath(b)]
+        status, _ = _detrain.run(argv)
+        if status != 0:
+            raise RuntimeError(f"detrain audit ended with status {status}")
+        with open(out, encoding="utf-8") as f:
+            first: dict[str, Any] | None = json.load(f).get("first_difference")
+    return first
 
 
 def main(argv: list[str] | None = None) -> int:

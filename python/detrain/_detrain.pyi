@@ -7,5 +7,8 @@ class NonFiniteError(ArithmeticError): ...
 def run(argv: list[str]) -> tuple[int, str]:
     """Runs a detrain command line in-process: (exit status, run directory)."""
 
+def set_executable(path: str) -> None:
+    """The detrain executable that a study starts for its replicas."""
+
 def flags(subcommand: str) -> list[tuple[str, str, str, bool, bool]]:
     """The flags of a subcommand: (name, default, help, takes_value, repeatable) each."""

@@ -67,6 +67,8 @@ NB_MODULE(_detrain, m) {
                                                                      PyExc_ArithmeticError);
     m.def("run", &run, nb::arg("argv"),
           "Runs a detrain command line in-process: (exit status, run directory).");
+    m.def("set_executable", &dt::set_detrain_executable, nb::arg("path"),
+          "The detrain executable that a study starts for its replicas.");
     m.def("flags", &flags, nb::arg("subcommand"),
           "The flags of a subcommand: (name, default, help, takes_value, repeatable) each.");
 }

@@ -48,6 +48,18 @@ TEST_F(AuditCli, IdenticalRunsReportNoDifference) {
     EXPECT_GT(j.at("entries").at("a").get<int>(), 50);  // every op, gradient and weight
 }
 
+TEST_F(AuditCli, JsonOutWritesTheObjectBesideTheTable) {
+    const fs::path file = root_ / "audit-out.json";
+    const CliRun r = detrain("audit --steps 1 --json-out " + file.string() + data() +
+                             " --model smallcnn --vs \"--threads 1\"");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.find('{'), std::string::npos) << "the table, not JSON, on stdout: " << r.out;
+    std::ifstream in(file);
+    const json j = json::parse(in);
+    EXPECT_TRUE(j.at("first_difference").is_null());
+    EXPECT_TRUE(j.at("identical").get<bool>());
+}
+
 TEST_F(AuditCli, APermutedWeightGradientIsNamedFirst) {
     // The backward reaches the last convolution first: its weight gradient is where B departs.
     const json j = audit("--model smallcnn --impl exact", "--impl-site conv.wgrad=permuted:3");
