@@ -15,6 +15,7 @@
 #include "apps/train/evaluation.h"
 #include "apps/train/split_step.h"
 #include "apps/train/train_data.h"
+#include "apps/train/train_hooks.h"
 #include "apps/train/trainer_noise.h"
 #include "apps/train/trainer_trace.h"
 #include "datasets/dataset.h"
@@ -107,6 +108,11 @@ std::unique_ptr<Model> make_initialised_model(const TrainRecipe& cfg, const Data
     return model;
 }
 
+TrainHooks& hooks_storage() {
+    static TrainHooks hooks;
+    return hooks;
+}
+
 /// What the training steps of a run use.
 struct StepLoop {
     const TrainConfig& cfg;
@@ -119,7 +125,15 @@ struct StepLoop {
     int64_t& last_checkpoint;  // global step of the last checkpoint in cfg.out (0: none)
     int64_t stop_at;    // --stop-after before the run's end: the step to stop after (0: none)
     BatchSplit* split;  // processes / micro-batches (split_step.h); null: whole batches
+    bool& stopped;      // a hook ended the run (train_hooks.h)
 };
+
+/// A checkpoint at pos, unless the last one is there already (rank 0 writes).
+void checkpoint_here(const StepLoop& L) {
+    if (L.last_checkpoint == L.pos.global_step || world().rank() != 0) return;
+    save_checkpoint(L.cfg, L.model, L.optimizer, L.pos);
+    L.last_checkpoint = L.pos.global_step;
+}
 
 /// Batch b of epoch e as a whole-batch step takes it: the loader's, with the within-batch shuffle.
 Batch training_batch(const StepLoop& L, int e, int64_t b) {
@@ -213,10 +227,18 @@ void train_epoch(const StepLoop& L) {
         }
         if (cfg.max_steps > 0 && pos.global_step >= cfg.max_steps) return;  // an audit's steps
         if (pos.global_step == L.stop_at) {  // --stop-after: with a checkpoint to resume from
-            if (L.last_checkpoint != pos.global_step && world().rank() == 0) {
-                save_checkpoint(cfg, L.model, L.optimizer, pos);
-                L.last_checkpoint = pos.global_step;
-            }
+            checkpoint_here(L);
+            return;
+        }
+        const TrainHooks& hooks = train_hooks();
+        if (hooks.on_step &&
+            hooks.on_step(
+                StepEvent{e + 1, pos.global_step, steps * cfg.epochs,
+                          pos.epoch_loss_sum / static_cast<double>(b + 1),
+                          static_cast<double>(pos.epoch_images) / pos.epoch_train_seconds})) {
+            io::prepare_output_dir(cfg.out);
+            checkpoint_here(L);
+            L.stopped = true;
             return;
         }
     }
@@ -303,14 +325,19 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
         check_split(train_loader, r.processes, cfg.micro_batch);
         split = std::make_unique<BatchSplit>(r.model->trainable(), world(), cfg.sync_bn == "on");
     }
-    const StepLoop loop{cfg,      *r.model, *optimizer,      train_loader, schedule,
-                        progress, pos,      last_checkpoint, stop_at,      split.get()};
+    bool stopped = false;
+    const StepLoop loop{cfg, *r.model,        *optimizer, train_loader, schedule, progress,
+                        pos, last_checkpoint, stop_at,    split.get(),  stopped};
     Evaluation ev;
     while (pos.epoch < cfg.epochs) {
         try {
             train_epoch(loop);
         } catch (const TrainingDiverged& d) {
             throw TrainingDiverged(with_checkpoint_note(cfg, last_checkpoint, d.what()));
+        }
+        if (stopped) {  // a hook ended the run: not finished, a checkpoint to resume from
+            r.stopped_after = pos.global_step;
+            return r;
         }
         if (cfg.max_steps > 0 && pos.global_step >= cfg.max_steps) break;  // no evaluation
         if (stop_at > 0 && pos.global_step == stop_at) {  // --stop-after: not finished
@@ -339,6 +366,7 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
         pos.epoch = e + 1, pos.batch = 0;
         pos.epoch_loss_sum = 0, pos.epoch_images = 0, pos.epoch_train_seconds = 0;
         progress.epoch_end(s);
+        if (train_hooks().on_epoch) train_hooks().on_epoch(s);
     }
 
     r.history = pos.history;
@@ -362,5 +390,8 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
         r.device_peak_bytes = static_cast<int64_t>(mem.peak_bytes());
     return r;
 }
+
+void set_train_hooks(TrainHooks hooks) { hooks_storage() = std::move(hooks); }
+const TrainHooks& train_hooks() { return hooks_storage(); }
 
 }  // namespace dt

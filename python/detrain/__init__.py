@@ -17,7 +17,7 @@ import json
 import os
 import sys
 import tempfile
-from typing import Any
+from typing import Any, Callable
 
 from . import _detrain
 from ._weights import load_weights
@@ -99,10 +99,16 @@ class Run:
     def __init__(self, path: str | os.PathLike[str]):
         self.path = os.fspath(path)
         """The run's directory (``--out``)."""
-        result = os.path.join(self.path, "result.json")
-        with open(result, encoding="utf-8") as f:
-            self.result: dict[str, Any] = json.load(f)
-        """result.json as a dict (docs/formats.md)."""
+        self.finished = os.path.isfile(os.path.join(self.path, "result.json"))
+        """False for a run stopped before its end: its checkpoint is in path, no results yet."""
+        self.result: dict[str, Any] = {}
+        """result.json as a dict (docs/formats.md); empty while the run is not finished."""
+        if self.finished:
+            with open(os.path.join(self.path, "result.json"), encoding="utf-8") as f:
+                self.result = json.load(f)
+        elif not os.path.isfile(os.path.join(self.path, "checkpoint.safetensors")):
+            raise OSError(f"{self.path}: no result.json and no checkpoint.safetensors: not a "
+                          "detrain run")
         self._weights: dict[str, Any] | None = None
 
     @property
@@ -135,18 +141,56 @@ class Run:
         return self._weights
 
     def __repr__(self) -> str:
+        if not self.finished:
+            return f"Run({self.path!r}, not finished: resume with detrain.train(resume=path))"
         return (f"Run({self.path!r}, test_accuracy={self.test_accuracy:.4f}, "
                 f"weights_sha256={self.weights_sha256[:12]}...)")
 
 
-def train(**kwargs: Any) -> Run:
+def _tqdm_bar(kwargs: dict[str, Any]) -> Any:
+    """A tqdm bar over the run's steps when tqdm is installed and no progress mode was given."""
+    if "progress" in kwargs:
+        return None
+    try:
+        from tqdm.auto import tqdm  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    except ImportError:
+        return None
+    kwargs["progress"] = "none"
+    return tqdm(unit="step", desc="detrain train")
+
+
+def train(*, on_step: Callable[[dict[str, Any]], Any] | None = None,
+          on_epoch: Callable[[dict[str, Any]], Any] | None = None, **kwargs: Any) -> Run:
     """Trains a model in this process, as ``detrain train`` with these flags, and returns the Run.
+
+    ``on_step(event)`` runs after every training step with a dict (epoch, step, total_steps,
+    mean_loss, images_per_second); a true return value stops the run there with a checkpoint.
+    ``on_epoch(stats)`` runs after every epoch with that epoch's history entry. With tqdm
+    installed and no ``progress`` given, a tqdm bar shows the steps.
+
+    Ctrl-C (KeyboardInterrupt), or an exception from a callback, stops the run after the step
+    in progress with a checkpoint in its directory, then is raised; ``train(resume=path)``
+    continues it with the same bits. A run stopped by ``on_step`` returns its Run with
+    ``finished`` False.
 
     Raises UsageError (a ValueError) naming a refused argument, OSError for a missing or bad
     file, NonFiniteError where training meets a NaN; nothing is written when an argument is
     refused. ``flags("train")`` lists the arguments.
     """
-    status, out = _detrain.run(_argv("train", kwargs))
+    bar = _tqdm_bar(kwargs)
+
+    def step(event: dict[str, Any]) -> Any:
+        if bar is not None:
+            bar.total = event["total_steps"]
+            bar.update(event["step"] - bar.n)
+            bar.set_postfix(loss=f"{event['mean_loss']:.4f}", refresh=False)
+        return on_step(event) if on_step is not None else False
+
+    try:
+        status, out = _detrain.run(_argv("train", kwargs), step, on_epoch)
+    finally:
+        if bar is not None:
+            bar.close()
     if status != 0:
         raise RuntimeError(f"detrain train ended with status {status}")
     return Run(out)

@@ -4,7 +4,10 @@
 class UsageError(ValueError): ...
 class NonFiniteError(ArithmeticError): ...
 
-def run(argv: list[str]) -> tuple[int, str]:
+from typing import Any, Callable
+
+def run(argv: list[str], on_step: Callable[[dict[str, Any]], Any] | None = None,
+        on_epoch: Callable[[dict[str, Any]], Any] | None = None) -> tuple[int, str]:
     """Runs a detrain command line in-process: (exit status, run directory)."""
 
 def set_executable(path: str) -> None:

@@ -8,12 +8,15 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <cmath>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "apps/cli.h"
+#include "apps/train/train_hooks.h"
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
 
@@ -23,8 +26,62 @@ namespace {
 
 std::mutex g_busy;
 
-/// Runs argv in-process; returns (exit status, the run's directory after a `train`).
-std::tuple<int, std::string> run(const std::vector<std::string>& argv) {
+/// What the hooks of a run caught: a Python exception (Ctrl-C's KeyboardInterrupt, or one a
+/// callback raised) ends the run at the step with a checkpoint and is raised when it returns.
+struct Caught {
+    std::optional<nb::python_error> error;
+};
+
+/// The train hooks of one call: Ctrl-C checked after every step, the callbacks called with a
+/// dict. Each takes the GIL (the run released it).
+dt::TrainHooks hooks_for(nb::object on_step, nb::object on_epoch, Caught& caught) {
+    dt::TrainHooks h;
+    h.on_step = [on_step, &caught](const dt::StepEvent& e) {
+        nb::gil_scoped_acquire gil;
+        try {
+            if (PyErr_CheckSignals() != 0) throw nb::python_error();
+            if (!on_step.is_none()) {
+                nb::dict d;
+                d["epoch"] = e.epoch;
+                d["step"] = e.step;
+                d["total_steps"] = e.total_steps;
+                d["mean_loss"] = e.mean_loss;
+                d["images_per_second"] = e.images_per_second;
+                return nb::cast<bool>(nb::bool_(on_step(d)));
+            }
+        } catch (nb::python_error& err) {
+            caught.error.emplace(std::move(err));
+            return true;
+        }
+        return false;
+    };
+    h.on_epoch = [on_epoch, &caught](const dt::EpochStats& s) {
+        if (on_epoch.is_none() || caught.error) return;
+        nb::gil_scoped_acquire gil;
+        nb::dict d;
+        d["epoch"] = s.epoch;
+        d["train_loss"] = s.train_loss;
+        d["test_accuracy"] = s.test_accuracy;
+        d["seconds"] = s.seconds;
+        d["train_seconds"] = s.train_seconds;
+        d["images_per_second"] = s.images_per_second;
+        if (!std::isnan(s.validation_loss)) {
+            d["validation_loss"] = s.validation_loss;
+            d["bits_per_byte"] = s.bits_per_byte;
+        }
+        try {
+            on_epoch(d);
+        } catch (nb::python_error& err) {
+            caught.error.emplace(std::move(err));
+        }
+    };
+    return h;
+}
+
+/// Runs argv in-process; returns (exit status, the run's or study's directory, whether a hook
+/// stopped the run early). A caught Python exception is raised after the run's checkpoint.
+std::tuple<int, std::string> run(const std::vector<std::string>& argv, nb::object on_step,
+                                 nb::object on_epoch) {
     std::unique_lock<std::mutex> lock(g_busy, std::try_to_lock);
     if (!lock.owns_lock())
         throw std::runtime_error(
@@ -32,10 +89,16 @@ std::tuple<int, std::string> run(const std::vector<std::string>& argv) {
             "(hint: start parallel runs in separate processes)");
     std::string out;
     int status = 0;
+    Caught caught;
+    dt::set_train_hooks(hooks_for(on_step, on_epoch, caught));
+    struct Unset {
+        ~Unset() { dt::set_train_hooks({}); }
+    } unset;
     {
         nb::gil_scoped_release release;
         status = dt::run_cli(argv, &out);
     }
+    if (caught.error) caught.error->restore(), throw nb::python_error();
     return {status, out};
 }
 
@@ -65,8 +128,11 @@ NB_MODULE(_detrain, m) {
     static nb::exception<dt::UsageError> usage(m, "UsageError", PyExc_ValueError);
     static nb::exception<dt::autograd::NonFiniteGradient> non_finite(m, "NonFiniteError",
                                                                      PyExc_ArithmeticError);
-    m.def("run", &run, nb::arg("argv"),
-          "Runs a detrain command line in-process: (exit status, run directory).");
+    m.def("run", &run, nb::arg("argv"), nb::arg("on_step") = nb::none(),
+          nb::arg("on_epoch") = nb::none(),
+          "Runs a detrain command line in-process: (exit status, run directory). on_step(dict)"
+          " after every training step (True stops the run with a checkpoint), on_epoch(dict)"
+          " after every epoch; Ctrl-C stops it with a checkpoint, then raises.");
     m.def("set_executable", &dt::set_detrain_executable, nb::arg("path"),
           "The detrain executable that a study starts for its replicas.");
     m.def("flags", &flags, nb::arg("subcommand"),
