@@ -140,6 +140,24 @@ class Run:
             self._weights = load_weights(os.path.join(self.path, "weights.safetensors"))
         return self._weights
 
+    @property
+    def predictions(self) -> Any:
+        """The final model's predicted label of every test example (NumPy int64, data-set
+        order), from predictions.csv; ``labels`` holds the true ones."""
+        return self._predictions_csv()[1]
+
+    @property
+    def labels(self) -> Any:
+        """The true label of every test example (NumPy int64), from predictions.csv."""
+        return self._predictions_csv()[0]
+
+    def _predictions_csv(self) -> Any:
+        import numpy as np
+
+        table = np.loadtxt(os.path.join(self.path, "predictions.csv"), delimiter=",",
+                           skiprows=1, dtype=np.int64, ndmin=2)
+        return table[:, 1], table[:, 2]
+
     def __repr__(self) -> str:
         if not self.finished:
             return f"Run({self.path!r}, not finished: resume with detrain.train(resume=path))"
