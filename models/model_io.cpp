@@ -17,7 +17,8 @@ void save_model_safetensors(const Model& model, const std::string& path,
     io::save_safetensors(path, model_named_tensors(model), metadata);
 }
 
-void load_model_params(Model& model, const io::SafetensorsFile& file, const std::string& what) {
+void check_model_params(const Model& model, const io::SafetensorsFile& file,
+                        const std::string& what) {
     std::set<std::string> names;
     for (const NamedParam& p : model.params()) {
         names.insert(p.name);
@@ -36,6 +37,10 @@ void load_model_params(Model& model, const io::SafetensorsFile& file, const std:
                     ": unexpected tensor '", name, "' ", t.str(), " (not a parameter of ",
                     model.name(), ")");
     }
+}
+
+void load_model_params(Model& model, const io::SafetensorsFile& file, const std::string& what) {
+    check_model_params(model, file, what);
     for (const NamedParam& p : model.params()) {
         Tensor dst = p.tensor;  // shares storage with the model
         dst.copy_from(*file.find(p.name));

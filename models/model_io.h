@@ -24,6 +24,9 @@ void save_model_safetensors(const Model& model, const std::string& path,
 /// parameter, the expected and the found value, and `what` (the file). Nothing is copied unless
 /// every check passes.
 void load_model_params(Model& model, const io::SafetensorsFile& file, const std::string& what);
+/// The checks of load_model_params alone: nothing is copied.
+void check_model_params(const Model& model, const io::SafetensorsFile& file,
+                        const std::string& what);
 
 /// load_safetensors(path) + load_model_params; returns the file's metadata.
 io::Metadata load_model_safetensors(Model& model, const std::string& path);

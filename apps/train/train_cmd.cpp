@@ -20,6 +20,8 @@
 #include "apps/train/trainer.h"
 #include "engine/core/error.h"
 #include "engine/io/atomic_file.h"
+#include "engine/io/safetensors.h"
+#include "models/model_io.h"
 #include "engine/runtime/collective.h"
 
 namespace dt {
@@ -33,6 +35,15 @@ std::vector<std::string> given_flags(const CLI::App& app) {
         if (o->count() > 0) names.push_back(o->get_name());
     }
     return names;
+}
+
+/// --init-from's file against the model the run builds (names, dtypes, shapes), before the
+/// run writes anything; the trainer loads it after --init.
+void check_init_from(const TrainConfig& cfg) {
+    if (cfg.init_from.empty()) return;
+    const std::unique_ptr<Model> model =
+        make_model(model_config(cfg, dataset_geometry(cfg.dataset)));
+    check_model_params(*model, io::load_safetensors(cfg.init_from), cfg.init_from);
 }
 
 }  // namespace
@@ -85,6 +96,7 @@ int run_train_command(const CLI::App& train, TrainConfig& cfg,
     }
     if (!finalized) finalize_train_config(cfg);
     check_text_corpus(cfg, cfg.data_dir);  // a bad corpus fails before anything is written
+    check_init_from(cfg);                  // so does a weights file of another model
     // A data-parallel run (mpirun -np P): every process trains, rank 0 alone reports and writes.
     const bool writer = world().rank() == 0;
     if (writer) {

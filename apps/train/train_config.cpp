@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
 
@@ -202,6 +203,11 @@ void add_train_flags(CLI::App& app, TrainConfig& cfg) {
         ->capture_default_str();
     app.add_option("--init", cfg.init, "Weight init, uniform" + flag_choices(init_names()))
         ->capture_default_str();
+    app.add_option("--init-from", cfg.init_from,
+                   "Start from the weights in FILE (safetensors, e.g. a run's "
+                   "weights.safetensors) instead of --init: every parameter and buffer of the "
+                   "model, names and shapes checked")
+        ->type_name("FILE");
     app.add_option("--dropout", cfg.dropout, "Dropout probability before the classifier, [0, 1)")
         ->capture_default_str();
     app.add_option("--layers", cfg.layers, "gpt: transformer blocks")->capture_default_str();
@@ -318,6 +324,11 @@ void validate_train_config(const TrainConfig& c) {
         reject("--kernel-size", c.kernel_size, "one of 1, 3, 5, 7");
     }
     check_member("--init", c.init, init_names());
+    if (!c.init_from.empty()) {  // before anything is written; names and shapes at model build
+        std::error_code ec;
+        DT_CHECK_IO(std::filesystem::is_regular_file(c.init_from, ec), "--init-from ",
+                    c.init_from, ": no such file (hint: a run's weights.safetensors)");
+    }
     if (!(c.dropout >= 0 && c.dropout < 1))
         reject("--dropout", c.dropout, "a probability in [0, 1)");
 

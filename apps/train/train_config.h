@@ -36,6 +36,7 @@ struct TrainRecipe {
     std::string model = "smallcnn";  // one of model_names() (models/model.h)
     int kernel_size = 3;             // mediumcnn only: 1, 3, 5 or 7
     std::string init = "glorot";     // glorot | he
+    std::string init_from;           // --init-from FILE.safetensors: start from these weights
     double dropout = 0.0;            // in [0, 1)
     // gpt only (models/gpt.h): blocks, heads, features per token, tokens per sequence.
     int layers = 4;

@@ -44,6 +44,7 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
     j["model"] = c.model;
     j["kernel-size"] = c.kernel_size;
     j["init"] = c.init;
+    j["init-from"] = c.init_from.empty() ? Json(nullptr) : Json(c.init_from);
     j["dropout"] = c.dropout;
     j["layers"] = c.layers;
     j["heads"] = c.heads;
@@ -99,6 +100,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     read(j, "model", c.model);
     read(j, "kernel-size", c.kernel_size);
     read(j, "init", c.init);
+    if (j.contains("init-from") && j.at("init-from").is_string()) read(j, "init-from", c.init_from);
     read(j, "dropout", c.dropout);
     for (auto [key, field] : {std::pair{"layers", &c.layers}, std::pair{"heads", &c.heads},
                               std::pair{"width", &c.width}, std::pair{"context", &c.context}}) {

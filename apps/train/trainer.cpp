@@ -34,6 +34,7 @@
 #include "engine/runtime/collective.h"
 #include "engine/runtime/isa.h"
 #include "engine/runtime/threads.h"
+#include "models/model_io.h"
 #include "models/weights_hash.h"
 
 namespace dt {
@@ -102,6 +103,7 @@ std::unique_ptr<Model> make_initialised_model(const TrainRecipe& cfg, const Data
     model->place_for_init(device);  // init writes every element
     model->init(cfg.init == "he" ? InitScheme::kHeUniform : InitScheme::kGlorotUniform,
                 cfg.init_seed());
+    if (!cfg.init_from.empty()) load_model_safetensors(*model, cfg.init_from);  // names checked
     if (cfg.noise.init_perturb) {
         perturb_note = perturb_initial_weight(*model, *cfg.noise.init_perturb);
     }

@@ -257,6 +257,32 @@ TEST_F(TrainCli, OtherInitSeedOtherHash) {
     EXPECT_EQ(result("small-init-1").at("seeds").at("shuffle"), 0);
 }
 
+TEST_F(TrainCli, InitFromStartsFromAFilesWeights) {
+    const CliRun& a = small_ref();
+    ASSERT_EQ(a.status, 0) << a.err;
+    const std::string file = (root_ / "small-a" / "weights.safetensors").string();
+    // From a file the init seed no longer matters, and the start is not --init's.
+    for (const char* seed : {"1", "2"}) {
+        const CliRun r = train(std::string("from-a-") + seed, std::string(kSmall) + "--init-from " +
+                                                                  file + " --seed-init " + seed);
+        ASSERT_EQ(r.status, 0) << r.err;
+    }
+    EXPECT_EQ(hash_of("from-a-1"), hash_of("from-a-2"));
+    EXPECT_NE(hash_of("from-a-1"), hash_of("small-a"));
+    EXPECT_EQ(result("from-a-1").at("config").at("init-from"), file);
+    // A file of another model, or none: refused before anything is written.
+    const CliRun bn =
+        train("from-a-bn", std::string(kSmall) + "--model smallcnn-bn --init-from " + file);
+    EXPECT_EQ(bn.status, 1);
+    EXPECT_NE(bn.err.find("parameter 'bn1.weight'"), std::string::npos) << bn.err;
+    EXPECT_FALSE(fs::exists(root_ / "from-a-bn"));
+    const CliRun none = train("from-none", std::string(kSmall) + "--init-from nowhere.safetensors");
+    EXPECT_EQ(none.status, 1);
+    EXPECT_NE(none.err.find("--init-from nowhere.safetensors: no such file"), std::string::npos)
+        << none.err;
+    EXPECT_FALSE(fs::exists(root_ / "from-none"));
+}
+
 TEST_F(TrainCli, BatchNormModelTrains) {
     const CliRun r = train("bn", "--model smallcnn-bn --epochs 1 --limit-train 192");
     ASSERT_EQ(r.status, 0) << r.err;

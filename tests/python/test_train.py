@@ -98,3 +98,14 @@ def test_runs_happen_in_this_process(tmp_path, monkeypatch):
     assert after.children_user + after.children_system == \
         before.children_user + before.children_system
     assert after.user > before.user  # the training's work was this process's
+
+
+def test_init_from_a_weights_file(tmp_path):
+    a = detrain.train(**SMALL, out=tmp_path / "a", progress="none")
+    file = os.path.join(a.path, "weights.safetensors")
+    b1 = detrain.train(**SMALL, init_from=file, seed_init=1, out=tmp_path / "b1", progress="none")
+    b2 = detrain.train(**SMALL, init_from=file, seed_init=2, out=tmp_path / "b2", progress="none")
+    assert b1.weights_sha256 == b2.weights_sha256 != a.weights_sha256
+    with pytest.raises(OSError, match="bn1.weight"):
+        detrain.train(**{**SMALL, "model": "smallcnn-bn"}, init_from=file, out=tmp_path / "c")
+    assert not os.path.exists(tmp_path / "c")
