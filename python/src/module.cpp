@@ -17,6 +17,7 @@
 
 #include "apps/cli.h"
 #include "apps/train/train_hooks.h"
+#include "apps/train/trainer_noise.h"
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
 
@@ -115,19 +116,23 @@ std::vector<std::tuple<std::string, std::string, std::string, bool, bool>> flags
 
 NB_MODULE(_detrain, m) {
     m.doc() = "detrain's engine, in-process (use the detrain package, not this module)";
-    // Translators run newest first: the specific exceptions are registered after the general.
+    static nb::exception<dt::UsageError> usage(m, "UsageError", PyExc_ValueError);
+    static nb::exception<dt::autograd::NonFiniteGradient> non_finite(m, "NonFiniteError",
+                                                                     PyExc_ArithmeticError);
+    // Translators run newest first: this one sees every dt::Error, the subclasses first.
     nb::register_exception_translator([](const std::exception_ptr& p, void*) {
         try {
             std::rethrow_exception(p);
+        } catch (const dt::UsageError& e) {
+            PyErr_SetString(usage.ptr(), e.what());
+        } catch (const dt::TrainingDiverged& e) {  // a NaN or infinity: step, op and tensor
+            PyErr_SetString(non_finite.ptr(), e.what());
         } catch (const dt::IoError& e) {
             PyErr_SetString(PyExc_OSError, e.what());
         } catch (const dt::ValueError& e) {
             PyErr_SetString(PyExc_ValueError, e.what());
         }
     });
-    static nb::exception<dt::UsageError> usage(m, "UsageError", PyExc_ValueError);
-    static nb::exception<dt::autograd::NonFiniteGradient> non_finite(m, "NonFiniteError",
-                                                                     PyExc_ArithmeticError);
     m.def("run", &run, nb::arg("argv"), nb::arg("on_step") = nb::none(),
           nb::arg("on_epoch") = nb::none(),
           "Runs a detrain command line in-process: (exit status, run directory). on_step(dict)"

@@ -109,3 +109,9 @@ def test_init_from_a_weights_file(tmp_path):
     with pytest.raises(OSError, match="bn1.weight"):
         detrain.train(**{**SMALL, "model": "smallcnn-bn"}, init_from=file, out=tmp_path / "c")
     assert not os.path.exists(tmp_path / "c")
+
+
+def test_a_diverged_run_is_a_non_finite_error_naming_the_step(tmp_path):
+    with pytest.raises(detrain.NonFiniteError, match="step") as e:
+        detrain.train(**SMALL, lr=1e30, out=tmp_path / "nan", progress="none")
+    assert isinstance(e.value, ArithmeticError)
