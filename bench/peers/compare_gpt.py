@@ -9,9 +9,10 @@
    then PyTorch with torch.compile, all at the same batch (8), context (128) and threads. Reports
    medians over rounds of tokens/s and of the ratios.
 
-PyTorch gets its best settings (reported): torch.set_num_threads(T), OMP_NUM_THREADS=T,
-ATEN_CPU_CAPABILITY=avx512 where the CPU has it, the fused CPU Adam, scaled_dot_product_attention;
-OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE removed from its environment only.
+PyTorch gets its best settings (reported): compare.py's peer_env (OMP_NUM_THREADS=T,
+ATEN_CPU_CAPABILITY=avx512 where the CPU has it, OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE removed from
+its environment only), torch.set_num_threads(T), the fused CPU Adam,
+scaled_dot_product_attention.
 
 usage: bench/peers/compare_gpt.py [--python .venv-peers/bin/python] [--bench build/bench/dt_bench]
                                   [--step build/bench/dt_gpt_step] [--threads 2] [--reps 5]
@@ -26,21 +27,9 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from compare import peer_env  # noqa: E402  (the peers' best settings: one place)
 TOKENS = 8 * 128  # BM_TrainStep/gpt's batch: 8 sequences of 128 bytes
-
-
-def peer_env(threads):
-    env = dict(os.environ)
-    env.pop("OPENBLAS_CORETYPE", None)
-    env.pop("OPENBLAS_L2_SIZE", None)
-    env["OMP_NUM_THREADS"] = str(threads)
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            if " avx512f" in f.read():
-                env["ATEN_CPU_CAPABILITY"] = "avx512"
-    except OSError:
-        pass
-    return env
 
 
 def detrain_case(bench, preset, threads):

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """detrain's GPT in PyTorch: a one-step cross-check against float64, and training-step throughput.
 
-The module mirrors models/gpt.cpp layer for layer and name for name: GPT-2's pre-LN blocks,
-learned positions, a tied head without bias, layer norm with eps 1e-5, GELU in its tanh form,
-causal attention with scale 1/sqrt(head size), qkv as one (3C, C) linear layer (q, k, v in that
-order, head h at columns h*D .. h*D + D - 1 of each). Byte tokens: a vocabulary of 256.
+The module (python/detrain/torch_models.py) mirrors models/gpt.cpp layer for layer and name for
+name: GPT-2's pre-LN blocks, learned positions, a tied head without bias, layer norm with eps
+1e-5, GELU in its tanh form, causal attention with scale 1/sqrt(head size), qkv as one (3C, C)
+linear layer (q, k, v in that order, head h at columns h*D .. h*D + D - 1 of each). Byte tokens:
+a vocabulary of 256.
 
 check FILE [FILE ...]: each FILE is written by build/bench/dt_gpt_step (one detrain step under
 one --impl preset). From its initial weights and batch, PyTorch computes the loss, the gradients
@@ -33,69 +34,27 @@ import struct
 import sys
 import time
 
+import importlib.util
+import os
+
 import numpy as np
 import torch
-from torch import nn
 import torch.nn.functional as F
 
+
+def _torch_models():
+    """python/detrain/torch_models.py, loaded by path: the model needs PyTorch only."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                        "python", "detrain", "torch_models.py")
+    spec = importlib.util.spec_from_file_location("detrain_torch_models", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+GPT = _torch_models().GPT  # models/gpt.cpp layer for layer, name for name
 VOCAB = 256
 STEP_LR, STEP_WD = 3e-3, 0.01  # dt_gpt_step's AdamW step
-
-
-class Attention(nn.Module):
-    def __init__(self, width, heads):
-        super().__init__()
-        self.heads = heads
-        self.qkv = nn.Linear(width, 3 * width)
-        self.proj = nn.Linear(width, width)
-
-    def forward(self, x):
-        b, t, c = x.shape
-        q, k, v = self.qkv(x).split(c, dim=2)
-        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.proj(y.transpose(1, 2).reshape(b, t, c))
-
-
-class Mlp(nn.Module):
-    def __init__(self, width):
-        super().__init__()
-        self.fc = nn.Linear(width, 4 * width)
-        self.proj = nn.Linear(4 * width, width)
-
-    def forward(self, x):
-        return self.proj(F.gelu(self.fc(x), approximate="tanh"))
-
-
-class Block(nn.Module):
-    def __init__(self, width, heads):
-        super().__init__()
-        self.ln_1 = nn.LayerNorm(width, eps=1e-5)
-        self.attn = Attention(width, heads)
-        self.ln_2 = nn.LayerNorm(width, eps=1e-5)
-        self.mlp = Mlp(width)
-
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))
-        return x + self.mlp(self.ln_2(x))
-
-
-class GPT(nn.Module):
-    """Parameter names are detrain's (h.0.attn.qkv.weight, ...): a state dict loads either way."""
-
-    def __init__(self, layers=4, heads=4, width=128, context=128):
-        super().__init__()
-        self.wte = nn.Embedding(VOCAB, width)
-        self.wpe = nn.Embedding(context, width)
-        self.h = nn.ModuleList(Block(width, heads) for _ in range(layers))
-        self.ln_f = nn.LayerNorm(width, eps=1e-5)
-
-    def forward(self, tokens):
-        t = tokens.shape[1]
-        x = self.wte(tokens) + self.wpe(torch.arange(t, device=tokens.device))
-        for block in self.h:
-            x = block(x)
-        return (self.ln_f(x) @ self.wte.weight.t()).reshape(-1, VOCAB)  # the tied head
 
 
 def read_safetensors(path):
