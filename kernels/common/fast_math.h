@@ -19,15 +19,15 @@ DT_HD float pow2i(int n) { return bits_to_float(static_cast<uint32_t>(n + 127) <
 constexpr float kLn2Hi = 0.693359375f;     // 355/512: n * kLn2Hi is exact for |n| < 2^15
 constexpr float kLn2Lo = -2.12194440e-4f;  // ln 2 - kLn2Hi
 
-/// e^x. ORDER: n = rne(x * log2 e) (shifter 1.5*2^23), r = (x - n*ln2hi) - n*ln2lo,
-/// e^r = ((P(r) * r^2) + r) + 1 with P by Horner, result = e^r * 2^n (two exact-or-final steps).
-DT_HD float dt_expf(float x) {
-    if (x != x) return x + x;                                     // NaN, quieted
-    if (x > 88.72283172607421875f) return bits_to_float(0x7f800000u);  // e^x > FLT_MAX: +inf
-    if (x < -104.0f) return 0.0f;  // e^x < 2^-150 (half the least subnormal); also -inf
+/// e^x = e^r * 2^n for x in [-104, 88.8]: n and e^r. ORDER: n = rne(x * log2 e) (shifter
+/// 1.5*2^23), r = (x - n*ln2hi) - n*ln2lo, e^r = ((P(r) * r^2) + r) + 1 with P by Horner.
+struct ExpParts {
+    int n;
+    float er;  // e^r in [0.70, 1.42]
+};
+DT_HD ExpParts dt_exp_parts(float x) {
     const float t = x * 1.44269504088896341f;
     const float nf = (t + 12582912.0f) - 12582912.0f;  // round to nearest even, |t| < 2^22
-    const int n = static_cast<int>(nf);
     float r = x - nf * kLn2Hi;  // exact: nf * kLn2Hi has <= 17 bits and is close to x
     r = r - nf * kLn2Lo;        // |r| <= ~0.35
     const float z = r * r;
@@ -37,10 +37,18 @@ DT_HD float dt_expf(float x) {
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
-    const float er = (p * z + r) + 1.0f;  // e^r in [0.70, 1.42]
-    if (n > 127) return (er * 2.0f) * pow2i(n - 1);  // n == 128: stay below FLT_MAX in two steps
-    if (n < -126) return (er * pow2i(n + 64)) * pow2i(-64);  // exact, then one rounding (subnormal)
-    return er * pow2i(n);
+    return ExpParts{static_cast<int>(nf), (p * z + r) + 1.0f};
+}
+
+/// e^x: dt_exp_parts, then e^r * 2^n in two exact-or-final steps where 2^n is not a float.
+DT_HD float dt_expf(float x) {
+    if (x != x) return x + x;                                     // NaN, quieted
+    if (x > 88.72283172607421875f) return bits_to_float(0x7f800000u);  // e^x > FLT_MAX: +inf
+    if (x < -104.0f) return 0.0f;  // e^x < 2^-150 (half the least subnormal); also -inf
+    const ExpParts e = dt_exp_parts(x);
+    if (e.n > 127) return (e.er * 2.0f) * pow2i(e.n - 1);  // n == 128: below FLT_MAX in two steps
+    if (e.n < -126) return (e.er * pow2i(e.n + 64)) * pow2i(-64);  // exact, then one rounding
+    return e.er * pow2i(e.n);
 }
 
 /// dt_expf's bits for every x, NaN included, with selects instead of branches: a loop over it
@@ -50,23 +58,11 @@ DT_HD float dt_expf_select(float x) {
     float xc = x < -104.0f ? -104.0f : x;
     xc = xc > 88.8f ? 88.8f : xc;
     xc = xc == xc ? xc : 0.0f;
-    const float t = xc * 1.44269504088896341f;
-    const float nf = (t + 12582912.0f) - 12582912.0f;
-    const int n = static_cast<int>(nf);
-    float r = xc - nf * kLn2Hi;
-    r = r - nf * kLn2Lo;
-    const float z = r * r;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    const float er = (p * z + r) + 1.0f;
-    const float big = (er * 2.0f) * pow2i(n - 1);
-    const float tiny = (er * pow2i(n + 64)) * pow2i(-64);
-    const float normal = er * pow2i(n);
-    const float y = n > 127 ? big : (n < -126 ? tiny : normal);
+    const ExpParts e = dt_exp_parts(xc);
+    const float big = (e.er * 2.0f) * pow2i(e.n - 1);
+    const float tiny = (e.er * pow2i(e.n + 64)) * pow2i(-64);
+    const float normal = e.er * pow2i(e.n);
+    const float y = e.n > 127 ? big : (e.n < -126 ? tiny : normal);
     const float special = x > 88.72283172607421875f ? bits_to_float(0x7f800000u) : 0.0f;
     const float out = x > 88.72283172607421875f || x < -104.0f ? special : y;
     return x != x ? x + x : out;
