@@ -129,7 +129,7 @@ class Run:
 
     @property
     def config(self) -> dict[str, Any]:
-        """Every flag in effect, keyed by its name without dashes."""
+        """Every flag in effect, keyed by the flag without "--" (e.g. "batch-size")."""
         config: dict[str, Any] = self.result["config"]
         return config
 
