@@ -119,10 +119,18 @@ Tensor accumulate(const Tensor& acc, const Tensor& g) {
 
 void backward(const Tensor& loss) {
     DT_CHECK(loss.numel() == 1, "backward() needs a one-element loss, got ", loss.str());
+    backward(loss, Tensor::full(loss.shape(), 1.0f, loss.device()));
+}
+
+void backward(const Tensor& loss, const Tensor& grad_output) {
     DT_CHECK(loss.requires_grad(), "backward(): the loss does not depend on any tensor that "
              "requires a gradient (hint: set_requires_grad(true) on the parameters, and do not "
              "compute the loss under a NoGradGuard)");
-    Tensor seed = Tensor::full(loss.shape(), 1.0f, loss.device());
+    DT_CHECK(grad_output.defined() && grad_output.shape() == loss.shape() &&
+                 grad_output.device() == loss.device(),
+             "backward(): the gradient of ", loss.str(), " must have its shape and device, got ",
+             grad_output.defined() ? grad_output.str() : std::string("undefined"));
+    Tensor seed = grad_output;
     if (loss.is_leaf()) {
         add_into(loss.impl().grad, seed, loss, "backward");
         return;

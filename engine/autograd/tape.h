@@ -58,6 +58,9 @@ void record(Tensor& out, const std::string& name, std::vector<Tensor> inputs, Ba
 
 /// Runs the reverse pass from a one-element float tensor and then clears this thread's tape.
 void backward(const Tensor& loss);
+/// The same from any recorded output with its gradient given (grad_output: output's shape and
+/// device), as the pass from a loss hands it to the op that made it.
+void backward(const Tensor& output, const Tensor& grad_output);
 
 /// Opt-in check of every gradient (off by default; per thread). When on, backward() scans each
 /// gradient a node's backward returns, and each sum of two contributions, and at its end throws

@@ -15,3 +15,10 @@ def set_executable(path: str) -> None:
 
 def flags(subcommand: str) -> list[tuple[str, str, str, bool, bool]]:
     """The flags of a subcommand: (name, default, help, takes_value, repeatable) each."""
+
+class _Ops:
+    def linear(self, x: Any, w: Any, b: Any | None = None) -> Any: ...
+    def linear_backward(self, x: Any, w: Any, dy: Any, bias: bool, mode: str) -> tuple[Any, Any, Any]: ...
+    def softmax_cross_entropy(self, logits: Any, labels: Any, mode: str) -> tuple[float, Any]: ...
+
+ops: _Ops

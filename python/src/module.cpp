@@ -20,6 +20,7 @@
 #include "apps/train/trainer_noise.h"
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
+#include "python/src/ops.h"
 
 namespace nb = nanobind;
 
@@ -131,6 +132,10 @@ NB_MODULE(_detrain, m) {
             PyErr_SetString(PyExc_OSError, e.what());
         } catch (const dt::ValueError& e) {
             PyErr_SetString(PyExc_ValueError, e.what());
+        } catch (const dt::ShapeError& e) {  // an argument of the wrong shape
+            PyErr_SetString(PyExc_ValueError, e.what());
+        } catch (const dt::DTypeError& e) {
+            PyErr_SetString(PyExc_TypeError, e.what());
         }
     });
     m.def("run", &run, nb::arg("argv"), nb::arg("on_step") = nb::none(),
@@ -138,6 +143,8 @@ NB_MODULE(_detrain, m) {
           "Runs a detrain command line in-process: (exit status, run directory). on_step(dict)"
           " after every training step (True stops the run with a checkpoint), on_epoch(dict)"
           " after every epoch; Ctrl-C stops it with a checkpoint, then raises.");
+    nb::module_ ops = m.def_submodule("ops", "engine ops on NumPy arrays (python/src/ops.cpp)");
+    dt::python::bind_ops(ops);
     m.def("set_executable", &dt::set_detrain_executable, nb::arg("path"),
           "The detrain executable that a study starts for its replicas.");
     m.def("flags", &flags, nb::arg("subcommand"),

@@ -89,6 +89,16 @@ TEST(Tape, BackwardFromNonScalarThrows) {
     autograd::clear_tape();
 }
 
+TEST(Tape, BackwardFromAnOutputWithItsGradient) {
+    // relu's backward gets the given gradient: dx = dy where x > 0, else 0.
+    Tensor x = leaf({3}, {1.0f, -2.0f, 3.0f});
+    autograd::backward(relu(x), Tensor::from_vector({3}, {0.5f, 7.0f, -4.0f}));
+    EXPECT_EQ(x.grad().to_vector(), (std::vector<float>{0.5f, 0.0f, -4.0f}));
+    Tensor z = leaf({2}, {1.0f, 2.0f});
+    EXPECT_THROW(autograd::backward(relu(z), Tensor::zeros({3})), Error);  // another shape
+    autograd::clear_tape();
+}
+
 /// out = node `name` of `inputs` (values: zeros of `shape`); its backward returns `grads`.
 Tensor op(const std::string& name, const std::vector<Tensor>& inputs, const Shape& shape,
           std::vector<Tensor> grads, bool* ran = nullptr) {
