@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _detrain
 
-__all__ = ["linear", "linear_backward", "softmax_cross_entropy"]
+__all__ = ["linear", "linear_backward", "conv2d", "conv2d_backward", "softmax_cross_entropy"]
 
 _ops: Any = getattr(_detrain, "ops")
 
@@ -40,6 +40,21 @@ def linear_backward(x: Any, w: Any, dy: Any, *, bias: bool = True,
     """(dx, dw, db) of linear for dy (N, O): sites linear.dgrad, linear.wgrad and bias.grad
     under ``mode``; db is None without a bias."""
     dx, dw, db = _ops.linear_backward(_f32("x", x), _f32("w", w), _f32("dy", dy), bias, mode)
+    return dx, dw, db
+
+
+def conv2d(x: Any, w: Any, b: Any = None, *, stride: int = 1, padding: int = 0) -> Any:
+    """PyTorch's conv2d: x (N, Ci, H, W), w (Co, Ci, Kh, Kw), b (Co) or None."""
+    return _ops.conv2d(_f32("x", x), _f32("w", w), None if b is None else _f32("b", b), stride,
+                       padding)
+
+
+def conv2d_backward(x: Any, w: Any, dy: Any, *, stride: int = 1, padding: int = 0,
+                    bias: bool = True, mode: str = "tree") -> tuple[Any, Any, Any]:
+    """(dx, dw, db) of conv2d for dy (N, Co, Ho, Wo): sites conv.dgrad, conv.wgrad and
+    bias.grad under ``mode``; db is None without a bias."""
+    dx, dw, db = _ops.conv2d_backward(_f32("x", x), _f32("w", w), _f32("dy", dy), stride, padding,
+                                      bias, mode)
     return dx, dw, db
 
 

@@ -20,6 +20,7 @@
 #include "engine/autograd/tape.h"
 #include "engine/core/error.h"
 #include "engine/noise/reduce_sites.h"
+#include "engine/ops/conv2d.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/softmax_xent.h"
 
@@ -91,6 +92,26 @@ std::tuple<Out, Out, std::optional<Out>> linear_backward(const Array& x, const A
     return {array_of(tx.grad()), array_of(tw.grad()), db};
 }
 
+Out conv2d_forward(const Array& x, const Array& w, std::optional<Array> b, int stride,
+                  int padding) {
+    const autograd::NoGradGuard no_grad;
+    return array_of(conv2d(tensor_of(x, false), tensor_of(w, false),
+                           b ? tensor_of(*b, false) : Tensor(), Conv2dOptions{stride, padding}));
+}
+
+std::tuple<Out, Out, std::optional<Out>> conv2d_backward(const Array& x, const Array& w,
+                                                         const Array& dy, int stride, int padding,
+                                                         bool bias, const std::string& mode) {
+    const ModeScope scope(mode);
+    const Tensor tx = tensor_of(x, true), tw = tensor_of(w, true);
+    const Tensor tb = bias ? Tensor::zeros({tw.dim(0)}).set_requires_grad(true) : Tensor();
+    const Tensor y = conv2d(tx, tw, tb, Conv2dOptions{stride, padding});
+    autograd::backward(y, tensor_of(dy, false));
+    std::optional<Out> db;
+    if (bias) db = array_of(tb.grad());
+    return {array_of(tx.grad()), array_of(tw.grad()), db};
+}
+
 std::tuple<float, Out> cross_entropy(const Array& logits, const Labels& labels,
                                      const std::string& mode) {
     const ModeScope scope(mode);
@@ -113,6 +134,13 @@ void bind_ops(nb::module_& m) {
           nb::arg("bias"), nb::arg("mode"),
           "(dx, dw, db or None) of linear for dy (N, O) under one mode at linear.dgrad, "
           "linear.wgrad and bias.grad.");
+    m.def("conv2d", &conv2d_forward, nb::arg("x"), nb::arg("w"), nb::arg("b") = nb::none(),
+          nb::arg("stride") = 1, nb::arg("padding") = 0,
+          "PyTorch's conv2d: x (N, Ci, H, W), w (Co, Ci, Kh, Kw) -> (N, Co, Ho, Wo).");
+    m.def("conv2d_backward", &conv2d_backward, nb::arg("x"), nb::arg("w"), nb::arg("dy"),
+          nb::arg("stride"), nb::arg("padding"), nb::arg("bias"), nb::arg("mode"),
+          "(dx, dw, db or None) of conv2d under one mode at conv.dgrad, conv.wgrad and "
+          "bias.grad.");
     m.def("softmax_cross_entropy", &cross_entropy, nb::arg("logits"), nb::arg("labels"),
           nb::arg("mode"), "(mean loss, dlogits) for int64 labels under one mode at the loss.");
 }

@@ -5,7 +5,8 @@
 
 namespace dt::python {
 
-/// Adds linear, linear_backward and softmax_cross_entropy to the module.
+/// Adds linear, linear_backward, conv2d, conv2d_backward and softmax_cross_entropy to the
+/// module.
 void bind_ops(nanobind::module_& m);
 
 }  // namespace dt::python

@@ -83,3 +83,49 @@ def test_bad_arguments_are_named():
         ops.linear(x.astype(np.float64), w)
     with pytest.raises(ValueError, match="in-features"):
         ops.linear(x, w[:, :5])
+
+
+def conv_reference(x, w, stride, padding):
+    """conv2d in float64 by im2col: (N, Co, Ho, Wo)."""
+    n, ci, h, wd = x.shape
+    co, _, kh, kw = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (padding,) * 2, (padding,) * 2))
+    ho, wo = (h + 2 * padding - kh) // stride + 1, (wd + 2 * padding - kw) // stride + 1
+    cols = np.empty((n, ci, kh, kw, ho, wo))
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, i, j] = xp[:, :, i:i + stride * ho:stride, j:j + stride * wo:stride]
+    return np.einsum("ncijhw,ocij->nohw", cols, w.astype(np.float64))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_conv2d_and_its_backward(mode):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 3, 9, 9)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    y = ops.conv2d(x, w, b, stride=2, padding=1)
+    np.testing.assert_allclose(y, conv_reference(x, w, 2, 1) + b[:, None, None], atol=2e-5)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    dx, dw, db = ops.conv2d_backward(x, w, dy, stride=2, padding=1, mode=mode)
+    # dw[o, c, i, j] = <dy, conv(x, e_ocij)>: the float64 adjoint, one basis filter at a time.
+    dy64 = dy.astype(np.float64)
+    want_dw = np.zeros(w.shape)
+    for idx in np.ndindex(*w.shape):
+        e = np.zeros(w.shape)
+        e[idx] = 1
+        want_dw[idx] = (dy64 * conv_reference(x, e, 2, 1)).sum()
+    np.testing.assert_allclose(dw, want_dw, atol=1e-4)
+    np.testing.assert_allclose(db, dy64.sum((0, 2, 3)), atol=1e-4)
+    assert dx.shape == x.shape
+
+
+def test_conv2d_exact_is_independent_of_sample_order():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((10, 2, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    dy = rng.standard_normal((10, 3, 6, 6)).astype(np.float32)
+    _, dw, db = ops.conv2d_backward(x, w, dy, padding=1, mode="exact")
+    order = rng.permutation(10)
+    _, dw2, db2 = ops.conv2d_backward(x[order], w, dy[order], padding=1, mode="exact")
+    assert np.array_equal(dw, dw2) and np.array_equal(db, db2)
