@@ -93,7 +93,7 @@ std::tuple<Out, Out, std::optional<Out>> linear_backward(const Array& x, const A
 }
 
 Out conv2d_forward(const Array& x, const Array& w, std::optional<Array> b, int stride,
-                  int padding) {
+                   int padding) {
     const autograd::NoGradGuard no_grad;
     return array_of(conv2d(tensor_of(x, false), tensor_of(w, false),
                            b ? tensor_of(*b, false) : Tensor(), Conv2dOptions{stride, padding}));
