@@ -21,8 +21,8 @@
 #include "engine/core/error.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/safetensors.h"
-#include "models/model_io.h"
 #include "engine/runtime/collective.h"
+#include "models/model_io.h"
 
 namespace dt {
 

@@ -95,6 +95,11 @@ DT_ISA_BODY void row_totals(const Block& block, int64_t n, int64_t D, int parts,
     auto dst = [&](int64_t e) -> float& {
         return e < parts * D ? out.part[e / D][e % D] : *out.sum;
     };
+    // A float leaf (tree, permuted, atomic): each part's fma chains, then the weights' sum.
+    auto float_leaf = [&](const Terms& x, float* leaf) {
+        for (int q = 0; q < parts; ++q) leaf_rows(x.w[q], x.k[q], D, leaf + q * D);
+        if (with_sum) leaf[parts * D] = common::sum_sequential(x.w[0], x.k[0].n);
+    };
     switch (a.mode) {
         case AccumMode::kTree: {
             // Each leaf pushed on a tree stack of rows (reduce_tree.h): T of every element at
@@ -102,10 +107,7 @@ DT_ISA_BODY void row_totals(const Block& block, int64_t n, int64_t D, int parts,
             s.leaves.resize(static_cast<std::size_t>(common::tree_slots(n) * W));
             float* slots = s.leaves.data();
             for (int64_t i = 0; i < n; ++i) {
-                const Terms x = block(i);
-                float* leaf = slots + common::tree_leaf_slot(i) * W;
-                for (int q = 0; q < parts; ++q) leaf_rows(x.w[q], x.k[q], D, leaf + q * D);
-                if (with_sum) leaf[parts * D] = common::sum_sequential(x.w[0], x.k[0].n);
+                float_leaf(block(i), slots + common::tree_leaf_slot(i) * W);
                 common::tree_push(slots, W, 0, W, i);
             }
             common::tree_finish(slots, W, 0, W, n);
@@ -120,10 +122,8 @@ DT_ISA_BODY void row_totals(const Block& block, int64_t n, int64_t D, int parts,
             if (a.mode == AccumMode::kAtomic)
                 for (int64_t e = 0; e < W; ++e) dst(e) = 0.0f;
             for (int64_t i = 0; i < n; ++i) {
-                const Terms x = block(i);
                 float* leaf = s.leaves.data() + i * W;
-                for (int q = 0; q < parts; ++q) leaf_rows(x.w[q], x.k[q], D, leaf + q * D);
-                if (with_sum) leaf[parts * D] = common::sum_sequential(x.w[0], x.k[0].n);
+                float_leaf(block(i), leaf);
                 // kAtomic: this row's thread adds its leaves as they finish: in block order.
                 if (a.mode == AccumMode::kAtomic)
                     for (int64_t e = 0; e < W; ++e) common::atomic_add_float(&dst(e), leaf[e]);

@@ -79,17 +79,27 @@ Out linear_forward(const Array& x, const Array& w, std::optional<Array> b) {
         linear(tensor_of(x, false), tensor_of(w, false), b ? tensor_of(*b, false) : Tensor()));
 }
 
-std::tuple<Out, Out, std::optional<Out>> linear_backward(const Array& x, const Array& w,
-                                                         const Array& dy, bool bias,
-                                                         const std::string& mode) {
+using Grads = std::tuple<Out, Out, std::optional<Out>>;
+
+/// (dx, dw, db or None) of y = op(x, w, b) for dy under `mode`: the op recorded on the tape with
+/// a zero bias when `bias`, then the backward from y with dy.
+template <class Op>
+Grads backward_of(const Array& x, const Array& w, const Array& dy, bool bias,
+                  const std::string& mode, const Op& op) {
     const ModeScope scope(mode);
     const Tensor tx = tensor_of(x, true), tw = tensor_of(w, true);
     const Tensor tb = bias ? Tensor::zeros({tw.dim(0)}).set_requires_grad(true) : Tensor();
-    const Tensor y = linear(tx, tw, tb);
-    autograd::backward(y, tensor_of(dy, false));
+    autograd::backward(op(tx, tw, tb), tensor_of(dy, false));
     std::optional<Out> db;
     if (bias) db = array_of(tb.grad());
     return {array_of(tx.grad()), array_of(tw.grad()), db};
+}
+
+Grads linear_backward(const Array& x, const Array& w, const Array& dy, bool bias,
+                      const std::string& mode) {
+    return backward_of(x, w, dy, bias, mode, [](const Tensor& a, const Tensor& b, const Tensor& c) {
+        return linear(a, b, c);
+    });
 }
 
 Out conv2d_forward(const Array& x, const Array& w, std::optional<Array> b, int stride,
@@ -99,17 +109,12 @@ Out conv2d_forward(const Array& x, const Array& w, std::optional<Array> b, int s
                            b ? tensor_of(*b, false) : Tensor(), Conv2dOptions{stride, padding}));
 }
 
-std::tuple<Out, Out, std::optional<Out>> conv2d_backward(const Array& x, const Array& w,
-                                                         const Array& dy, int stride, int padding,
-                                                         bool bias, const std::string& mode) {
-    const ModeScope scope(mode);
-    const Tensor tx = tensor_of(x, true), tw = tensor_of(w, true);
-    const Tensor tb = bias ? Tensor::zeros({tw.dim(0)}).set_requires_grad(true) : Tensor();
-    const Tensor y = conv2d(tx, tw, tb, Conv2dOptions{stride, padding});
-    autograd::backward(y, tensor_of(dy, false));
-    std::optional<Out> db;
-    if (bias) db = array_of(tb.grad());
-    return {array_of(tx.grad()), array_of(tw.grad()), db};
+Grads conv2d_backward(const Array& x, const Array& w, const Array& dy, int stride, int padding,
+                      bool bias, const std::string& mode) {
+    return backward_of(x, w, dy, bias, mode,
+                       [&](const Tensor& a, const Tensor& b, const Tensor& c) {
+                           return conv2d(a, b, c, Conv2dOptions{stride, padding});
+                       });
 }
 
 std::tuple<float, Out> cross_entropy(const Array& logits, const Labels& labels,
