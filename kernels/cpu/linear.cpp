@@ -2,7 +2,8 @@
 // linear on the CPU (recipes in kernels/linear.h). Forward and dgrad are single cpu::gemm calls
 // (parallel over blocks of the output). wgrad: dw is cut into (block of rows, column chunk)
 // pieces, each owned by one loop iteration that pushes each row's per-sample products into the
-// row's own tree stack (8 samples at a time, see below). The other accumulation modes: linear_modes.cpp.
+// row's own tree stack (8 samples at a time, see below). The other accumulation modes:
+// linear_modes.cpp.
 #include "kernels/linear.h"
 
 #include <algorithm>
