@@ -63,6 +63,20 @@ TEST(LinearOp, WithoutBiasAndOnlyRequestedGradients) {
     EXPECT_FALSE(w.grad().defined());
 }
 
+TEST(LinearOp, BackwardWithoutATapeGivesTheTapesGradients) {
+    Tensor x = test::random_param({9, 6}, 12, 1), w = test::random_param({4, 6}, 12, 2);
+    Tensor b = test::random_param({4}, 12, 3);
+    const auto dyv = test::uniform_floats(36, -1, 1, 12, 4);
+    test::weighted_sum(linear(x, w, b), dyv).backward();
+    const std::vector<Tensor> g = linear_backward(x, w, b, Tensor::from_vector({9, 4}, dyv));
+    EXPECT_EQ(g[0].to_vector(), x.grad().to_vector());
+    EXPECT_EQ(g[1].to_vector(), w.grad().to_vector());
+    EXPECT_EQ(g[2].to_vector(), b.grad().to_vector());
+    const std::string msg = test::message_of<ShapeError>(
+        [&] { linear_backward(x, w, b, Tensor::zeros({9, 5})); });
+    EXPECT_NE(msg.find("dy is [9, 5] but the output is [9, 4]"), std::string::npos) << msg;
+}
+
 TEST(LinearOp, RejectsBadArguments) {
     Tensor x = Tensor::zeros({8, 5}), w = Tensor::zeros({3, 4});
     std::string msg = test::message_of<ShapeError>([&] { linear(x, w, Tensor()); });
