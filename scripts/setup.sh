@@ -4,8 +4,8 @@
 #                             corpus (dict-devil: The Devil's Dictionary, datasets/text_corpus.h)
 #   scripts/setup.sh --build  build + test dependencies only
 #   scripts/setup.sh --peers  also Debian's PyTorch (python3-torch) and OpenBLAS, and the virtual
-#                             environment .venv-peers with PyTorch 2.x from PyPI (its Linux wheel
-#                             brings CUDA libraries: about 5.5 GB), for bench/peers/
+#                             environment .venv-peers with PyTorch 2.x and JAX from PyPI (PyTorch's
+#                             Linux wheel brings CUDA libraries: about 6 GB), for bench/peers/
 #   scripts/setup.sh --checks also clang, libFuzzer and LLVM's OpenMP with Archer, for
 #                             scripts/fuzz.sh and scripts/sanitize.sh tsan
 set -euo pipefail
@@ -35,12 +35,13 @@ peers_venv() {
     echo "setup: creating $venv"
     /usr/bin/python3 -m venv "$venv"
   fi
-  if "$venv/bin/python" -c 'import torch, numpy' 2>/dev/null; then
-    echo "setup: .venv-peers has torch $("$venv/bin/python" -c 'import torch; print(torch.__version__)')"
+  if "$venv/bin/python" -c 'import torch, numpy, jax' 2>/dev/null; then
+    echo "setup: .venv-peers has torch $("$venv/bin/python" -c 'import torch; print(torch.__version__)')," \
+         "jax $("$venv/bin/python" -c 'import jax; print(jax.__version__)')"
     return
   fi
   "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q "torch>=2.4" numpy
+  "$venv/bin/pip" install -q "torch>=2.4" numpy "jax[cpu]"
 }
 
 if ((${#missing[@]} == 0)); then

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Training-step throughput of PyTorch (Debian's python3-torch) on detrain's reference models,
-for the peer comparison of issue 5 (bench/peers/compare.py runs it interleaved with detrain).
+"""Training-step throughput of PyTorch on detrain's reference models: Debian's python3-torch
+(1.13) or PyPI's 2.x in .venv-peers, for bench/peers/compare.py, which runs it interleaved with
+detrain.
 
 The models mirror models/small_cnn.cpp, models/medium_cnn.cpp and models/resnet.cpp layer for
 layer; one step = forward, cross-entropy, zero_grad, backward, Adam step (lr 4e-4) on a fixed
@@ -8,7 +9,10 @@ synthetic batch, exactly what bench/train_step_bench.cpp times for detrain. Prin
 
 Best settings for the peer (set by compare.py, reported in its output): torch.set_num_threads(T),
 OPENBLAS_NUM_THREADS=1 (no oversubscription from BLAS), ATEN_CPU_CAPABILITY=avx512 where the CPU
-has it, no autograd anomaly detection, torch.backends.mkldnn enabled (the default).
+has it, no autograd anomaly detection, torch.backends.mkldnn enabled (the default), and Adam's
+fused kernel on the CPU where PyTorch has one (2.4 and later). --channels-last stores the model
+and the batch channels-last (NHWC: oneDNN's native convolution layout); --compile runs the model
+under torch.compile (Inductor, its default mode; the first warm-up step compiles).
 
 On a GPU (--device cuda, scripts/gpu_check.sh): eager mode with cuDNN; by default its fastest
 settings (cudnn.benchmark autotuning, no determinism, the fused Adam: one kernel for every
@@ -20,6 +24,7 @@ Each step is timed with CUDA events. All settings are reported.
 
 usage: pytorch_train.py --model smallcnn|smallcnn-bn|mediumcnn|resnet18 [--kernel-size K]
                         [--threads T] [--batch B] [--steps S] [--warmup W]
+                        [--channels-last] [--compile]
                         [--device cpu|cuda] [--deterministic] [--tf32]
 """
 import os
@@ -163,6 +168,8 @@ def main():
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--deterministic", action="store_true")
     ap.add_argument("--tf32", action="store_true")
+    ap.add_argument("--channels-last", action="store_true")
+    ap.add_argument("--compile", action="store_true")
     a = ap.parse_args()
     cuda = a.device == "cuda"
     if cuda:
@@ -175,12 +182,14 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     net, (ch, hw) = build(a.model, a.kernel_size)
-    net = net.to(a.device)
+    layout = torch.channels_last if a.channels_last else torch.contiguous_format
+    net = net.to(a.device, memory_format=layout)
     net.train()
-    # fused: the fastest Adam on CUDA (one launch for all parameters); the CPU keeps the default
-    # (torch 1.13 has no fused Adam for the CPU).
-    opt = torch.optim.Adam(net.parameters(), lr=4e-4, **({"fused": True} if cuda else {}))
-    x = (torch.rand(a.batch, ch, hw, hw) * 2 - 1).to(a.device)
+    # fused: the fastest Adam (one kernel for every parameter): CUDA, and the CPU from 2.4.
+    fused = cuda or tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 4)
+    opt = torch.optim.Adam(net.parameters(), lr=4e-4, **({"fused": True} if fused else {}))
+    model = torch.compile(net) if a.compile else net
+    x = (torch.rand(a.batch, ch, hw, hw) * 2 - 1).to(a.device, memory_format=layout)
     y = (torch.arange(a.batch) % 10).to(a.device)
     times = []
     for i in range(a.warmup + a.steps):
@@ -189,7 +198,7 @@ def main():
             t0.record()
         else:
             t0 = time.perf_counter()
-        loss = F.cross_entropy(net(x), y)
+        loss = F.cross_entropy(model(x), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -207,6 +216,7 @@ def main():
         "kernel_size": a.kernel_size, "threads": a.threads, "batch": a.batch,
         "steps": a.steps, "step_ms_min": 1e3 * min(times), "step_ms_median": 1e3 * med,
         "images_per_second": a.batch / med, "device": a.device,
+        "channels_last": a.channels_last, "compile": a.compile, "adam_fused": fused,
     }
     if cuda:
         info.update({"gpu": torch.cuda.get_device_name(0), "deterministic": a.deterministic,
