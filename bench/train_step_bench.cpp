@@ -10,9 +10,7 @@
 // ratio vs_fast; med_ms / fast_med_ms and med_vs_fast (medians). Ratios of adjacent steps are far
 // steadier than absolute times when other processes share the cores.
 //
-// Shapes: SmallCNN and SmallCNN-BN (Fashion-MNIST 1x28x28, batch 128), MediumCNN k = 1, 3, 5, 7
-// (CIFAR 3x32x32, batch 64), ResNet-18 (CIFAR, batch 128, the issue's; a step takes seconds),
-// GPT (the default model and recipe batch: 8 sequences of 128 bytes).
+// Shapes: kTrainStepShapes (bench/trainee.h).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -121,19 +119,11 @@ void thread_scaling(benchmark::State& state, Shape shape) {
     dt::set_num_threads(saved_threads);
 }
 
-const Shape kShapes[] = {
-    {"smallcnn", 3, 1, 28, 128, 20}, {"smallcnn-bn", 3, 1, 28, 128, 20},
-    {"mediumcnn", 1, 3, 32, 64, 10}, {"mediumcnn", 3, 3, 32, 64, 5},
-    {"mediumcnn", 5, 3, 32, 64, 3},  {"mediumcnn", 7, 3, 32, 64, 3},
-    {"resnet18", 3, 3, 32, 128, 3},  {"gpt", 3, 1, 128, 8, 10},
-};
 const char* const kPresets[] = {"fast", "deterministic", "kahan", "exact", "exact-all"};
 
 const int registered = [] {
-    for (const Shape& s : kShapes) {
-        const std::string model =
-            std::string(s.model) +
-            (std::string(s.model) == "mediumcnn" ? "_k" + std::to_string(s.kernel_size) : "");
+    for (const Shape& s : dt::bench::kTrainStepShapes) {
+        const std::string model = dt::bench::shape_name(s);
         for (const char* preset : kPresets) {
             benchmark::RegisterBenchmark(("BM_TrainStep/" + model + "/" + preset).c_str(),
                                          train_step, s, std::string(preset))
@@ -145,7 +135,7 @@ const int registered = [] {
                 ->Unit(benchmark::kMillisecond);
         }
     }
-    for (const Shape& s : kShapes) {
+    for (const Shape& s : dt::bench::kTrainStepShapes) {
         if (std::string(s.model) != "smallcnn" && std::string(s.model) != "smallcnn-bn") continue;
         benchmark::RegisterBenchmark(("BM_ThreadScaling/" + std::string(s.model)).c_str(),
                                      thread_scaling, s)

@@ -36,6 +36,23 @@ struct Shape {
     int iterations;           // adjacent step pairs per case (the slow models get few)
 };
 
+/// The shapes of BM_TrainStep and dt_roofline: SmallCNN and SmallCNN-BN (Fashion-MNIST
+/// 1x28x28, batch 128), MediumCNN k = 1, 3, 5, 7 (CIFAR 3x32x32, batch 64), ResNet-18 (CIFAR,
+/// batch 128), GPT (the default model and recipe batch: 8 sequences of 128 bytes).
+/// bench/peers/compare.py's MODELS holds the same batches.
+inline constexpr Shape kTrainStepShapes[] = {
+    {"smallcnn", 3, 1, 28, 128, 20}, {"smallcnn-bn", 3, 1, 28, 128, 20},
+    {"mediumcnn", 1, 3, 32, 64, 10}, {"mediumcnn", 3, 3, 32, 64, 5},
+    {"mediumcnn", 5, 3, 32, 64, 3},  {"mediumcnn", 7, 3, 32, 64, 3},
+    {"resnet18", 3, 3, 32, 128, 3},  {"gpt", 3, 1, 128, 8, 10},
+};
+
+/// A shape's name in the benchmarks: the model's, with _k<size> for mediumcnn.
+inline std::string shape_name(const Shape& s) {
+    const std::string model = s.model;
+    return model == "mediumcnn" ? model + "_k" + std::to_string(s.kernel_size) : model;
+}
+
 /// A model, its optimizer and the fixed batch, all from seed 0.
 struct Trainee {
     std::unique_ptr<dt::Model> model;
