@@ -4,50 +4,63 @@
 // = dY (Co, K) col^T is a thin product (N = RL = 9 of a 32-wide panel) fed by an im2col and a
 // transposed B packing of RL x K floats per sample, which cost more than its multiply-adds.
 // Here lanes run over 16 output channels: a chain (o, r) keeps its own lane and register, and for
-// each position q one vector of dy[s, o0..o0+15, q] (a gather, stride P) meets one broadcast
-// xpad[s, r, q] per live row r (read from the padded sample). Rows run in blocks of kRowBlock
-// accumulators per 16 channels, kept in a (RL, Co) buffer between samples, reloaded unchanged.
+// each position q one vector of dy[s, o0..o0+15, q] (from dy transposed per sample to (P, Co), in
+// 16 x 16 register blocks) meets one broadcast xpad[s, r, q] per live row r (read from the padded
+// sample). Rows run in blocks of kRowBlock accumulators per 16 channels (27 rows of Ci = 3 in
+// one block, so dy is read once per q), kept in a (RL, Co) buffer between samples, reloaded
+// unchanged.
 // ORDER: the GEMM leaf's (wgrad_group_leaf, kernels/conv2d.h): the fma chain from +0 over
 // (sample, q) ascending, so the bits are the same (tests compare every ISA with the recipe).
 #include <algorithm>
 #include <vector>
 
 #include "kernels/cpu/conv2d/conv2d_internal.h"
+#include "kernels/cpu/transpose_avx512.h"
 
 namespace dt::kernels::cpu::conv2d_internal {
 
 #if defined(__x86_64__)
 namespace {
 
-constexpr int kRowBlock = 24;  // accumulators per block (of 32 registers)
+constexpr int kRowBlock = 28;  // accumulators per block (of 32 registers)
+
+/// dyt (P, co) = dys (co, P) transposed; co a multiple of 16.
+__attribute__((target("avx512f"))) void transpose_dy(const float* dys, int64_t co, int64_t P,
+                                                     float* dyt) {
+    int64_t q0 = 0;
+    for (; q0 + 16 <= P; q0 += 16)
+        for (int64_t o0 = 0; o0 < co; o0 += 16) {
+            __m512 r[16];
+            for (int t = 0; t < 16; ++t) r[t] = _mm512_loadu_ps(dys + (o0 + t) * P + q0);
+            transpose16x16(r);
+            for (int t = 0; t < 16; ++t) _mm512_storeu_ps(dyt + (q0 + t) * co + o0, r[t]);
+        }
+    for (int64_t q = q0; q < P; ++q)
+        for (int64_t o = 0; o < co; ++o) dyt[q * co + o] = dys[o * P + q];
+}
 
 /// leaft rows [r0, r0 + rc) (RL x Co, row r at leaft + r * Co) continue their chains over the
-/// positions of one sample: xp its padded sample, dys its dy (Co, P). M = Co / 16.
+/// positions of one sample: xp its padded sample, dyt its dy transposed (P, Co). M = Co / 16.
 template <int M>
-__attribute__((target("avx512f"))) void chain_sample(const float* xp, const float* dys,
+__attribute__((target("avx512f"))) void chain_sample(const float* xp, const float* dyt,
                                                      const Geometry& g, const int32_t* rbl,
                                                      const int64_t* qoff, int64_t r0, int64_t rc,
                                                      bool fresh, float* leaft) {
     constexpr int kRows = kRowBlock / M;
     const int64_t co = g.p->co, P = g.P;
     __m512 acc[kRows][M];
-#pragma GCC unroll 24
+#pragma GCC unroll 28
     for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 4
         for (int v = 0; v < M; ++v)
             acc[r][v] = fresh || r >= rc ? _mm512_setzero_ps()
                                          : _mm512_loadu_ps(leaft + (r0 + r) * co + 16 * v);
-    const __m512i lane = _mm512_mullo_epi32(
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-        _mm512_set1_epi32(static_cast<int>(P)));
     for (int64_t q = 0; q < P; ++q) {  // ORDER: q ascending, one fma per chain
         __m512 d[M];
 #pragma GCC unroll 4
-        for (int v = 0; v < M; ++v)
-            d[v] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), 0xFFFF, lane,
-                                            dys + 16 * v * P + q, 4);
+        for (int v = 0; v < M; ++v) d[v] = _mm512_loadu_ps(dyt + q * co + 16 * v);
         const float* at = xp + qoff[q];
-#pragma GCC unroll 24
+#pragma GCC unroll 28
         for (int r = 0; r < kRows; ++r) {
             if (r >= rc) break;
             const __m512 xv = _mm512_set1_ps(at[rbl[r0 + r]]);
@@ -55,7 +68,7 @@ __attribute__((target("avx512f"))) void chain_sample(const float* xp, const floa
             for (int v = 0; v < M; ++v) acc[r][v] = _mm512_fmadd_ps(xv, d[v], acc[r][v]);
         }
     }
-#pragma GCC unroll 24
+#pragma GCC unroll 28
     for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 4
         for (int v = 0; v < M; ++v)
@@ -69,13 +82,15 @@ void leaf_rows(const float* x, const float* dy, int64_t s0, int64_t s1, const Ge
     const int64_t co = p.co, RL = g.RL, P = g.P, xsz = p.ci * p.h * p.w;
     constexpr int64_t kRows = kRowBlock / M;
     const WindowOffsets off = window_offsets(g);
-    thread_local std::vector<float> t_leaft;
+    thread_local std::vector<float> t_leaft, t_dyt;
     float* leaft = scratch(t_leaft, RL * co);
+    float* dyt = scratch(t_dyt, P * co);
     for (int64_t s = s0; s < s1; ++s) {
         const float* xp = pad_sample(x + s * xsz, g);
+        transpose_dy(dy + s * co * P, co, P, dyt);
         for (int64_t r0 = 0; r0 < RL; r0 += kRows)
-            chain_sample<M>(xp, dy + s * co * P, g, off.roff, off.qoff, r0,
-                            std::min(kRows, RL - r0), s == s0, leaft);
+            chain_sample<M>(xp, dyt, g, off.roff, off.qoff, r0, std::min(kRows, RL - r0), s == s0,
+                            leaft);
     }
     for (int64_t o = 0; o < co; ++o)
         for (int64_t i = 0; i < RL; ++i) leaf[o * RL + i] = leaft[i * co + o];
@@ -84,12 +99,11 @@ void leaf_rows(const float* x, const float* dy, int64_t s0, int64_t s1, const Ge
 }  // namespace
 #endif
 
-bool wgrad_leaf_few_rows(const float* x, const float* dy, int64_t s0, int64_t s1,
-                         const Geometry& g, float* leaf) {
+bool wgrad_leaf_few_rows(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
+                         float* leaf) {
 #if defined(__x86_64__)
     const int64_t co = g.p->co;
     if (cpu_isa() != CpuIsa::kAvx512 || g.RL > 32 || s1 <= s0) return false;
-    if (15 * g.P >= (int64_t{1} << 31)) return false;  // gather indices lane * P are int32
     if (co == 16) return leaf_rows<1>(x, dy, s0, s1, g, leaf), true;
     if (co == 32) return leaf_rows<2>(x, dy, s0, s1, g, leaf), true;
 #endif

@@ -52,7 +52,8 @@ const Conv2dParams kCases[] = {
     geom(260, 1, 8, 8, 2, 3, 3, 1, 1),  // 17 wgrad groups (of 16): more than one wave of 16
     geom(300, 1, 3, 3, 2, 3, 3, 1, 1),  // P = 9: 3 wgrad groups (of 128)
     // Few live rows and Co = 16 / 32: the direct wgrad leaf of the AVX-512 path (two groups,
-    // one row block; three row blocks with a short last one; stride 2 with 25 rows).
+    // one row block; two row blocks with a short last one; stride 2 with 25 rows). P = 90, 42
+    // and 25: dy's 16 x 16 transposes and a tail of positions.
     geom(20, 1, 9, 10, 16, 3, 3, 1, 1),
     geom(40, 3, 7, 6, 32, 3, 3, 1, 1),
     geom(40, 1, 9, 9, 16, 5, 5, 2, 2),
