@@ -8,8 +8,10 @@
 #include <immintrin.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "engine/runtime/isa.h"
 
@@ -81,6 +83,28 @@ double fma_peak_gflops(int bits, int threads, double seconds) {
         if (flops / s > best) best = flops / s;
     }
     return best / 1e9;
+}
+
+double read_bandwidth_gbps(int threads) {
+    constexpr int64_t kWords = int64_t{1} << 25;  // 256 MiB of uint64
+    std::vector<uint64_t> buf(static_cast<std::size_t>(kWords));
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < kWords; ++i)
+        buf[static_cast<std::size_t>(i)] = static_cast<uint64_t>(i);
+    double best = 0.0;  // the fastest of three reads
+    for (int r = 0; r < 3; ++r) {
+        volatile uint64_t sink = 0;
+        const auto t0 = std::chrono::steady_clock::now();
+        uint64_t total = 0;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : total)
+        for (int64_t i = 0; i < kWords; ++i) total += buf[static_cast<std::size_t>(i)];
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        sink = total;
+        (void)sink;
+        best = std::max(best, 8.0 * static_cast<double>(kWords) / s / 1e9);
+    }
+    return best;
 }
 
 }  // namespace dt::bench

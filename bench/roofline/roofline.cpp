@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 // dt_roofline: where a training step's time goes, kernel by kernel, against the machine's FMA
-// ceiling measured in the same run (bench/roofline/fma_peak.h).
+// and memory ceilings measured in the same run (bench/roofline/fma_peak.h).
 //
 // For each model (the shapes of BM_TrainStep, bench/trainee.h) and preset, it runs one untimed
 // step, then --steps steps with every CPU kernel call timed (timed_kernels.h). It prints, as
-// Markdown, one table of the convolution and linear kernels (forward, dgrad, wgrad: ms per step,
-// GFLOP/s, fraction of the ceiling, per preset) and one of every kernel's share of the step,
+// Markdown, one table of the convolution and linear kernels (forward, dgrad, wgrad: their bound,
+// the longer of the FMA time of their work and the memory time of their operands; ms per step,
+// GFLOP/s, fraction of the FMA ceiling and of the bound, per preset) and one of every kernel's
+// share of the step,
 // with the time outside kernels (the tape, allocations, the ops' own code) as its own row.
 // Figures are medians over the timed steps. --json FILE writes every figure.
 //
@@ -56,11 +58,11 @@ Options parse(int argc, char** argv) {
         const bool has_value = i + 1 < argc;
         if (a == "--help" || a == "-h") {
             std::puts(
-                "dt_roofline: each kernel of a training step against the FMA ceiling\n"
+                "dt_roofline: each kernel of a training step against the FMA and memory ceilings\n"
                 "  --models LIST   shapes of BM_TrainStep (default "
                 "smallcnn,mediumcnn_k3,resnet18)\n"
                 "  --presets LIST  --impl presets or modes (default deterministic,exact)\n"
-                "  --threads N     threads for the steps and the ceiling (default 2)\n"
+                "  --threads N     threads for the steps and the ceilings (default 2)\n"
                 "  --steps N       timed steps per model and preset, after one untimed (default "
                 "3)\n"
                 "  --json FILE     also write every figure as JSON");
@@ -103,7 +105,18 @@ double median(std::vector<double> v) {
 /// One row of the tables: a kernel at one layer shape (or all calls of a kernel), per step.
 struct Row {
     std::string kernel, layer, mode;
-    double calls = 0, ms = 0, flops = 0;
+    double calls = 0, ms = 0, flops = 0, bytes = 0;
+};
+
+/// The machine's limits measured in this run.
+struct Ceilings {
+    double gflops = 0;  // FMA, at the width the kernels run
+    double gbps = 0;    // memory read bandwidth
+    /// The least time a row's work can take: its FMA time or its memory time, the longer.
+    double bound_ms(const Row& r) const { return std::max(r.flops / gflops, r.bytes / gbps) / 1e6; }
+    const char* limit(const Row& r) const {
+        return r.flops / gflops >= r.bytes / gbps ? "fma" : "memory";
+    }
 };
 
 /// Rows in first-call order from the calls of each timed step: ms and flops per step are medians
@@ -120,9 +133,13 @@ std::vector<Row> rows_of(const std::vector<std::vector<KernelCall>>& steps, bool
             const std::string key = kernel + (by_layer ? "|" + c.layer : "");
             if (!first.count(key)) {
                 order.push_back(key);
-                first[key] = Row{kernel, by_layer ? c.layer : "", c.mode, 0, 0, 0};
+                first[key] = Row{kernel, by_layer ? c.layer : "", c.mode, 0, 0, 0, 0};
             }
-            if (s == 0) first[key].calls += 1, first[key].flops += c.flops;
+            if (s == 0) {
+                first[key].calls += 1;
+                first[key].flops += c.flops;
+                first[key].bytes += c.bytes;
+            }
             step_ms[key] += c.seconds * 1e3;
         }
         for (const std::string& key : order) ms[key].push_back(step_ms[key]);
@@ -166,27 +183,29 @@ std::string fixed(double v, int digits) {
 }
 
 void print_model(const std::string& model, const dt::bench::Shape& shape, const Options& o,
-                 const std::vector<PresetRun>& runs, double ceiling) {
+                 const std::vector<PresetRun>& runs, const Ceilings& ceil) {
     std::printf("\n### %s (batch %d, %d threads)\n\nStep: ", model.c_str(), shape.batch, o.threads);
     for (std::size_t p = 0; p < runs.size(); ++p)
         std::printf("%s%s %s ms", p ? ", " : "", o.presets[p].c_str(),
                     fixed(runs[p].step_ms, 1).c_str());
-    std::printf(".\n\n| kernel | layer | calls |");
+    std::printf(".\n\n| kernel | layer | calls | limit | bound ms |");
     for (const std::string& p : o.presets)
-        std::printf(" %s ms | GFLOP/s | of ceiling |", p.c_str());
-    std::printf("\n|---|---|---|");
-    for (std::size_t p = 0; p < runs.size(); ++p) std::printf("---|---|---|");
+        std::printf(" %s ms | GFLOP/s | of FMA ceiling | of bound |", p.c_str());
+    std::printf("\n|---|---|---|---|---|");
+    for (std::size_t p = 0; p < runs.size(); ++p) std::printf("---|---|---|---|");
     std::printf("\n");
     const std::vector<Row>& base = runs[0].layers;
     for (std::size_t i = 0; i < base.size(); ++i) {
-        std::printf("| %s | %s | %.0f |", base[i].kernel.c_str(), base[i].layer.c_str(),
-                    base[i].calls);
+        const Row& b = base[i];
+        std::printf("| %s | %s | %.0f | %s | %s |", b.kernel.c_str(), b.layer.c_str(), b.calls,
+                    ceil.limit(b), fixed(ceil.bound_ms(b), 2).c_str());
         for (const PresetRun& run : runs) {
             const Row& r = run.layers.at(i);
             const double gflops = r.ms > 0 ? r.flops / (r.ms * 1e6) : 0;
-            std::printf(" %s%s | %s | %s%% |", fixed(r.ms, 2).c_str(),
+            std::printf(" %s%s | %s | %s%% | %s%% |", fixed(r.ms, 2).c_str(),
                         r.mode.empty() ? "" : (" (" + r.mode + ")").c_str(),
-                        fixed(gflops, 1).c_str(), fixed(100 * gflops / ceiling, 0).c_str());
+                        fixed(gflops, 1).c_str(), fixed(100 * gflops / ceil.gflops, 0).c_str(),
+                        fixed(r.ms > 0 ? 100 * ceil.bound_ms(r) / r.ms : 0, 0).c_str());
         }
         std::printf("\n");
     }
@@ -217,18 +236,21 @@ void print_model(const std::string& model, const dt::bench::Shape& shape, const 
     }
 }
 
-Json rows_json(const std::vector<Row>& rows, double ceiling) {
+Json rows_json(const std::vector<Row>& rows, const Ceilings& ceil) {
     Json out = Json::array();
     for (const Row& r : rows) {
         const double gflops = r.ms > 0 ? r.flops / (r.ms * 1e6) : 0;
-        out.push_back({{"kernel", r.kernel},
-                       {"layer", r.layer},
-                       {"mode", r.mode},
-                       {"calls", r.calls},
-                       {"ms", r.ms},
-                       {"gflop", r.flops / 1e9},
-                       {"gflops", gflops},
-                       {"of_ceiling", gflops / ceiling}});
+        Json row = {{"kernel", r.kernel}, {"layer", r.layer},
+                    {"mode", r.mode},     {"calls", r.calls},
+                    {"ms", r.ms},         {"gflop", r.flops / 1e9},
+                    {"gflops", gflops},   {"of_fma_ceiling", gflops / ceil.gflops}};
+        if (r.flops > 0) {
+            row["mbytes"] = r.bytes / 1e6;
+            row["limit"] = ceil.limit(r);
+            row["bound_ms"] = ceil.bound_ms(r);
+            row["of_bound"] = r.ms > 0 ? ceil.bound_ms(r) / r.ms : 0;
+        }
+        out.push_back(row);
     }
     return out;
 }
@@ -247,6 +269,7 @@ int run(int argc, char** argv) {
     // The ceiling before and after the steps, the higher of the two: a busy moment lowers one.
     std::map<int, double> peak;
     for (int b : {128, 256, 512}) peak[b] = dt::bench::fma_peak_gflops(b, o.threads);
+    const double gbps = dt::bench::read_bandwidth_gbps(o.threads);
     for (ModelRun& m : models) {
         for (const std::string& p : o.presets) {
             std::fprintf(stderr, "dt_roofline: %s %s ...\n", m.name.c_str(), p.c_str());
@@ -258,24 +281,29 @@ int run(int argc, char** argv) {
     const int bits = dt::cpu_isa() == dt::CpuIsa::kAvx512 ? 512
                      : dt::cpu_isa() == dt::CpuIsa::kAvx2 ? 256
                                                           : 128;
-    const double ceiling = peak[bits];
+    const Ceilings ceil{peak[bits], std::max(gbps, dt::bench::read_bandwidth_gbps(o.threads))};
     std::printf(
-        "FMA ceiling at %d threads, measured before and after the steps: 128-bit %s, 256-bit %s, "
-        "512-bit %s GFLOP/s. The kernels run %s, so the ceiling is %s GFLOP/s.\n",
+        "Ceilings at %d threads, measured before and after the steps (the higher): FMA 128-bit "
+        "%s, 256-bit %s, 512-bit %s GFLOP/s; the kernels run %s, so the FMA ceiling is %s "
+        "GFLOP/s. Memory read %s GB/s. A layer's bound is its work at the FMA ceiling or its "
+        "operands read once at the memory ceiling, the longer.\n",
         o.threads, fixed(peak[128], 1).c_str(), fixed(peak[256], 1).c_str(),
-        fixed(peak[512], 1).c_str(), dt::cpu_isa_name(dt::cpu_isa()), fixed(ceiling, 1).c_str());
-    Json doc = {{"threads", o.threads},
-                {"isa", dt::cpu_isa_name(dt::cpu_isa())},
-                {"ceiling_gflops",
-                 {{"128", peak[128]}, {"256", peak[256]}, {"512", peak[512]}, {"used", ceiling}}},
-                {"models", Json::array()}};
+        fixed(peak[512], 1).c_str(), dt::cpu_isa_name(dt::cpu_isa()), fixed(ceil.gflops, 1).c_str(),
+        fixed(ceil.gbps, 1).c_str());
+    Json doc = {
+        {"threads", o.threads},
+        {"isa", dt::cpu_isa_name(dt::cpu_isa())},
+        {"ceiling_gflops",
+         {{"128", peak[128]}, {"256", peak[256]}, {"512", peak[512]}, {"used", ceil.gflops}}},
+        {"read_gbps", ceil.gbps},
+        {"models", Json::array()}};
     for (const ModelRun& m : models) {
-        print_model(m.name, m.shape, o, m.runs, ceiling);
+        print_model(m.name, m.shape, o, m.runs, ceil);
         Json presets = Json::object();
         for (std::size_t p = 0; p < m.runs.size(); ++p)
             presets[o.presets[p]] = {{"step_ms", m.runs[p].step_ms},
-                                     {"layers", rows_json(m.runs[p].layers, ceiling)},
-                                     {"kernels", rows_json(m.runs[p].kernels, ceiling)}};
+                                     {"layers", rows_json(m.runs[p].layers, ceil)},
+                                     {"kernels", rows_json(m.runs[p].kernels, ceil)}};
         doc["models"].push_back(
             {{"model", m.name}, {"batch", m.shape.batch}, {"presets", presets}});
     }

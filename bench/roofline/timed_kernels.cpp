@@ -50,12 +50,15 @@ void describe(KernelCall& c, const kernels::Conv2dParams& p) {
         for (int64_t kx = 0; kx < p.kw; ++kx)
             taps += inside(ky, p.ho, p.h, p.stride, p.pad) * inside(kx, p.wo, p.w, p.stride, p.pad);
     c.flops = 2.0 * static_cast<double>(p.n * p.co * p.ci * taps);
+    c.bytes = 4.0 * static_cast<double>(p.n * p.ci * p.h * p.w + p.co * p.ci * p.kh * p.kw +
+                                        p.n * p.co * p.ho * p.wo);
     if (c.id != kernels::KernelId::conv2d_forward)
         c.mode = kernels::common::accum_mode_name(p.accum.mode);
 }
 void describe(KernelCall& c, const kernels::LinearParams& p) {
     c.layer = cross({p.n, p.in}) + ">" + std::to_string(p.out);
     c.flops = 2.0 * static_cast<double>(p.n * p.in * p.out);
+    c.bytes = 4.0 * static_cast<double>(p.n * p.in + p.out * p.in + p.n * p.out);
     if (c.id != kernels::KernelId::linear_forward)
         c.mode = kernels::common::accum_mode_name(p.accum.mode);
 }

@@ -19,6 +19,7 @@ struct KernelCall {
     double seconds = 0.0;
     std::string layer;   // conv2d: "NxCixHxW>Co kKhxKw/s", linear: "NxI>O"; empty for others
     double flops = 0.0;  // 2 per useful multiply-add of a conv2d or linear kernel; 0 for others
+    double bytes = 0.0;  // the least memory a conv2d or linear kernel moves: its operands once
     std::string mode;    // the site's accumulation mode (dgrad, wgrad); empty where none
 };
 
