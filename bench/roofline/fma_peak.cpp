@@ -5,7 +5,6 @@
 // region, so a slow thread counts.
 #include "bench/roofline/fma_peak.h"
 
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -15,12 +14,18 @@
 
 #include "engine/runtime/isa.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace dt::bench {
 
 namespace {
 
 constexpr int kChains = 12;
+using Loop = float (*)(int64_t);
 
+#if defined(__x86_64__)
 #define DT_FMA_LOOP(name, isa, vec, set1, fmadd, reduce)                    \
     __attribute__((target(isa))) float name(int64_t iters) {                \
         vec acc[kChains];                                                   \
@@ -42,8 +47,7 @@ DT_FMA_LOOP(chains256, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmadd_ps, firs
 DT_FMA_LOOP(chains512, "avx512f", __m512, _mm512_set1_ps, _mm512_fmadd_ps, first512)
 
 #undef DT_FMA_LOOP
-
-using Loop = float (*)(int64_t);
+#endif
 
 /// Seconds for `threads` threads to run `iters` iterations each.
 double run(Loop loop, int threads, int64_t iters) {
@@ -61,12 +65,14 @@ double run(Loop loop, int threads, int64_t iters) {
 }  // namespace
 
 double fma_peak_gflops(int bits, int threads, double seconds) {
-    const bool avx2 = dt::cpu_isa_supported(dt::CpuIsa::kAvx2);
-    const bool avx512 = dt::cpu_isa_supported(dt::CpuIsa::kAvx512);
+    [[maybe_unused]] const bool avx2 = dt::cpu_isa_supported(dt::CpuIsa::kAvx2);
+    [[maybe_unused]] const bool avx512 = dt::cpu_isa_supported(dt::CpuIsa::kAvx512);
     Loop loop = nullptr;
+#if defined(__x86_64__)
     if (bits == 128 && avx2) loop = chains128;
     if (bits == 256 && avx2) loop = chains256;
     if (bits == 512 && avx512) loop = chains512;
+#endif
     if (loop == nullptr) return 0.0;
     // Calibrate: grow the count until one run takes a tenth of the time asked for.
     int64_t iters = 1 << 14;
