@@ -17,6 +17,8 @@
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/atomic_add.h"
 #include "kernels/common/reduce_tree.h"
+#include "kernels/cpu/transpose_avx512.h"
+#include "kernels/cpu_isa.h"
 #include "kernels/exact_rows.h"
 
 namespace dt::kernels::cpu {
@@ -27,8 +29,8 @@ using common::AccumMode;
 using common::ExactAcc;
 using common::KahanSum;
 
-constexpr int64_t kRowBlock = 8;          // rows summed side by side (ILP only, not order)
-constexpr int64_t kParallelMin = 32768;   // elements below which one thread is faster
+constexpr int64_t kRowBlock = 8;         // rows summed side by side (ILP only, not order)
+constexpr int64_t kParallelMin = 32768;  // elements below which one thread is faster
 
 // Terms. make_row(r) returns the functor of row r = n * C + c (pointers and channel constants
 // resolved once per row); row(i, t) writes t_s(r, i) for s < S. Defined with the kernels below.
@@ -43,9 +45,58 @@ struct PlainAcc {
 // ORDER: for every row r and sum s, acc(r, s) adds t_s(r, 0), t_s(r, 1), ..., t_s(r, len - 1) in
 // index order, each row in its own accumulator; kRowBlock rows advance together only to hide add
 // latency. emit(r, acc) receives the row's S finished accumulators (from the owning thread).
+#if defined(__x86_64__)
+/// Rows r0 .. r0 + 15 in the 16 lanes of a vector: lane l carries row r0 + l and performs
+/// exactly its scalar adds (the same IEEE operations, in index order), so the bits are the
+/// scalar loop's. Row::terms16 gives, per block of up to 16 positions, one vector of terms per
+/// position (its rows' 16 x 16 blocks transposed in registers): each add advances 16 rows.
+template <int S, typename Row, typename Emit>
+__attribute__((target("avx512f"))) void row_leaves16(const Row* row, int64_t r0, int64_t len,
+                                                     Emit& emit) {
+    __m512 acc[S];
+    for (int s = 0; s < S; ++s) acc[s] = _mm512_setzero_ps();
+    for (int64_t i0 = 0; i0 < len; i0 += 16) {
+        const int64_t n = std::min<int64_t>(16, len - i0);
+        __m512 t[S][16];
+        Row::terms16(row, i0, n, t);
+        for (int64_t k = 0; k < n; ++k)  // ORDER: positions ascending, per lane (row)
+            for (int s = 0; s < S; ++s) acc[s] = _mm512_add_ps(acc[s], t[s][k]);
+    }
+    alignas(64) float sums[S][16];
+    for (int s = 0; s < S; ++s) _mm512_store_ps(sums[s], acc[s]);
+    for (int l = 0; l < 16; ++l) {
+        PlainAcc a[S];
+        for (int s = 0; s < S; ++s) a[s].v = sums[s][l];
+        emit(r0 + l, a);
+    }
+}
+#endif
+
 template <int S, typename MakeRow, typename Emit>
 void row_leaves(int64_t rows, int64_t len, MakeRow make_row, Emit emit) {
     using Row = decltype(make_row(int64_t{0}));
+#if defined(__x86_64__)
+    if (cpu_isa() == CpuIsa::kAvx512 && len > 1) {  // the path in force (tests force each one)
+        const int64_t groups = rows / 16;
+#pragma omp parallel for schedule(static) if (rows * len >= kParallelMin)
+        for (int64_t gr = 0; gr < groups; ++gr) {
+            Row row[16];
+            for (int l = 0; l < 16; ++l) row[l] = make_row(gr * 16 + l);
+            row_leaves16<S>(row, gr * 16, len, emit);
+        }
+        for (int64_t r = groups * 16; r < rows; ++r) {  // the last rows one by one
+            const Row row = make_row(r);
+            PlainAcc acc[S] = {};
+            for (int64_t i = 0; i < len; ++i) {
+                float t[S];
+                row(i, t);
+                for (int s = 0; s < S; ++s) acc[s].add(t[s]);
+            }
+            emit(r, acc);
+        }
+        return;
+    }
+#endif
     const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
 #pragma omp parallel for schedule(static) if (rows * len >= kParallelMin)
     for (int64_t b = 0; b < blocks; ++b) {
@@ -232,7 +283,8 @@ void channel_totals_local(const BatchNorm2dParams& p, float* totals, MakeRow mak
                         common::kahan_tree_combine(leaves.data() + c * S + s, N, C * S));
             return;
         }
-        case AccumMode::kExact: return;  // not here: channel_totals calls channel_totals_exact
+        case AccumMode::kExact:
+            return;  // not here: channel_totals calls channel_totals_exact
         case AccumMode::kAtomic: {
             // No ORDER on purpose: leaves land in whatever order the threads finish them.
             for (int64_t k = 0; k < C * S; ++k) totals[k] = 0.0f;
@@ -272,10 +324,29 @@ void channel_totals(const BatchNorm2dParams& p, float* totals, MakeRow make_row,
     if (p.parts != nullptr) p.parts->floats(p.parts->ctx, totals, p.C * S, p.accum);
 }
 
-// The terms of the three sums (kernels/batchnorm2d.h), one functor per row.
+// The terms of the three sums (kernels/batchnorm2d.h), one functor per row. terms16 (AVX-512):
+// the same terms for 16 rows at positions i0 .. i0 + n - 1, t[s][k] lane l = row l's term s at
+// i0 + k, the same operations lane by lane.
+#if defined(__x86_64__)
+/// v[k] lane l = p[l][i0 + k] for k < n (the rows' blocks loaded, then transposed).
+__attribute__((target("avx512f"))) inline void load16(const float* const* p, int64_t i0, int64_t n,
+                                                      __m512 v[16]) {
+    const auto m = static_cast<__mmask16>((1u << n) - 1u);
+    for (int l = 0; l < 16; ++l) v[l] = _mm512_maskz_loadu_ps(m, p[l] + i0);
+    transpose16x16(v);
+}
+#endif
 struct MeanRow {  // t = x
     const float* x;
     void operator()(int64_t i, float* t) const { t[0] = x[i]; }
+#if defined(__x86_64__)
+    __attribute__((target("avx512f"))) static void terms16(const MeanRow* r, int64_t i0, int64_t n,
+                                                           __m512 t[1][16]) {
+        const float* p[16];
+        for (int l = 0; l < 16; ++l) p[l] = r[l].x;
+        load16(p, i0, n, t[0]);
+    }
+#endif
 };
 struct VarRow {  // t = (x - mean) * (x - mean)
     const float* x;
@@ -284,6 +355,20 @@ struct VarRow {  // t = (x - mean) * (x - mean)
         const float d = x[i] - m;
         t[0] = d * d;
     }
+#if defined(__x86_64__)
+    __attribute__((target("avx512f"))) static void terms16(const VarRow* r, int64_t i0, int64_t n,
+                                                           __m512 t[1][16]) {
+        const float* p[16];
+        alignas(64) float m[16];
+        for (int l = 0; l < 16; ++l) p[l] = r[l].x, m[l] = r[l].m;
+        load16(p, i0, n, t[0]);
+        const __m512 mv = _mm512_load_ps(m);
+        for (int k = 0; k < 16; ++k) {
+            const __m512 d = _mm512_sub_ps(t[0][k], mv);
+            t[0][k] = _mm512_mul_ps(d, d);
+        }
+    }
+#endif
 };
 struct BackwardRow {  // t0 = dy, t1 = dy * ((x - mean) * invstd)
     const float* x;
@@ -294,6 +379,21 @@ struct BackwardRow {  // t0 = dy, t1 = dy * ((x - mean) * invstd)
         t[0] = g;
         t[1] = g * ((x[i] - m) * is);
     }
+#if defined(__x86_64__)
+    __attribute__((target("avx512f"))) static void terms16(const BackwardRow* r, int64_t i0,
+                                                           int64_t n, __m512 t[2][16]) {
+        const float *px[16], *pd[16];
+        alignas(64) float m[16], is[16];
+        for (int l = 0; l < 16; ++l)
+            px[l] = r[l].x, pd[l] = r[l].dy, m[l] = r[l].m, is[l] = r[l].is;
+        __m512 xv[16];
+        load16(px, i0, n, xv);
+        load16(pd, i0, n, t[0]);
+        const __m512 mv = _mm512_load_ps(m), iv = _mm512_load_ps(is);
+        for (int k = 0; k < 16; ++k)
+            t[1][k] = _mm512_mul_ps(t[0][k], _mm512_mul_ps(_mm512_sub_ps(xv[k], mv), iv));
+    }
+#endif
 };
 
 }  // namespace
@@ -343,8 +443,8 @@ void batchnorm2d_update_running(float* running_mean, float* running_var, const f
 }
 
 void batchnorm2d_backward(const float* dy, const float* x, const float* mean, const float* invstd,
-                          const float* gamma, float* dx, float* dgamma, float* dbeta,
-                          bool training, const BatchNorm2dParams& p) {
+                          const float* gamma, float* dx, float* dgamma, float* dbeta, bool training,
+                          const BatchNorm2dParams& p) {
     const int64_t C = p.C, HW = p.HW, rows = p.N * p.C;
     // totals[2c] = total(dy), totals[2c + 1] = total(dy * xhat), xhat = (x - mean) * invstd.
     // With parts, `local` keeps this part's totals (dgamma, dbeta) and `totals` those of the
@@ -353,9 +453,12 @@ void batchnorm2d_backward(const float* dy, const float* x, const float* mean, co
     PartOut<2> out;
     out.local = local.data();
     out.sink[0] = p.exact_dbeta, out.sink[1] = p.exact_dgamma;
-    channel_totals<2>(p, totals.data(), [=](int64_t r) {
-        return BackwardRow{x + r * HW, dy + r * HW, mean[r % C], invstd[r % C]};
-    }, out);
+    channel_totals<2>(
+        p, totals.data(),
+        [=](int64_t r) {
+            return BackwardRow{x + r * HW, dy + r * HW, mean[r % C], invstd[r % C]};
+        },
+        out);
     for (int64_t c = 0; c < C; ++c) {
         dbeta[c] = local[static_cast<std::size_t>(2 * c)];
         dgamma[c] = local[static_cast<std::size_t>(2 * c + 1)];

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/common/reduce_tree.h"
+#include "kernels/cpu_isa.h"
 #include "kernels/ref/batchnorm2d_ref.h"
 #include "tests/support/batchnorm_bounds.h"
 #include "tests/support/compare.h"
@@ -28,9 +29,12 @@ using VecD = std::vector<double>;
 
 // (N, C, HW): one sample, odd sizes, 8-row block tails, a SmallCNN-sized map above the
 // parallel threshold.
-const BatchNorm2dParams kCases[] = {{.N = 2, .C = 1, .HW = 1},   {.N = 1, .C = 3, .HW = 5},
-                                    {.N = 3, .C = 5, .HW = 7},   {.N = 9, .C = 2, .HW = 9},
-                                    {.N = 13, .C = 3, .HW = 25}, {.N = 16, .C = 16, .HW = 196}};
+// Rows N * C in groups of 16 and not (the AVX-512 row sums take 16 rows at a time), positions
+// HW in blocks of 16 and not, and one position per row (MediumCNN's 1x1 map).
+const BatchNorm2dParams kCases[] = {
+    {.N = 2, .C = 1, .HW = 1},  {.N = 1, .C = 3, .HW = 5},   {.N = 3, .C = 5, .HW = 7},
+    {.N = 9, .C = 2, .HW = 9},  {.N = 13, .C = 3, .HW = 25}, {.N = 16, .C = 16, .HW = 196},
+    {.N = 5, .C = 7, .HW = 16}, {.N = 20, .C = 20, .HW = 1}, {.N = 4, .C = 8, .HW = 2}};
 
 std::string describe(const BatchNorm2dParams& p) {
     return "N=" + std::to_string(p.N) + " C=" + std::to_string(p.C) + " HW=" + std::to_string(p.HW);
@@ -110,15 +114,21 @@ Inputs make_inputs(const BatchNorm2dParams& p) {
             test::uniform_floats(numel(p), -1.0f, 1.0f, test::test_seed(), 4)};
 }
 
-TEST(BatchNorm2d, CpuEqualsTheRecipeBitwise) {
-    for (const BatchNorm2dParams& p : kCases) {
-        SCOPED_TRACE(describe(p));
-        const Inputs in = make_inputs(p);
-        const std::vector<Vec> r = run_cpu(p, in.x, in.g, in.b, in.dy).all();
-        const std::vector<Vec> s = spec(p, in.x, in.g, in.b, in.dy).all();
-        for (std::size_t i = 0; i < r.size(); ++i)
-            EXPECT_TRUE(test::bitwise_equal(r[i], s[i])) << "output " << i;
+TEST(BatchNorm2d, CpuEqualsTheRecipeBitwiseOnEveryIsa) {
+    const CpuIsa saved = cpu::cpu_isa();
+    for (CpuIsa isa : kCpuIsas) {
+        if (!cpu::cpu_isa_set(isa)) continue;
+        SCOPED_TRACE(cpu::cpu_isa_name(isa));
+        for (const BatchNorm2dParams& p : kCases) {
+            SCOPED_TRACE(describe(p));
+            const Inputs in = make_inputs(p);
+            const std::vector<Vec> r = run_cpu(p, in.x, in.g, in.b, in.dy).all();
+            const std::vector<Vec> s = spec(p, in.x, in.g, in.b, in.dy).all();
+            for (std::size_t i = 0; i < r.size(); ++i)
+                EXPECT_TRUE(test::bitwise_equal(r[i], s[i])) << "output " << i;
+        }
     }
+    cpu::cpu_isa_set(saved);
 }
 
 // Bounds: a sum of L = HW + ceil(log2 N) terms errs by at most L * eps * sum|terms|; those errors
