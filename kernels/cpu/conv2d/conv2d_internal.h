@@ -7,7 +7,7 @@
 //   conv2d_dgrad_modes.cpp           conv.dgrad kahan / exact / permuted / atomic
 //   conv2d_wgrad_modes.cpp           conv.wgrad kahan / exact / permuted / atomic
 //   conv2d_wgrad_exact_tiled.cpp     conv.wgrad exact on small maps, in cache-sized tiles
-//   conv2d_wgrad_few_rows_leaf.cpp   conv.wgrad leaf of few live rows, no GEMM (AVX-512)
+//   conv2d_wgrad_direct_leaf.cpp     conv.wgrad leaf without a GEMM: few rows, small leaves
 #pragma once
 #include <omp.h>
 
@@ -208,11 +208,12 @@ void im2col_transposed_blocks(const float* x, const Geometry& g, int64_t span, f
 void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
                       float* leaf, bool parallel_gemm);
 
-/// wgrad_group_leaf's leaf without a GEMM for layers with few live rows (RL <= 32, Co = 16 or
-/// 32) on the AVX-512 path (conv2d_wgrad_few_rows_leaf.cpp): the same chains, so the same
-/// bits. False when the shape or path is not one it takes (then nothing was written).
-bool wgrad_leaf_few_rows(const float* x, const float* dy, int64_t s0, int64_t s1,
-                         const Geometry& g, float* leaf);
+/// wgrad_group_leaf's leaf without a GEMM on the AVX-512 path (conv2d_wgrad_direct_leaf.cpp):
+/// layers with few live rows (RL <= 32, Co = 16 or 32) or a leaf of at most kDirectLeafBytes
+/// (Co = 16, 32 or a multiple of 64). The same chains, so the same bits. False when the shape
+/// or path is not one it takes (then nothing was written).
+bool wgrad_leaf_direct(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
+                       float* leaf);
 
 /// dcol (RL, sc*P) = W^T dY of samples [s0, s0 + sc) on the live rows, columns j*P + q; wt = the
 /// live rows of W^T packed as A.

@@ -322,7 +322,7 @@ void im2col_transposed_blocks(const float* x, const Geometry& g, int64_t span, f
 
 void wgrad_group_leaf(const float* x, const float* dy, int64_t s0, int64_t s1, const Geometry& g,
                       float* leaf, bool parallel_gemm) {
-    if (!parallel_gemm && wgrad_leaf_few_rows(x, dy, s0, s1, g, leaf)) return;
+    if (!parallel_gemm && wgrad_leaf_direct(x, dy, s0, s1, g, leaf)) return;
     const Conv2dParams& p = *g.p;
     const int64_t per = std::max<int64_t>(1, kWgradChunkK / std::max<int64_t>(g.P, 1));
     thread_local std::vector<float> t_dy;

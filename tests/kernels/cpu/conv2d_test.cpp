@@ -56,7 +56,13 @@ const Conv2dParams kCases[] = {
     // and 25: dy's 16 x 16 transposes and a tail of positions.
     geom(20, 1, 9, 10, 16, 3, 3, 1, 1),
     geom(40, 3, 7, 6, 32, 3, 3, 1, 1),
-    geom(40, 1, 9, 9, 16, 5, 5, 2, 2),
+    geom(130, 1, 9, 9, 16, 5, 5, 2, 2),
+    // Leaves small enough for the direct wgrad leaf with more rows: Co = 32 with 36 rows,
+    // Co = 64 with 50 rows (blocks of 6), Co = 128 in two channel blocks, stride 2. Batches of
+    // two or more tree groups, so that the groups run side by side and take that path.
+    geom(40, 4, 9, 9, 32, 3, 3, 1, 1),
+    geom(70, 2, 6, 6, 64, 5, 5, 1, 2),
+    geom(130, 5, 7, 7, 128, 3, 3, 2, 1),
     // Sample chunks (P < kChunkPositions): a wgrad group split into two chained chunks, and
     // several forward/dgrad chunks with a short last one.
     geom(20, 2, 10, 9, 3, 3, 3, 1, 1),
