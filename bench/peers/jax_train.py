@@ -16,12 +16,13 @@ layout), parameters donated so that updates happen in place, and XLA's intra-op 
 usage: jax_train.py --model smallcnn|smallcnn-bn|mediumcnn|resnet18 [--kernel-size K]
                     [--threads T] [--batch B] [--steps S] [--warmup W]
 """
-import argparse
 import json
 import os
 import statistics
 import sys
 import time
+
+from peer_args import step_parser
 
 
 def xla_flags(threads):
@@ -59,14 +60,7 @@ def layers(model, k):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--kernel-size", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--steps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=3)
-    a = ap.parse_args()
+    a = step_parser(__doc__.splitlines()[0], warmup=3).parse_args()
     os.environ["XLA_FLAGS"] = xla_flags(a.threads)
     import jax  # after XLA_FLAGS: XLA reads them once, when the backend starts
     import jax.numpy as jnp

@@ -28,7 +28,6 @@ usage: pytorch_train.py --model smallcnn|smallcnn-bn|mediumcnn|resnet18 [--kerne
                         [--device cpu|cuda] [--deterministic] [--tf32]
 """
 import os
-import argparse
 import json
 import statistics
 import sys
@@ -37,6 +36,8 @@ import time
 import torch
 from torch import nn
 import torch.nn.functional as F
+
+from peer_args import step_parser
 
 
 def set_tf32(backends, allowed):
@@ -158,13 +159,7 @@ def build(model, k):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--kernel-size", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--steps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
+    ap = step_parser(__doc__.splitlines()[0], warmup=5)
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--deterministic", action="store_true")
     ap.add_argument("--tf32", action="store_true")

@@ -45,6 +45,18 @@ struct PlainAcc {
 // ORDER: for every row r and sum s, acc(r, s) adds t_s(r, 0), t_s(r, 1), ..., t_s(r, len - 1) in
 // index order, each row in its own accumulator; kRowBlock rows advance together only to hide add
 // latency. emit(r, acc) receives the row's S finished accumulators (from the owning thread).
+/// One row's leaves alone (the rows past the last full block).
+template <int S, typename Row, typename Emit>
+void one_row_leaf(const Row& row, int64_t r, int64_t len, Emit& emit) {
+    PlainAcc acc[S] = {};
+    for (int64_t i = 0; i < len; ++i) {
+        float t[S];
+        row(i, t);
+        for (int s = 0; s < S; ++s) acc[s].add(t[s]);
+    }
+    emit(r, acc);
+}
+
 #if defined(__x86_64__)
 /// Rows r0 .. r0 + 15 in the 16 lanes of a vector: lane l carries row r0 + l and performs
 /// exactly its scalar adds (the same IEEE operations, in index order), so the bits are the
@@ -84,16 +96,7 @@ void row_leaves(int64_t rows, int64_t len, MakeRow make_row, Emit emit) {
             for (int l = 0; l < 16; ++l) row[l] = make_row(gr * 16 + l);
             row_leaves16<S>(row, gr * 16, len, emit);
         }
-        for (int64_t r = groups * 16; r < rows; ++r) {  // the last rows one by one
-            const Row row = make_row(r);
-            PlainAcc acc[S] = {};
-            for (int64_t i = 0; i < len; ++i) {
-                float t[S];
-                row(i, t);
-                for (int s = 0; s < S; ++s) acc[s].add(t[s]);
-            }
-            emit(r, acc);
-        }
+        for (int64_t r = groups * 16; r < rows; ++r) one_row_leaf<S>(make_row(r), r, len, emit);
         return;
     }
 #endif
@@ -115,16 +118,7 @@ void row_leaves(int64_t rows, int64_t len, MakeRow make_row, Emit emit) {
             }
             for (int64_t j = 0; j < kRowBlock; ++j) emit(r0 + j, acc[j]);
         } else {
-            for (int64_t r = r0; r < rows; ++r) {
-                const Row row = make_row(r);
-                PlainAcc acc[S] = {};
-                for (int64_t i = 0; i < len; ++i) {
-                    float t[S];
-                    row(i, t);
-                    for (int s = 0; s < S; ++s) acc[s].add(t[s]);
-                }
-                emit(r, acc);
-            }
+            for (int64_t r = r0; r < rows; ++r) one_row_leaf<S>(make_row(r), r, len, emit);
         }
     }
 }
