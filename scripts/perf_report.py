@@ -4,8 +4,9 @@
 Sections: the machine; own GEMM vs OpenBLAS sgemm (dt_bench_vendor, OpenBLAS at its best:
 OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset for that command only); conv per kernel size x
 accumulation mode (Figure 9b counterpart); reductions per mode in GB/s; one training step per
-model x --impl preset x thread count; detrain vs PyTorch (bench/peers/compare.py) and, per
-layer, on ResNet-18's convolutions (scripts/perf_resnet_layers.py). Every
+model x --impl preset x thread count; detrain vs its peers (bench/peers/compare.py); each
+kernel of a step against the FMA and memory ceilings (dt_roofline); and, per layer,
+ResNet-18's convolutions against PyTorch's (scripts/perf_resnet_layers.py). Every
 comparison is measured in one run with A and B interleaved, so the ratios hold on a shared
 machine even when absolute times drift. Needs scripts/setup.sh --peers for the OpenBLAS and
 PyTorch sections (skipped, and said so, when missing). How to run it and read the figures:
@@ -31,7 +32,8 @@ INTRO = """\
 This page is the report `scripts/perf_report.py` writes, so a new run replaces it. It compares
 detrain's GEMM with OpenBLAS, times convolutions and reductions per accumulation mode, and
 times a training step per model, `--impl` preset and thread count. It also compares detrain
-with PyTorch, whole models and ResNet-18's convolutions. Each comparison interleaves A and B in
+with its peers on whole models and with PyTorch on ResNet-18's convolutions. It shows each
+kernel of a step against the machine's FMA and memory ceilings. Each comparison interleaves A and B in
 one run, so the ratios hold on a shared machine even when absolute times drift.
 
 ```sh
@@ -246,6 +248,14 @@ def peers_section(build, reps, quick):
     return "## detrain vs PyTorch\n\n" + out
 
 
+def roofline_section(build, quick):
+    """Each kernel of a step against the FMA and memory ceilings (bench/roofline, dt_roofline)."""
+    models = "smallcnn,mediumcnn_k3" if quick else "smallcnn,mediumcnn_k3,resnet18"
+    out = sh([os.path.join(build, "bench", "dt_roofline"), "--models", models,
+              "--presets", "deterministic,exact", "--steps", "3" if quick else "5"])
+    return "## Where a step's time goes\n\n" + out.replace("\n### ", "\n### Roofline: ")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -261,6 +271,7 @@ def main():
                       ("reductions", lambda: reduction_section(a.build, min_time)),
                       ("steps", lambda: step_section(a.build, a.quick)),
                       ("peers", lambda: peers_section(a.build, reps, a.quick)),
+                      ("roofline", lambda: roofline_section(a.build, a.quick)),
                       ("resnet layers", lambda: "" if a.quick else perf_resnet_layers.section(
                           a.build))):
         print(f"perf_report: {title} ...", file=sys.stderr)
