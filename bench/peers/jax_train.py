@@ -22,7 +22,8 @@ import statistics
 import sys
 import time
 
-from peer_args import step_parser
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from peer_args import step_parser  # noqa: E402
 
 
 def xla_flags(threads):

@@ -37,7 +37,8 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from peer_args import step_parser
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from peer_args import step_parser  # noqa: E402
 
 
 def set_tf32(backends, allowed):
