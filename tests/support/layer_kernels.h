@@ -17,6 +17,7 @@
 #include "kernels/ref/conv2d_ref.h"
 #include "kernels/ref/linear_ref.h"
 #include "tests/support/compare.h"
+#include "tests/support/isa_paths.h"
 #include "tests/support/rng.h"
 
 namespace dt::test {
@@ -90,13 +91,7 @@ inline constexpr Layer<kernels::LinearParams> kLinear{
 /// the path in force is put back afterwards.
 template <class Run>
 void expect_every_isa_gives(const LayerOutputs<float>& want, Run run) {
-    const kernels::CpuIsa saved = kernels::cpu::cpu_isa();
-    for (kernels::CpuIsa isa : kernels::kCpuIsas) {
-        if (!kernels::cpu::cpu_isa_set(isa)) continue;
-        SCOPED_TRACE(kernels::cpu::cpu_isa_name(isa));
-        expect_same_bits(run(), want);
-    }
-    kernels::cpu::cpu_isa_set(saved);
+    for_each_cpu_isa([&] { expect_same_bits(run(), want); });
 }
 
 /// got within terms * eps32 * magnitude of value, elementwise.

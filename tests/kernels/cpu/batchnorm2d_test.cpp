@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "kernels/common/reduce_tree.h"
-#include "kernels/cpu_isa.h"
 #include "kernels/ref/batchnorm2d_ref.h"
 #include "tests/support/batchnorm_bounds.h"
 #include "tests/support/compare.h"
+#include "tests/support/isa_paths.h"
 #include "tests/support/rng.h"
 #include "tests/support/threads.h"
 
@@ -115,10 +115,7 @@ Inputs make_inputs(const BatchNorm2dParams& p) {
 }
 
 TEST(BatchNorm2d, CpuEqualsTheRecipeBitwiseOnEveryIsa) {
-    const CpuIsa saved = cpu::cpu_isa();
-    for (CpuIsa isa : kCpuIsas) {
-        if (!cpu::cpu_isa_set(isa)) continue;
-        SCOPED_TRACE(cpu::cpu_isa_name(isa));
+    test::for_each_cpu_isa([] {
         for (const BatchNorm2dParams& p : kCases) {
             SCOPED_TRACE(describe(p));
             const Inputs in = make_inputs(p);
@@ -127,8 +124,7 @@ TEST(BatchNorm2d, CpuEqualsTheRecipeBitwiseOnEveryIsa) {
             for (std::size_t i = 0; i < r.size(); ++i)
                 EXPECT_TRUE(test::bitwise_equal(r[i], s[i])) << "output " << i;
         }
-    }
-    cpu::cpu_isa_set(saved);
+    });
 }
 
 // Bounds: a sum of L = HW + ceil(log2 N) terms errs by at most L * eps * sum|terms|; those errors

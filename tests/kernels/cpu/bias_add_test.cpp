@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "kernels/common/reduce_tree.h"
-#include "kernels/cpu_isa.h"
 #include "kernels/ref/bias_add_ref.h"
 #include "tests/support/compare.h"
+#include "tests/support/isa_paths.h"
 #include "tests/support/rng.h"
 
 namespace dt::kernels {
@@ -58,10 +58,7 @@ TEST(BiasAdd, ForwardIsOneAddPerElement) {
 }
 
 TEST(BiasAdd, GradMatchesTheOrderBitwiseOnEveryIsa) {
-    const CpuIsa saved = cpu::cpu_isa();
-    for (CpuIsa isa : kCpuIsas) {
-        if (!cpu::cpu_isa_set(isa)) continue;
-        SCOPED_TRACE(cpu::cpu_isa_name(isa));
+    test::for_each_cpu_isa([] {
         for (const BiasAddParams& p : kCases) {
             SCOPED_TRACE(describe(p));
             const auto dy = test::uniform_floats(p.n * p.c * p.p, -1, 1, test::test_seed(), 3);
@@ -69,8 +66,7 @@ TEST(BiasAdd, GradMatchesTheOrderBitwiseOnEveryIsa) {
             cpu::bias_add_backward(dy.data(), db.data(), p);
             EXPECT_TRUE(test::bitwise_equal(db, spec_grad(dy, p)));
         }
-    }
-    cpu::cpu_isa_set(saved);
+    });
 }
 
 TEST(BiasAdd, GradWithinTheBoundOfTheDoubleReference) {
