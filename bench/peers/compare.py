@@ -122,7 +122,8 @@ def table(results, peers):
         cells = [r["model"], str(r["batch"]), f"{r['deterministic_img_s']:.0f}",
                  f"{r['exact_img_s']:.0f}"]
         cells += [f"{r['peers'][p]['img_s']:.0f}" for p in peers]
-        cells += [r["best_peer"], f"{r['ratio_vs_best']:.2f}×", f"{r['exact_vs_det']:.2f}×"]
+        ratio = f"{r['ratio_vs_best']:.2f}×" if r["ratio_vs_best"] else "n/a"
+        cells += [r["best_peer"], ratio, f"{r['exact_vs_det']:.2f}×"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
