@@ -239,13 +239,13 @@ def peers_section(build, reps, quick):
     # Debian's python3-torch lives with the system interpreter, not necessarily this one.
     peer = "/usr/bin/python3"
     if subprocess.run([peer, "-c", "import torch"], capture_output=True).returncode != 0:
-        return "## detrain vs PyTorch\n\nSkipped: python3-torch missing (scripts/setup.sh --peers).\n"
+        return "## detrain vs its peers\n\nSkipped: python3-torch missing (scripts/setup.sh --peers).\n"
     models = "smallcnn,mediumcnn_k3" if quick else \
         "smallcnn,mediumcnn_k1,mediumcnn_k3,mediumcnn_k5,mediumcnn_k7,resnet18"
     out = sh([sys.executable, os.path.join(ROOT, "bench", "peers", "compare.py"), "--bench",
               os.path.join(build, "bench", "dt_bench"), "--reps", str(reps), "--models", models,
               "--python", peer])
-    return "## detrain vs PyTorch\n\n" + out
+    return "## detrain vs its peers\n\n" + out
 
 
 def roofline_section(build, quick):
