@@ -96,7 +96,7 @@ inline void batchnorm2d_backward(const double* dy, const double* x, const double
                                  const BatchNorm2dParams& p);
 }  // namespace ref
 
-// The float kernels, one list for both backends: cpu:: (kernels/cpu/batchnorm2d.cpp) and cuda::
+// The float kernels, one list for both backends: cpu:: (kernels/cpu/batchnorm2d/) and cuda::
 // (kernels/cuda/batchnorm2d.cu: device pointers, the engine's stream).
 //   batchnorm2d_stats           batch statistics (site bn.stats): mean, biased var and invstd
 //                               per channel.
