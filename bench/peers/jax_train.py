@@ -23,7 +23,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
-from peer_args import step_parser  # noqa: E402
+from peer_common import step_parser  # noqa: E402
 
 
 def xla_flags(threads):

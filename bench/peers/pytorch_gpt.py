@@ -34,7 +34,6 @@ import struct
 import sys
 import time
 
-import importlib.util
 import os
 
 import numpy as np
@@ -42,17 +41,10 @@ import torch
 import torch.nn.functional as F
 
 
-def _torch_models():
-    """python/detrain/torch_models.py, loaded by path: the model needs PyTorch only."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
-                        "python", "detrain", "torch_models.py")
-    spec = importlib.util.spec_from_file_location("detrain_torch_models", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from peer_common import torch_models  # noqa: E402
 
-
-GPT = _torch_models().GPT  # models/gpt.cpp layer for layer, name for name
+GPT = torch_models().GPT  # models/gpt.cpp layer for layer, name for name
 VOCAB = 256
 STEP_LR, STEP_WD = 3e-3, 0.01  # dt_gpt_step's AdamW step
 

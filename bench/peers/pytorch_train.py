@@ -3,8 +3,8 @@
 (1.13) or PyPI's 2.x in .venv-peers, for bench/peers/compare.py, which runs it interleaved with
 detrain.
 
-The models mirror models/small_cnn.cpp, models/medium_cnn.cpp and models/resnet.cpp layer for
-layer; one step = forward, cross-entropy, zero_grad, backward, Adam step (lr 4e-4) on a fixed
+The models are python/detrain/torch_models.py's (models/small_cnn.cpp, medium_cnn.cpp and
+resnet.cpp layer for layer, detrain's names); one step = forward, cross-entropy, zero_grad, backward, Adam step (lr 4e-4) on a fixed
 synthetic batch, exactly what bench/train_step_bench.cpp times for detrain. Prints one JSON object.
 
 Best settings for the peer (set by compare.py, reported in its output): torch.set_num_threads(T),
@@ -34,11 +34,10 @@ import sys
 import time
 
 import torch
-from torch import nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
-from peer_args import step_parser  # noqa: E402
+from peer_common import step_parser, torch_models  # noqa: E402
 
 
 def set_tf32(backends, allowed):
@@ -57,87 +56,6 @@ def set_tf32(backends, allowed):
     return "allow_tf32"
 
 
-def global_avgpool(x):
-    """(N, C, H, W) -> (N, C): a mean over the positions. Not F.adaptive_avg_pool2d: its CUDA
-    backward (atomicAdd) refuses torch.use_deterministic_algorithms(True) wherever ATen does not
-    turn it into a mean itself, and the --deterministic peer must run on every model."""
-    return x.mean(dim=(2, 3))
-
-
-class SmallCNN(nn.Module):
-    def __init__(self, in_ch, hw, classes, bn):
-        super().__init__()
-        chans = [16, 32, 32]
-        layers, c = [], in_ch
-        for co in chans:
-            layers.append(nn.Conv2d(c, co, 3, padding=1, bias=not bn))
-            if bn:
-                layers.append(nn.BatchNorm2d(co))
-            layers += [nn.ReLU(), nn.MaxPool2d(2, 2)]
-            c = co
-        self.features = nn.Sequential(*layers)
-        s = hw // 8
-        self.fc1 = nn.Linear(32 * s * s, 32)
-        self.fc2 = nn.Linear(32, classes)
-
-    def forward(self, x):
-        h = torch.flatten(self.features(x), 1)
-        return self.fc2(F.relu(self.fc1(h)))
-
-
-class MediumCNN(nn.Module):
-    def __init__(self, in_ch, hw, classes, k):
-        super().__init__()
-        layers, c, h = [], in_ch, hw
-        for co in [16, 32, 64, 128, 256, 512]:
-            layers += [nn.Conv2d(c, co, k, padding=k // 2, bias=False), nn.BatchNorm2d(co), nn.ReLU()]
-            if h >= 2:  # pool while the spatial size allows, as models/medium_cnn.cpp
-                layers.append(nn.MaxPool2d(2, 2))
-                h //= 2
-            c = co
-        self.features = nn.Sequential(*layers)
-        self.fc = nn.Linear(512, classes)
-
-    def forward(self, x):
-        return self.fc(global_avgpool(self.features(x)))
-
-
-class BasicBlock(nn.Module):
-    def __init__(self, cin, cout, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(cout)
-        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
-        self.shortcut = nn.Sequential()
-        if stride != 1 or cin != cout:
-            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
-                                          nn.BatchNorm2d(cout))
-
-    def forward(self, x):
-        out = F.relu(self.bn1(self.conv1(x)))
-        return F.relu(self.bn2(self.conv2(out)) + self.shortcut(x))
-
-
-class ResNet18(nn.Module):
-    """The CIFAR ResNet-18 of kuangliu/pytorch-cifar (11,173,962 parameters for 10 classes)."""
-
-    def __init__(self, in_ch, classes):
-        super().__init__()
-        self.conv1 = nn.Conv2d(in_ch, 64, 3, 1, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(64)
-        blocks, c = [], 64
-        for co, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
-            blocks += [BasicBlock(c, co, stride), BasicBlock(co, co, 1)]
-            c = co
-        self.layers = nn.Sequential(*blocks)
-        self.linear = nn.Linear(512, classes)
-
-    def forward(self, x):
-        out = self.layers(F.relu(self.bn1(self.conv1(x))))
-        return self.linear(global_avgpool(out))
-
-
 def cpu_capability():
     """The ATen kernel level in use (torch 1.13 has no public getter: read the build config)."""
     cpu = getattr(torch.backends, "cpu", None)
@@ -150,12 +68,14 @@ def cpu_capability():
 
 
 def build(model, k):
+    """detrain's model (python/detrain/torch_models.py) and its input's (channels, size)."""
+    m = torch_models()
     if model in ("smallcnn", "smallcnn-bn"):
-        return SmallCNN(1, 28, 10, model == "smallcnn-bn"), (1, 28)
+        return m.SmallCNN(1, 28, 10, model == "smallcnn-bn"), (1, 28)
     if model == "mediumcnn":
-        return MediumCNN(3, 32, 10, k), (3, 32)
+        return m.MediumCNN(3, 32, 10, k), (3, 32)
     if model == "resnet18":
-        return ResNet18(3, 10), (3, 32)
+        return m.ResNet18(3, 10), (3, 32)
     raise SystemExit(f"unknown --model {model}")
 
 

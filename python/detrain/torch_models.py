@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """detrain's models as torch.nn.Modules (models/*.cpp layer for layer, detrain's names): PyTorch
-only, no detrain import, so that bench/peers/pytorch_gpt.py loads this file on its own.
+only, no detrain import, so that the peers of bench/peers/ load this file on their own.
 detrain.torch builds, loads and saves them."""
 from __future__ import annotations
 
