@@ -177,7 +177,7 @@ std::tuple<Out, Out, Out> batchnorm_stats(const Array& x, float eps, const std::
     const Tensor t = tensor_of(x, false);
     kernels::BatchNorm2dParams p = batchnorm_params(t, eps);
     p.accum = accum_spec_for_call(ReduceSite::kBnStats);
-    Tensor mean = Tensor::zeros({p.C}), var = Tensor::zeros({p.C}), invstd = Tensor::zeros({p.C});
+    Tensor mean = Tensor::empty({p.C}), var = Tensor::empty({p.C}), invstd = Tensor::empty({p.C});
     device_kernels(t.device()).batchnorm2d_stats(t.f32(), mean.f32(), var.f32(), invstd.f32(), p);
     return {array_of(mean), array_of(var), array_of(invstd)};
 }
