@@ -7,7 +7,9 @@
 //   conv2d_dgrad_modes.cpp           conv.dgrad kahan / exact / permuted / atomic
 //   conv2d_wgrad_modes.cpp           conv.wgrad kahan / exact / permuted / atomic
 //   conv2d_wgrad_exact_tiled.cpp     conv.wgrad exact on small maps, in cache-sized tiles
+//   conv2d_wgrad_exact_direct.cpp    conv.wgrad exact in tiles of the direct leaf's chains
 //   conv2d_wgrad_direct_leaf.cpp     conv.wgrad leaf without a GEMM: few rows, small leaves
+//   conv2d_direct_chain.h            the direct leaf's chains (lanes over output channels)
 #pragma once
 #include <omp.h>
 
@@ -282,6 +284,10 @@ void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2d
 /// path (with p.exact_out: the same sums added there); false when the shape is not one it takes
 /// (then nothing was written).
 bool conv2d_wgrad_exact_tiled(const float* x, const float* dy, float* dw, const Geometry& g);
+/// The exact mode with the direct leaf's chains (conv2d_wgrad_exact_direct.cpp, AVX-512,
+/// Co = 16, 32 or a multiple of 64): the same bits; false when the shape or path is not one it
+/// takes (then nothing was written).
+bool conv2d_wgrad_exact_direct(const float* x, const float* dy, float* dw, const Geometry& g);
 void conv2d_wgrad_permuted(const float* x, const float* dy, float* dw, const Conv2dParams& p);
 void conv2d_wgrad_atomic(const float* x, const float* dy, float* dw, const Conv2dParams& p);
 void conv2d_dgrad_kahan(const float* dy, const float* w, float* dx, const Conv2dParams& p);

@@ -4,8 +4,9 @@
 // (Co, RL) over the live rows, the same bits); only the combination across samples differs. The
 // deterministic modes compute leaves in waves of kWave samples (samples across threads) and then
 // combine the wave into per-element state, slices of kSlice elements across threads; the atomic
-// mode adds each group partial into a shared buffer as soon as it is computed. The exact mode on
-// small maps takes conv2d_wgrad_exact_tiled.cpp instead (the same bits).
+// mode adds each group partial into a shared buffer as soon as it is computed. The exact mode
+// takes conv2d_wgrad_exact_direct.cpp or, on small maps, conv2d_wgrad_exact_tiled.cpp where they
+// apply (the same bits).
 #include <omp.h>
 
 #include <algorithm>
@@ -71,9 +72,8 @@ void conv2d_wgrad_kahan(const float* x, const float* dy, float* dw, const Conv2d
                 common::kahan_tree_push(slots, L, lo, hi, count);
             }
         });
-    for_each_slice(L, [&](int64_t lo, int64_t hi) {
-        common::kahan_tree_finish(slots, L, lo, hi, p.n);
-    });
+    for_each_slice(
+        L, [&](int64_t lo, int64_t hi) { common::kahan_tree_finish(slots, L, lo, hi, p.n); });
     write_wgrad(slots, dw, g, [](const common::KahanSum& k) { return common::kahan_value(k); });
 }
 
@@ -81,7 +81,8 @@ void conv2d_wgrad_kahan(const float* x, const float* dy, float* dw, const Conv2d
 // leaf, N < 2^31: no normalisation) ----
 void conv2d_wgrad_exact(const float* x, const float* dy, float* dw, const Conv2dParams& p) {
     const Geometry g(p);
-    if (conv2d_wgrad_exact_tiled(x, dy, dw, g)) return;  // (also for exact_out)
+    if (conv2d_wgrad_exact_direct(x, dy, dw, g)) return;  // (both also for exact_out)
+    if (conv2d_wgrad_exact_tiled(x, dy, dw, g)) return;
     const int64_t L = p.co * g.RL;
     thread_local std::vector<common::ExactAcc> t_acc;
     if (static_cast<int64_t>(t_acc.size()) < L) t_acc.resize(static_cast<std::size_t>(L));

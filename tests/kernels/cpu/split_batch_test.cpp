@@ -43,12 +43,15 @@ const common::AccumSpec kExact = common::accum_spec(AccumMode::kExact);
 
 TEST(SplitBatch, ConvWgradPartsAddUpToTheWholeBatch) {
     // 3x3 same on 6x6 (the tiled exact path when whole; with 48 channels, rows of several
-    // tiles), 7x7 pad 3 on 2x2 (dead taps), stride 2.
+    // tiles), 7x7 pad 3 on 2x2 (dead taps), stride 2; Co = 16 and 32: the direct exact path
+    // (the second with dead taps).
     const Conv2dParams shapes[] = {
         {.n = 7, .ci = 3, .h = 6, .w = 6, .co = 4, .kh = 3, .kw = 3, .stride = 1, .pad = 1},
         {.n = 5, .ci = 48, .h = 6, .w = 6, .co = 3, .kh = 3, .kw = 3, .stride = 1, .pad = 1},
         {.n = 5, .ci = 2, .h = 2, .w = 2, .co = 3, .kh = 7, .kw = 7, .stride = 1, .pad = 3},
-        {.n = 6, .ci = 2, .h = 9, .w = 9, .co = 5, .kh = 3, .kw = 3, .stride = 2, .pad = 0}};
+        {.n = 6, .ci = 2, .h = 9, .w = 9, .co = 5, .kh = 3, .kw = 3, .stride = 2, .pad = 0},
+        {.n = 7, .ci = 4, .h = 6, .w = 6, .co = 16, .kh = 3, .kw = 3, .stride = 1, .pad = 1},
+        {.n = 5, .ci = 2, .h = 4, .w = 4, .co = 32, .kh = 7, .kw = 7, .stride = 1, .pad = 3}};
     for (Conv2dParams p : shapes) {
         p.ho = (p.h + 2 * p.pad - p.kh) / p.stride + 1,
         p.wo = (p.w + 2 * p.pad - p.kw) / p.stride + 1;

@@ -8,7 +8,8 @@
 // sample-order, ill-conditioned and key shapes, and the contention shapes (SmallCNN's conv2 at
 // batch 128: 8 wgrad partials and 3 dgrad row partials per element; N = 32 with a 2x3 kernel:
 // two of each, which commute), Atomic's only: Recipe and Bound in every mode there would make
-// the entries 6 times slower.
+// the entries 6 times slower; last, two shapes of the exact wgrad's direct tiles (channel blocks
+// of 64, rows in blocks of 28 and a shorter one).
 // Ill-conditioned inputs make the terms exact and span 2^+-20 (wgrad: 1x1 maps and kernel,
 // x = 1, the leaves are dy; the last 32 samples negate the first 32 in another order, exact sum
 // 0) or 2^+-12 (dgrad: one output channel, dy = 1, the 25 per-tap values are the weights), with
@@ -70,7 +71,9 @@ const std::vector<Conv2dParams> kShapes = {
     geom(2, 18, 9, 9, 1, 5, 5, 1, 2),       // 21: ill-conditioned dgrad
     geom(23, 3, 8, 8, 4, 3, 3, 1, 1),       // 22: key
     geom(128, 16, 14, 14, 32, 3, 3, 1, 1),  // 23, 24: contention
-    geom(32, 8, 14, 14, 16, 2, 3, 1, 1)};
+    geom(32, 8, 14, 14, 16, 2, 3, 1, 1),
+    geom(40, 8, 6, 6, 128, 3, 3, 1, 1),  // 25, 26: exact direct tiles, 2 x 64 channels, 16
+    geom(70, 24, 5, 5, 16, 3, 3, 1, 1)};
 const Conv2dParams& at(int s) { return kShapes[static_cast<std::size_t>(s)]; }
 
 /// leaves[k * L + e], e = (o, c, ki, kj): the fma chain from +0 over positions ascending of
