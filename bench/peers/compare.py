@@ -129,11 +129,17 @@ def table(results, peers):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bench", default=os.path.join(ROOT, "build", "bench", "dt_bench"))
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--models", default="smallcnn,mediumcnn_k3,resnet18")
+    ap = argparse.ArgumentParser(description=__doc__.split("\nusage:")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", default=os.path.join(ROOT, "build", "bench", "dt_bench"),
+                    help="detrain's benchmark binary (default build/bench/dt_bench)")
+    ap.add_argument("--threads", type=int, default=2,
+                    help="threads for detrain and every peer (default 2)")
+    ap.add_argument("--reps", type=int, default=3,
+                    help="interleaved rounds per model; medians are reported (default 3)")
+    ap.add_argument("--models", default="smallcnn,mediumcnn_k3,resnet18",
+                    help="BM_TrainStep models, comma-separated (default "
+                         "smallcnn,mediumcnn_k3,resnet18)")
     ap.add_argument("--peers", default=",".join(PEERS), help="subset of " + ",".join(PEERS))
     # Debian's python3-torch is installed for the system interpreter, which need not be the
     # python3 first on PATH (nor the one running this script).
@@ -141,7 +147,7 @@ def main():
                     help="interpreter with Debian's python3-torch (default /usr/bin/python3)")
     ap.add_argument("--venv-python", default=os.path.join(ROOT, ".venv-peers", "bin", "python"),
                     help="interpreter with PyPI's torch and jax (scripts/setup.sh --peers)")
-    ap.add_argument("--json")
+    ap.add_argument("--json", help="also write every figure to this JSON file")
     a = ap.parse_args()
     for model in a.models.split(","):
         if model not in MODELS:
