@@ -3,11 +3,12 @@
 // mpirun: every process runs the same fixed sequence (no adaptive iteration counts, which would
 // let ranks disagree on how many collectives to run), each timed from a barrier to a barrier,
 // so the time is the slowest process's. Rank 0 prints one JSON object per (mode, size): median
-// and minimum seconds, the bytes a process contributes (floats: 4 n; exact accumulators: 44 n,
-// packed, engine/runtime/exact_pack.h; exact-rounded, the gradients' exchange: 44 n to the
-// reduce-scatter and 4 n / P rounded floats to the all-gather) and receives (gathered modes:
-// 4 n (P - 1); atomic and exact-accumulators: MPI's algorithm decides, at least the result;
-// exact-rounded: its ring share), and elements per second.
+// and minimum seconds, the bytes a process sends and receives, and elements per second. Bytes:
+// the fixed-order modes send every other rank its block of partials and its combined block,
+// 2 x 4 n (P - 1) / P each way; atomic and exact-accumulators hand MPI 4 n and 44 n (packed,
+// engine/runtime/exact_pack.h) and MPI's algorithm decides the rest (at least the result is
+// received); exact-rounded, the gradients' exchange, hands 44 n to the reduce-scatter and 4 n / P
+// rounded floats to the all-gather and receives its ring share.
 // On one machine the processes share its cores and memory: this measures overhead, not the
 // bandwidth of a network.
 //   mpirun -np P dt_allreduce_bench [--sizes 1000,100000,1000000] [--reps 15]
@@ -94,8 +95,9 @@ int main(int argc, char** argv) {
                 w.allreduce(buf.data(), n, spec);
             });
             const double bytes = 4.0 * static_cast<double>(n);
-            print(w, c::accum_mode_name(m), n, t, bytes,
-                  m == c::AccumMode::kAtomic ? bytes : bytes * (P - 1));
+            const double blocks = 2.0 * 4.0 * static_cast<double>((n + w.size() - 1) / w.size());
+            const double moved = m == c::AccumMode::kAtomic ? bytes : blocks * (P - 1);
+            print(w, c::accum_mode_name(m), n, t, moved, moved);
         }
         // The exact mode's own exchange: unrounded accumulators, integer sums.
         std::vector<c::ExactAcc> accs(static_cast<std::size_t>(n)), work(accs.size());

@@ -64,6 +64,23 @@ void combine_rank_partials(const float* gathered, int P, int64_t n, const c::Acc
     }
 }
 
+void combine_rank_rows(float* rows, int P, int64_t n, const c::AccumSpec& spec, float* out) {
+    if (spec.mode != c::AccumMode::kTree || P < 1) {
+        combine_rank_partials(rows, P, n, spec, out);
+        return;
+    }
+    // ORDER: T over ranks 0..P-1 bottom up: at width w = 1, 2, 4, ..., row r (r a multiple of
+    // 2w) = row r + row r + w where that row exists. Pairs, then pairs of pairs: the
+    // left-complete tree (reduce_tree.h, its blocks property), e.g. P = 3: (p0 + p1) + p2.
+    for (int w = 1; w < P; w *= 2)
+        for (int r = 0; r + w < P; r += 2 * w) {
+            float* left = rows + static_cast<int64_t>(r) * n;
+            const float* right = rows + static_cast<int64_t>(r + w) * n;
+            for (int64_t i = 0; i < n; ++i) left[i] = left[i] + right[i];
+        }
+    if (out != rows) std::copy(rows, rows + n, out);
+}
+
 namespace {
 
 /// One process: every all-reduce is the combination of one partial, so that a run of one

@@ -5,11 +5,14 @@
 // mpirun, is a world of one.
 // All-reduce of float arrays, by the site's accumulation mode (every rank gets the same bits):
 //   atomic    MPI_Allreduce(MPI_SUM) on the floats: MPI's order (topology, algorithm choice).
-//   tree      every rank's partials gathered, then per element the left-complete tree
-//             (kernels/common/reduce_tree.h) over ranks 0..P-1: identical run to run for a fixed P.
+//   tree      per element the left-complete tree (kernels/common/reduce_tree.h) over the
+//             ranks' partials 0..P-1: identical run to run for a fixed P.
 //   kahan     that tree over (partial, +0) with kahan_merge, then kahan_value.
 //   permuted  +0 + partial(o[0]) + partial(o[1]) + ..., o = permute_order(P, permute_key).
 //   exact     the exact sum of the P rounded partials, rounded once ("exact across ranks").
+// The fixed-order modes move an ordinary all-reduce's bytes: the rank that owns a block of
+// elements receives every rank's partials of it, combines them as above, and all ranks gather
+// the combined blocks (combine_rank_partials is the combination).
 // allreduce_exact sums exact accumulators before any rounding (their integer limbs, which add
 // associatively): the sum of a set of floats split over ranks in any way is the same bits for
 // any P, the guarantee the exact modes give across process counts. They travel packed (44 bytes,
@@ -59,5 +62,10 @@ bool mpi_built();
 /// into out[0 .. n): what allreduce does after an all-gather, on every rank alike.
 void combine_rank_partials(const float* gathered, int P, int64_t n,
                            const kernels::common::AccumSpec& spec, float* out);
+
+/// combine_rank_partials with leave to overwrite the rows: the same bits, and in the tree mode
+/// no buffer of its own (the tree's pairs added in place, a level at a time).
+void combine_rank_rows(float* rows, int P, int64_t n, const kernels::common::AccumSpec& spec,
+                       float* out);
 
 }  // namespace dt

@@ -47,14 +47,16 @@ void shard(int r, int P, int64_t* lo, int64_t* hi) {
     *hi = kTerms * (r + 1) / P;
 }
 
-std::vector<float> partials_of(int r, int P) {  // the shard's sequential sums, per element
+/// The shard's sequential sums, per element (elements e0 .. e0 + n - 1 of the terms).
+std::vector<float> partials_of(int r, int P, int64_t n = kElems, int64_t e0 = 0) {
     int64_t lo, hi;
     shard(r, P, &lo, &hi);
-    std::vector<float> out(kElems);
-    for (int64_t e = 0; e < kElems; ++e) {
+    std::vector<float> out(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t e = e0 + i;
         float s = 0.0f;
         for (int64_t k = lo; k < hi; ++k) s = s + term(e, k);
-        out[static_cast<std::size_t>(e)] = s;
+        out[static_cast<std::size_t>(i)] = s;
     }
     return out;
 }
@@ -112,27 +114,32 @@ TEST(Collective, RoundedExactSumsGiveTheSameBitsForAnyProcessCount) {
 }
 
 TEST(Collective, RankCombinationsFollowTheirOrder) {
+    // Sizes below P, not a multiple of P, and larger: the exchange cuts the elements into one
+    // block per rank (the last padded), which must change no element's combination.
     Collective& w = world();
     const int P = w.size();
-    std::vector<float> gathered;  // every rank's partials, computed here for all ranks
-    for (int r = 0; r < P; ++r) {
-        const std::vector<float> p = partials_of(r, P);
-        gathered.insert(gathered.end(), p.begin(), p.end());
-    }
-    for (const c::AccumSpec spec :
-         {c::accum_spec(c::AccumMode::kTree), c::accum_spec(c::AccumMode::kKahan),
-          c::accum_spec(c::AccumMode::kPermuted, 77), c::accum_spec(c::AccumMode::kExact)}) {
-        SCOPED_TRACE(c::accum_mode_name(spec.mode));
-        std::vector<float> mine = partials_of(w.rank(), P);
-        w.allreduce(mine.data(), kElems, spec);
-        std::vector<float> want(kElems);
-        combine_rank_partials(gathered.data(), P, kElems, spec, want.data());
-        for (int64_t e = 0; e < kElems; ++e)
-            EXPECT_TRUE(same_bits(mine[e], want[e])) << "element " << e << ", P = " << P;
-        if (spec.mode == c::AccumMode::kTree) {  // the tree over ranks 0..P-1, spelled out
-            for (int64_t e = 0; e < kElems; ++e)
-                EXPECT_TRUE(
-                    same_bits(mine[e], c::reduce_tree_combine(gathered.data() + e, P, kElems)));
+    for (const int64_t n : {int64_t{1}, int64_t{2}, kElems, int64_t{1001}}) {
+        const int64_t e0 = n == kElems ? 0 : 100;  // other elements' terms for the other sizes
+        std::vector<float> gathered;  // every rank's partials, computed here for all ranks
+        for (int r = 0; r < P; ++r) {
+            const std::vector<float> p = partials_of(r, P, n, e0);
+            gathered.insert(gathered.end(), p.begin(), p.end());
+        }
+        for (const c::AccumSpec spec :
+             {c::accum_spec(c::AccumMode::kTree), c::accum_spec(c::AccumMode::kKahan),
+              c::accum_spec(c::AccumMode::kPermuted, 77), c::accum_spec(c::AccumMode::kExact)}) {
+            SCOPED_TRACE(std::string(c::accum_mode_name(spec.mode)) + ", n = " + std::to_string(n));
+            std::vector<float> mine = partials_of(w.rank(), P, n, e0);
+            w.allreduce(mine.data(), n, spec);
+            std::vector<float> want(static_cast<std::size_t>(n));
+            combine_rank_partials(gathered.data(), P, n, spec, want.data());
+            for (int64_t e = 0; e < n; ++e)
+                EXPECT_TRUE(same_bits(mine[e], want[e])) << "element " << e << ", P = " << P;
+            if (spec.mode == c::AccumMode::kTree) {  // the tree over ranks 0..P-1, spelled out
+                for (int64_t e = 0; e < n; ++e)
+                    EXPECT_TRUE(
+                        same_bits(mine[e], c::reduce_tree_combine(gathered.data() + e, P, n)));
+            }
         }
     }
 }
