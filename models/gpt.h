@@ -64,6 +64,7 @@ class GPT : public Model {
     Tensor forward_cached(const std::vector<int64_t>& tokens, GptCache& cache);
     const ModelConfig& config() const { return cfg_; }
     int64_t rows_per_sample() const override { return cfg_.context; }
+    bool ties_parameters() const override { return true; }  // wte: the embedding and the head
 
  private:
     /// Attention of block l from its qkv rows (M, 3C) -> (M, C).

@@ -22,6 +22,10 @@ Conv2d::Conv2d(const ParamAdder& add, const std::string& name, int in_channels, 
 
 Tensor Conv2d::forward(const Tensor& x) const { return conv2d(x, weight, bias, opt); }
 
+int64_t Conv2d::out_extent(int64_t in) const {
+    return (in + 2 * opt.padding - weight.shape()[2]) / opt.stride + 1;
+}
+
 // ---- Linear ----
 
 Linear::Linear(const ParamAdder& add, const std::string& name, int in_features,

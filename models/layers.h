@@ -31,6 +31,8 @@ class Conv2d {
            int kernel, int stride, int padding, bool bias);
     /// x (N, Ci, H, W) -> (N, Co, Ho, Wo).
     Tensor forward(const Tensor& x) const;
+    /// Ho for an input of H rows (Wo likewise): (H + 2 padding - kernel) / stride + 1.
+    int64_t out_extent(int64_t in) const;
 
     Tensor weight;
     Tensor bias;  // undefined when the layer has no bias (a BatchNorm follows)

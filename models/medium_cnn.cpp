@@ -23,6 +23,7 @@ MediumCNN::MediumCNN(const ModelConfig& cfg) : Model("mediumcnn"), cfg_(cfg) {
     for (int i = 0; i < 6; ++i) {
         const std::string n = std::to_string(i + 1);
         conv_[i] = Conv2d(add, "conv" + n, in, kChannels[i], k, 1, k / 2, /*bias=*/false);
+        note_conv_positions(int64_t{h} * w);  // 'same' padding: the input's size
         bn_[i] = BatchNorm2d(add, "bn" + n, kChannels[i]);
         pool_[i] = std::min(h, w) >= 2;
         if (pool_[i]) {

@@ -63,6 +63,9 @@ class Model {
     /// Rows of logits per sample: 1 for a classifier, T for a language model (a loss row per
     /// token; a split batch's loss divides by the whole batch's rows).
     virtual int64_t rows_per_sample() const { return 1; }
+    /// True when a trainable tensor is used by two ops of a step (a tied embedding and head):
+    /// its two gradients are added before the processes' parts meet.
+    virtual bool ties_parameters() const { return false; }
 
     const std::string& name() const { return name_; }
     /// Every parameter and buffer in canonical order.
@@ -81,14 +84,22 @@ class Model {
     /// storage on `device` whose contents init() then writes in full; nothing is copied.
     void place_for_init(Device device);
     Device device() const;  // of the parameters (cpu for a model without any)
+    /// Positions (Ho * Wo) of every convolution's output at the configured input size, in
+    /// forward order (empty without convolutions): conv.wgrad's tree leaves group samples by
+    /// this (conv2d_tree_group), which decides whether a split batch keeps the tree's bits
+    /// (engine/runtime/allreduce_plan.h).
+    const std::vector<int64_t>& conv_positions() const { return conv_positions_; }
 
  protected:
     explicit Model(std::string name) : name_(std::move(name)) {}
     Tensor& add_param(NamedParam p);
+    /// Records a convolution's output positions (constructors, in forward order).
+    void note_conv_positions(int64_t positions) { conv_positions_.push_back(positions); }
     std::vector<NamedParam> params_;
 
  private:
     std::string name_;
+    std::vector<int64_t> conv_positions_;
 };
 
 /// Builds one of the reference models; throws ValueError for an unknown name or bad size.

@@ -40,12 +40,21 @@ ResNet18::ResNet18(const ModelConfig& cfg) : Model("resnet18"), cfg_(cfg) {
     ParamAdder add = [this](NamedParam p) { return add_param(std::move(p)); };
     conv1_ = Conv2d(add, "conv1", cfg.in_channels, 64, 3, 1, 1, false);
     bn1_ = BatchNorm2d(add, "bn1", 64);
+    int64_t h = conv1_.out_extent(cfg.height), w = conv1_.out_extent(cfg.width);
+    note_conv_positions(h * w);
     int in = 64;
     for (int l = 0; l < 4; ++l) {
         for (int j = 0; j < 2; ++j) {
             const int stride = (l > 0 && j == 0) ? 2 : 1;
             const std::string p = "layer" + std::to_string(l + 1) + "." + std::to_string(j);
             blocks_.push_back(make_block(add, p, in, kWidths[l], stride));
+            const BasicBlock& b = blocks_.back();
+            const int64_t bh = b.conv1.out_extent(h), bw = b.conv1.out_extent(w);
+            note_conv_positions(bh * bw);  // conv1, conv2 ('same'), the shortcut's 1x1
+            note_conv_positions(bh * bw);
+            if (b.projection)
+                note_conv_positions(b.shortcut_conv.out_extent(h) * b.shortcut_conv.out_extent(w));
+            h = bh, w = bw;
             in = kWidths[l];
         }
     }

@@ -17,9 +17,13 @@ SmallCNN::SmallCNN(const ModelConfig& cfg, bool batchnorm)
     check_model_config(name(), cfg, 8);  // three 2x2 pools need H, W >= 8
     ParamAdder add = [this](NamedParam p) { return add_param(std::move(p)); };
     int in = cfg.in_channels;
+    int64_t h = cfg.height, w = cfg.width;
     for (int i = 0; i < 3; ++i) {
         const std::string n = std::to_string(i + 1);
         conv_[i] = Conv2d(add, "conv" + n, in, kChannels[i], 3, 1, 1, /*bias=*/!batchnorm);
+        h = conv_[i].out_extent(h), w = conv_[i].out_extent(w);
+        note_conv_positions(h * w);
+        h /= 2, w /= 2;  // the 2x2 pool
         if (batchnorm) bn_[i] = BatchNorm2d(add, "bn" + n, kChannels[i]);
         in = kChannels[i];
     }

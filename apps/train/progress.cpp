@@ -108,6 +108,9 @@ void Progress::start(const TrainConfig& c, const RunInfo& info) {
                  c.batch_size, c.eval_batch_size, optimizer_text(c).c_str(),
                  schedule_text(c).c_str(), c.threads, cpu_isa_name(cpu_isa()),
                  device_text(c).c_str(), c.out.c_str());
+    if (!info.allreduce.empty())
+        std::fprintf(out_, "  processes  %d, allreduce %s\n", info.processes,
+                     info.allreduce.c_str());
     std::fprintf(out_, "  noise      (every switch in effect; docs/noise.md)\n");
     for (const std::string& line : describe_noise(c.noise)) {
         std::fprintf(out_, "    %s\n", line.c_str());

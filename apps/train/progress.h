@@ -40,6 +40,8 @@ struct RunInfo {
     int64_t steps_per_epoch = 0;
     int64_t num_parameters = 0;
     std::string init_perturb;  // --init-perturb: "conv1.weight[0]: <before> -> <after>", or ""
+    int processes = 1;         // of a data-parallel run
+    std::string allreduce;     // engine/runtime/allreduce_plan.h: its kind, and why for tree-gather
 };
 
 class Progress {

@@ -77,6 +77,8 @@ nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
     j["device"] = r.device;
     j["processes"] = r.processes;
     j["micro_batch"] = cfg.micro_batch;
+    j["allreduce"] = r.allreduce;
+    j["allreduce_why"] = r.allreduce_why.empty() ? Json(nullptr) : Json(r.allreduce_why);
     j["bytes_sent_per_step"] = r.bytes_sent_per_step;
     j["dataset"] = Json{{"name", cfg.dataset},
                         {"dir", cfg.data_dir},

@@ -8,6 +8,7 @@
 #include "apps/train/trainer_trace.h"
 #include "datasets/sampler.h"
 #include "engine/core/error.h"
+#include "engine/noise/noise_config.h"
 #include "engine/noise/reduce_sites.h"
 #include "engine/ops/softmax_xent.h"
 
@@ -41,6 +42,22 @@ SplitPlan split_plan(int64_t B, int rank, int P, int64_t micro_batch) {
         }
     }
     return plan;
+}
+
+AllreducePlan allreduce_plan_of(const TrainConfig& cfg, const BatchLoader& loader,
+                                const Model& model, int P) {
+    SplitShape s;
+    s.processes = P;
+    const int64_t n = loader.num_batches();
+    if (n > 0) s.batch_sizes = {loader.batch_rows(0), loader.batch_rows(n - 1)};
+    for (const int64_t B : s.batch_sizes)
+        s.micro_steps = std::max(s.micro_steps, micro_steps(B, P, cfg.micro_batch));
+    s.rows_per_sample = model.rows_per_sample();
+    for (const NamedParam& p : model.params())
+        s.batchnorm = s.batchnorm || p.role == ParamRole::kBnRunningMean;
+    s.sync_batchnorm = cfg.sync_bn == "on";
+    s.tied_parameters = model.ties_parameters();
+    return plan_allreduce(s, reduce_site_specs(cfg.noise), model.conv_positions());
 }
 
 void check_split(const BatchLoader& loader, int P, int64_t micro_batch) {

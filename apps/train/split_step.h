@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/runtime/allreduce_plan.h"
 #include "apps/train/train_config.h"
 #include "datasets/loader.h"
 #include "engine/runtime/batch_split.h"
@@ -33,6 +34,10 @@ SplitPlan split_plan(int64_t B, int rank, int P, int64_t micro_batch);
 /// Checks split_plan for every batch size the loader makes (the full and the last batch) before
 /// training starts.
 void check_split(const BatchLoader& loader, int P, int64_t micro_batch);
+/// What combining the parts guarantees (allreduce_plan.h) for a run of P processes: its batch
+/// sizes from the loader, micro-batches and batch-norm sync from cfg, leaves from the model.
+AllreducePlan allreduce_plan_of(const TrainConfig& cfg, const BatchLoader& loader,
+                                const Model& model, int P);
 
 /// One step on batch b of epoch e as this process's share: loads its rows, runs every
 /// micro-batch's forward (training mode) and backward (backward_checked) and completes the

@@ -298,8 +298,14 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
                      data.train.num_classes,
                      train_loader.num_batches(),
                      r.model->num_trainable(),
-                     perturb_note};
+                     perturb_note,
+                     world().size(),
+                     ""};
     r.num_parameters = r.info.num_parameters;
+    r.processes = world().size();
+    const AllreducePlan plan = allreduce_plan_of(cfg, train_loader, *r.model, r.processes);
+    r.allreduce = plan.kind, r.allreduce_why = plan.why;
+    r.info.allreduce = plan.why.empty() ? plan.kind : str(plan.kind, " (", plan.why, ")");
     progress.start(cfg, r.info);
 
     TrainPosition pos;
@@ -322,7 +328,6 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     const int64_t steps_before = pos.global_step;
     // Processes of a data-parallel run and micro-batches split every batch (split_step.h).
     std::unique_ptr<BatchSplit> split;
-    r.processes = world().size();
     if (r.processes > 1 || cfg.micro_batch > 0) {
         check_split(train_loader, r.processes, cfg.micro_batch);
         split = std::make_unique<BatchSplit>(r.model->trainable(), world(), cfg.sync_bn == "on");

@@ -43,10 +43,11 @@ struct TrainResult {
     // run is not finished (no final evaluation: the fields below are empty). 0: finished.
     int64_t stopped_after = 0;
     int threads = 0;
-    std::string isa;  // GEMM instruction set used: scalar | avx2 | avx512
-    std::string device;  // where it trained: cpu | cuda
-    int processes = 1;   // of a data-parallel run (mpirun -np P)
-    double bytes_sent_per_step = 0;  // a process's payload to collectives (0: no split)
+    std::string isa;                       // GEMM instruction set used: scalar | avx2 | avx512
+    std::string device;                    // where it trained: cpu | cuda
+    int processes = 1;                     // of a data-parallel run (mpirun -np P)
+    std::string allreduce, allreduce_why;  // engine/runtime/allreduce_plan.h
+    double bytes_sent_per_step = 0;        // a process's payload to collectives (0: no split)
 
     // ---- final evaluation (test split, data-set order) ----
     double test_accuracy = 0;                // fraction in [0, 1]

@@ -2,9 +2,10 @@
 // `mpirun -np P detrain train` end to end (issue 21), each test starting mpiexec itself: under
 // exact accumulation P = 1..4 processes give the weights (and epoch losses) of the run without
 // mpirun, for SmallCNN, SmallCNN-BN (batch-norm statistics synchronised) and GPT, with
-// micro-batches too; tree is identical run to run for a fixed P (and differs between P: not a
-// given); rank 0 alone writes; a killed rank ends the whole job, and the restart command resumes it
-// at another process count with the uninterrupted run's weights.
+// micro-batches too; tree is identical run to run for a fixed P, and gives the single process's
+// weights where the run says "tree-invariant" (engine/runtime/allreduce_plan.h); rank 0 alone writes; a
+// killed rank ends the whole job, and the restart command resumes it at another process count with
+// the uninterrupted run's weights.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -27,8 +28,8 @@ using dt::test::CliRun;
 
 class DataParallel : public dt::test::DetrainSuite<DataParallel> {
  public:
-    // 200 training samples in batches of 32: six full batches and a last one of 8 (>= 4 ranks).
-    static constexpr dt::test::SyntheticRoot kRoot{"detrain-dp", 200, 40};
+    // 232 training samples in batches of 32: seven full batches and a last one of 8 (>= 4 ranks).
+    static constexpr dt::test::SyntheticRoot kRoot{"detrain-dp", 232, 40};
 
  protected:
     /// `detrain train <flags>` into root/<out>, under mpiexec with P processes (P = 0: without).
@@ -119,6 +120,37 @@ TEST_F(DataParallel, TreeIsIdenticalRunToRunForAFixedProcessCount) {
     // Per-process partials are rounded before they are combined: another P, other bits.
     expect_ok(train(0, "tree-single", flags));
     EXPECT_NE(result("tree-a").at("weights_sha256"), result("tree-single").at("weights_sha256"));
+}
+
+TEST_F(DataParallel, TreeGivesTheSingleProcessWeightsWhereItSaysTreeInvariant) {
+    // Batches of 128: shares of 128, 64 and 32 samples are whole power-of-two blocks of every
+    // site's leaves (SmallCNN's conv.wgrad groups 16 and 32 samples); 128 does not split in 3.
+    for (const std::string model : {"smallcnn", "smallcnn-bn"}) {
+        SCOPED_TRACE(model);
+        const std::string flags =
+            "--model " + model + " --impl deterministic --batch-size 128 --limit-train 128";
+        expect_ok(train(0, "inv-" + model, flags));
+        EXPECT_EQ(result("inv-" + model).at("allreduce"), "tree-invariant");
+        for (int P : {1, 2, 4}) {
+            SCOPED_TRACE("P = " + std::to_string(P));
+            const std::string out = "inv-" + model + "-np" + std::to_string(P);
+            expect_ok(train(P, out, flags));
+            EXPECT_EQ(result(out).at("allreduce"), "tree-invariant");
+            expect_same("inv-" + model, out);
+        }
+        expect_ok(train(3, "inv-" + model + "-np3", flags));
+        const nlohmann::json r3 = result("inv-" + model + "-np3");
+        EXPECT_EQ(r3.at("allreduce"), "tree-gather");
+        EXPECT_NE(r3.at("allreduce_why").get<std::string>().find("does not split evenly"),
+                  std::string::npos);
+    }
+    // 224 samples: a last batch of 96, shares of 48 samples, three conv.wgrad leaves of 16.
+    expect_ok(train(2, "inv-last96",
+                    "--model smallcnn --impl deterministic --batch-size 128"
+                    " --limit-train 224"));
+    const nlohmann::json r = result("inv-last96");
+    EXPECT_EQ(r.at("allreduce"), "tree-gather");
+    EXPECT_NE(r.at("allreduce_why").get<std::string>().find("48 samples"), std::string::npos);
 }
 
 TEST_F(DataParallel, BatchNormWithoutSyncNormalisesEachPartOnItsOwn) {
