@@ -72,13 +72,15 @@ void combine_rank_rows(float* rows, int P, int64_t n, const c::AccumSpec& spec, 
     // ORDER: T over ranks 0..P-1 bottom up: at width w = 1, 2, 4, ..., row r (r a multiple of
     // 2w) = row r + row r + w where that row exists. Pairs, then pairs of pairs: the
     // left-complete tree (reduce_tree.h, its blocks property), e.g. P = 3: (p0 + p1) + p2.
+    // The last pair (row 0 and the top half) is written straight to out.
+    if (P == 1 && out != rows) std::copy(rows, rows + n, out);
     for (int w = 1; w < P; w *= 2)
         for (int r = 0; r + w < P; r += 2 * w) {
-            float* left = rows + static_cast<int64_t>(r) * n;
+            const float* left = rows + static_cast<int64_t>(r) * n;
             const float* right = rows + static_cast<int64_t>(r + w) * n;
-            for (int64_t i = 0; i < n; ++i) left[i] = left[i] + right[i];
+            float* dst = r == 0 && 2 * w >= P ? out : rows + static_cast<int64_t>(r) * n;
+            for (int64_t i = 0; i < n; ++i) dst[i] = left[i] + right[i];
         }
-    if (out != rows) std::copy(rows, rows + n, out);
 }
 
 namespace {

@@ -85,12 +85,13 @@ class MpiWorld final : public Collective {
         check(MPI_Alltoall(send, count(block), MPI_FLOAT, parts, count(block), MPI_FLOAT,
                            MPI_COMM_WORLD),
               "MPI_Alltoall (partials to their block's rank)");
-        float* combined = grow(combined_, padded);
+        // Whole blocks: the combined block lands in data itself, gathered there in place.
+        float* combined = padded == n ? data : grow(combined_, padded);
         combine_rank_rows(parts, size_, block, spec, combined + block * rank_);
         check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, combined, count(block), MPI_FLOAT,
                             MPI_COMM_WORLD),
               "MPI_Allgather (combined blocks)");
-        std::copy(combined, combined + n, data);
+        if (combined != data) std::copy(combined, combined + n, data);
     }
 
     void allreduce_exact(c::ExactAcc* accs, int64_t n) override {
