@@ -12,6 +12,7 @@
 #include "apps/common/version.h"
 #include "apps/train/checkpoint.h"
 #include "apps/train/progress.h"
+#include "apps/train/rank_agreement.h"
 #include "apps/train/run_outputs.h"
 #include "apps/train/train_config.h"
 #include "apps/train/train_data.h"
@@ -94,7 +95,8 @@ int run_train_command(const CLI::App& train, TrainConfig& cfg,
         cfg = replay_config(cfg.replay, record, cfg, given_flags(train));
         notes = replay_notes(cfg, record);
     }
-    if (!finalized) finalize_train_config(cfg);
+    if (!finalized) finalize_train_config(cfg, rank0_entropy);  // `random`: rank 0's draws
+    check_same_on_every_rank("the run", run_fingerprint(cfg));
     check_text_corpus(cfg, cfg.data_dir);  // a bad corpus fails before anything is written
     check_init_from(cfg);                  // so does a weights file of another model
     // A data-parallel run (mpirun -np P): every process trains, rank 0 alone reports and writes.

@@ -13,6 +13,7 @@
 #include "apps/train/batches_ahead.h"
 #include "apps/train/checkpoint.h"
 #include "apps/train/evaluation.h"
+#include "apps/train/rank_agreement.h"
 #include "apps/train/split_step.h"
 #include "apps/train/train_data.h"
 #include "apps/train/train_hooks.h"
@@ -277,6 +278,8 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
         io::prepare_output_dir(cfg.out);  // checkpoints
 
     const DatasetSplits data = load_splits(cfg, cfg.data_dir);
+    if (world().size() > 1)  // every process trains on the same bytes
+        check_same_on_every_rank("the data", data_fingerprint(data.train, data.test));
     const Normalization norm =
         cfg.normalize == "standard" ? channel_statistics(data.train) : Normalization{};
     const BatchLoader train_loader(data.train, train_loader_config(cfg, norm));

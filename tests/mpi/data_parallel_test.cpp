@@ -3,9 +3,10 @@
 // exact accumulation P = 1..4 processes give the weights (and epoch losses) of the run without
 // mpirun, for SmallCNN, SmallCNN-BN (batch-norm statistics synchronised) and GPT, with
 // micro-batches too; tree is identical run to run for a fixed P, and gives the single process's
-// weights where the run says "tree-invariant" (engine/runtime/allreduce_plan.h); rank 0 alone writes; a
-// killed rank ends the whole job, and the restart command resumes it at another process count with
-// the uninterrupted run's weights.
+// weights where the run says "tree-invariant" (engine/runtime/allreduce_plan.h); rank 0 alone
+// writes; `random` seeds are rank 0's, and a rank started with other flags ends the job; a killed
+// rank ends the whole job, and the restart command resumes it at another process count with the
+// uninterrupted run's weights.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -151,6 +152,21 @@ TEST_F(DataParallel, TreeGivesTheSingleProcessWeightsWhereItSaysTreeInvariant) {
     const nlohmann::json r = result("inv-last96");
     EXPECT_EQ(r.at("allreduce"), "tree-gather");
     EXPECT_NE(r.at("allreduce_why").get<std::string>().find("48 samples"), std::string::npos);
+}
+
+TEST_F(DataParallel, RanksDrawRandomSeedsTogetherAndStopOnOtherFlags) {
+    // `random` seeds: rank 0 draws them for every process. (Each drawing its own, the ranks
+    // would train on other batches; the agreement check would end the job.)
+    expect_ok(train(2, "agree-random", "--model smallcnn --seed random --epochs 1"));
+    EXPECT_TRUE(result("agree-random").at("config").at("seed") == "random");
+    // Rank 1 started with another --lr (a two-program launch): the job ends naming the flag.
+    const std::string a = train_args("agree-lr") + " --model smallcnn --epochs 1";
+    const CliRun r =
+        detrain(a + " --lr 1e-3 : -np 1 " + std::string(DT_DETRAIN_EXE) + " " + a + " --lr 2e-3",
+                str_launch(1));
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE((r.out + r.err).find("the run differs from rank 0's: flags.lr"), std::string::npos)
+        << r.err;
 }
 
 TEST_F(DataParallel, BatchNormWithoutSyncNormalisesEachPartOnItsOwn) {
