@@ -7,8 +7,8 @@
 // the fixed-order modes send every other rank its block of partials and its combined block,
 // 2 x 4 n (P - 1) / P each way; atomic and exact-accumulators hand MPI 4 n and 44 n (packed,
 // engine/runtime/exact_pack.h) and MPI's algorithm decides the rest (at least the result is
-// received); exact-rounded, the gradients' exchange, hands 44 n to the reduce-scatter and 4 n / P
-// rounded floats to the all-gather and receives its ring share.
+// received); exact-rounded, the gradients' exchange, reports what it handed MPI (12 bytes per
+// element where the values fit int64 windows, 48 where not), of which (P - 1) / P leaves.
 // On one machine the processes share its cores and memory: this measures overhead, not the
 // bandwidth of a network.
 //   mpirun -np P dt_allreduce_bench [--sizes 1000,100000,1000000] [--reps 15]
@@ -112,10 +112,11 @@ int main(int argc, char** argv) {
         const double bytes = 44.0 * static_cast<double>(n);
         print(w, "exact-accumulators", n, t, bytes, bytes);
         // The gradients' exchange: only the rounded sums (reduce-scatter, round, all-gather).
-        const Timing tr =
-            time_it(w, reps, [&] { w.allreduce_exact_rounded(accs.data(), n, buf.data()); });
-        const double share = static_cast<double>((n + w.size() - 1) / w.size());
-        print(w, "exact-rounded", n, tr, bytes + 4.0 * share, (bytes + 4.0 * n) * (P - 1) / P);
+        int64_t handed = 0;
+        const Timing tr = time_it(
+            w, reps, [&] { handed = w.allreduce_exact_rounded(accs.data(), n, buf.data()); });
+        const double moved = static_cast<double>(handed) * (P - 1) / P;
+        print(w, "exact-rounded", n, tr, moved, moved);
     }
     return 0;
 }

@@ -18,10 +18,8 @@ namespace {
 thread_local BatchSplit* t_current = nullptr;
 
 // What a process contributes per element (bytes_sent): a packed accumulator (exact_pack.h) to
-// an all-reduce; a packed accumulator to the reduce-scatter and its share of rounded floats to
-// the all-gather of allreduce_exact_rounded.
+// an all-reduce; the gradients' exchange reports its own (allreduce_exact_rounded).
 constexpr int64_t kAccBytes = sizeof(PackedExactAcc);
-constexpr int64_t kRoundedAccBytes = sizeof(PackedExactAcc) + sizeof(float);
 
 // The accumulators of a parameter live in an int64 tensor on its device, kExactAccWords
 // elements each (exact_round.h): all-zero bytes are exact_init's state, and the struct has no
@@ -125,8 +123,8 @@ float BatchSplit::finish(const c::AccumSpec& grad_spec) {
     std::vector<float>& rounded = rounded_;  // the exchanged sums, rounded once
     rounded.resize(ex.size());
     if (exchange_accs && !ex.empty()) {
-        ranks_.allreduce_exact_rounded(ex.data(), static_cast<int64_t>(ex.size()), rounded.data());
-        bytes_sent_ += kRoundedAccBytes * static_cast<int64_t>(ex.size());
+        bytes_sent_ += ranks_.allreduce_exact_rounded(ex.data(), static_cast<int64_t>(ex.size()),
+                                                      rounded.data());
     }
     std::size_t at = 0;
     for (std::size_t i = 0; i < params_.size(); ++i) {

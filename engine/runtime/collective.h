@@ -17,8 +17,11 @@
 // associatively): the sum of a set of floats split over ranks in any way is the same bits for
 // any P, the guarantee the exact modes give across process counts. They travel packed (44 bytes,
 // engine/runtime/exact_pack.h). allreduce_exact_rounded gives only the rounded sums (gradients):
-// a reduce-scatter of the packed accumulators, each rank rounds its share, an all-gather of the
-// floats (44 + 4 bytes per element instead of an all-reduce of 44).
+// per window of 64 elements the ranks agree on a bit range (an all-reduce of three ints); where
+// every rank's value fits an int64 with room for the sum, value >> lo is reduce-scattered with
+// MPI_SUM on integers, each rank rounds its share, and the floats are all-gathered: 8 + 4 bytes
+// per element. Windows too wide, or holding an infinity or NaN, go as packed accumulators
+// (44 + 4 bytes).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -42,8 +45,9 @@ class Collective {
     /// accs[0 .. n) = the exact sum over ranks (normalised; limbs added, specials or'ed).
     virtual void allreduce_exact(kernels::common::ExactAcc* accs, int64_t n) = 0;
     /// out[0 .. n) = exact_value of the exact sum over ranks of accs[0 .. n) (rounded once).
-    virtual void allreduce_exact_rounded(const kernels::common::ExactAcc* accs, int64_t n,
-                                         float* out) = 0;
+    /// Returns the bytes this process handed to MPI (0 for a world of one).
+    virtual int64_t allreduce_exact_rounded(const kernels::common::ExactAcc* accs, int64_t n,
+                                            float* out) = 0;
     /// bytes from rank `root` to every rank.
     virtual void broadcast(void* data, std::size_t bytes, int root) = 0;
     virtual void barrier() = 0;

@@ -103,26 +103,96 @@ class MpiWorld final : public Collective {
         for (int64_t i = 0; i < n; ++i) accs[i] = exact_unpack(packed[i]);
     }
 
-    void allreduce_exact_rounded(const c::ExactAcc* accs, int64_t n, float* out) override {
-        if (n <= 0) return;
-        // Blocks of `block` elements, one per rank (the last ones padded with the all-zero
-        // packed form, the empty accumulator): rank r sums and rounds block r, then every rank
-        // gathers every block's floats.
+    int64_t allreduce_exact_rounded(const c::ExactAcc* accs, int64_t n, float* out) override {
+        if (n <= 0) return 0;
+        // Windows: per block of kWindow elements, over every rank, the least set bit of the
+        // accumulators' values, a bound on their bits and whether one holds an infinity or NaN
+        // (one MPI_MAX of -lo, hi, special). A block whose values fit int64s with room for P of
+        // them (compact) travels as value >> lo, summed by MPI_SUM on integers: exact in any
+        // order, 8 bytes instead of a packed accumulator's 44. The other blocks go packed.
+        // One pass over the accumulators: each value as an int64 above its own least bit
+        // (own_lo), where it fits; the window then only shifts it.
+        const int64_t blocks = (n + kWindow - 1) / kWindow;
+        int32_t* meta = grow(meta_, 3 * blocks);
+        int64_t* own = grow(own_, n);
+        int32_t* own_lo = grow(own_lo_, n);
+        for (int64_t b = 0; b < blocks; ++b) {
+            int32_t lo = INT32_MAX, hi = 0, special = 0;
+            for (int64_t i = b * kWindow; i < std::min(n, (b + 1) * kWindow); ++i) {
+                c::ExactAcc a = accs[i];
+                c::exact_normalise(a);
+                special |= a.special != 0u ? 1 : 0;
+                const ExactBits e = exact_bits(a);
+                own[i] = 0, own_lo[i] = 0;
+                if (e.zero) continue;
+                lo = std::min(lo, e.lo), hi = std::max(hi, e.hi);
+                if (e.hi - e.lo <= 63) own[i] = exact_shifted(a, e.lo), own_lo[i] = e.lo;
+            }
+            meta[3 * b] = -lo, meta[3 * b + 1] = hi, meta[3 * b + 2] = special;
+        }
+        check(MPI_Allreduce(MPI_IN_PLACE, meta, count(3 * blocks), MPI_INT32_T, MPI_MAX,
+                            MPI_COMM_WORLD),
+              "MPI_Allreduce (exact windows)");
+        int head = 0;  // ceil(log2 P): bits P values may add
+        while ((1 << head) < size_) ++head;
+        auto empty = [&](int64_t b) { return meta[3 * b] == -INT32_MAX; };  // zeros only
+        auto compact = [&](int64_t b) {
+            return meta[3 * b + 2] == 0 && (empty(b) || meta[3 * b + 1] + meta[3 * b] + head <= 62);
+        };
         const int64_t block = (n + size_ - 1) / size_, padded = block * size_;
+        int64_t* vals = grow(vals_, padded);
+        std::vector<int64_t>& wide = wide_;
+        wide.clear();
+        for (int64_t b = 0; b < blocks; ++b) {
+            const int64_t i0 = b * kWindow, i1 = std::min(n, i0 + kWindow);
+            for (int64_t i = i0; i < i1; ++i) {
+                vals[i] = 0;
+                if (!compact(b))
+                    wide.push_back(i);
+                else if (own[i] != 0)  // hi - window lo <= 62: the shift keeps it exact
+                    vals[i] = own[i] * (int64_t{1} << (own_lo[i] + meta[3 * b]));
+            }
+        }
+        std::fill(vals + n, vals + padded, 0);
+        int64_t* mine = grow(mine64_, block);
+        check(MPI_Reduce_scatter_block(vals, mine, count(block), MPI_INT64_T, MPI_SUM,
+                                       MPI_COMM_WORLD),
+              "MPI_Reduce_scatter_block (compact exact sums)");
+        float* rounded = grow(rounded_, padded);
+        for (int64_t k = 0; k < block; ++k) {  // the one rounding
+            const int64_t i = block * rank_ + k, b = i / kWindow;
+            rounded[i] =
+                i < n && compact(b) && !empty(b) ? exact_value_scaled(mine[k], -meta[3 * b]) : 0.0f;
+        }
+        check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rounded, count(block), MPI_FLOAT,
+                            MPI_COMM_WORLD),
+              "MPI_Allgather (rounded exact sums)");
+        std::copy(rounded, rounded + n, out);
+        const int64_t sent = 12 * blocks + (8 + 4) * n;
+        return sent + (wide.empty() ? 0 : rounded_packed(accs, wide, out));
+    }
+
+    /// out[w[j]] = exact_value of the sum over ranks of accs[w[j]], packed accumulators summed by
+    /// detrain's MPI op: blocks of the list, one per rank, each summed and rounded by its rank,
+    /// then gathered. Returns the bytes this rank handed to MPI.
+    int64_t rounded_packed(const c::ExactAcc* accs, const std::vector<int64_t>& w, float* out) {
+        const int64_t m = static_cast<int64_t>(w.size());
+        const int64_t block = (m + size_ - 1) / size_, padded = block * size_;
         PackedExactAcc* packed = grow(packed_, padded);
-        for (int64_t i = 0; i < n; ++i) packed[i] = exact_pack(accs[i]);
-        std::fill(packed + n, packed + padded, PackedExactAcc{});
+        for (int64_t j = 0; j < m; ++j) packed[j] = exact_pack(accs[w[j]]);
+        std::fill(packed + m, packed + padded, PackedExactAcc{});  // the empty accumulator
         PackedExactAcc* mine = grow(mine_, block);
         check(MPI_Reduce_scatter_block(packed, mine, count(block), packed_type_, packed_sum_,
                                        MPI_COMM_WORLD),
               "MPI_Reduce_scatter_block (exact accumulators)");
-        float* rounded = grow(rounded_, padded);
+        float* rounded = grow(wide_rounded_, padded);
         for (int64_t k = 0; k < block; ++k)  // the one rounding
             rounded[block * rank_ + k] = c::exact_value(exact_unpack(mine[k]));
         check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rounded, count(block), MPI_FLOAT,
                             MPI_COMM_WORLD),
               "MPI_Allgather (rounded exact sums)");
-        std::copy(rounded, rounded + n, out);
+        for (int64_t j = 0; j < m; ++j) out[w[j]] = rounded[j];
+        return static_cast<int64_t>(sizeof(PackedExactAcc)) * m + 4 * block;
     }
 
     void broadcast(void* data, std::size_t bytes, int root) override {
@@ -171,6 +241,12 @@ class MpiWorld final : public Collective {
     std::vector<PackedExactAcc> packed_, mine_;  // buffers of the exact exchanges
     std::vector<float> rounded_;
     std::vector<float> send_, parts_, combined_;  // buffers of the fixed-order float exchange
+    static constexpr int64_t kWindow = 64;        // elements per window of the compact exchange
+    std::vector<int32_t> meta_;                   // the windows: -lo, hi, special per block
+    std::vector<int64_t> vals_, mine64_, wide_;   // compact values, their sums, wide elements
+    std::vector<float> wide_rounded_;
+    std::vector<int64_t> own_;     // values above their own least bit
+    std::vector<int32_t> own_lo_;  // that bit
 };
 
 }  // namespace

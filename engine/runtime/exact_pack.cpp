@@ -1,9 +1,96 @@
 // SPDX-License-Identifier: MIT
 #include "engine/runtime/exact_pack.h"
 
+#include <cstring>
+
 namespace dt {
 
 namespace c = kernels::common;
+
+namespace {
+
+/// 32-bit digit k (k >= 0) of a normalised accumulator's two's-complement value: limbs 0..7,
+/// then limb 8's two halves, then its sign.
+uint64_t digit(const c::ExactAcc& a, int k) {
+    if (k < c::kExactLimbs - 1) return static_cast<uint64_t>(a.limb[k]) & 0xffffffffu;
+    const auto top = static_cast<uint64_t>(a.limb[c::kExactLimbs - 1]);
+    if (k == c::kExactLimbs - 1) return top & 0xffffffffu;
+    if (k == c::kExactLimbs) return top >> 32;
+    return a.limb[c::kExactLimbs - 1] < 0 ? 0xffffffffu : 0u;
+}
+
+}  // namespace
+
+ExactBits exact_bits(const c::ExactAcc& a) {
+    // Limbs 0..7 are digits in [0, 2^32); limb 8 carries the signed rest (normalised).
+    constexpr int kTop = c::kExactLimbs - 1;
+    ExactBits b;
+    const int64_t top = a.limb[kTop];
+    int k = 0;
+    while (k < kTop && a.limb[k] == 0) ++k;
+    if (k < kTop) {
+        b.lo = 32 * k + __builtin_ctzll(static_cast<uint64_t>(a.limb[k]));
+    } else if (top != 0) {
+        b.lo = 32 * kTop + __builtin_ctzll(static_cast<uint64_t>(top));
+    } else {
+        return b;  // zero
+    }
+    b.zero = false;
+    // hi: the bit length of the value, or for a negative one of its complement ~v = -v - 1,
+    // plus one (|v| = ~v + 1 <= 2^length).
+    const bool negative = top < 0;
+    const uint64_t t = static_cast<uint64_t>(negative ? ~top : top);
+    int length = 0;
+    if (t != 0) {
+        length = 32 * kTop + 64 - __builtin_clzll(t);
+    } else {
+        const uint64_t flip = negative ? 0xffffffffu : 0u;
+        for (int j = kTop - 1; j >= 0; --j) {
+            const uint64_t d = static_cast<uint64_t>(a.limb[j]) ^ flip;
+            if (d != 0) {
+                length = 32 * j + 64 - __builtin_clzll(d);
+                break;
+            }
+        }
+    }
+    b.hi = length + (negative ? 1 : 0);
+    return b;
+}
+
+int64_t exact_shifted(const c::ExactAcc& a, int32_t lo) {
+    const int k = lo / 32;
+    const unsigned __int128 w = static_cast<unsigned __int128>(digit(a, k)) |
+                                (static_cast<unsigned __int128>(digit(a, k + 1)) << 32) |
+                                (static_cast<unsigned __int128>(digit(a, k + 2)) << 64);
+    return static_cast<int64_t>(static_cast<uint64_t>(w >> (lo % 32)));
+}
+
+float exact_value_scaled(int64_t s, int32_t lo) {
+    if (s == 0) return 0.0f;  // exact_value's +0
+    // ORDER: the one rounding: s to 24 bits (RNE), then a power of two that only moves the
+    // exponent, where the result is a normal float.
+    const float f = static_cast<float>(s);
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    const int64_t e = static_cast<int64_t>((u >> 23) & 0xffu) + lo - 149;
+    if (e >= 1 && e <= 254) {
+        u = (u & 0x807fffffu) | (static_cast<uint32_t>(e) << 23);
+        float out;
+        std::memcpy(&out, &u, sizeof out);
+        return out;
+    }
+    if (e > 254) return s < 0 ? -__builtin_inff() : __builtin_inff();  // beyond the range
+    // Subnormal results: the accumulator, then exact_value's own rounding. s * 2^lo below 2^-126
+    // means lo < 127: every limb index below is in range.
+    c::ExactAcc acc;
+    c::exact_init(acc);
+    const int k = lo / 32;
+    const __int128 v = static_cast<__int128>(s) * (static_cast<__int128>(1) << (lo % 32));
+    acc.limb[k] += static_cast<int64_t>(static_cast<uint64_t>(v) & 0xffffffffu);
+    acc.limb[k + 1] += static_cast<int64_t>(static_cast<uint64_t>(v >> 32) & 0xffffffffu);
+    acc.limb[k + 2] += static_cast<int64_t>(v >> 64);
+    return c::exact_value(acc);
+}
 
 void exact_packed_merge(const PackedExactAcc* in, PackedExactAcc* inout, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {

@@ -48,4 +48,24 @@ inline kernels::common::ExactAcc exact_unpack(const PackedExactAcc& p) {
 /// inout[i] = the packed sum of in[i] and inout[i], for i < n.
 void exact_packed_merge(const PackedExactAcc* in, PackedExactAcc* inout, int64_t n);
 
+// ---- the compact exchange: a normalised accumulator's value as an int64 in a bit window ----
+// Most gradients' exact sums span few bits: value = s * 2^lo (units of 2^-149) with s well below
+// 2^62. Ranks agree on a window per block of elements, send s as an int64 and MPI adds them
+// (MPI_SUM on integers: exact, any order), and the owner rounds s * 2^lo once.
+
+/// A normalised accumulator's bits: lo its value's lowest set bit, |value| < 2^hi; zero: the
+/// value is 0 (lo and hi unset).
+struct ExactBits {
+    int32_t lo = 0, hi = 0;
+    bool zero = true;
+};
+ExactBits exact_bits(const kernels::common::ExactAcc& normalised);
+
+/// The value of a normalised accumulator divided by 2^lo, as an int64: exact when lo is at most
+/// exact_bits(a).lo and exact_bits(a).hi - lo <= 63.
+int64_t exact_shifted(const kernels::common::ExactAcc& normalised, int32_t lo);
+
+/// exact_value of s * 2^lo (units of 2^-149, lo in [0, 287)), rounded once.
+float exact_value_scaled(int64_t s, int32_t lo);
+
 }  // namespace dt

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -90,23 +91,40 @@ TEST(Collective, ExactAccumulatorsGiveTheSameBitsForAnyProcessCount) {
     }
 }
 
-// Only the rounded sums (the gradients' exchange): a reduce-scatter over blocks of elements,
-// the last ones padded, then an all-gather; also with fewer elements than processes.
+/// Terms by runs of 64 elements, the exchange's windows: sums that fit an int64 window at
+/// several scales, sums in the subnormal range, sums that overflow to infinity, the wide sums of
+/// term() (2^-54 .. 2^102), and then narrow sums with an infinity or a NaN here and there.
+float window_term(int64_t e, int64_t k) {
+    const int64_t run = e / 64;
+    if (run == 3) return term(e, k);
+    const c::Philox4 r =
+        c::philox_draw(12, c::RngStream::kTest, static_cast<uint64_t>(k), static_cast<uint32_t>(e));
+    const float u = c::uniform01(r.v[0]) - 0.5f;
+    if (run == 1) return std::ldexp(u, -130);
+    if (run == 2) return std::ldexp(u, 120 + static_cast<int>(e % 8));
+    if (run == 4 && e % 7 == 0 && k == 3) return std::numeric_limits<float>::infinity();
+    if (run == 4 && e % 11 == 0 && k == 5) return std::numeric_limits<float>::quiet_NaN();
+    return std::ldexp(u, static_cast<int>(e % 9) - 4);
+}
+
+// Only the rounded sums (the gradients' exchange): int64 windows where the sums fit, packed
+// accumulators where not, a reduce-scatter over blocks of elements (the last ones padded), then
+// an all-gather; also with fewer elements than processes.
 TEST(Collective, RoundedExactSumsGiveTheSameBitsForAnyProcessCount) {
     Collective& w = world();
     int64_t lo, hi;
     shard(w.rank(), w.size(), &lo, &hi);
-    for (int64_t n : {kElems, int64_t{1}, int64_t{2}}) {
+    for (int64_t n : {int64_t{300}, int64_t{1}, int64_t{2}}) {
         std::vector<c::ExactAcc> accs(static_cast<std::size_t>(n));
         for (int64_t e = 0; e < n; ++e) {
             c::exact_init(accs[e]);
-            for (int64_t k = lo; k < hi; ++k) c::exact_add(accs[e], term(e, k));
+            for (int64_t k = lo; k < hi; ++k) c::exact_add(accs[e], window_term(e, k));
         }
         std::vector<float> out(static_cast<std::size_t>(n), -1.0f);
         w.allreduce_exact_rounded(accs.data(), n, out.data());
         for (int64_t e = 0; e < n; ++e) {
             std::vector<float> all(kTerms);
-            for (int64_t k = 0; k < kTerms; ++k) all[k] = term(e, k);
+            for (int64_t k = 0; k < kTerms; ++k) all[k] = window_term(e, k);
             EXPECT_TRUE(same_bits(out[e], c::exact_sum(all.data(), kTerms)))
                 << "element " << e << " of " << n << " on rank " << w.rank() << " of " << w.size();
         }

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -114,6 +115,49 @@ TEST(ExactPack, ThePackedSumIsTheExactSumInAnyOrderAndGrouping) {
         EXPECT_TRUE(same_bits(c::exact_value(exact_unpack(left)), c::exact_sum(all.data(), kTerms)))
             << seed;
     }
+}
+
+/// Sums of a few floats of one sign mix and scale: narrow ones (a window of 63 bits holds them)
+/// from the subnormal range to near overflow.
+c::ExactAcc narrow_acc(uint64_t seed, int scale) {
+    c::ExactAcc a;
+    c::exact_init(a);
+    for (uint64_t k = 0; k < 5; ++k) {
+        const c::Philox4 r = c::philox_draw(seed, c::RngStream::kTest, k, 3);
+        c::exact_add(a, std::ldexp(c::uniform01(r.v[0]) - 0.3f, scale - static_cast<int>(k % 3)));
+    }
+    c::exact_normalise(a);
+    return a;
+}
+
+TEST(ExactPack, ShiftedValuesRoundAsTheAccumulator) {
+    // exact_bits bounds the value; value >> lo for any lo up to its least bit, summed as
+    // integers and rounded by exact_value_scaled, is exact_value of the sum: normal results,
+    // subnormal ones (scale -140) and overflow to infinity (scale 127).
+    for (int scale : {-140, -126, -20, 0, 30, 100, 126, 127}) {
+        for (uint64_t seed = 1; seed < 40; ++seed) {
+            const c::ExactAcc a = narrow_acc(seed, scale), b = narrow_acc(seed + 1000, scale);
+            const ExactBits ea = exact_bits(a), eb = exact_bits(b);
+            ASSERT_FALSE(ea.zero);
+            const int32_t lo = std::min(ea.lo, eb.lo), hi = std::max(ea.hi, eb.hi);
+            ASSERT_LE(hi - lo, 61) << scale << " " << seed;
+            for (int32_t shift : {lo, std::max(0, lo - 5)}) {
+                EXPECT_TRUE(same_bits(exact_value_scaled(exact_shifted(a, shift), shift),
+                                      c::exact_value(a)))
+                    << "scale " << scale << " seed " << seed << " shift " << shift;
+                c::ExactAcc sum = a;
+                c::exact_merge(sum, b);
+                EXPECT_TRUE(same_bits(
+                    exact_value_scaled(exact_shifted(a, shift) + exact_shifted(b, shift), shift),
+                    c::exact_value(sum)))
+                    << "scale " << scale << " seed " << seed << " shift " << shift;
+            }
+        }
+    }
+    c::ExactAcc zero;
+    c::exact_init(zero);
+    EXPECT_TRUE(exact_bits(zero).zero);
+    EXPECT_TRUE(same_bits(exact_value_scaled(0, 17), 0.0f));
 }
 
 }  // namespace
