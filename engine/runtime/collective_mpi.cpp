@@ -14,6 +14,7 @@
 
 #include "engine/runtime/collective.h"
 #include "engine/runtime/exact_pack.h"
+#include "engine/runtime/message_check.h"
 
 namespace dt {
 
@@ -42,6 +43,14 @@ class MpiWorld final : public Collective {
                             MPI_UINT32_T, &packed_type_);
         MPI_Type_commit(&packed_type_);
         MPI_Op_create(&packed_sum, /*commute=*/1, &packed_sum_);
+        // Test-only: DT_TEST_FAULT="RANK:corrupt" or "RANK:truncate" spoils a block this rank
+        // sends (spoil below), to test that the receivers find it.
+        if (const char* f = std::getenv("DT_TEST_FAULT"); f != nullptr) {
+            const std::string v(f);
+            const std::size_t colon = v.find(':');
+            if (colon != std::string::npos && std::atoi(v.substr(0, colon).c_str()) == rank_)
+                fault_ = v.substr(colon + 1) == "truncate" ? 2 : 1;
+        }
         std::atexit([] {
             int done = 0;
             MPI_Finalized(&done);
@@ -82,15 +91,20 @@ class MpiWorld final : public Collective {
             send = copy;
         }
         float* parts = grow(parts_, padded);  // P rows of `block`: row r from rank r
+        const uint64_t* expected =
+            send_checks(send, block,
+                        [](const float* v, int64_t m, int64_t at) { return word_check(v, m, at); });
+        spoil(const_cast<float*>(send), block);
         check(MPI_Alltoall(send, count(block), MPI_FLOAT, parts, count(block), MPI_FLOAT,
                            MPI_COMM_WORLD),
               "MPI_Alltoall (partials to their block's rank)");
+        for (int r = 0; r < size_; ++r)
+            verify(word_check(parts + r * block, block, block * rank_) == expected[r], r,
+                   "partials");
         // Whole blocks: the combined block lands in data itself, gathered there in place.
         float* combined = padded == n ? data : grow(combined_, padded);
         combine_rank_rows(parts, size_, block, spec, combined + block * rank_);
-        check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, combined, count(block), MPI_FLOAT,
-                            MPI_COMM_WORLD),
-              "MPI_Allgather (combined blocks)");
+        gather_checked(combined, block, "combined sums");
         if (combined != data) std::copy(combined, combined + n, data);
     }
 
@@ -155,18 +169,23 @@ class MpiWorld final : public Collective {
         }
         std::fill(vals + n, vals + padded, 0);
         int64_t* mine = grow(mine64_, block);
+        const uint64_t* parts = send_checks(
+            vals, block,
+            [](const int64_t* v, int64_t m, int64_t at) { return word_check(v, m, at); });
+        spoil(vals, block);
         check(MPI_Reduce_scatter_block(vals, mine, count(block), MPI_INT64_T, MPI_SUM,
                                        MPI_COMM_WORLD),
               "MPI_Reduce_scatter_block (compact exact sums)");
+        uint64_t want = 0;  // linear: the sum's checksum is the sum of the parts'
+        for (int r = 0; r < size_; ++r) want += parts[r];
+        verify(word_check(mine, block, block * rank_) == want, -1, "compact exact sums");
         float* rounded = grow(rounded_, padded);
         for (int64_t k = 0; k < block; ++k) {  // the one rounding
             const int64_t i = block * rank_ + k, b = i / kWindow;
             rounded[i] =
                 i < n && compact(b) && !empty(b) ? exact_value_scaled(mine[k], -meta[3 * b]) : 0.0f;
         }
-        check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rounded, count(block), MPI_FLOAT,
-                            MPI_COMM_WORLD),
-              "MPI_Allgather (rounded exact sums)");
+        gather_checked(rounded, block, "rounded exact sums");
         std::copy(rounded, rounded + n, out);
         const int64_t sent = 12 * blocks + (8 + 4) * n;
         return sent + (wide.empty() ? 0 : rounded_packed(accs, wide, out));
@@ -182,15 +201,19 @@ class MpiWorld final : public Collective {
         for (int64_t j = 0; j < m; ++j) packed[j] = exact_pack(accs[w[j]]);
         std::fill(packed + m, packed + padded, PackedExactAcc{});  // the empty accumulator
         PackedExactAcc* mine = grow(mine_, block);
+        const uint64_t* parts = send_checks(
+            packed, block,
+            [](const PackedExactAcc* v, int64_t m, int64_t at) { return packed_check(v, m, at); });
         check(MPI_Reduce_scatter_block(packed, mine, count(block), packed_type_, packed_sum_,
                                        MPI_COMM_WORLD),
               "MPI_Reduce_scatter_block (exact accumulators)");
+        uint64_t want = 0;  // values mod 2^61 - 1 add as the values do
+        for (int r = 0; r < size_; ++r) want = check_prime_add(want, parts[r]);
+        verify(packed_check(mine, block, block * rank_) == want, -1, "exact accumulators");
         float* rounded = grow(wide_rounded_, padded);
         for (int64_t k = 0; k < block; ++k)  // the one rounding
             rounded[block * rank_ + k] = c::exact_value(exact_unpack(mine[k]));
-        check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rounded, count(block), MPI_FLOAT,
-                            MPI_COMM_WORLD),
-              "MPI_Allgather (rounded exact sums)");
+        gather_checked(rounded, block, "rounded exact sums");
         for (int64_t j = 0; j < m; ++j) out[w[j]] = rounded[j];
         return static_cast<int64_t>(sizeof(PackedExactAcc)) * m + 4 * block;
     }
@@ -229,6 +252,59 @@ class MpiWorld final : public Collective {
         return v.data();
     }
 
+    /// The checksum of each block of `block` elements this rank sends (block c to rank c),
+    /// exchanged so that each rank holds the P checksums of the blocks it receives, by sender.
+    template <class T, class Check>
+    const uint64_t* send_checks(const T* send, int64_t block, const Check& check_of) {
+        uint64_t* out = grow(checks_out_, size_);
+        uint64_t* in = grow(checks_in_, size_);
+        for (int r = 0; r < size_; ++r) out[r] = check_of(send + r * block, block, block * r);
+        check(MPI_Alltoall(out, 1, MPI_UINT64_T, in, 1, MPI_UINT64_T, MPI_COMM_WORLD),
+              "MPI_Alltoall (checksums)");
+        return in;
+    }
+
+    /// MPI_Allgather of the blocks in place, each checked against its sender's checksum.
+    void gather_checked(float* all, int64_t block, const char* what) {
+        uint64_t mine = word_check(all + block * rank_, block, block * rank_);
+        uint64_t* sums = grow(checks_in_, size_);
+        check(MPI_Allgather(&mine, 1, MPI_UINT64_T, sums, 1, MPI_UINT64_T, MPI_COMM_WORLD),
+              "MPI_Allgather (checksums)");
+        check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, count(block), MPI_FLOAT,
+                            MPI_COMM_WORLD),
+              what);
+        for (int r = 0; r < size_; ++r)
+            verify(word_check(all + block * r, block, block * r) == sums[r], r, what);
+    }
+
+    /// Ends the job when a received block does not match its checksum (from rank `from`, or
+    /// from the reduction of every rank's, -1): no sum made from it is used.
+    void verify(bool ok, int from, const char* what) {
+        if (ok) return;
+        abort(std::string("the ") + what +
+              (from >= 0 ? " from rank " + std::to_string(from) : std::string(" summed by MPI")) +
+              " arrived corrupted or cut short (checksum mismatch); no result was used (check "
+              "the network or the hosts' memory, then rerun with --resume)");
+    }
+
+    /// The test-only fault (DT_TEST_FAULT): the block this rank sends to the next rank gets a
+    /// flipped bit, or for truncate loses its second half (zeros, as a message cut short), once,
+    /// after its checksum was taken; a block it cannot change (all zeros) waits for the next.
+    template <class T>
+    void spoil(T* send, int64_t block) {
+        if (fault_ == 0 || size_ == 1 || block == 0) return;
+        unsigned char* b = reinterpret_cast<unsigned char*>(send + ((rank_ + 1) % size_) * block);
+        const std::size_t bytes = static_cast<std::size_t>(block) * sizeof(T);
+        if (fault_ == 1) {
+            b[0] ^= 0x10u;
+        } else {
+            const std::size_t half = bytes / 2;
+            if (std::all_of(b + half, b + bytes, [](unsigned char u) { return u == 0; })) return;
+            std::fill(b + half, b + bytes, static_cast<unsigned char>(0));
+        }
+        fault_ = 0;
+    }
+
     /// The MPI reduction of packed exact accumulators: inout = in + inout.
     static void packed_sum(void* in, void* inout, int* len, MPI_Datatype*) {
         exact_packed_merge(static_cast<const PackedExactAcc*>(in),
@@ -245,6 +321,8 @@ class MpiWorld final : public Collective {
     std::vector<int32_t> meta_;                   // the windows: -lo, hi, special per block
     std::vector<int64_t> vals_, mine64_, wide_;   // compact values, their sums, wide elements
     std::vector<float> wide_rounded_;
+    std::vector<uint64_t> checks_out_, checks_in_;  // checksums of the blocks sent, received
+    int fault_ = 0;  // DT_TEST_FAULT on this rank: 1 corrupt, 2 truncate, 0 none (or spent)
     std::vector<int64_t> own_;     // values above their own least bit
     std::vector<int32_t> own_lo_;  // that bit
 };

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "engine/runtime/message_check.h"
+
 namespace dt {
 
 namespace c = kernels::common;
@@ -20,6 +22,36 @@ uint64_t digit(const c::ExactAcc& a, int k) {
 }
 
 }  // namespace
+
+namespace {
+
+/// x mod M for M = 2^61 - 1 (x < 2^122).
+uint64_t mod_prime(unsigned __int128 x) {
+    uint64_t r = static_cast<uint64_t>(x & kCheckPrime) + static_cast<uint64_t>(x >> 61);
+    r = (r & kCheckPrime) + (r >> 61);
+    return r >= kCheckPrime ? r - kCheckPrime : r;
+}
+
+}  // namespace
+
+uint64_t packed_check(const PackedExactAcc* p, int64_t n, int64_t first) {
+    uint64_t s = 0;
+    for (int64_t k = 0; k < n; ++k) {
+        // The value sum_j digit_j 2^(32 j) mod M, digits 0..7 and the signed top limb.
+        const c::ExactAcc a = exact_unpack(p[k]);
+        uint64_t v = 0, pow = 1;  // 2^(32 j) mod M
+        for (int j = 0; j + 1 < c::kExactLimbs; ++j) {
+            v = check_prime_add(v, mod_prime(static_cast<unsigned __int128>(a.limb[j]) * pow));
+            pow = mod_prime(static_cast<unsigned __int128>(pow) << 32);
+        }
+        const int64_t top = a.limb[c::kExactLimbs - 1];
+        const uint64_t t = mod_prime(static_cast<unsigned __int128>(top < 0 ? -top : top) * pow);
+        v = top < 0 ? check_prime_add(v, t == 0 ? 0 : kCheckPrime - t) : check_prime_add(v, t);
+        const uint64_t w = check_weight(first + k) % kCheckPrime;
+        s = check_prime_add(s, mod_prime(static_cast<unsigned __int128>(w) * v));
+    }
+    return s;
+}
 
 ExactBits exact_bits(const c::ExactAcc& a) {
     // Limbs 0..7 are digits in [0, 2^32); limb 8 carries the signed rest (normalised).

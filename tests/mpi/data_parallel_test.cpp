@@ -4,7 +4,8 @@
 // mpirun, for SmallCNN, SmallCNN-BN (batch-norm statistics synchronised) and GPT, with
 // micro-batches too; tree is identical run to run for a fixed P, and gives the single process's
 // weights where the run says "tree-invariant" (engine/runtime/allreduce_plan.h); rank 0 alone
-// writes; `random` seeds are rank 0's, and a rank started with other flags ends the job; a killed
+// writes; `random` seeds are rank 0's, and a rank started with other flags or a spoiled message
+// ends the job; a killed
 // rank ends the whole job, and the restart command resumes it at another process count with the
 // uninterrupted run's weights.
 #include <gtest/gtest.h>
@@ -167,6 +168,24 @@ TEST_F(DataParallel, RanksDrawRandomSeedsTogetherAndStopOnOtherFlags) {
     EXPECT_NE(r.status, 0);
     EXPECT_NE((r.out + r.err).find("the run differs from rank 0's: flags.lr"), std::string::npos)
         << r.err;
+}
+
+TEST_F(DataParallel, ACorruptedOrCutMessageEndsEveryRankBeforeItIsUsed) {
+    // DT_TEST_FAULT: rank 1 spoils a block it sends (after its checksum was taken) in the float
+    // exchange (deterministic) and in the exact one; rank 0 finds it and the job ends.
+    for (const std::string impl : {"deterministic", "exact"}) {
+        for (const std::string fault : {"corrupt", "truncate"}) {
+            SCOPED_TRACE(impl + " " + fault);
+            const std::string out = "fault-" + impl + "-" + fault;
+            const CliRun r =
+                detrain(train_args(out) + " --model smallcnn --epochs 1 --impl " + impl,
+                        "DT_TEST_FAULT=1:" + fault + " " + str_launch(2));
+            EXPECT_NE(r.status, 0);
+            EXPECT_NE((r.out + r.err).find("arrived corrupted or cut short"), std::string::npos)
+                << r.err;
+            EXPECT_FALSE(fs::exists(root_ / out / "result.json"));
+        }
+    }
 }
 
 TEST_F(DataParallel, BatchNormWithoutSyncNormalisesEachPartOnItsOwn) {

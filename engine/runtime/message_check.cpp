@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+// The checksums of engine/runtime/message_check.h. The word sums run over the table of weights
+// in runs of at most 1024 contiguous words, 32-bit by 32-bit products into 64-bit sums, so that
+// they vectorise; compiled for AVX-512, AVX2 and the baseline, picked at load time (integer
+// arithmetic: the same value on every path).
+#include "engine/runtime/message_check.h"
+
+#include <algorithm>
+
+namespace dt {
+
+namespace {
+
+const uint32_t* weights() {
+    static const auto table = [] {
+        struct T {
+            uint32_t w[1024];
+        } t{};
+        for (int64_t i = 0; i < 1024; ++i) t.w[i] = static_cast<uint32_t>(check_weight(i));
+        return t;
+    }();
+    return table.w;
+}
+
+/// Sum of w[j] * lo(v[k]) and of w[j] * hi(v[k]) (32-bit halves) over the words of v, `stride`
+/// 32-bit halves apart (1 for floats, 2 for int64 words, little-endian).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void weighted_halves(
+    const uint32_t* v, int64_t n, int64_t first, bool two, uint64_t* lo_sum, uint64_t* hi_sum) {
+    const uint32_t* w = weights();
+    uint64_t lo = 0, hi = 0;
+    for (int64_t k = 0; k < n;) {
+        const int64_t j0 = (first + k) & 1023, len = std::min<int64_t>(n - k, 1024 - j0);
+        if (two) {
+            for (int64_t j = 0; j < len; ++j) {
+                lo += uint64_t{w[j0 + j]} * v[2 * (k + j)];
+                hi += uint64_t{w[j0 + j]} * v[2 * (k + j) + 1];
+            }
+        } else {
+            for (int64_t j = 0; j < len; ++j) lo += uint64_t{w[j0 + j]} * v[k + j];
+        }
+        k += len;
+    }
+    *lo_sum = lo, *hi_sum = hi;
+}
+
+}  // namespace
+
+uint64_t word_check(const int64_t* v, int64_t n, int64_t first) {
+    uint64_t lo, hi;  // w * v mod 2^64 = w * lo(v) + (w * hi(v)) 2^32
+    weighted_halves(reinterpret_cast<const uint32_t*>(v), n, first, true, &lo, &hi);
+    return lo + (hi << 32);
+}
+
+uint64_t word_check(const float* v, int64_t n, int64_t first) {
+    uint64_t lo, hi;
+    weighted_halves(reinterpret_cast<const uint32_t*>(v), n, first, false, &lo, &hi);
+    return lo;
+}
+
+}  // namespace dt
