@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "engine/runtime/message_check.h"
 #include "kernels/common/accum_kahan.h"
 #include "kernels/common/accum_permuted.h"
 #include "kernels/common/reduce_tree.h"
@@ -80,6 +81,33 @@ void combine_rank_rows(float* rows, int P, int64_t n, const c::AccumSpec& spec, 
             const float* right = rows + static_cast<int64_t>(r + w) * n;
             float* dst = r == 0 && 2 * w >= P ? out : rows + static_cast<int64_t>(r) * n;
             for (int64_t i = 0; i < n; ++i) dst[i] = left[i] + right[i];
+        }
+}
+
+void combine_tree_rows_checked(float* rows, int P, int64_t n, float* out, int64_t first,
+                               uint64_t* checks, uint64_t* out_check) {
+    if (P == 1) {
+        checks[0] = word_check(rows, n, first);
+        if (out != rows) std::copy(rows, rows + n, out);
+        *out_check = checks[0];
+        return;
+    }
+    // ORDER: combine_rank_rows's bottom-up pairs. Width 1 reads every row but an odd P's last
+    // as it was received; that one is read unchanged later, checked on its own.
+    if (P % 2 == 1) checks[P - 1] = word_check(rows + static_cast<int64_t>(P - 1) * n, n, first);
+    for (int w = 1; w < P; w *= 2)
+        for (int r = 0; r + w < P; r += 2 * w) {
+            float* left = rows + static_cast<int64_t>(r) * n;
+            const float* right = rows + static_cast<int64_t>(r + w) * n;
+            const bool last = r == 0 && 2 * w >= P;
+            float* dst = last ? out : left;
+            if (w == 1) {
+                pair_sum_checked(left, right, dst, n, first, &checks[r], &checks[r + 1],
+                                 last ? out_check : nullptr);
+                continue;
+            }
+            for (int64_t i = 0; i < n; ++i) dst[i] = left[i] + right[i];
+            if (last) *out_check = word_check(out, n, first);
         }
 }
 

@@ -98,13 +98,23 @@ class MpiWorld final : public Collective {
         check(MPI_Alltoall(send, count(block), MPI_FLOAT, parts, count(block), MPI_FLOAT,
                            MPI_COMM_WORLD),
               "MPI_Alltoall (partials to their block's rank)");
-        for (int r = 0; r < size_; ++r)
-            verify(word_check(parts + r * block, block, block * rank_) == expected[r], r,
-                   "partials");
         // Whole blocks: the combined block lands in data itself, gathered there in place.
         float* combined = padded == n ? data : grow(combined_, padded);
-        combine_rank_rows(parts, size_, block, spec, combined + block * rank_);
-        gather_checked(combined, block, "combined sums");
+        float* mine = combined + block * rank_;
+        uint64_t* got = grow(checks_got_, size_);
+        uint64_t mine_check = 0;
+        if (spec.mode == c::AccumMode::kTree) {  // the checks taken while combining
+            combine_tree_rows_checked(parts, size_, block, mine, block * rank_, got, &mine_check);
+        } else {
+            for (int r = 0; r < size_; ++r)
+                got[r] = word_check(parts + r * block, block, block * rank_);
+        }
+        for (int r = 0; r < size_; ++r) verify(got[r] == expected[r], r, "partials");
+        if (spec.mode != c::AccumMode::kTree) {
+            combine_rank_rows(parts, size_, block, spec, mine);
+            mine_check = word_check(mine, block, block * rank_);
+        }
+        gather_checked(combined, block, "combined sums", mine_check);
         if (combined != data) std::copy(combined, combined + n, data);
     }
 
@@ -266,7 +276,10 @@ class MpiWorld final : public Collective {
 
     /// MPI_Allgather of the blocks in place, each checked against its sender's checksum.
     void gather_checked(float* all, int64_t block, const char* what) {
-        uint64_t mine = word_check(all + block * rank_, block, block * rank_);
+        gather_checked(all, block, what, word_check(all + block * rank_, block, block * rank_));
+    }
+    /// The same with this rank's block's checksum already taken.
+    void gather_checked(float* all, int64_t block, const char* what, uint64_t mine) {
         uint64_t* sums = grow(checks_in_, size_);
         check(MPI_Allgather(&mine, 1, MPI_UINT64_T, sums, 1, MPI_UINT64_T, MPI_COMM_WORLD),
               "MPI_Allgather (checksums)");
@@ -322,6 +335,7 @@ class MpiWorld final : public Collective {
     std::vector<int64_t> vals_, mine64_, wide_;   // compact values, their sums, wide elements
     std::vector<float> wide_rounded_;
     std::vector<uint64_t> checks_out_, checks_in_;  // checksums of the blocks sent, received
+    std::vector<uint64_t> checks_got_;              // the checksums of the blocks that arrived
     int fault_ = 0;  // DT_TEST_FAULT on this rank: 1 corrupt, 2 truncate, 0 none (or spent)
     std::vector<int64_t> own_;     // values above their own least bit
     std::vector<int32_t> own_lo_;  // that bit

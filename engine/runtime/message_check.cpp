@@ -6,6 +6,7 @@
 #include "engine/runtime/message_check.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace dt {
 
@@ -43,7 +44,35 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void weighted_halve
     *lo_sum = lo, *hi_sum = hi;
 }
 
+__attribute__((target_clones("avx512f", "avx2", "default"))) void pair_sum_run(
+    const float* a, const float* b, float* dst, int64_t n, int64_t j0, uint64_t* sums) {
+    const uint32_t* w = weights() + j0;
+    uint64_t sa = 0, sb = 0, sd = 0;
+    for (int64_t j = 0; j < n; ++j) {
+        uint32_t ua, ub, ud;
+        std::memcpy(&ua, a + j, sizeof ua);
+        std::memcpy(&ub, b + j, sizeof ub);
+        const float d = a[j] + b[j];  // ORDER: left + right, as combine_rank_rows
+        std::memcpy(&ud, &d, sizeof ud);
+        dst[j] = d;
+        sa += uint64_t{w[j]} * ua, sb += uint64_t{w[j]} * ub, sd += uint64_t{w[j]} * ud;
+    }
+    sums[0] += sa, sums[1] += sb, sums[2] += sd;
+}
+
 }  // namespace
+
+void pair_sum_checked(const float* a, const float* b, float* dst, int64_t n, int64_t first,
+                      uint64_t* ca, uint64_t* cb, uint64_t* cdst) {
+    uint64_t sums[3] = {0, 0, 0};
+    for (int64_t k = 0; k < n;) {  // runs that stay inside the table of weights
+        const int64_t j0 = (first + k) & 1023, len = std::min<int64_t>(n - k, 1024 - j0);
+        pair_sum_run(a + k, b + k, dst + k, len, j0, sums);
+        k += len;
+    }
+    *ca = sums[0], *cb = sums[1];
+    if (cdst != nullptr) *cdst = sums[2];
+}
 
 uint64_t word_check(const int64_t* v, int64_t n, int64_t first) {
     uint64_t lo, hi;  // w * v mod 2^64 = w * lo(v) + (w * hi(v)) 2^32

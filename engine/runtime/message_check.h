@@ -23,6 +23,12 @@ uint64_t word_check(const int64_t* v, int64_t n, int64_t first);
 /// The same over the bit patterns of floats.
 uint64_t word_check(const float* v, int64_t n, int64_t first);
 
+/// dst[k] = a[k] + b[k] (one float add each, the rank tree's pairing) for k < n, and the
+/// word_checks (from `first`) of a and b as they are read, and of dst when cdst is not null.
+/// dst may be a.
+void pair_sum_checked(const float* a, const float* b, float* dst, int64_t n, int64_t first,
+                      uint64_t* ca, uint64_t* cb, uint64_t* cdst);
+
 /// The Mersenne prime 2^61 - 1: packed accumulators are checked by their values modulo it, which
 /// add as the values do whatever their normalised digits.
 constexpr uint64_t kCheckPrime = (uint64_t{1} << 61) - 1;
