@@ -12,6 +12,7 @@
 // On one machine the processes share its cores and memory: this measures overhead, not the
 // bandwidth of a network.
 //   mpirun -np P dt_allreduce_bench [--sizes 1000,100000,1000000] [--reps 15]
+//                                   [--modes atomic,tree,...,exact-accumulators,exact-rounded]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -75,12 +76,18 @@ void print(dt::Collective& w, const char* mode, int64_t n, const Timing& t, doub
 int main(int argc, char** argv) {
     std::vector<int64_t> sizes = {1000, 100000, 1000000};
     int reps = 15;
+    std::string modes;  // empty: all
     for (int i = 1; i + 1 < argc; i += 2) {
         if (std::strcmp(argv[i], "--sizes") == 0)
             sizes = parse_sizes(argv[i + 1]);
         else if (std::strcmp(argv[i], "--reps") == 0)
             reps = std::max(1, std::atoi(argv[i + 1]));
+        else if (std::strcmp(argv[i], "--modes") == 0)
+            modes = "," + std::string(argv[i + 1]) + ",";
     }
+    auto wanted = [&](const char* mode) {
+        return modes.empty() || modes.find("," + std::string(mode) + ",") != std::string::npos;
+    };
     dt::Collective& w = dt::world();
     const double P = w.size();
     for (int64_t n : sizes) {
@@ -89,6 +96,7 @@ int main(int argc, char** argv) {
             data[static_cast<std::size_t>(i)] = 1.0f / static_cast<float>(1 + (i + w.rank()) % 97);
         std::vector<float> buf(data.size());
         for (c::AccumMode m : c::kAccumModes) {
+            if (!wanted(c::accum_mode_name(m))) continue;
             const c::AccumSpec spec = c::accum_spec(m, 7);
             const Timing t = time_it(w, reps, [&] {
                 buf = data;
@@ -105,12 +113,15 @@ int main(int argc, char** argv) {
             c::exact_init(accs[static_cast<std::size_t>(i)]);
             c::exact_add(accs[static_cast<std::size_t>(i)], data[static_cast<std::size_t>(i)]);
         }
-        const Timing t = time_it(w, reps, [&] {
-            work = accs;
-            w.allreduce_exact(work.data(), n);
-        });
-        const double bytes = 44.0 * static_cast<double>(n);
-        print(w, "exact-accumulators", n, t, bytes, bytes);
+        if (wanted("exact-accumulators")) {
+            const Timing t = time_it(w, reps, [&] {
+                work = accs;
+                w.allreduce_exact(work.data(), n);
+            });
+            const double bytes = 44.0 * static_cast<double>(n);
+            print(w, "exact-accumulators", n, t, bytes, bytes);
+        }
+        if (!wanted("exact-rounded")) continue;
         // The gradients' exchange: only the rounded sums (reduce-scatter, round, all-gather).
         int64_t handed = 0;
         const Timing tr = time_it(

@@ -121,9 +121,18 @@ class MpiWorld final : public Collective {
     void allreduce_exact(c::ExactAcc* accs, int64_t n) override {
         PackedExactAcc* packed = grow(packed_, n);
         for (int64_t i = 0; i < n; ++i) packed[i] = exact_pack(accs[i]);
+        // Every rank's checksum (values mod 2^61 - 1 add as the values do) against the sum's.
+        uint64_t mine = packed_check(packed, n, 0);
+        uint64_t* all = grow(checks_in_, size_);
+        check(MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD),
+              "MPI_Allgather (checksums)");
+        spoil(packed, n / size_);
         check(MPI_Allreduce(MPI_IN_PLACE, packed, count(n), packed_type_, packed_sum_,
                             MPI_COMM_WORLD),
               "MPI_Allreduce (exact accumulators)");
+        uint64_t want = 0;
+        for (int r = 0; r < size_; ++r) want = check_prime_add(want, all[r]);
+        verify(packed_check(packed, n, 0) == want, -1, "exact totals");
         for (int64_t i = 0; i < n; ++i) accs[i] = exact_unpack(packed[i]);
     }
 

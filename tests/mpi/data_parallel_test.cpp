@@ -171,12 +171,13 @@ TEST_F(DataParallel, RanksDrawRandomSeedsTogetherAndStopOnOtherFlags) {
 }
 
 TEST_F(DataParallel, ACorruptedOrCutMessageEndsEveryRankBeforeItIsUsed) {
-    // DT_TEST_FAULT: rank 1 spoils a block it sends (after its checksum was taken) in the float
-    // exchange (deterministic) and in the exact one; rank 0 finds it and the job ends.
-    for (const std::string impl : {"deterministic", "exact"}) {
+    // DT_TEST_FAULT: rank 1 spoils a block it sends (after its checksum was taken) in its first
+    // checked exchange: the gradients' floats (deterministic), the loss's exact total (exact),
+    // the batch-norm totals (smallcnn-bn); a rank finds it and the job ends.
+    for (const std::string impl : {"deterministic", "exact", "exact --model smallcnn-bn"}) {
         for (const std::string fault : {"corrupt", "truncate"}) {
             SCOPED_TRACE(impl + " " + fault);
-            const std::string out = "fault-" + impl + "-" + fault;
+            const std::string out = "fault-" + std::to_string(impl.size()) + "-" + fault;
             const CliRun r =
                 detrain(train_args(out) + " --model smallcnn --epochs 1 --impl " + impl,
                         "DT_TEST_FAULT=1:" + fault + " " + str_launch(2));
