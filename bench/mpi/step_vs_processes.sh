@@ -39,6 +39,7 @@ print(json.dumps({"bench": "step_vs_processes", "model": r["model"],
                   "threads_per_process": int(sys.argv[2]),
                   "images_per_second": round(r["images_per_second"], 1),
                   "bytes_sent_per_step": r["bytes_sent_per_step"],
+                  "allreduce": r.get("allreduce"),
                   "weights_sha256": r["weights_sha256"][:16]}))
 PY
     done
