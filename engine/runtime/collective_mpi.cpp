@@ -152,14 +152,10 @@ class MpiWorld final : public Collective {
         for (int64_t b = 0; b < blocks; ++b) {
             int32_t lo = INT32_MAX, hi = 0, special = 0;
             for (int64_t i = b * kWindow; i < std::min(n, (b + 1) * kWindow); ++i) {
-                c::ExactAcc a = accs[i];
-                c::exact_normalise(a);
-                special |= a.special != 0u ? 1 : 0;
-                const ExactBits e = exact_bits(a);
-                own[i] = 0, own_lo[i] = 0;
-                if (e.zero) continue;
-                lo = std::min(lo, e.lo), hi = std::max(hi, e.hi);
-                if (e.hi - e.lo <= 63) own[i] = exact_shifted(a, e.lo), own_lo[i] = e.lo;
+                special |= accs[i].special != 0u ? 1 : 0;
+                int32_t e_hi = 0;
+                if (exact_bits_shifted(accs[i], &own_lo[i], &e_hi, &own[i]))
+                    lo = std::min(lo, own_lo[i]), hi = std::max(hi, e_hi);
             }
             meta[3 * b] = -lo, meta[3 * b + 1] = hi, meta[3 * b + 2] = special;
         }

@@ -89,6 +89,61 @@ ExactBits exact_bits(const c::ExactAcc& a) {
     return b;
 }
 
+bool exact_bits_shifted(const c::ExactAcc& acc, int32_t* lo_out, int32_t* hi_out, int64_t* own) {
+    // Normalised digits in registers (exact_normalise_limbs's carries), then masks of the
+    // nonzero and the non-all-ones digits instead of scans with early exits.
+    constexpr int kTop = c::kExactLimbs - 1;
+    uint64_t d[kTop];
+    int64_t carry = 0;
+    for (int k = 0; k < kTop; ++k) {
+        const int64_t v = acc.limb[k] + carry;
+        carry = v >> 32;  // floor: arithmetic shift
+        d[k] = static_cast<uint64_t>(v) & 0xffffffffu;
+    }
+    const int64_t top = acc.limb[kTop] + carry;
+    const bool negative = top < 0;
+    const uint64_t flip = negative ? 0xffffffffu : 0u;
+    uint32_t nonzero = 0, informative = 0;  // digits != 0, digits != the sign's fill
+    for (int k = 0; k < kTop; ++k) {
+        nonzero |= static_cast<uint32_t>(d[k] != 0) << k;
+        informative |= static_cast<uint32_t>((d[k] ^ flip) != 0) << k;
+    }
+    int32_t lo = 0;
+    *own = 0, *lo_out = 0, *hi_out = 0;
+    if (nonzero != 0) {
+        const int k = __builtin_ctz(nonzero);
+        lo = 32 * k + __builtin_ctzll(d[k]);
+    } else if (top != 0) {
+        lo = 32 * kTop + __builtin_ctzll(static_cast<uint64_t>(top));
+    } else {
+        return false;  // zero
+    }
+    const uint64_t t = static_cast<uint64_t>(negative ? ~top : top);
+    int length = 0;
+    if (t != 0) {
+        length = 32 * kTop + 64 - __builtin_clzll(t);
+    } else if (informative != 0) {
+        const int k = 31 - __builtin_clz(informative);
+        length = 32 * k + 64 - __builtin_clzll(d[k] ^ flip);
+    }
+    const int32_t hi = length + (negative ? 1 : 0);
+    *lo_out = lo, *hi_out = hi;
+    if (hi - lo > 63) return true;
+    // value >> lo: three digits from lo's, sign-filled past the top limb.
+    const auto digit = [&](int k) -> uint64_t {
+        if (k < kTop) return d[k];
+        if (k == kTop) return static_cast<uint64_t>(top) & 0xffffffffu;
+        if (k == kTop + 1) return static_cast<uint64_t>(top) >> 32;
+        return flip;
+    };
+    const int k = lo / 32;
+    const unsigned __int128 w = static_cast<unsigned __int128>(digit(k)) |
+                                (static_cast<unsigned __int128>(digit(k + 1)) << 32) |
+                                (static_cast<unsigned __int128>(digit(k + 2)) << 64);
+    *own = static_cast<int64_t>(static_cast<uint64_t>(w >> (lo % 32)));
+    return true;
+}
+
 int64_t exact_shifted(const c::ExactAcc& a, int32_t lo) {
     const int k = lo / 32;
     const unsigned __int128 w = static_cast<unsigned __int128>(digit(a, k)) |

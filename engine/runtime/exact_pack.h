@@ -65,6 +65,12 @@ ExactBits exact_bits(const kernels::common::ExactAcc& normalised);
 /// exact_bits(a).lo and exact_bits(a).hi - lo <= 63.
 int64_t exact_shifted(const kernels::common::ExactAcc& normalised, int32_t lo);
 
+/// exact_bits and exact_shifted of a's normalised value in one pass over an accumulator that
+/// need not be normalised: false for a zero value (*lo, *hi, *own 0), else *lo and *hi as
+/// exact_bits gives them and *own = value >> lo where hi - lo <= 63, else 0. Out-parameters, not
+/// a struct: a returned struct went through the stack and stalled every call on its reload.
+bool exact_bits_shifted(const kernels::common::ExactAcc& a, int32_t* lo, int32_t* hi, int64_t* own);
+
 /// exact_value of s * 2^lo (units of 2^-149, lo in [0, 287)), rounded once.
 float exact_value_scaled(int64_t s, int32_t lo);
 

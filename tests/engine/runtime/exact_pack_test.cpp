@@ -141,6 +141,15 @@ TEST(ExactPack, ShiftedValuesRoundAsTheAccumulator) {
             ASSERT_FALSE(ea.zero);
             const int32_t lo = std::min(ea.lo, eb.lo), hi = std::max(ea.hi, eb.hi);
             ASSERT_LE(hi - lo, 61) << scale << " " << seed;
+            // The one-pass form, on the accumulator before normalisation (a's limbs carried).
+            c::ExactAcc raw = a;
+            raw.limb[3] -= int64_t{5} << 32, raw.limb[4] += 5;  // the same value, not normalised
+            int64_t own = 0;
+            int32_t one_lo = -1, one_hi = -1;
+            EXPECT_TRUE(exact_bits_shifted(raw, &one_lo, &one_hi, &own));
+            EXPECT_EQ(one_lo, ea.lo);
+            EXPECT_EQ(one_hi, ea.hi);
+            EXPECT_EQ(own, exact_shifted(a, ea.lo));
             for (int32_t shift : {lo, std::max(0, lo - 5)}) {
                 EXPECT_TRUE(same_bits(exact_value_scaled(exact_shifted(a, shift), shift),
                                       c::exact_value(a)))
@@ -157,6 +166,10 @@ TEST(ExactPack, ShiftedValuesRoundAsTheAccumulator) {
     c::ExactAcc zero;
     c::exact_init(zero);
     EXPECT_TRUE(exact_bits(zero).zero);
+    int32_t zlo = -1, zhi = -1;
+    int64_t zown = -1;
+    EXPECT_FALSE(exact_bits_shifted(zero, &zlo, &zhi, &zown));
+    EXPECT_EQ(zown, 0);
     EXPECT_TRUE(same_bits(exact_value_scaled(0, 17), 0.0f));
 }
 
