@@ -22,6 +22,8 @@
 // MPI_SUM on integers, each rank rounds its share, and the floats are all-gathered: 8 + 4 bytes
 // per element. Windows too wide, or holding an infinity or NaN, go as packed accumulators
 // (44 + 4 bytes).
+// Every exchanged block travels with a checksum (engine/runtime/message_check.h); a block that
+// does not match ends the job through abort before any sum made from it is returned.
 #pragma once
 #include <cstddef>
 #include <cstdint>
