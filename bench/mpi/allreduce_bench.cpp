@@ -13,6 +13,11 @@
 // bandwidth of a network.
 //   mpirun -np P dt_allreduce_bench [--sizes 1000,100000,1000000] [--reps 15]
 //                                   [--modes atomic,tree,...,exact-accumulators,exact-rounded]
+//                                   [--inputs synthetic|MODEL]
+// --inputs MODEL (smallcnn, resnet18, ... of BM_TrainStep) takes the values from one real step
+// of that model on each process (bench/mpi/step_gradients.h), repeated to fill each size:
+// its float gradients, and its exact sums for the exact modes. The default, synthetic, gives
+// element i the float 1 / (1 + (i + rank) % 97), one per accumulator.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/mpi/step_gradients.h"
 #include "engine/runtime/collective.h"
 #include "kernels/common/accum_exact.h"
 
@@ -77,6 +83,7 @@ int main(int argc, char** argv) {
     std::vector<int64_t> sizes = {1000, 100000, 1000000};
     int reps = 15;
     std::string modes;  // empty: all
+    std::string inputs = "synthetic";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (std::strcmp(argv[i], "--sizes") == 0)
             sizes = parse_sizes(argv[i + 1]);
@@ -84,16 +91,22 @@ int main(int argc, char** argv) {
             reps = std::max(1, std::atoi(argv[i + 1]));
         else if (std::strcmp(argv[i], "--modes") == 0)
             modes = "," + std::string(argv[i + 1]) + ",";
+        else if (std::strcmp(argv[i], "--inputs") == 0)
+            inputs = argv[i + 1];
     }
     auto wanted = [&](const char* mode) {
         return modes.empty() || modes.find("," + std::string(mode) + ",") != std::string::npos;
     };
     dt::Collective& w = dt::world();
     const double P = w.size();
+    dt::bench::StepGradients real;
+    if (inputs != "synthetic") real = dt::bench::step_gradients(inputs);
     for (int64_t n : sizes) {
         std::vector<float> data(static_cast<std::size_t>(n));
         for (int64_t i = 0; i < n; ++i)
-            data[static_cast<std::size_t>(i)] = 1.0f / static_cast<float>(1 + (i + w.rank()) % 97);
+            data[static_cast<std::size_t>(i)] =
+                real.floats.empty() ? 1.0f / static_cast<float>(1 + (i + w.rank()) % 97)
+                                    : real.floats[static_cast<std::size_t>(i) % real.floats.size()];
         std::vector<float> buf(data.size());
         for (c::AccumMode m : c::kAccumModes) {
             if (!wanted(c::accum_mode_name(m))) continue;
@@ -110,8 +123,13 @@ int main(int argc, char** argv) {
         // The exact mode's own exchange: unrounded accumulators, integer sums.
         std::vector<c::ExactAcc> accs(static_cast<std::size_t>(n)), work(accs.size());
         for (int64_t i = 0; i < n; ++i) {
-            c::exact_init(accs[static_cast<std::size_t>(i)]);
-            c::exact_add(accs[static_cast<std::size_t>(i)], data[static_cast<std::size_t>(i)]);
+            c::ExactAcc& a = accs[static_cast<std::size_t>(i)];
+            if (!real.exact.empty()) {
+                a = real.exact[static_cast<std::size_t>(i) % real.exact.size()];
+                continue;
+            }
+            c::exact_init(a);
+            c::exact_add(a, data[static_cast<std::size_t>(i)]);
         }
         if (wanted("exact-accumulators")) {
             const Timing t = time_it(w, reps, [&] {
