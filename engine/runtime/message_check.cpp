@@ -23,8 +23,8 @@ const uint32_t* weights() {
     return table.w;
 }
 
-/// Sum of w[j] * lo(v[k]) and of w[j] * hi(v[k]) (32-bit halves) over the words of v, `stride`
-/// 32-bit halves apart (1 for floats, 2 for int64 words, little-endian).
+/// Over the words of v: with `two`, int64 words as two 32-bit halves (little-endian), the sums of
+/// w * low half and of w * high half; else floats, one 32-bit word each, the sum of w * word.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void weighted_halves(
     const uint32_t* v, int64_t n, int64_t first, bool two, uint64_t* lo_sum, uint64_t* hi_sum) {
     const uint32_t* w = weights();
