@@ -53,23 +53,15 @@ void exact_packed_merge(const PackedExactAcc* in, PackedExactAcc* inout, int64_t
 // 2^62. Ranks agree on a window per block of elements, send s as an int64 and MPI adds them
 // (MPI_SUM on integers: exact, any order), and the owner rounds s * 2^lo once.
 
-/// A normalised accumulator's bits: lo its value's lowest set bit, |value| < 2^hi; zero: the
-/// value is 0 (lo and hi unset).
-struct ExactBits {
-    int32_t lo = 0, hi = 0;
-    bool zero = true;
-};
-ExactBits exact_bits(const kernels::common::ExactAcc& normalised);
-
-/// The value of a normalised accumulator divided by 2^lo, as an int64: exact when lo is at most
-/// exact_bits(a).lo and exact_bits(a).hi - lo <= 63.
-int64_t exact_shifted(const kernels::common::ExactAcc& normalised, int32_t lo);
-
-/// exact_bits and exact_shifted of a's normalised value in one pass over an accumulator that
-/// need not be normalised: false for a zero value (*lo, *hi, *own 0), else *lo and *hi as
-/// exact_bits gives them and *own = value >> lo where hi - lo <= 63, else 0. Out-parameters, not
-/// a struct: a returned struct went through the stack and stalled every call on its reload.
+/// One pass over an accumulator that need not be normalised: false for a zero value (*lo, *hi,
+/// *own 0); else *lo its value's lowest set bit (units of 2^-149), *hi a bound with
+/// |value| < 2^hi (the bit length, plus one for a negative value), and *own = value >> lo where
+/// hi - lo <= 63, else 0. Out-parameters, not a struct: a returned struct went through the stack
+/// and stalled every call on its reload.
 bool exact_bits_shifted(const kernels::common::ExactAcc& a, int32_t* lo, int32_t* hi, int64_t* own);
+
+/// An accumulator holding s * 2^lo (units of 2^-149, lo in [0, 287)); not normalised.
+kernels::common::ExactAcc exact_from_scaled(int64_t s, int32_t lo);
 
 /// exact_value of s * 2^lo (units of 2^-149, lo in [0, 287)), rounded once.
 float exact_value_scaled(int64_t s, int32_t lo);

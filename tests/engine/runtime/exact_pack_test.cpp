@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "kernels/common/philox.h"
@@ -130,47 +131,67 @@ c::ExactAcc narrow_acc(uint64_t seed, int scale) {
     return a;
 }
 
+bool same_limbs(c::ExactAcc a, c::ExactAcc b) {
+    c::exact_normalise(a), c::exact_normalise(b);
+    return std::equal(a.limb, a.limb + c::kExactLimbs, b.limb);
+}
+
 TEST(ExactPack, ShiftedValuesRoundAsTheAccumulator) {
-    // exact_bits bounds the value; value >> lo for any lo up to its least bit, summed as
-    // integers and rounded by exact_value_scaled, is exact_value of the sum: normal results,
-    // subnormal ones (scale -140) and overflow to infinity (scale 127).
+    // exact_bits_shifted finds the least bit and a bound and gives value >> lo; shifted to any
+    // lo up to that bit (as the exchange's windows do), summed as integers and rounded by
+    // exact_value_scaled, the values are exact_value of the sum: normal results, subnormal ones
+    // (scale -140) and overflow to infinity (scale 127).
     for (int scale : {-140, -126, -20, 0, 30, 100, 126, 127}) {
         for (uint64_t seed = 1; seed < 40; ++seed) {
+            SCOPED_TRACE("scale " + std::to_string(scale) + " seed " + std::to_string(seed));
             const c::ExactAcc a = narrow_acc(seed, scale), b = narrow_acc(seed + 1000, scale);
-            const ExactBits ea = exact_bits(a), eb = exact_bits(b);
-            ASSERT_FALSE(ea.zero);
-            const int32_t lo = std::min(ea.lo, eb.lo), hi = std::max(ea.hi, eb.hi);
-            ASSERT_LE(hi - lo, 61) << scale << " " << seed;
-            // The one-pass form, on the accumulator before normalisation (a's limbs carried).
-            c::ExactAcc raw = a;
-            raw.limb[3] -= int64_t{5} << 32, raw.limb[4] += 5;  // the same value, not normalised
-            int64_t own = 0;
-            int32_t one_lo = -1, one_hi = -1;
-            EXPECT_TRUE(exact_bits_shifted(raw, &one_lo, &one_hi, &own));
-            EXPECT_EQ(one_lo, ea.lo);
-            EXPECT_EQ(one_hi, ea.hi);
-            EXPECT_EQ(own, exact_shifted(a, ea.lo));
+            c::ExactAcc raw = a;  // the same value, not normalised
+            raw.limb[3] -= int64_t{5} << 32, raw.limb[4] += 5;
+            int32_t alo = -1, ahi = -1, blo = -1, bhi = -1;
+            int64_t aown = 0, bown = 0;
+            ASSERT_TRUE(exact_bits_shifted(raw, &alo, &ahi, &aown));
+            ASSERT_TRUE(exact_bits_shifted(b, &blo, &bhi, &bown));
+            // own * 2^lo is the value itself, lo its least bit (own odd), and hi - lo the bit
+            // length of own (of ~own plus one when negative): 2^(h-1) <= own < 2^h, or
+            // 2^(h-2) < -own <= 2^(h-1).
+            EXPECT_TRUE(same_limbs(exact_from_scaled(aown, alo), a));
+            EXPECT_EQ(aown & 1, 1);
+            const int h = ahi - alo;
+            if (aown > 0) {
+                EXPECT_GE(aown, int64_t{1} << (h - 1));
+                EXPECT_LT(aown, int64_t{1} << h);
+            } else {
+                EXPECT_GT(-aown, int64_t{1} << (h - 2));
+                EXPECT_LE(-aown, int64_t{1} << (h - 1));
+            }
+            const int32_t lo = std::min(alo, blo), hi = std::max(ahi, bhi);
+            ASSERT_LE(hi - lo, 61);
             for (int32_t shift : {lo, std::max(0, lo - 5)}) {
-                EXPECT_TRUE(same_bits(exact_value_scaled(exact_shifted(a, shift), shift),
-                                      c::exact_value(a)))
-                    << "scale " << scale << " seed " << seed << " shift " << shift;
+                const int64_t as = aown * (int64_t{1} << (alo - shift));
+                const int64_t bs = bown * (int64_t{1} << (blo - shift));
+                EXPECT_TRUE(same_bits(exact_value_scaled(as, shift), c::exact_value(a)))
+                    << "shift " << shift;
                 c::ExactAcc sum = a;
                 c::exact_merge(sum, b);
-                EXPECT_TRUE(same_bits(
-                    exact_value_scaled(exact_shifted(a, shift) + exact_shifted(b, shift), shift),
-                    c::exact_value(sum)))
-                    << "scale " << scale << " seed " << seed << " shift " << shift;
+                EXPECT_TRUE(same_bits(exact_value_scaled(as + bs, shift), c::exact_value(sum)))
+                    << "shift " << shift;
             }
         }
     }
     c::ExactAcc zero;
     c::exact_init(zero);
-    EXPECT_TRUE(exact_bits(zero).zero);
     int32_t zlo = -1, zhi = -1;
     int64_t zown = -1;
     EXPECT_FALSE(exact_bits_shifted(zero, &zlo, &zhi, &zown));
     EXPECT_EQ(zown, 0);
     EXPECT_TRUE(same_bits(exact_value_scaled(0, 17), 0.0f));
+    // exact_from_scaled past limb 7: the rest in the signed top limb.
+    EXPECT_TRUE(same_limbs(exact_from_scaled(-3, 280), [] {
+        c::ExactAcc t;
+        c::exact_init(t);
+        t.limb[c::kExactLimbs - 1] = -3 * (int64_t{1} << (280 - 256));
+        return t;
+    }()));
 }
 
 }  // namespace
