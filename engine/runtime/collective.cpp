@@ -65,25 +65,6 @@ void combine_rank_partials(const float* gathered, int P, int64_t n, const c::Acc
     }
 }
 
-void combine_rank_rows(float* rows, int P, int64_t n, const c::AccumSpec& spec, float* out) {
-    if (spec.mode != c::AccumMode::kTree || P < 1) {
-        combine_rank_partials(rows, P, n, spec, out);
-        return;
-    }
-    // ORDER: T over ranks 0..P-1 bottom up: at width w = 1, 2, 4, ..., row r (r a multiple of
-    // 2w) = row r + row r + w where that row exists. Pairs, then pairs of pairs: the
-    // left-complete tree (reduce_tree.h, its blocks property), e.g. P = 3: (p0 + p1) + p2.
-    // The last pair (row 0 and the top half) is written straight to out.
-    if (P == 1 && out != rows) std::copy(rows, rows + n, out);
-    for (int w = 1; w < P; w *= 2)
-        for (int r = 0; r + w < P; r += 2 * w) {
-            const float* left = rows + static_cast<int64_t>(r) * n;
-            const float* right = rows + static_cast<int64_t>(r + w) * n;
-            float* dst = r == 0 && 2 * w >= P ? out : rows + static_cast<int64_t>(r) * n;
-            for (int64_t i = 0; i < n; ++i) dst[i] = left[i] + right[i];
-        }
-}
-
 void combine_tree_rows_checked(float* rows, int P, int64_t n, float* out, int64_t first,
                                uint64_t* checks, uint64_t* out_check) {
     if (P == 1) {
@@ -92,8 +73,11 @@ void combine_tree_rows_checked(float* rows, int P, int64_t n, float* out, int64_
         *out_check = checks[0];
         return;
     }
-    // ORDER: combine_rank_rows's bottom-up pairs. Width 1 reads every row but an odd P's last
-    // as it was received; that one is read unchanged later, checked on its own.
+    // ORDER: T over ranks 0..P-1 bottom up: at width w = 1, 2, 4, ..., row r (r a multiple of
+    // 2w) = row r + row r + w where that row exists. Pairs, then pairs of pairs: the
+    // left-complete tree (reduce_tree.h, its blocks property), e.g. P = 3: (p0 + p1) + p2. The
+    // last pair (row 0 and the top half) is written straight to out. Width 1 reads every row
+    // but an odd P's last as it was received; that one is read unchanged later, checked alone.
     if (P % 2 == 1) checks[P - 1] = word_check(rows + static_cast<int64_t>(P - 1) * n, n, first);
     for (int w = 1; w < P; w *= 2)
         for (int r = 0; r + w < P; r += 2 * w) {

@@ -69,14 +69,11 @@ bool mpi_built();
 void combine_rank_partials(const float* gathered, int P, int64_t n,
                            const kernels::common::AccumSpec& spec, float* out);
 
-/// combine_rank_partials with leave to overwrite the rows: the same bits, and in the tree mode
-/// no buffer of its own (the tree's pairs added in place, a level at a time).
-void combine_rank_rows(float* rows, int P, int64_t n, const kernels::common::AccumSpec& spec,
-                       float* out);
-
-/// combine_rank_rows in the tree mode that also takes, as it first reads them, each row's
-/// word_check (engine/runtime/message_check.h, weights from `first`) into checks[0 .. P) and the
-/// result's into *out_check: no pass over the data of its own for the receiver's checks.
+/// combine_rank_partials in the tree mode, with leave to overwrite the rows (the tree's pairs
+/// added in place, a level at a time: the same bits, no buffer of its own), that also takes, as
+/// it first reads them, each row's word_check (engine/runtime/message_check.h, weights from
+/// `first`) into checks[0 .. P) and the result's into *out_check: no pass over the data of its
+/// own for the receiver's checks.
 void combine_tree_rows_checked(float* rows, int P, int64_t n, float* out, int64_t first,
                                uint64_t* checks, uint64_t* out_check);
 

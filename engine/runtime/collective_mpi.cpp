@@ -78,10 +78,10 @@ class MpiWorld final : public Collective {
         if (n <= 0) return;
         // Blocks of `block` elements, one per rank (the last one padded with zeros): rank r
         // receives every rank's partials of block r (MPI_Alltoall), combines them element by
-        // element as combine_rank_partials does after a full gather (combine_rank_rows, in
-        // place), and every rank then gathers the combined blocks. The same operations per
-        // element, so the same bits, at an ordinary all-reduce's traffic: 2 (P - 1) / P of the
-        // floats sent per rank instead of P - 1.
+        // element as combine_rank_partials does after a full gather (the tree in place,
+        // combine_tree_rows_checked), and every rank then gathers the combined blocks. The same
+        // operations per element, so the same bits, at an ordinary all-reduce's traffic: 2 (P - 1)
+        // / P of the floats sent per rank instead of P - 1.
         const int64_t block = (n + size_ - 1) / size_, padded = block * size_;
         const float* send = data;
         if (padded != n) {
@@ -108,12 +108,11 @@ class MpiWorld final : public Collective {
         } else {
             for (int r = 0; r < size_; ++r)
                 got[r] = word_check(parts + r * block, block, block * rank_);
-        }
-        for (int r = 0; r < size_; ++r) verify(got[r] == expected[r], r, "partials");
-        if (spec.mode != c::AccumMode::kTree) {
-            combine_rank_rows(parts, size_, block, spec, mine);
+            combine_rank_partials(parts, size_, block, spec, mine);
             mine_check = word_check(mine, block, block * rank_);
         }
+        // A spoiled block ends the job here, before its sum leaves this call.
+        for (int r = 0; r < size_; ++r) verify(got[r] == expected[r], r, "partials");
         gather_checked(combined, block, "combined sums", mine_check);
         if (combined != data) std::copy(combined, combined + n, data);
     }

@@ -52,7 +52,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void pair_sum_run(
         uint32_t ua, ub, ud;
         std::memcpy(&ua, a + j, sizeof ua);
         std::memcpy(&ub, b + j, sizeof ub);
-        const float d = a[j] + b[j];  // ORDER: left + right, as combine_rank_rows
+        const float d = a[j] + b[j];  // ORDER: left + right, as combine_tree_rows_checked
         std::memcpy(&ud, &d, sizeof ud);
         dst[j] = d;
         sa += uint64_t{w[j]} * ua, sb += uint64_t{w[j]} * ub, sd += uint64_t{w[j]} * ud;
