@@ -90,12 +90,13 @@ int main(int argc, char** argv) {
         else if (std::strcmp(argv[i], "--reps") == 0)
             reps = std::max(1, std::atoi(argv[i + 1]));
         else if (std::strcmp(argv[i], "--modes") == 0)
-            modes = "," + std::string(argv[i + 1]) + ",";
+            modes = std::string(",").append(argv[i + 1]).append(",");
         else if (std::strcmp(argv[i], "--inputs") == 0)
             inputs = argv[i + 1];
     }
     auto wanted = [&](const char* mode) {
-        return modes.empty() || modes.find("," + std::string(mode) + ",") != std::string::npos;
+        return modes.empty() ||
+               modes.find(std::string(",").append(mode).append(",")) != std::string::npos;
     };
     dt::Collective& w = dt::world();
     const double P = w.size();
