@@ -80,6 +80,7 @@ nlohmann::ordered_json result_json(const TrainConfig& cfg, const TrainResult& r,
     j["allreduce"] = r.allreduce;
     j["allreduce_why"] = r.allreduce_why.empty() ? Json(nullptr) : Json(r.allreduce_why);
     j["bytes_sent_per_step"] = r.bytes_sent_per_step;
+    j["gradient_buckets"] = r.gradient_buckets;
     j["dataset"] = Json{{"name", cfg.dataset},
                         {"dir", cfg.data_dir},
                         {"train_size", r.info.train_size},

@@ -3,10 +3,12 @@
 #include "apps/train/split_step.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "apps/train/trainer_noise.h"
 #include "apps/train/trainer_trace.h"
 #include "datasets/sampler.h"
+#include "engine/autograd/tape.h"
 #include "engine/core/error.h"
 #include "engine/noise/noise_config.h"
 #include "engine/noise/reduce_sites.h"
@@ -85,6 +87,9 @@ float split_step(BatchSplit& split, const TrainConfig& cfg, const BatchLoader& l
     }
     const SplitPlan plan = split_plan(B, ranks.rank(), ranks.size(), cfg.micro_batch);
     split.begin_step(B * model.rows_per_sample());  // the loss's rows: a token's, for gpt
+    // The step's one grad.allreduce call (its permuted key), taken before the backward that may
+    // start the exchange.
+    const kernels::common::AccumSpec grad_spec = accum_spec_for_call(ReduceSite::kGradAllreduce);
     for (std::size_t j = 0; j < plan.rows.size(); ++j) {
         std::vector<int64_t> rows;
         for (int64_t r : plan.rows[j]) rows.push_back(order[static_cast<std::size_t>(r)]);
@@ -102,10 +107,17 @@ float split_step(BatchSplit& split, const TrainConfig& cfg, const BatchLoader& l
         const Device dev = model.device();
         const Tensor loss =
             softmax_cross_entropy(model.forward(part.images.to(dev), ctx), part.labels);
+        // The last micro-batch's backward finishes each parameter's gradient: with overlap it
+        // goes to the other processes from there (in buckets, in a fixed order).
+        std::optional<autograd::LeafFinalHook> final_hook;
+        if (j + 1 == plan.rows.size() && split.overlapping()) {
+            split.begin_exchange(grad_spec);
+            final_hook.emplace([&split](const Tensor& leaf) { split.tensor_final(leaf); });
+        }
         backward_checked(loss, model, cfg.lr, e, b, loader.num_batches());
     }
     images = B;
-    return split.finish(accum_spec_for_call(ReduceSite::kGradAllreduce));
+    return split.finish(grad_spec);
 }
 
 }  // namespace dt

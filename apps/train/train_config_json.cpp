@@ -88,6 +88,8 @@ nlohmann::ordered_json to_json(const TrainConfig& c) {
     j["device"] = c.device;
     j["micro-batch"] = c.micro_batch;
     j["sync-bn"] = c.sync_bn;
+    j["overlap"] = c.overlap;
+    j["bucket-elements"] = c.bucket_elements;
     j["progress"] = c.progress;
     j["out"] = c.out;
     j["checkpoint-every"] = c.checkpoint_every;
@@ -133,6 +135,8 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     if (j.contains("device")) read(j, "device", c.device);
     if (j.contains("micro-batch")) read(j, "micro-batch", c.micro_batch);
     if (j.contains("sync-bn")) read(j, "sync-bn", c.sync_bn);
+    if (j.contains("overlap")) read(j, "overlap", c.overlap);
+    if (j.contains("bucket-elements")) read(j, "bucket-elements", c.bucket_elements);
     read(j, "progress", c.progress);
     read(j, "out", c.out);
     if (j.contains("checkpoint-every")) read(j, "checkpoint-every", c.checkpoint_every);

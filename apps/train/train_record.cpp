@@ -23,9 +23,9 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 const std::vector<std::string>& run_option_flags() {
     static const std::vector<std::string> v = {
-        "--threads", "--isa",      "--device",    "--micro-batch",
-        "--sync-bn", "--progress", "--data-dir",  "--checkpoint-every",
-        "--out",     "--trace",    "--stop-after"};
+        "--threads",  "--isa",      "--device",   "--micro-batch", "--sync-bn",
+        "--overlap",  "--bucket-elements",        "--progress",    "--data-dir",
+        "--checkpoint-every",       "--out",      "--trace",       "--stop-after"};
     return v;
 }
 
@@ -48,6 +48,8 @@ TrainConfig recorded_config(const std::string& source, const nlohmann::json& con
     if (contains(flags, "--device")) run.device = mine.device;
     if (contains(flags, "--micro-batch")) run.micro_batch = mine.micro_batch;
     if (contains(flags, "--sync-bn")) run.sync_bn = mine.sync_bn;
+    if (contains(flags, "--overlap")) run.overlap = mine.overlap;
+    if (contains(flags, "--bucket-elements")) run.bucket_elements = mine.bucket_elements;
     if (contains(flags, "--data-dir")) run.data_dir = mine.data_dir;
     if (contains(flags, "--checkpoint-every")) run.checkpoint_every = mine.checkpoint_every;
     if (contains(flags, "--out")) run.out = mine.out;

@@ -37,6 +37,16 @@ void add_run_option_flags(CLI::App& app, RunOptions& cfg) {
                    "process normalises its own part (bits depend on P)" +
                        flag_choices({"on", "off"}))
         ->capture_default_str();
+    app.add_option("--overlap", cfg.overlap,
+                   "Gradients under mpirun -np P: on = sent to the other processes in buckets "
+                   "while the backward pass runs, off = all at once after it (to measure what "
+                   "overlap saves). The weights do not depend on it" +
+                       flag_choices({"on", "off"}))
+        ->capture_default_str();
+    app.add_option("--bucket-elements", cfg.bucket_elements,
+                   "Gradient elements per bucket of --overlap on: smaller buckets start sending "
+                   "sooner, larger ones make fewer messages. The weights do not depend on it")
+        ->capture_default_str();
     app.add_option("--progress", cfg.progress,
                    "Progress output" + flag_choices(progress_names()) +
                        "; auto = live bar on a terminal, plain lines otherwise")
@@ -45,7 +55,8 @@ void add_run_option_flags(CLI::App& app, RunOptions& cfg) {
     app.add_option("--replay", cfg.replay,
                    "Re-run the configuration recorded in a result.json, random seeds as drawn; "
                    "only --out, --progress, --threads, --isa, --device, --micro-batch, "
-                   "--sync-bn, --data-dir, --checkpoint-every, --stop-after may be given "
+                   "--sync-bn, --overlap, --bucket-elements, --data-dir, --checkpoint-every, "
+                   "--stop-after may be given "
                    "with it "
                    "(default --out: <its directory>-replay)");
     app.add_option("--checkpoint-every", cfg.checkpoint_every,

@@ -333,7 +333,8 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     std::unique_ptr<BatchSplit> split;
     if (r.processes > 1 || cfg.micro_batch > 0) {
         check_split(train_loader, r.processes, cfg.micro_batch);
-        split = std::make_unique<BatchSplit>(r.model->trainable(), world(), cfg.sync_bn == "on");
+        split = std::make_unique<BatchSplit>(r.model->trainable(), world(), cfg.sync_bn == "on",
+                                             cfg.overlap == "on" ? cfg.bucket_elements : 0);
     }
     bool stopped = false;
     const StepLoop loop{cfg, *r.model,        *optimizer, train_loader, schedule, progress,
@@ -384,6 +385,8 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     r.images_per_second = pos.train_seconds_all > 0
                               ? static_cast<double>(pos.train_images_all) / pos.train_seconds_all
                               : 0.0;
+    if (split != nullptr && split->overlapping())
+        r.gradient_buckets = static_cast<int64_t>(split->buckets());
     if (split != nullptr && pos.global_step > steps_before)  // this process's steps
         r.bytes_sent_per_step = static_cast<double>(split->bytes_sent()) /
                                 static_cast<double>(pos.global_step - steps_before);

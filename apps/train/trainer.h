@@ -48,6 +48,7 @@ struct TrainResult {
     int processes = 1;                     // of a data-parallel run (mpirun -np P)
     std::string allreduce, allreduce_why;  // engine/runtime/allreduce_plan.h
     double bytes_sent_per_step = 0;        // a process's payload to collectives (0: no split)
+    int64_t gradient_buckets = 0;  // sent during the backward (--overlap on, P > 1); 0: after it
 
     // ---- final evaluation (test split, data-set order) ----
     double test_accuracy = 0;                // fraction in [0, 1]

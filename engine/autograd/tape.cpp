@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/autograd/trace.h"
@@ -20,6 +21,23 @@ struct Tape {
 thread_local Tape t_tape;
 thread_local bool t_grad_enabled = true;
 thread_local bool t_check_finite = false;
+thread_local LeafFinalHook* t_leaf_final = nullptr;
+
+// For each node (creation order), the leaves it is the first consumer of: their gradients are
+// final once the reverse pass has passed it.
+std::vector<std::vector<Tensor>> leaves_final_after(
+    const std::vector<std::shared_ptr<Node>>& nodes) {
+    std::vector<std::vector<Tensor>> after(nodes.size());
+    std::unordered_set<const TensorImpl*> seen;
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+        for (const Tensor& in : nodes[k]->inputs) {
+            if (in.defined() && in.is_leaf() && in.requires_grad() &&
+                seen.insert(in.impl_ptr().get()).second)
+                after[k].push_back(in);
+        }
+    }
+    return after;
+}
 
 // The finite check of one backward: every gradient a node returns and every sum of two
 // contributions is scanned (NonFiniteScan: queued on a GPU, 16 gradients a launch; a gradient is
@@ -80,12 +98,57 @@ void add_into(std::shared_ptr<TensorImpl>& slot, const Tensor& g, const Tensor& 
     }
 }
 
+// One node of the reverse pass: its backward, and each gradient it returns added to its input's
+// (a leaf's .grad, or the producing node's grad_out). A node not on a path to the loss is skipped.
+void run_node(Node& node, std::optional<FiniteChecks>& checks) {
+    if (!node.grad_out.defined()) return;
+    std::vector<Tensor> grads = node.backward(node.grad_out);
+    DT_CHECK(grads.size() == node.inputs.size(), "backward of ", node.name, " returned ",
+             grads.size(), " gradients for ", node.inputs.size(), " inputs");
+    node.grad_out = Tensor();                  // free as soon as it is consumed
+    if (TraceSink* trace = current_trace()) {  // every gradient the op hands back
+        for (std::size_t i = 0; i < grads.size(); ++i) {
+            if (!grads[i].defined()) continue;
+            const std::string* name = trace->name_of(node.inputs[i]);
+            trace->add("backward", node.name,
+                       name ? "grad " + *name : "grad input " + std::to_string(i), grads[i]);
+        }
+    }
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+        const Tensor& in = node.inputs[i];
+        if (!grads[i].defined() || !in.defined() || !in.requires_grad()) continue;
+        if (checks) checks->add(grads[i], node, i, in, /*summed=*/false);
+        if (in.is_leaf()) {
+            // A leaf's .grad() is handed to optimizers and users: never let two leaves
+            // share one buffer (add's backward returns the same dy for both inputs).
+            const bool first = !in.impl().grad;
+            add_into(in.impl().grad, first ? grads[i].clone() : grads[i], in, node.name);
+            if (!first && checks) checks->add(in.grad(), node, i, in, /*summed=*/true);
+        } else {
+            auto& slot = in.impl().grad_fn->grad_out;
+            std::shared_ptr<TensorImpl> s = slot.impl_ptr();
+            const bool first = !s;
+            add_into(s, grads[i], in, node.name);
+            slot = Tensor(s);
+            if (!first && checks) checks->add(slot, node, i, in, /*summed=*/true);
+        }
+    }
+    node.backward = nullptr;  // release saved tensors early
+    node.inputs.clear();
+}
+
 }  // namespace
 
 bool grad_enabled() { return t_grad_enabled; }
 
 void set_check_finite(bool on) { t_check_finite = on; }
 bool check_finite() { return t_check_finite; }
+
+LeafFinalHook::LeafFinalHook(std::function<void(const Tensor&)> fn)
+    : fn_(std::move(fn)), previous_(t_leaf_final) {
+    t_leaf_final = this;
+}
+LeafFinalHook::~LeafFinalHook() { t_leaf_final = previous_; }
 
 NoGradGuard::NoGradGuard() : previous_(t_grad_enabled) { t_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { t_grad_enabled = previous_; }
@@ -141,42 +204,13 @@ void backward(const Tensor& loss, const Tensor& grad_output) {
     nodes.swap(t_tape.nodes);
     std::optional<FiniteChecks> checks;
     if (t_check_finite) checks.emplace(loss.device());
-    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
-        Node& node = **it;
-        if (!node.grad_out.defined()) continue;  // not on a path to the loss
-        std::vector<Tensor> grads = node.backward(node.grad_out);
-        DT_CHECK(grads.size() == node.inputs.size(), "backward of ", node.name, " returned ",
-                 grads.size(), " gradients for ", node.inputs.size(), " inputs");
-        node.grad_out = Tensor();  // free as soon as it is consumed
-        if (TraceSink* trace = current_trace()) {  // every gradient the op hands back
-            for (std::size_t i = 0; i < grads.size(); ++i) {
-                if (!grads[i].defined()) continue;
-                const std::string* name = trace->name_of(node.inputs[i]);
-                trace->add("backward", node.name,
-                           name ? "grad " + *name : "grad input " + std::to_string(i), grads[i]);
-            }
-        }
-        for (std::size_t i = 0; i < grads.size(); ++i) {
-            const Tensor& in = node.inputs[i];
-            if (!grads[i].defined() || !in.defined() || !in.requires_grad()) continue;
-            if (checks) checks->add(grads[i], node, i, in, /*summed=*/false);
-            if (in.is_leaf()) {
-                // A leaf's .grad() is handed to optimizers and users: never let two leaves
-                // share one buffer (add's backward returns the same dy for both inputs).
-                const bool first = !in.impl().grad;
-                add_into(in.impl().grad, first ? grads[i].clone() : grads[i], in, node.name);
-                if (!first && checks) checks->add(in.grad(), node, i, in, /*summed=*/true);
-            } else {
-                auto& slot = in.impl().grad_fn->grad_out;
-                std::shared_ptr<TensorImpl> s = slot.impl_ptr();
-                const bool first = !s;
-                add_into(s, grads[i], in, node.name);
-                slot = Tensor(s);
-                if (!first && checks) checks->add(slot, node, i, in, /*summed=*/true);
-            }
-        }
-        node.backward = nullptr;  // release saved tensors early
-        node.inputs.clear();
+    LeafFinalHook* const hook = t_leaf_final;
+    std::vector<std::vector<Tensor>> final_after;
+    if (hook != nullptr) final_after = leaves_final_after(nodes);
+    for (std::size_t k = nodes.size(); k-- > 0;) {
+        run_node(*nodes[k], checks);
+        if (hook != nullptr)
+            for (const Tensor& leaf : final_after[k]) hook->fn_(leaf);
     }
     if (checks) checks->report();
 }

@@ -62,6 +62,25 @@ void backward(const Tensor& loss);
 /// device), as the pass from a loss hands it to the op that made it.
 void backward(const Tensor& output, const Tensor& grad_output);
 
+/// While alive, backward() on this thread calls `fn` with each leaf (a tensor that requires a
+/// gradient and no node made) once the pass has made its gradient final: right after the node
+/// that took it first in creation order, the last of its consumers in the pass, whether or not
+/// that node was on a path to the loss. Leaves the pass never meets are not named. A
+/// data-parallel step starts a parameter's exchange there while the pass goes on. Nests: the
+/// innermost hook is the one called.
+class LeafFinalHook {
+ public:
+    explicit LeafFinalHook(std::function<void(const Tensor& leaf)> fn);
+    ~LeafFinalHook();
+    LeafFinalHook(const LeafFinalHook&) = delete;
+    LeafFinalHook& operator=(const LeafFinalHook&) = delete;
+
+ private:
+    std::function<void(const Tensor&)> fn_;
+    LeafFinalHook* previous_;
+    friend void backward(const Tensor&, const Tensor&);
+};
+
 /// Opt-in check of every gradient (off by default; per thread). When on, backward() scans each
 /// gradient a node's backward returns, and each sum of two contributions, and at its end throws
 /// NonFiniteGradient for the first NaN or Inf in the order of the pass: the op whose backward

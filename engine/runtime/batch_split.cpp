@@ -28,10 +28,6 @@ Tensor zero_accs(int64_t n, Device device) {
     return Tensor::zeros({n * kExactAccWords}, DType::kI64, device);
 }
 
-const c::ExactAcc* acc_data(const Tensor& accs) {
-    return reinterpret_cast<const c::ExactAcc*>(accs.data<int64_t>());
-}
-
 }  // namespace
 
 // The batch-norm hook (kernels/batchnorm2d.h): ctx is the split.
@@ -46,9 +42,15 @@ void BatchSplit::bn_floats(void* ctx, float* totals, int64_t n, const c::AccumSp
     s->ranks_.allreduce(totals, n, spec);
 }
 
-BatchSplit::BatchSplit(std::vector<Tensor> params, Collective& ranks, bool sync_batchnorm)
+BatchSplit::BatchSplit(std::vector<Tensor> params, Collective& ranks, bool sync_batchnorm,
+                       int64_t overlap_bucket)
     : params_(std::move(params)), ranks_(ranks), sync_batchnorm_(sync_batchnorm) {
     for (std::size_t i = 0; i < params_.size(); ++i) index_[params_[i].impl_ptr().get()] = i;
+    if (ranks_.size() > 1) {
+        std::vector<int64_t> numel;
+        for (const Tensor& p : params_) numel.push_back(p.numel());
+        buckets_ = std::make_unique<GradBuckets>(numel, ranks_, overlap_bucket);
+    }
     accs_.resize(params_.size() * kExactUses);
     acc_used_.assign(params_.size() * kExactUses, false);
     bn_parts_.ctx = this;
@@ -96,89 +98,108 @@ void BatchSplit::add_loss(float total, const float* loss_rows, int64_t n,
     loss_sum_ = loss_sum_ + total;  // ORDER: micro-batches in order, from +0
 }
 
-float BatchSplit::finish(const c::AccumSpec& grad_spec) {
-    const int P = ranks_.size();
-    const bool exchange_accs = P > 1 && grad_spec.mode == c::AccumMode::kExact;
-    // Parameters whose exact sums were kept (on their device): exchanged unrounded through the
-    // host, or rounded where they are to this process's share and combined with the float
-    // gradients below.
-    std::vector<c::ExactAcc>& ex = exchange_;  // kept across steps (no fresh pages each step)
-    ex.clear();
-    const auto slot_used = [this](std::size_t i, std::size_t u) {
-        return static_cast<bool>(acc_used_[i * kExactUses + u]);
-    };
-    const auto any_used = [&](std::size_t i) { return slot_used(i, 0) || slot_used(i, 1); };
-    for (std::size_t i = 0; i < params_.size(); ++i) {
-        if (!any_used(i)) continue;
-        DT_CHECK_VALUE(!params_[i].grad().defined(), "a split batch: trainable tensor ", i, " ",
-                       params_[i].str(),
-                       " gets exact sums at one reduction site and a rounded gradient at another "
-                       "(hint: give the sites that reach it the same mode, e.g. --impl exact)");
-        for (std::size_t u = 0; u < kExactUses; ++u) {
-            if (!exchange_accs || !slot_used(i, u)) continue;
-            const Tensor host = accs_[i * kExactUses + u].to(Device::kCpu);  // (cpu: itself)
-            ex.insert(ex.end(), acc_data(host), acc_data(host) + params_[i].numel());
+bool BatchSplit::exchange_accs() const { return grad_spec_.mode == c::AccumMode::kExact; }
+
+// A tensor with exact sums must have no float gradient as well.
+void BatchSplit::check_one_kind(std::size_t i) const {
+    DT_CHECK_VALUE(!params_[i].grad().defined(), "a split batch: trainable tensor ", i, " ",
+                   params_[i].str(),
+                   " gets exact sums at one reduction site and a rounded gradient at another "
+                   "(hint: give the sites that reach it the same mode, e.g. --impl exact)");
+}
+
+// Tensor i's exact sums rounded on their device, one rounding per use, as its .grad.
+void BatchSplit::round_here(std::size_t i) {
+    if (!any_acc_used(i)) return;
+    check_one_kind(i);
+    Tensor g;
+    for (std::size_t u = 0; u < kExactUses; ++u) {
+        if (!acc_used(i, u)) continue;
+        Tensor r = round_exact(accs_[i * kExactUses + u], params_[i].shape());
+        // ORDER: a tensor with two uses (a tied table) gets layer's + table's, one add per
+        // element, as the whole batch's tape adds the two rounded gradients.
+        if (g.defined()) {
+            Tensor sum = Tensor::empty(g.shape(), DType::kF32, g.device());
+            device_kernels(g.device()).add_forward(g.f32(), r.f32(), sum.f32(), g.numel());
+            r = sum;
         }
+        g = r;
     }
-    std::vector<float>& rounded = rounded_;  // the exchanged sums, rounded once
-    rounded.resize(ex.size());
-    if (exchange_accs && !ex.empty()) {
-        bytes_sent_ += ranks_.allreduce_exact_rounded(ex.data(), static_cast<int64_t>(ex.size()),
-                                                      rounded.data());
+    params_[i].set_grad(g);
+}
+
+// Tensor i's part of the exchange, on the host: its exact sums unrounded when grad.allreduce
+// is exact, else its float gradient (exact sums rounded here first).
+GradShare BatchSplit::share_of(std::size_t i) {
+    GradShare share;
+    if (exchange_accs() && any_acc_used(i)) {
+        check_one_kind(i);
+        share.accs.resize(kExactUses);
+        for (std::size_t u = 0; u < kExactUses; ++u)
+            if (acc_used(i, u)) share.accs[u] = accs_[i * kExactUses + u].to(Device::kCpu);
+        return share;
     }
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < params_.size(); ++i) {
+    round_here(i);
+    const Tensor g = params_[i].grad();
+    if (g.defined()) share.floats = g.to(Device::kCpu);  // (on the cpu: g itself)
+    return share;
+}
+
+// Tensor i's .grad from the exchange's results.
+void BatchSplit::take_exchanged(std::size_t i) {
+    if (exchange_accs() && any_acc_used(i)) {
         Tensor g;
         for (std::size_t u = 0; u < kExactUses; ++u) {
-            if (!slot_used(i, u)) continue;
-            Tensor r;
-            if (!exchange_accs) {  // one rounding each, on the accumulators' device
-                r = round_exact(accs_[i * kExactUses + u], params_[i].shape());
-            } else {
-                Tensor h = Tensor::empty(params_[i].shape());
-                const auto first = rounded.begin() + static_cast<std::ptrdiff_t>(at);
-                std::copy(first, first + h.numel(), h.f32());
-                at += static_cast<std::size_t>(h.numel());
-                r = h.to(params_[i].device());
-            }
-            // ORDER: a tensor with two uses (a tied table) gets layer's + table's, one add per
-            // element, as the whole batch's tape adds the two rounded gradients.
-            if (g.defined()) {
+            const float* sums = buckets_->rounded(i, u);
+            if (sums == nullptr) continue;
+            Tensor h = Tensor::empty(params_[i].shape());
+            std::copy(sums, sums + h.numel(), h.f32());
+            Tensor r = h.to(params_[i].device());
+            if (g.defined()) {  // ORDER: layer's + table's, as round_here
                 Tensor sum = Tensor::empty(g.shape(), DType::kF32, g.device());
                 device_kernels(g.device()).add_forward(g.f32(), r.f32(), sum.f32(), g.numel());
                 r = sum;
             }
             g = r;
         }
-        if (g.defined()) params_[i].set_grad(g);
+        params_[i].set_grad(g);
+        return;
     }
-    // Float gradients (and rounded shares) over the processes, in one collective.
-    if (P > 1) {
-        std::vector<float> buf;
-        for (std::size_t i = 0; i < params_.size(); ++i) {
-            if (exchange_accs && any_used(i)) continue;
-            const Tensor g = params_[i].grad();
-            if (!g.defined()) continue;
-            const Tensor h = g.to(Device::kCpu);  // (on the cpu: g itself)
-            buf.insert(buf.end(), h.f32(), h.f32() + h.numel());
-        }
-        if (!buf.empty()) {
-            ranks_.allreduce(buf.data(), static_cast<int64_t>(buf.size()), grad_spec);
-            bytes_sent_ += 4 * static_cast<int64_t>(buf.size());
-        }
-        std::size_t pos = 0;
-        for (std::size_t i = 0; i < params_.size(); ++i) {
-            if (exchange_accs && any_used(i)) continue;
-            Tensor g = params_[i].grad();
-            if (!g.defined()) continue;
-            const auto first = buf.begin() + static_cast<std::ptrdiff_t>(pos);
-            if (g.device() == Device::kCpu)
-                std::copy(first, first + g.numel(), g.f32());
-            else  // through a host tensor
-                g.copy_from(
-                    Tensor::from_vector(g.shape(), std::vector<float>(first, first + g.numel())));
-            pos += static_cast<std::size_t>(g.numel());
-        }
+    const float* sums = buckets_->floats(i);
+    if (sums == nullptr) return;
+    Tensor g = params_[i].grad();
+    if (g.device() == Device::kCpu)
+        std::copy(sums, sums + g.numel(), g.f32());
+    else  // through a host tensor
+        g.copy_from(Tensor::from_vector(g.shape(), std::vector<float>(sums, sums + g.numel())));
+}
+
+void BatchSplit::begin_exchange(const c::AccumSpec& grad_spec) {
+    grad_spec_ = grad_spec;
+    exchange_begun_ = true;
+    if (buckets_) buckets_->begin(grad_spec);
+}
+
+void BatchSplit::tensor_final(const Tensor& t) {
+    if (!exchange_begun_ || !buckets_) return;
+    const auto it = index_.find(t.impl_ptr().get());
+    if (it == index_.end() || buckets_->added(it->second)) return;
+    buckets_->add(it->second, share_of(it->second));
+}
+
+float BatchSplit::finish(const c::AccumSpec& grad_spec) {
+    if (!exchange_begun_) begin_exchange(grad_spec);
+    DT_CHECK(grad_spec.mode == grad_spec_.mode && grad_spec.permute_key == grad_spec_.permute_key,
+             "BatchSplit::finish: the exchange began in another grad.allreduce mode");
+    exchange_begun_ = false;
+    const int P = ranks_.size();
+    if (!buckets_) {  // one process: each tensor's exact sums rounded once, where they are
+        for (std::size_t i = 0; i < params_.size(); ++i) round_here(i);
+    } else {  // the tensors not yet handed over, then the whole exchange
+        for (std::size_t i = 0; i < params_.size(); ++i)
+            if (!buckets_->added(i)) buckets_->add(i, share_of(i));
+        bytes_sent_ += buckets_->finish();
+        for (std::size_t i = 0; i < params_.size(); ++i) take_exchanged(i);
     }
     // The loss of the whole batch.
     float total = 0.0f;

@@ -35,11 +35,13 @@
 // is host MPI) and puts the gradients back on the parameters' device.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
 #include "engine/core/tensor.h"
 #include "engine/runtime/collective.h"
+#include "engine/runtime/grad_buckets.h"
 #include "kernels/batchnorm2d.h"
 #include "kernels/common/accum_exact.h"
 
@@ -57,7 +59,11 @@ class BatchSplit {
     /// `params`: the trainable tensors (their .grad is completed by finish), on any device.
     /// `ranks`: the processes that split each batch with this one; `sync_batchnorm`: batch-norm
     /// statistics over every process's part (else each process normalises its own part).
-    BatchSplit(std::vector<Tensor> params, Collective& ranks, bool sync_batchnorm);
+    /// `overlap_bucket` > 0: with more than one process, the gradients travel in buckets of
+    /// that many elements while the last micro-batch's backward runs (grad_buckets.h; the bits
+    /// do not depend on it); 0: all at once in finish(). A collective call when it is > 0.
+    BatchSplit(std::vector<Tensor> params, Collective& ranks, bool sync_batchnorm,
+               int64_t overlap_bucket = 0);
     BatchSplit(const BatchSplit&) = delete;
     BatchSplit& operator=(const BatchSplit&) = delete;
 
@@ -79,6 +85,18 @@ class BatchSplit {
     void add_loss(float total, const float* loss_rows, int64_t n,
                   const kernels::common::AccumSpec& spec);
 
+    /// Whether gradients travel during the backward (overlap_bucket > 0, several processes).
+    bool overlapping() const { return buckets_ && buckets_->overlapping(); }
+    /// The buckets the gradients travel in (0 with one process).
+    std::size_t buckets() const { return buckets_ ? buckets_->buckets() : 0; }
+    /// The exchange of this step's gradients may begin, in mode `grad_spec` (finish() must get
+    /// the same): call before the last micro-batch's backward. From then on tensor_final hands
+    /// each trainable tensor over as soon as that backward has finished it.
+    void begin_exchange(const kernels::common::AccumSpec& grad_spec);
+    /// `t`'s gradient (or exact sums) for this step is final (autograd::LeafFinalHook). Tensors
+    /// that are not trainable, or named before begin_exchange, are ignored.
+    void tensor_final(const Tensor& t);
+
     /// Completes every parameter's .grad as the whole batch's (see the file comment), the
     /// processes' shares combined as `grad_spec` (site grad.allreduce) says, and returns the
     /// whole batch's loss. Every process must call it once per step.
@@ -91,6 +109,14 @@ class BatchSplit {
     int64_t bytes_sent() const { return bytes_sent_; }
 
  private:
+    bool acc_used(std::size_t i, std::size_t use) const { return acc_used_[i * kExactUses + use]; }
+    bool any_acc_used(std::size_t i) const { return acc_used(i, 0) || acc_used(i, 1); }
+    bool exchange_accs() const;
+    void check_one_kind(std::size_t i) const;
+    void round_here(std::size_t i);
+    GradShare share_of(std::size_t i);
+    void take_exchanged(std::size_t i);
+
     static void bn_exact(void* ctx, kernels::common::ExactAcc* accs, int64_t n);
     static void bn_floats(void* ctx, float* totals, int64_t n,
                           const kernels::common::AccumSpec& spec);
@@ -105,8 +131,9 @@ class BatchSplit {
     // param's device, or undefined; and whether this step used them.
     std::vector<Tensor> accs_;
     std::vector<bool> acc_used_;
-    std::vector<kernels::common::ExactAcc> exchange_;  // finish()'s buffers
-    std::vector<float> rounded_;
+    std::unique_ptr<GradBuckets> buckets_;  // several processes: the gradients' exchange
+    bool exchange_begun_ = false;
+    kernels::common::AccumSpec grad_spec_{};
     kernels::common::ExactAcc loss_acc_{};
     bool loss_exact_ = false;
     float loss_sum_ = 0.0f;

@@ -118,6 +118,7 @@ class SingleProcess final : public Collective {
     }
     void broadcast(void*, std::size_t, int) override {}
     void barrier() override {}
+    std::unique_ptr<Collective> duplicate() override { return std::make_unique<SingleProcess>(); }
     [[noreturn]] void abort(const std::string& why) override {
         std::fprintf(stderr, "detrain: error: %s\n", why.c_str());
         std::exit(1);

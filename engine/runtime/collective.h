@@ -27,6 +27,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "kernels/common/accum_exact.h"
@@ -53,6 +54,11 @@ class Collective {
     /// bytes from rank `root` to every rank.
     virtual void broadcast(void* data, std::size_t bytes, int root) = 0;
     virtual void barrier() = 0;
+    /// A second lane: the same processes over a communicator of its own, whose collectives may
+    /// run on another thread while this one's run (MPI_THREAD_MULTIPLE). Every process calls it,
+    /// in the same order; each lane's collectives are matched among themselves. Throws Error when
+    /// the MPI library gives no such thread support.
+    virtual std::unique_ptr<Collective> duplicate() = 0;
     /// Ends every process of the run with `why` on stderr and exit status 1 (no hang).
     [[noreturn]] virtual void abort(const std::string& why) = 0;
 };

@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/core/error.h"
 #include "engine/runtime/collective.h"
 #include "engine/runtime/exact_pack.h"
 #include "engine/runtime/message_check.h"
@@ -31,26 +33,15 @@ bool launched_by_mpirun() {
 
 class MpiWorld final : public Collective {
  public:
+    /// MPI's world: MPI initialised (thread level MULTIPLE, for duplicate's lanes) if it is not.
     MpiWorld() {
         int ok = 0;
         MPI_Initialized(&ok);
-        if (!ok) MPI_Init(nullptr, nullptr);
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-        MPI_Comm_size(MPI_COMM_WORLD, &size_);
-        // Packed exact accumulators and their sum (commutative: integer limbs).
-        MPI_Type_contiguous(static_cast<int>(sizeof(PackedExactAcc) / sizeof(uint32_t)),
-                            MPI_UINT32_T, &packed_type_);
-        MPI_Type_commit(&packed_type_);
-        MPI_Op_create(&packed_sum, /*commute=*/1, &packed_sum_);
-        // Test-only: DT_TEST_FAULT="RANK:corrupt" or "RANK:truncate" spoils a block this rank
-        // sends (spoil below), to test that the receivers find it.
-        if (const char* f = std::getenv("DT_TEST_FAULT"); f != nullptr) {
-            const std::string v(f);
-            const std::size_t colon = v.find(':');
-            if (colon != std::string::npos && std::atoi(v.substr(0, colon).c_str()) == rank_)
-                fault_ = v.substr(colon + 1) == "truncate" ? 2 : 1;
-        }
+        if (!ok)
+            MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &thread_level_);
+        else
+            MPI_Query_thread(&thread_level_);
+        set_up(MPI_COMM_WORLD);
         std::atexit([] {
             int done = 0;
             MPI_Finalized(&done);
@@ -71,7 +62,7 @@ class MpiWorld final : public Collective {
 
     void allreduce(float* data, int64_t n, const c::AccumSpec& spec) override {
         if (spec.mode == c::AccumMode::kAtomic) {  // MPI's own order: no ORDER on purpose
-            check(MPI_Allreduce(MPI_IN_PLACE, data, count(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+            check(MPI_Allreduce(MPI_IN_PLACE, data, count(n), MPI_FLOAT, MPI_SUM, comm_),
                   "MPI_Allreduce");
             return;
         }
@@ -95,8 +86,7 @@ class MpiWorld final : public Collective {
             send_checks(send, block,
                         [](const float* v, int64_t m, int64_t at) { return word_check(v, m, at); });
         spoil(const_cast<float*>(send), block);
-        check(MPI_Alltoall(send, count(block), MPI_FLOAT, parts, count(block), MPI_FLOAT,
-                           MPI_COMM_WORLD),
+        check(MPI_Alltoall(send, count(block), MPI_FLOAT, parts, count(block), MPI_FLOAT, comm_),
               "MPI_Alltoall (partials to their block's rank)");
         // Whole blocks: the combined block lands in data itself, gathered there in place.
         float* combined = padded == n ? data : grow(combined_, padded);
@@ -123,11 +113,10 @@ class MpiWorld final : public Collective {
         // Every rank's checksum (values mod 2^61 - 1 add as the values do) against the sum's.
         uint64_t mine = packed_check(packed, n, 0);
         uint64_t* all = grow(checks_in_, size_);
-        check(MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD),
+        check(MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, comm_),
               "MPI_Allgather (checksums)");
         spoil(packed, n / size_);
-        check(MPI_Allreduce(MPI_IN_PLACE, packed, count(n), packed_type_, packed_sum_,
-                            MPI_COMM_WORLD),
+        check(MPI_Allreduce(MPI_IN_PLACE, packed, count(n), packed_type_, packed_sum_, comm_),
               "MPI_Allreduce (exact accumulators)");
         uint64_t want = 0;
         for (int r = 0; r < size_; ++r) want = check_prime_add(want, all[r]);
@@ -158,8 +147,7 @@ class MpiWorld final : public Collective {
             }
             meta[3 * b] = -lo, meta[3 * b + 1] = hi, meta[3 * b + 2] = special;
         }
-        check(MPI_Allreduce(MPI_IN_PLACE, meta, count(3 * blocks), MPI_INT32_T, MPI_MAX,
-                            MPI_COMM_WORLD),
+        check(MPI_Allreduce(MPI_IN_PLACE, meta, count(3 * blocks), MPI_INT32_T, MPI_MAX, comm_),
               "MPI_Allreduce (exact windows)");
         int head = 0;  // ceil(log2 P): bits P values may add
         while ((1 << head) < size_) ++head;
@@ -187,8 +175,7 @@ class MpiWorld final : public Collective {
             vals, block,
             [](const int64_t* v, int64_t m, int64_t at) { return word_check(v, m, at); });
         spoil(vals, block);
-        check(MPI_Reduce_scatter_block(vals, mine, count(block), MPI_INT64_T, MPI_SUM,
-                                       MPI_COMM_WORLD),
+        check(MPI_Reduce_scatter_block(vals, mine, count(block), MPI_INT64_T, MPI_SUM, comm_),
               "MPI_Reduce_scatter_block (compact exact sums)");
         uint64_t want = 0;  // linear: the sum's checksum is the sum of the parts'
         for (int r = 0; r < size_; ++r) want += parts[r];
@@ -218,9 +205,9 @@ class MpiWorld final : public Collective {
         const uint64_t* parts = send_checks(
             packed, block,
             [](const PackedExactAcc* v, int64_t m, int64_t at) { return packed_check(v, m, at); });
-        check(MPI_Reduce_scatter_block(packed, mine, count(block), packed_type_, packed_sum_,
-                                       MPI_COMM_WORLD),
-              "MPI_Reduce_scatter_block (exact accumulators)");
+        check(
+            MPI_Reduce_scatter_block(packed, mine, count(block), packed_type_, packed_sum_, comm_),
+            "MPI_Reduce_scatter_block (exact accumulators)");
         uint64_t want = 0;  // values mod 2^61 - 1 add as the values do
         for (int r = 0; r < size_; ++r) want = check_prime_add(want, parts[r]);
         verify(packed_check(mine, block, block * rank_) == want, -1, "exact accumulators");
@@ -233,10 +220,19 @@ class MpiWorld final : public Collective {
     }
 
     void broadcast(void* data, std::size_t bytes, int root) override {
-        check(MPI_Bcast(data, count(static_cast<int64_t>(bytes)), MPI_BYTE, root, MPI_COMM_WORLD),
+        check(MPI_Bcast(data, count(static_cast<int64_t>(bytes)), MPI_BYTE, root, comm_),
               "MPI_Bcast");
     }
-    void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+    void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+    std::unique_ptr<Collective> duplicate() override {
+        if (thread_level_ < MPI_THREAD_MULTIPLE)
+            throw Error(str("this MPI library gives thread support level ", thread_level_,
+                            " of 3: a second lane of collectives needs MPI_THREAD_MULTIPLE (hint: "
+                            "--overlap off, or an MPI built with thread support)"));
+        MPI_Comm comm = MPI_COMM_NULL;
+        check(MPI_Comm_dup(comm_, &comm), "MPI_Comm_dup");
+        return std::unique_ptr<Collective>(new MpiWorld(comm, thread_level_));
+    }
     [[noreturn]] void abort(const std::string& why) override {
         std::fprintf(stderr, "detrain: error: rank %d of %d: %s\n", rank_, size_, why.c_str());
         std::fflush(stderr);
@@ -245,6 +241,29 @@ class MpiWorld final : public Collective {
     }
 
  private:
+    /// A lane of another world: the same processes over its own communicator `comm`.
+    MpiWorld(MPI_Comm comm, int thread_level) : thread_level_(thread_level) { set_up(comm); }
+
+    void set_up(MPI_Comm comm) {
+        comm_ = comm;
+        MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+        MPI_Comm_rank(comm_, &rank_);
+        MPI_Comm_size(comm_, &size_);
+        // Packed exact accumulators and their sum (commutative: integer limbs).
+        MPI_Type_contiguous(static_cast<int>(sizeof(PackedExactAcc) / sizeof(uint32_t)),
+                            MPI_UINT32_T, &packed_type_);
+        MPI_Type_commit(&packed_type_);
+        MPI_Op_create(&packed_sum, /*commute=*/1, &packed_sum_);
+        // Test-only: DT_TEST_FAULT="RANK:corrupt" or "RANK:truncate" spoils a block this rank
+        // sends (spoil below), to test that the receivers find it.
+        if (const char* f = std::getenv("DT_TEST_FAULT"); f != nullptr) {
+            const std::string v(f);
+            const std::size_t colon = v.find(':');
+            if (colon != std::string::npos && std::atoi(v.substr(0, colon).c_str()) == rank_)
+                fault_ = v.substr(colon + 1) == "truncate" ? 2 : 1;
+        }
+    }
+
     int count(int64_t n) {
         if (n > INT32_MAX) abort("a collective of more than 2^31 elements (split it)");
         return static_cast<int>(n);
@@ -273,7 +292,7 @@ class MpiWorld final : public Collective {
         uint64_t* out = grow(checks_out_, size_);
         uint64_t* in = grow(checks_in_, size_);
         for (int r = 0; r < size_; ++r) out[r] = check_of(send + r * block, block, block * r);
-        check(MPI_Alltoall(out, 1, MPI_UINT64_T, in, 1, MPI_UINT64_T, MPI_COMM_WORLD),
+        check(MPI_Alltoall(out, 1, MPI_UINT64_T, in, 1, MPI_UINT64_T, comm_),
               "MPI_Alltoall (checksums)");
         return in;
     }
@@ -285,11 +304,11 @@ class MpiWorld final : public Collective {
     /// The same with this rank's block's checksum already taken.
     void gather_checked(float* all, int64_t block, const char* what, uint64_t mine) {
         uint64_t* sums = grow(checks_in_, size_);
-        check(MPI_Allgather(&mine, 1, MPI_UINT64_T, sums, 1, MPI_UINT64_T, MPI_COMM_WORLD),
+        check(MPI_Allgather(&mine, 1, MPI_UINT64_T, sums, 1, MPI_UINT64_T, comm_),
               "MPI_Allgather (checksums)");
-        check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, count(block), MPI_FLOAT,
-                            MPI_COMM_WORLD),
-              what);
+        check(
+            MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, count(block), MPI_FLOAT, comm_),
+            what);
         for (int r = 0; r < size_; ++r)
             verify(word_check(all + block * r, block, block * r) == sums[r], r, what);
     }
@@ -328,6 +347,8 @@ class MpiWorld final : public Collective {
                            static_cast<PackedExactAcc*>(inout), *len);
     }
 
+    MPI_Comm comm_ = MPI_COMM_NULL;
+    int thread_level_ = MPI_THREAD_SINGLE;
     int rank_ = 0, size_ = 1;
     MPI_Datatype packed_type_ = MPI_DATATYPE_NULL;
     MPI_Op packed_sum_ = MPI_OP_NULL;

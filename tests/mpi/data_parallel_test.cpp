@@ -155,6 +155,37 @@ TEST_F(DataParallel, TreeGivesTheSingleProcessWeightsWhereItSaysTreeInvariant) {
     EXPECT_NE(r.at("allreduce_why").get<std::string>().find("48 samples"), std::string::npos);
 }
 
+TEST_F(DataParallel, OverlapOnAndOffGiveTheSameBits) {
+    // Buckets of 2,000 elements: SmallCNN-BN's gradients travel in several buckets while the
+    // backward runs, synced batch norm's totals meanwhile on the world's communicator; GPT's
+    // tied table has exact sums of two uses in one bucket.
+    const std::string smallcnn = "--model smallcnn-bn --shuffle-within-batch 5";
+    const std::string gpt_text = (root_ / "overlap.txt").string();
+    dt::test::write_synthetic_text(gpt_text, 12000, 6);
+    const std::string gpt = "--model gpt --data-file " + gpt_text +
+                            " --layers 2 --heads 2 --width 32 --context 32 --limit-train 60 "
+                            "--limit-test 8 --batch-size 16 --eval-batch-size 8 --lr 1e-3";
+    struct Case {
+        std::string name, flags;
+        int P;
+    };
+    const std::vector<Case> cases = {
+        {"det-np2", smallcnn + " --impl deterministic", 2},
+        {"det-np3", smallcnn + " --impl deterministic", 3},
+        {"exact-np2", smallcnn + " --impl exact", 2},
+        {"exact-np3-mb", smallcnn + " --impl exact --micro-batch 4", 3},
+        {"gpt-np2", gpt + " --impl exact", 2}};
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.name);
+        const std::string off = "ovl-off-" + c.name, on = "ovl-on-" + c.name;
+        expect_ok(train(c.P, off, c.flags + " --overlap off"));
+        expect_ok(train(c.P, on, c.flags + " --overlap on --bucket-elements 2000"));
+        expect_same(off, on);
+        EXPECT_EQ(result(off).at("gradient_buckets"), 0);
+        EXPECT_GT(result(on).at("gradient_buckets").get<int>(), 2);
+    }
+}
+
 TEST_F(DataParallel, RanksDrawRandomSeedsTogetherAndStopOnOtherFlags) {
     // `random` seeds: rank 0 draws them for every process. (Each drawing its own, the ranks
     // would train on other batches; the agreement check would end the job.)

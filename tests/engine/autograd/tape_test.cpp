@@ -2,7 +2,8 @@
 // The tape's documented behaviour (engine/autograd/tape.h): a tensor used several times receives
 // its contributions in reverse sequence order of the consumers, the first stored as is and later
 // ones added as acc + g; leaves keep accumulating across backward() calls; NoGradGuard records
-// nothing; backward() from a tensor with more than one element throws.
+// nothing; backward() from a tensor with more than one element throws; the leaf-final hook names
+// each leaf once its gradient for the pass is complete.
 #include "engine/autograd/tape.h"
 
 #include <gtest/gtest.h>
@@ -97,6 +98,39 @@ TEST(Tape, BackwardFromAnOutputWithItsGradient) {
     Tensor z = leaf({2}, {1.0f, 2.0f});
     EXPECT_THROW(autograd::backward(relu(z), Tensor::zeros({3})), Error);  // another shape
     autograd::clear_tape();
+}
+
+// The hook names each leaf right after the node that took it first (creation order): w after
+// the last add, x after relu (its second consumer in the pass), v after its node although that
+// node is off the loss's path; u, never used, is not named. What a leaf's .grad holds when it is
+// named is what it holds at the end.
+TEST(Tape, TheLeafFinalHookNamesEachLeafOnceItsGradientIsFinal) {
+    const std::vector<float> xv = test::uniform_floats(12, -2, 2, test::test_seed());
+    const Tensor labels = Tensor::from_vector_i64({3}, {1, 3, 0});
+    Tensor x = leaf({3, 4}, xv), w = leaf({3, 4}, xv), v = leaf({2}, {1.0f, -1.0f});
+    Tensor u = leaf({1}, {2.0f});
+    autograd::clear_tape();
+    const Tensor off_path = relu(v);
+    const Tensor loss = softmax_cross_entropy(add(add(relu(x), x), w), labels);
+    std::vector<const TensorImpl*> named;
+    std::vector<std::vector<float>> seen;
+    {
+        const autograd::LeafFinalHook hook([&](const Tensor& leaf_tensor) {
+            named.push_back(leaf_tensor.impl_ptr().get());
+            seen.push_back(leaf_tensor.grad().defined() ? leaf_tensor.grad().to_vector()
+                                                        : std::vector<float>());
+        });
+        loss.backward();
+    }
+    ASSERT_EQ(named, (std::vector<const TensorImpl*>{w.impl_ptr().get(), x.impl_ptr().get(),
+                                                     v.impl_ptr().get()}));
+    EXPECT_TRUE(test::bitwise_equal(seen[0], w.grad().to_vector()));
+    EXPECT_TRUE(test::bitwise_equal(seen[1], x.grad().to_vector()));
+    EXPECT_TRUE(seen[2].empty());
+    EXPECT_FALSE(u.grad().defined());
+    // Gone with its scope: the next pass calls nothing.
+    relu(u).backward();
+    EXPECT_EQ(named.size(), 3u);
 }
 
 /// out = node `name` of `inputs` (values: zeros of `shape`); its backward returns `grads`.
