@@ -3,10 +3,11 @@
 #   scripts/sanitize.sh asan   AddressSanitizer + UndefinedBehaviorSanitizer (g++), every test
 #                              of the `fast` label (the suite CI runs), leaks checked at exit
 #                              (the `mpi` tests with Open MPI's own leaks suppressed)
-#   scripts/sanitize.sh tsan   ThreadSanitizer on the threaded code: the kernel and engine test
-#                              binaries, built with clang and LLVM's OpenMP runtime,
-#                              whose Archer tool (libarcher) tells TSan about OpenMP's
-#                              barriers and tasks (libgomp would show its own sync as races)
+#   scripts/sanitize.sh tsan   ThreadSanitizer on the threaded code: the kernel, engine and
+#                              MPI test binaries (the MPI one in a world of one), built with
+#                              clang and LLVM's OpenMP runtime, whose Archer tool (libarcher)
+#                              tells TSan about OpenMP's barriers and tasks (libgomp would
+#                              show its own sync as races)
 #   scripts/sanitize.sh tsan-grid  the same build, only the CUDA block programs run on the host
 #                              (tests/kernels/cuda: every thread of a block a std::thread, its
 #                              barriers real, two blocks at a time): a shared memory read that
@@ -49,6 +50,10 @@ case $kind in
       -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
       >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
     tests=(dt_test_common dt_test_kernels dt_test_engine dt_test_device_ops)
+    # With MPI: the gradient buckets' communication thread, in a world of one (no mpirun).
+    if [[ $kind == tsan ]] && grep -q "detrain: MPI ON" "$build/configure.log"; then
+      tests+=(dt_test_mpi)
+    fi
     filter=()
     if [[ $kind == tsan-grid ]]; then
       # The suites of tests/kernels/cuda are named Cuda* (scripts/lint.sh checks it).

@@ -8,6 +8,19 @@
 #include <algorithm>
 #include <cstring>
 
+// ThreadSanitizer instruments the load-time resolver of target_clones, which runs before its
+// runtime is up (a crash at load): sanitized builds take the baseline path only.
+#if defined(__SANITIZE_THREAD__)
+#define DT_CHECK_CLONES
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DT_CHECK_CLONES
+#endif
+#endif
+#ifndef DT_CHECK_CLONES
+#define DT_CHECK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
 namespace dt {
 
 namespace {
@@ -25,7 +38,7 @@ const uint32_t* weights() {
 
 /// Over the words of v: with `two`, int64 words as two 32-bit halves (little-endian), the sums of
 /// w * low half and of w * high half; else floats, one 32-bit word each, the sum of w * word.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void weighted_halves(
+DT_CHECK_CLONES void weighted_halves(
     const uint32_t* v, int64_t n, int64_t first, bool two, uint64_t* lo_sum, uint64_t* hi_sum) {
     const uint32_t* w = weights();
     uint64_t lo = 0, hi = 0;
@@ -44,7 +57,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void weighted_halve
     *lo_sum = lo, *hi_sum = hi;
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void pair_sum_run(
+DT_CHECK_CLONES void pair_sum_run(
     const float* a, const float* b, float* dst, int64_t n, int64_t j0, uint64_t* sums) {
     const uint32_t* w = weights() + j0;
     uint64_t sa = 0, sb = 0, sd = 0;
