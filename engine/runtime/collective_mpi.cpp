@@ -82,9 +82,9 @@ class MpiWorld final : public Collective {
             send = copy;
         }
         float* parts = grow(parts_, padded);  // P rows of `block`: row r from rank r
-        const uint64_t* expected =
-            send_checks(send, block,
-                        [](const float* v, int64_t m, int64_t at) { return word_check(v, m, at); });
+        const uint64_t* expected = send_checks(
+            send, block, /*own=*/false,
+            [](const float* v, int64_t m, int64_t at) { return word_check(v, m, at); });
         spoil(const_cast<float*>(send), block);
         check(MPI_Alltoall(send, count(block), MPI_FLOAT, parts, count(block), MPI_FLOAT, comm_),
               "MPI_Alltoall (partials to their block's rank)");
@@ -97,12 +97,13 @@ class MpiWorld final : public Collective {
             combine_tree_rows_checked(parts, size_, block, mine, block * rank_, got, &mine_check);
         } else {
             for (int r = 0; r < size_; ++r)
-                got[r] = word_check(parts + r * block, block, block * rank_);
+                if (r != rank_) got[r] = word_check(parts + r * block, block, block * rank_);
             combine_rank_partials(parts, size_, block, spec, mine);
             mine_check = word_check(mine, block, block * rank_);
         }
         // A spoiled block ends the job here, before its sum leaves this call.
-        for (int r = 0; r < size_; ++r) verify(got[r] == expected[r], r, "partials");
+        for (int r = 0; r < size_; ++r)
+            if (r != rank_) verify(got[r] == expected[r], r, "partials");
         gather_checked(combined, block, "combined sums", mine_check);
         if (combined != data) std::copy(combined, combined + n, data);
     }
@@ -172,7 +173,7 @@ class MpiWorld final : public Collective {
         std::fill(vals + n, vals + padded, 0);
         int64_t* mine = grow(mine64_, block);
         const uint64_t* parts = send_checks(
-            vals, block,
+            vals, block, /*own=*/true,
             [](const int64_t* v, int64_t m, int64_t at) { return word_check(v, m, at); });
         spoil(vals, block);
         check(MPI_Reduce_scatter_block(vals, mine, count(block), MPI_INT64_T, MPI_SUM, comm_),
@@ -203,7 +204,7 @@ class MpiWorld final : public Collective {
         std::fill(packed + m, packed + padded, PackedExactAcc{});  // the empty accumulator
         PackedExactAcc* mine = grow(mine_, block);
         const uint64_t* parts = send_checks(
-            packed, block,
+            packed, block, /*own=*/true,
             [](const PackedExactAcc* v, int64_t m, int64_t at) { return packed_check(v, m, at); });
         check(
             MPI_Reduce_scatter_block(packed, mine, count(block), packed_type_, packed_sum_, comm_),
@@ -287,17 +288,21 @@ class MpiWorld final : public Collective {
 
     /// The checksum of each block of `block` elements this rank sends (block c to rank c),
     /// exchanged so that each rank holds the P checksums of the blocks it receives, by sender.
+    /// Without `own`, the block this rank keeps gets none (0): an MPI_Alltoall copies it in
+    /// memory, no message carries it. A reduction's checks need it (the sum's is the parts').
     template <class T, class Check>
-    const uint64_t* send_checks(const T* send, int64_t block, const Check& check_of) {
+    const uint64_t* send_checks(const T* send, int64_t block, bool own, const Check& check_of) {
         uint64_t* out = grow(checks_out_, size_);
         uint64_t* in = grow(checks_in_, size_);
-        for (int r = 0; r < size_; ++r) out[r] = check_of(send + r * block, block, block * r);
+        for (int r = 0; r < size_; ++r)
+            out[r] = own || r != rank_ ? check_of(send + r * block, block, block * r) : 0;
         check(MPI_Alltoall(out, 1, MPI_UINT64_T, in, 1, MPI_UINT64_T, comm_),
               "MPI_Alltoall (checksums)");
         return in;
     }
 
-    /// MPI_Allgather of the blocks in place, each checked against its sender's checksum.
+    /// MPI_Allgather of the blocks in place, each other rank's checked against its sender's
+    /// checksum (this rank's own block did not travel).
     void gather_checked(float* all, int64_t block, const char* what) {
         gather_checked(all, block, what, word_check(all + block * rank_, block, block * rank_));
     }
@@ -309,8 +314,10 @@ class MpiWorld final : public Collective {
         check(
             MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, count(block), MPI_FLOAT, comm_),
             what);
-        for (int r = 0; r < size_; ++r)
-            verify(word_check(all + block * r, block, block * r) == sums[r], r, what);
+        for (int r = 0; r < size_; ++r) {
+            if (r != rank_)
+                verify(word_check(all + block * r, block, block * r) == sums[r], r, what);
+        }
     }
 
     /// Ends the job when a received block does not match its checksum (from rank `from`, or

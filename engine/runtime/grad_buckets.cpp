@@ -19,6 +19,8 @@ namespace c = kernels::common;
 namespace {
 
 constexpr std::size_t kNone = SIZE_MAX;
+// A tensor's exact accumulators of at least this many elements go through a call of their own.
+constexpr int64_t kDirectAccs = int64_t{1} << 16;
 
 struct Bucket {
     std::vector<std::size_t> members;  // tensor indices, last tensor first
@@ -54,12 +56,19 @@ struct GradBuckets::State {
     std::thread thread;
 
     // Bucket k's exchange through `via` (on whichever thread runs it). ORDER: none across
-    // elements; each element is combined by the mode alone (collective.h).
+    // elements; each element is combined by the mode alone (collective.h). The same calls in
+    // the same order on every process: which tensors go direct depends on their sizes only.
     void exchange(std::size_t k, Collective& via) {
         Bucket& b = buckets[k];
         b.floats.clear(), b.accs.clear(), b.bytes = 0;
+        struct Direct {
+            const c::ExactAcc* accs;
+            int64_t n;
+            std::size_t tensor, use;
+        };
+        std::vector<Direct> direct;
         for (const std::size_t i : b.members) {
-            GradShare& s = shares[i];
+            const GradShare& s = shares[i];
             float_at[i] = kNone;
             if (s.floats.defined()) {
                 float_at[i] = b.floats.size();
@@ -68,21 +77,38 @@ struct GradBuckets::State {
             for (std::size_t u = 0; u < acc_at[i].size(); ++u) {
                 acc_at[i][u] = kNone;
                 if (u >= s.accs.size() || !s.accs[u].defined()) continue;
-                acc_at[i][u] = b.accs.size();
                 const auto* a = reinterpret_cast<const c::ExactAcc*>(s.accs[u].data<int64_t>());
-                b.accs.insert(b.accs.end(), a, a + s.accs[u].numel() / kExactAccWords);
+                const int64_t n = s.accs[u].numel() / kExactAccWords;
+                if (n >= kDirectAccs) {
+                    direct.push_back({a, n, i, u});
+                } else {
+                    acc_at[i][u] = b.accs.size();
+                    b.accs.insert(b.accs.end(), a, a + n);
+                }
             }
-            s = GradShare();  // the gradient's or host copy's reference, dropped here
         }
+        // Exact sums: the small tensors' accumulators gathered into one call, each large one's
+        // read where it is (no copy of 80 bytes per element). Rounded once either way.
+        std::size_t total = b.accs.size();
+        for (const Direct& d : direct) {
+            acc_at[d.tensor][d.use] = total;
+            total += static_cast<std::size_t>(d.n);
+        }
+        b.rounded.resize(total);
         if (!b.accs.empty()) {
-            b.rounded.resize(b.accs.size());
             b.bytes += via.allreduce_exact_rounded(
                 b.accs.data(), static_cast<int64_t>(b.accs.size()), b.rounded.data());
+        }
+        for (const Direct& d : direct) {
+            b.bytes += via.allreduce_exact_rounded(d.accs, d.n,
+                                                   b.rounded.data() + acc_at[d.tensor][d.use]);
         }
         if (!b.floats.empty()) {
             via.allreduce(b.floats.data(), static_cast<int64_t>(b.floats.size()), spec);
             b.bytes += 4 * static_cast<int64_t>(b.floats.size());
         }
+        // The gradients' or host copies' references, dropped here.
+        for (const std::size_t i : b.members) shares[i] = GradShare();
     }
 
     void run() {  // the thread: buckets in the order handed over

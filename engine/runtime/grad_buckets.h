@@ -2,9 +2,11 @@
 // The exchange of a split step's gradients over the processes (engine/runtime/batch_split.h), in
 // buckets. The trainable tensors are cut, from the last to the first (the order a backward pass
 // finishes them in), into buckets of at least `bucket_elements` elements (the last one smaller).
-// A bucket's float gradients go through one Collective::allreduce in the grad.allreduce mode,
-// its exact accumulators through one allreduce_exact_rounded. Every mode combines each element
-// on its own (collective.h), so any cut gives the bits of one exchange of everything.
+// A bucket's float gradients go through one Collective::allreduce in the grad.allreduce mode.
+// Its exact accumulators go through allreduce_exact_rounded: a tensor's of at least 65,536
+// elements in a call of their own, read where they are, the smaller ones gathered into one call.
+// Every mode combines each element on its own (collective.h), so any cut gives the bits of one
+// exchange of everything.
 //
 // With overlap the buckets run on a communication thread over a lane of their own
 // (Collective::duplicate) while the backward pass goes on. A bucket is handed to the thread
