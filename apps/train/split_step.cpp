@@ -75,6 +75,14 @@ void check_split(const BatchLoader& loader, int P, int64_t micro_batch) {
     }
 }
 
+bool overlap_on(const std::string& mode, bool on_gpu, int threads, int process_cores,
+                int host_cores, int host_processes) {
+    if (mode != "auto") return mode == "on";
+    if (on_gpu) return true;
+    const int cores = std::min(process_cores, host_cores / std::max(1, host_processes));
+    return cores >= threads + 1;
+}
+
 float split_step(BatchSplit& split, const TrainConfig& cfg, const BatchLoader& loader, Model& model,
                  int e, int64_t b, int64_t& images) {
     Collective& ranks = world();

@@ -9,6 +9,7 @@
 // (engine/runtime/batch_split.h), which then completes gradients and loss as the whole batch's.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/runtime/allreduce_plan.h"
@@ -38,6 +39,14 @@ void check_split(const BatchLoader& loader, int P, int64_t micro_batch);
 /// sizes from the loader, micro-batches and batch-norm sync from cfg, leaves from the model.
 AllreducePlan allreduce_plan_of(const TrainConfig& cfg, const BatchLoader& loader,
                                 const Model& model, int P);
+
+/// Whether --overlap `mode` (auto | on | off) sends gradients during the backward. auto: on
+/// where the communication thread has a core of its own, i.e. on a GPU run, or where `threads`
+/// leaves one of this process's cores free: the fewer of the cores it may run on and its share
+/// of the host's cores (host_cores / host_processes). On busy cores the thread's waits and sums
+/// slow the backward down more than overlap saves.
+bool overlap_on(const std::string& mode, bool on_gpu, int threads, int process_cores,
+                int host_cores, int host_processes);
 
 /// One step on batch b of epoch e as this process's share: loads its rows, runs every
 /// micro-batch's forward (training mode) and backward (backward_checked) and completes the

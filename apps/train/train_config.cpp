@@ -395,7 +395,7 @@ void validate_train_config(const TrainConfig& c) {
     check_member("--device", c.device, device_names());
     if (c.micro_batch < 0) reject("--micro-batch", c.micro_batch, "a sample count >= 1, or 0");
     check_member("--sync-bn", c.sync_bn, {"on", "off"});
-    check_member("--overlap", c.overlap, {"on", "off"});
+    check_member("--overlap", c.overlap, {"auto", "on", "off"});
     if (c.bucket_elements < 1)
         reject("--bucket-elements", c.bucket_elements, "an element count >= 1");
     // Without a CUDA build or device: DeviceError naming what is missing, before anything is

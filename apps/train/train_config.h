@@ -112,9 +112,10 @@ struct RunOptions {
     // part of the batch (the single-process bits under exact), off = each process its own part.
     std::string sync_bn = "on";
     // Gradients of a data-parallel run: on = exchanged in buckets of bucket_elements while the
-    // backward runs (engine/runtime/grad_buckets.h), off = all at once after it. The bits do
-    // not depend on either.
-    std::string overlap = "on";
+    // backward runs (engine/runtime/grad_buckets.h), off = all at once after it, auto = on
+    // where the communication thread has a core of its own (overlap_on, split_step.h). The
+    // bits do not depend on either.
+    std::string overlap = "auto";
     int64_t bucket_elements = int64_t{1} << 20;
     std::string progress = "auto";  // auto | bar | plain | none
     std::string data_dir;  // "" -> default_data_dir(dataset); text: the corpus (--data-file)

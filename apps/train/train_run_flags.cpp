@@ -40,8 +40,10 @@ void add_run_option_flags(CLI::App& app, RunOptions& cfg) {
     app.add_option("--overlap", cfg.overlap,
                    "Gradients under mpirun -np P: on = sent to the other processes in buckets "
                    "while the backward pass runs, off = all at once after it (to measure what "
-                   "overlap saves). The weights do not depend on it" +
-                       flag_choices({"on", "off"}))
+                   "overlap saves), auto = on where the sending thread has a core of its own: "
+                   "on a GPU, or with --threads below this process's share of the cores. The "
+                   "weights do not depend on it" +
+                       flag_choices({"auto", "on", "off"}))
         ->capture_default_str();
     app.add_option("--bucket-elements", cfg.bucket_elements,
                    "Gradient elements per bucket of --overlap on: smaller buckets start sending "

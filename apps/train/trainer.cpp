@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "apps/common/noise_flags.h"
 #include "apps/train/batches_ahead.h"
@@ -309,6 +310,14 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     const AllreducePlan plan = allreduce_plan_of(cfg, train_loader, *r.model, r.processes);
     r.allreduce = plan.kind, r.allreduce_why = plan.why;
     r.info.allreduce = plan.why.empty() ? plan.kind : str(plan.kind, " (", plan.why, ")");
+    const bool overlap =
+        r.processes > 1 &&
+        overlap_on(cfg.overlap, r.model->device() != Device::kCpu, cfg.threads,
+                   default_thread_count(), static_cast<int>(std::thread::hardware_concurrency()),
+                   world().host_processes());
+    if (r.processes > 1)
+        r.info.allreduce += str(", overlap ", overlap ? "on" : "off",
+                                cfg.overlap == "auto" ? " (auto)" : "");
     progress.start(cfg, r.info);
 
     TrainPosition pos;
@@ -334,7 +343,7 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     if (r.processes > 1 || cfg.micro_batch > 0) {
         check_split(train_loader, r.processes, cfg.micro_batch);
         split = std::make_unique<BatchSplit>(r.model->trainable(), world(), cfg.sync_bn == "on",
-                                             cfg.overlap == "on" ? cfg.bucket_elements : 0);
+                                             overlap ? cfg.bucket_elements : 0);
     }
     bool stopped = false;
     const StepLoop loop{cfg, *r.model,        *optimizer, train_loader, schedule, progress,

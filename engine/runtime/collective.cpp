@@ -103,6 +103,7 @@ class SingleProcess final : public Collective {
  public:
     int rank() const override { return 0; }
     int size() const override { return 1; }
+    int host_processes() const override { return 1; }
     std::string describe() const override { return "single process"; }
     void allreduce(float* data, int64_t n, const c::AccumSpec& spec) override {
         if (spec.mode == c::AccumMode::kAtomic) return;  // +0 + x is x (MPI adds nothing)

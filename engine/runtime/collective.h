@@ -40,6 +40,8 @@ class Collective {
     virtual ~Collective() = default;
     virtual int rank() const = 0;
     virtual int size() const = 0;
+    /// The processes of this run on this host (MPI_COMM_TYPE_SHARED), this one included.
+    virtual int host_processes() const = 0;
     /// "single" (one process) or "mpi (Open MPI ...)".
     virtual std::string describe() const = 0;
 

@@ -50,6 +50,7 @@ class MpiWorld final : public Collective {
     }
     int rank() const override { return rank_; }
     int size() const override { return size_; }
+    int host_processes() const override { return host_processes_; }
     std::string describe() const override {
         char lib[MPI_MAX_LIBRARY_VERSION_STRING];
         int len = 0;
@@ -250,6 +251,12 @@ class MpiWorld final : public Collective {
         MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
         MPI_Comm_rank(comm_, &rank_);
         MPI_Comm_size(comm_, &size_);
+        MPI_Comm host = MPI_COMM_NULL;
+        if (MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host) ==
+            MPI_SUCCESS) {
+            MPI_Comm_size(host, &host_processes_);
+            MPI_Comm_free(&host);
+        }
         // Packed exact accumulators and their sum (commutative: integer limbs).
         MPI_Type_contiguous(static_cast<int>(sizeof(PackedExactAcc) / sizeof(uint32_t)),
                             MPI_UINT32_T, &packed_type_);
@@ -356,7 +363,7 @@ class MpiWorld final : public Collective {
 
     MPI_Comm comm_ = MPI_COMM_NULL;
     int thread_level_ = MPI_THREAD_SINGLE;
-    int rank_ = 0, size_ = 1;
+    int rank_ = 0, size_ = 1, host_processes_ = 1;
     MPI_Datatype packed_type_ = MPI_DATATYPE_NULL;
     MPI_Op packed_sum_ = MPI_OP_NULL;
     std::vector<PackedExactAcc> packed_, mine_;  // buffers of the exact exchanges

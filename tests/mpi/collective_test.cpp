@@ -70,6 +70,7 @@ TEST(Collective, TheWorldIsMpirunsWhenLaunchedByIt) {
     EXPECT_TRUE(mpi_built());
     EXPECT_EQ(world().size(), std::atoi(np));
     EXPECT_EQ(world().rank(), std::atoi(std::getenv("OMPI_COMM_WORLD_RANK")));
+    EXPECT_EQ(world().host_processes(), std::atoi(std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")));
     EXPECT_NE(world().describe().find("mpi, rank"), std::string::npos) << world().describe();
 }
 

@@ -51,6 +51,21 @@ TEST(SplitPlan, SharesAndMicroStepsCoverTheBatchInOrder) {
     EXPECT_EQ(seen, all);  // every row once, rank by rank, in order
 }
 
+// --overlap auto: on a GPU, or where this process keeps a core free for the sending thread.
+TEST(SplitPlan, OverlapAutoWantsACoreOfItsOwnForTheSendingThread) {
+    EXPECT_TRUE(overlap_on("on", false, 64, 1, 1, 8));
+    EXPECT_FALSE(overlap_on("off", true, 1, 64, 64, 1));
+    EXPECT_TRUE(overlap_on("auto", true, 64, 64, 64, 1));
+    // 2 cores, 2 processes of one thread each: no core to spare.
+    EXPECT_FALSE(overlap_on("auto", false, 1, 2, 2, 2));
+    // 64 cores, 8 processes not bound: 8 cores each, one spare with 7 threads.
+    EXPECT_TRUE(overlap_on("auto", false, 7, 64, 64, 8));
+    EXPECT_FALSE(overlap_on("auto", false, 8, 64, 64, 8));
+    // Bound to 4 cores each: 3 threads leave one.
+    EXPECT_TRUE(overlap_on("auto", false, 3, 4, 64, 2));
+    EXPECT_FALSE(overlap_on("auto", false, 4, 4, 64, 2));
+}
+
 TEST(SplitPlan, APartWithoutSamplesIsRefusedWithARemedy) {
     try {
         (void)split_plan(3, 0, 4, 0);
