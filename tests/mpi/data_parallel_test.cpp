@@ -204,18 +204,23 @@ TEST_F(DataParallel, RanksDrawRandomSeedsTogetherAndStopOnOtherFlags) {
 TEST_F(DataParallel, ACorruptedOrCutMessageEndsEveryRankBeforeItIsUsed) {
     // DT_TEST_FAULT: rank 1 spoils a block it sends (after its checksum was taken) in its first
     // checked exchange: the gradients' floats (deterministic), the loss's exact total (exact),
-    // the batch-norm totals (smallcnn-bn); a rank finds it and the job ends.
+    // the batch-norm totals (smallcnn-bn); a rank finds it and the job ends. With overlap the
+    // gradients travel on the bucket thread's communicator, the rest on the world's.
     for (const std::string impl : {"deterministic", "exact", "exact --model smallcnn-bn"}) {
         for (const std::string fault : {"corrupt", "truncate"}) {
-            SCOPED_TRACE(impl + " " + fault);
-            const std::string out = "fault-" + std::to_string(impl.size()) + "-" + fault;
-            const CliRun r =
-                detrain(train_args(out) + " --model smallcnn --epochs 1 --impl " + impl,
-                        "DT_TEST_FAULT=1:" + fault + " " + str_launch(2));
-            EXPECT_NE(r.status, 0);
-            EXPECT_NE((r.out + r.err).find("arrived corrupted or cut short"), std::string::npos)
-                << r.err;
-            EXPECT_FALSE(fs::exists(root_ / out / "result.json"));
+            for (const std::string overlap : {"off", "on"}) {
+                SCOPED_TRACE(impl + " " + fault + " overlap " + overlap);
+                const std::string out =
+                    "fault-" + std::to_string(impl.size()) + "-" + fault + "-" + overlap;
+                const CliRun r = detrain(train_args(out) + " --model smallcnn --epochs 1 --impl " +
+                                             impl + " --overlap " + overlap,
+                                         "DT_TEST_FAULT=1:" + fault + " " + str_launch(2));
+                EXPECT_NE(r.status, 0);
+                EXPECT_NE((r.out + r.err).find("arrived corrupted or cut short"),
+                          std::string::npos)
+                    << r.err;
+                EXPECT_FALSE(fs::exists(root_ / out / "result.json"));
+            }
         }
     }
 }
