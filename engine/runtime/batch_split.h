@@ -21,6 +21,9 @@
 //     added and rounded ONCE (allreduce_exact_rounded); other modes -> rounded here, then as below
 //   other parameters: their .grad (micro-batches added in order by the tape, acc = acc + g)
 //     combined over the processes by the grad.allreduce mode (Collective::allreduce)
+//   both through GradBuckets (grad_buckets.h): with overlap, each parameter's share leaves as
+//     soon as the last micro-batch's backward has finished it (begin_exchange, tensor_final),
+//     and finish() waits for the rest; the bits are those of one exchange after the backward
 //   loss: exact -> accumulators added over micro-batches and processes, rounded once; else
 //     ORDER: +0 + total(micro 0) + total(micro 1) + ... per process, then the loss site's
 //     combination over the processes; divided by the whole batch's size.

@@ -95,11 +95,15 @@ mpi_runs() {  # mpirun with the emulated cuda: exact sums make the process count
     return 0
   fi
   # batch norm's totals and the exact accumulators through the host to the collective and back;
-  # 3 processes of micro-batches of 8: uneven shares, 3 micro-steps each
+  # 3 processes of micro-batches of 8: uneven shares, 3 micro-steps each. --overlap auto is on
+  # for a GPU run: the accumulators leave the device during the backward, bucket by bucket.
   local mpi=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe)
   via=("${mpi[@]}" -np 2)
-  train mpi-bn --device cuda --model smallcnn-bn --impl exact-all &&
+  train mpi-bn --device cuda --model smallcnn-bn --impl exact-all --bucket-elements 2000 &&
     same_bits smallcnn-bn-exact-all-cpu mpi-bn || return 1
+  python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["gradient_buckets"]
+if b < 2: print("  mpi-bn: gradient_buckets", b, "(expected overlap on a GPU run)"); sys.exit(1)' \
+    "$work/mpi-bn/result.json" || return 1
   via=("${mpi[@]}" -np 3)
   train mpi-micro --device cuda --model smallcnn --impl exact --micro-batch 8 --threads 1 &&
     same_bits smallcnn-exact-cpu mpi-micro
