@@ -310,11 +310,15 @@ TrainResult run_training(const TrainConfig& cfg, Progress& progress, const Check
     const AllreducePlan plan = allreduce_plan_of(cfg, train_loader, *r.model, r.processes);
     r.allreduce = plan.kind, r.allreduce_why = plan.why;
     r.info.allreduce = plan.why.empty() ? plan.kind : str(plan.kind, " (", plan.why, ")");
+    // auto decides per host (cores, --threads): on only where it is on for every process, as
+    // the bucket thread's collectives must match on all of them.
     const bool overlap =
         r.processes > 1 &&
-        overlap_on(cfg.overlap, r.model->device() != Device::kCpu, cfg.threads,
-                   default_thread_count(), static_cast<int>(std::thread::hardware_concurrency()),
-                   world().host_processes());
+        all_ranks(world(),
+                  overlap_on(cfg.overlap, r.model->device() != Device::kCpu, cfg.threads,
+                             default_thread_count(),
+                             static_cast<int>(std::thread::hardware_concurrency()),
+                             world().host_processes()));
     if (r.processes > 1)
         r.info.allreduce += str(", overlap ", overlap ? "on" : "off",
                                 cfg.overlap == "auto" ? " (auto)" : "");

@@ -128,6 +128,14 @@ class SingleProcess final : public Collective {
 
 }  // namespace
 
+bool all_ranks(Collective& ranks, bool mine) {
+    if (ranks.size() == 1) return mine;
+    // MPI_SUM of 0 / 1 floats: exact below 2^24 ranks, in any order.
+    float yes = mine ? 1.0f : 0.0f;
+    ranks.allreduce(&yes, 1, c::accum_spec(c::AccumMode::kAtomic));
+    return yes == static_cast<float>(ranks.size());
+}
+
 #if !DT_WITH_MPI
 bool mpi_built() { return false; }
 Collective& world() {

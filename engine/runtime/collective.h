@@ -22,8 +22,9 @@
 // MPI_SUM on integers, each rank rounds its share, and the floats are all-gathered: 8 + 4 bytes
 // per element. Windows too wide, or holding an infinity or NaN, go as packed accumulators
 // (44 + 4 bytes).
-// Every exchanged block travels with a checksum (engine/runtime/message_check.h); a block that
-// does not match ends the job through abort before any sum made from it is returned.
+// Every block that goes to another rank travels with a checksum (engine/runtime/message_check.h;
+// the block a rank keeps is copied in memory, unchecked); a block that does not match ends the
+// job through abort before any sum made from it is returned.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -71,6 +72,10 @@ Collective& world();
 
 /// Whether this build can run under mpirun.
 bool mpi_built();
+
+/// True on every rank when `mine` is true on every rank (a collective call): a choice made per
+/// host, such as --overlap auto's, that all processes must share.
+bool all_ranks(Collective& ranks, bool mine);
 
 /// The tree / kahan / permuted / exact combination of P rank partials (gathered: P rows of n)
 /// into out[0 .. n): what allreduce does after an all-gather, on every rank alike.

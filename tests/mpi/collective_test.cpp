@@ -74,6 +74,14 @@ TEST(Collective, TheWorldIsMpirunsWhenLaunchedByIt) {
     EXPECT_NE(world().describe().find("mpi, rank"), std::string::npos) << world().describe();
 }
 
+TEST(Collective, AllRanksIsTrueOnlyWhereEveryRankSaysSo) {
+    Collective& w = world();
+    EXPECT_TRUE(all_ranks(w, true));
+    EXPECT_FALSE(all_ranks(w, false));
+    EXPECT_EQ(all_ranks(w, w.rank() != w.size() - 1), false);  // the last rank says no
+    EXPECT_EQ(all_ranks(w, w.rank() == 0), w.size() == 1);
+}
+
 TEST(Collective, ExactAccumulatorsGiveTheSameBitsForAnyProcessCount) {
     Collective& w = world();
     int64_t lo, hi;
