@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "engine/core/backend.h"
+#include "engine/autograd/tape.h"
 #include "engine/core/error.h"
 #include "engine/runtime/exact_pack.h"
 #include "engine/runtime/exact_round.h"
@@ -115,15 +115,10 @@ void BatchSplit::round_here(std::size_t i) {
     Tensor g;
     for (std::size_t u = 0; u < kExactUses; ++u) {
         if (!acc_used(i, u)) continue;
-        Tensor r = round_exact(accs_[i * kExactUses + u], params_[i].shape());
-        // ORDER: a tensor with two uses (a tied table) gets layer's + table's, one add per
-        // element, as the whole batch's tape adds the two rounded gradients.
-        if (g.defined()) {
-            Tensor sum = Tensor::empty(g.shape(), DType::kF32, g.device());
-            device_kernels(g.device()).add_forward(g.f32(), r.f32(), sum.f32(), g.numel());
-            r = sum;
-        }
-        g = r;
+        const Tensor r = round_exact(accs_[i * kExactUses + u], params_[i].shape());
+        // ORDER: a tensor with two uses (a tied table) gets layer's + table's by the tape's
+        // own rule (autograd::accumulate), as the whole batch's tape adds the two gradients.
+        g = g.defined() ? autograd::accumulate(g, r) : r;
     }
     params_[i].set_grad(g);
 }
@@ -154,13 +149,8 @@ void BatchSplit::take_exchanged(std::size_t i) {
             if (sums == nullptr) continue;
             Tensor h = Tensor::empty(params_[i].shape());
             std::copy(sums, sums + h.numel(), h.f32());
-            Tensor r = h.to(params_[i].device());
-            if (g.defined()) {  // ORDER: layer's + table's, as round_here
-                Tensor sum = Tensor::empty(g.shape(), DType::kF32, g.device());
-                device_kernels(g.device()).add_forward(g.f32(), r.f32(), sum.f32(), g.numel());
-                r = sum;
-            }
-            g = r;
+            const Tensor r = h.to(params_[i].device());
+            g = g.defined() ? autograd::accumulate(g, r) : r;  // ORDER: as round_here
         }
         params_[i].set_grad(g);
         return;

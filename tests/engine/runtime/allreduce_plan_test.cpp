@@ -21,6 +21,13 @@ ReduceSiteSpecs all(AccumMode m) {
     return s;
 }
 
+/// Every site tree but `site`, in mode m.
+ReduceSiteSpecs tree_but(ReduceSite site, AccumMode m) {
+    ReduceSiteSpecs s = all(AccumMode::kTree);
+    s[static_cast<std::size_t>(site)] = kernels::common::accum_spec(m);
+    return s;
+}
+
 SplitShape split(int P, std::vector<int64_t> batches) {
     SplitShape s;
     s.processes = P;
@@ -56,9 +63,7 @@ TEST(AllreducePlan, UnevenSharesAndCutLeavesGather) {
     EXPECT_EQ(cut.kind, "tree-gather");
     EXPECT_NE(cut.why.find("conv.wgrad's leaves of 32"), std::string::npos) << cut.why;
     // An exact site rounds each process's exact sum under grad.allreduce tree.
-    ReduceSiteSpecs specs = all(AccumMode::kTree);
-    specs[static_cast<std::size_t>(ReduceSite::kConvWgrad)] =
-        kernels::common::accum_spec(AccumMode::kExact);
+    const ReduceSiteSpecs specs = tree_but(ReduceSite::kConvWgrad, AccumMode::kExact);
     const AllreducePlan exact = plan(split(2, {128}), specs);
     EXPECT_EQ(exact.kind, "tree-gather");
     EXPECT_NE(exact.why.find("conv.wgrad is exact"), std::string::npos) << exact.why;
@@ -87,10 +92,8 @@ TEST(AllreducePlan, MicroBatchesUnsyncedBatchNormAndRoundedPartsGather) {
     EXPECT_NE(plan(bn).why.find("--sync-bn"), std::string::npos);
     bn.sync_batchnorm = true;
     EXPECT_EQ(plan(bn).kind, "tree-invariant");
-    ReduceSiteSpecs specs = all(AccumMode::kTree);
-    specs[static_cast<std::size_t>(ReduceSite::kBiasGrad)] =
-        kernels::common::accum_spec(AccumMode::kKahan);
-    const AllreducePlan k = plan(split(2, {128}), specs);
+    const AllreducePlan k =
+        plan(split(2, {128}), tree_but(ReduceSite::kBiasGrad, AccumMode::kKahan));
     EXPECT_EQ(k.kind, "tree-gather");
     EXPECT_NE(k.why.find("bias.grad is kahan"), std::string::npos) << k.why;
 }
